@@ -1,0 +1,385 @@
+//! What the history says, reduced to the facts the checkers need: per event
+//! id, Done / Maybe / acknowledged and how its inserting attempt ended; per
+//! group id, the successful and indeterminate resolves, the probes that saw
+//! it `resolved`, and the counting steps that changed it. Built in one pass
+//! over the history; an op is finished when its completion arrives (an op
+//! invoked and never completed is indeterminate).
+
+use crate::history::{Completion, CompletionType, Entry, Header, Invoke, OpKind, Step};
+use std::collections::HashMap;
+
+/// A closed interval of ns since run start. `end = None`: it never ended
+/// (it may take effect at any later time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: u64,
+    pub end: Option<u64>,
+}
+
+/// Per event id (all attempts together), as `groups.md` defines them.
+#[derive(Debug, Clone, Default)]
+pub struct EventFacts {
+    /// Index into [`Facts::keys`]: the event's (project, fingerprint).
+    pub key: u32,
+    /// Some attempt is known to have completed the counting step.
+    pub done: bool,
+    /// Some attempt may have completed it (meaningful only when not done).
+    pub maybe: bool,
+    /// Some attempt answered `ok` with accepted = true.
+    pub acked: bool,
+    /// How many attempts certainly completed the counting step (> 1 is a
+    /// double count).
+    pub counted: u32,
+    pub attempts: u32,
+    /// The attempt whose first step inserted the row, and how it ended
+    /// (index into [`Facts::causes`]), if it did not count the event.
+    pub insert: Option<(u64, Option<u16>)>,
+    /// Ops that counted it, at most a few (for explanations).
+    pub counted_ops: Vec<u64>,
+}
+
+impl EventFacts {
+    /// Maybe in the sense of `groups.md`: not Done, but possibly counted.
+    pub fn is_maybe(&self) -> bool {
+        !self.done && self.maybe
+    }
+}
+
+/// A resolve that changed the group to resolved and returned its count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolveFact {
+    pub op: u64,
+    pub span: Span,
+    pub count: i64,
+}
+
+/// A resolve whose effect is unknown (info, never completed, or an ok
+/// without a count).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownResolve {
+    pub op: u64,
+    /// When it may have taken effect: from its invoke to its completion
+    /// (in-process: nothing runs after the completion), or open-ended.
+    pub span: Span,
+}
+
+/// An observation of the group as (`resolved`, count).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// The refused resolve that probed, or None for the final row.
+    pub op: Option<u64>,
+    pub span: Span,
+    pub count: i64,
+}
+
+/// A counting step that certainly changed the group's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountingStep {
+    pub op: u64,
+    /// When the ingest op was invoked (before its earlier steps ran).
+    pub op_start: u64,
+    pub event_id: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Per group id.
+#[derive(Debug, Clone, Default)]
+pub struct GroupFacts {
+    pub resolves: Vec<ResolveFact>,
+    pub unknown_resolves: Vec<UnknownResolve>,
+    pub probes: Vec<Probe>,
+    pub counting_steps: Vec<CountingStep>,
+}
+
+/// Everything the checkers take from the history.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    pub header: Option<Header>,
+    /// Steps are logged exactly (in-process target).
+    pub step_log: bool,
+    pub counting_step: u32,
+    pub keys: Vec<(String, String)>,
+    key_index: HashMap<(String, String), u32>,
+    pub events: HashMap<String, EventFacts>,
+    pub groups: HashMap<String, GroupFacts>,
+    /// Texts of the ways an inserting attempt ended without counting.
+    pub causes: Vec<String>,
+    cause_index: HashMap<String, u16>,
+    inflight: HashMap<u64, (Invoke, Vec<Step>)>,
+    pub ops: u64,
+    /// Ops invoked and never completed (counted as indeterminate).
+    pub unfinished: u64,
+}
+
+impl Facts {
+    /// Facts of a history given as entries in file order.
+    /// Errors: an entry out of place (a step or completion of an unknown op,
+    /// two headers): the history is not one a run wrote.
+    pub fn from_entries(
+        entries: impl IntoIterator<Item = anyhow::Result<Entry>>,
+    ) -> anyhow::Result<Facts> {
+        let mut f = Facts::default();
+        for e in entries {
+            f.add(e?)?;
+        }
+        f.finish();
+        Ok(f)
+    }
+
+    /// Takes one entry.
+    pub fn add(&mut self, e: Entry) -> anyhow::Result<()> {
+        match e {
+            Entry::Header(h) => {
+                anyhow::ensure!(self.header.is_none(), "a second history header");
+                self.step_log = h.step_log;
+                self.counting_step = h.counting_step;
+                self.header = Some(h);
+            }
+            Entry::Invoke(i) => {
+                self.ops += 1;
+                self.inflight.insert(i.op, (i, Vec::new()));
+            }
+            Entry::Step(s) => match self.inflight.get_mut(&s.op) {
+                Some((_, steps)) => steps.push(s),
+                None => anyhow::bail!("step of op {} which was not invoked", s.op),
+            },
+            Entry::Ok(c) => self.complete(CompletionType::Ok, c)?,
+            Entry::Fail(c) => self.complete(CompletionType::Fail, c)?,
+            Entry::Info(c) => self.complete(CompletionType::Info, c)?,
+            Entry::Footer(_) => {}
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, kind: CompletionType, c: Completion) -> anyhow::Result<()> {
+        let Some((invoke, steps)) = self.inflight.remove(&c.op) else {
+            anyhow::bail!("completion of op {} which was not invoked", c.op);
+        };
+        self.op_done(invoke, steps, Some((kind, c)));
+        Ok(())
+    }
+
+    /// Ops still in flight at the end of the history never completed: they
+    /// are indeterminate.
+    pub fn finish(&mut self) {
+        let mut left: Vec<_> = self.inflight.drain().collect();
+        left.sort_by_key(|(op, _)| *op);
+        for (_, (invoke, steps)) in left {
+            self.unfinished += 1;
+            self.op_done(invoke, steps, None);
+        }
+    }
+
+    fn key(&mut self, project: &str, fingerprint: &str) -> u32 {
+        let k = (project.to_string(), fingerprint.to_string());
+        if let Some(&i) = self.key_index.get(&k) {
+            return i;
+        }
+        let i = self.keys.len() as u32;
+        self.keys.push(k.clone());
+        self.key_index.insert(k, i);
+        i
+    }
+
+    /// The key index of (project, fingerprint), if any event had it.
+    pub fn key_of(&self, project: &str, fingerprint: &str) -> Option<u32> {
+        self.key_index
+            .get(&(project.to_string(), fingerprint.to_string()))
+            .copied()
+    }
+
+    fn cause(&mut self, text: String) -> u16 {
+        if let Some(&i) = self.cause_index.get(&text) {
+            return i;
+        }
+        let i = self.causes.len().min(u16::MAX as usize) as u16;
+        if (i as usize) == self.causes.len() {
+            self.causes.push(text.clone());
+        }
+        self.cause_index.insert(text, i);
+        i
+    }
+
+    fn op_done(
+        &mut self,
+        invoke: Invoke,
+        steps: Vec<Step>,
+        completion: Option<(CompletionType, Completion)>,
+    ) {
+        match invoke.f {
+            OpKind::Ingest => self.ingest_done(invoke, steps, completion),
+            OpKind::Resolve => self.resolve_done(invoke, steps, completion),
+        }
+    }
+
+    fn ingest_done(
+        &mut self,
+        invoke: Invoke,
+        steps: Vec<Step>,
+        completion: Option<(CompletionType, Completion)>,
+    ) {
+        let Some(id) = invoke.event_id.clone() else {
+            return;
+        };
+        let key = self.key(&invoke.project, &invoke.fingerprint);
+        let counting = self.counting_step;
+        let (done, maybe, counting_span) = if self.step_log {
+            let s = steps.iter().find(|s| s.idx == counting);
+            let done = s.is_some_and(Step::applied);
+            // With an exact step log only a counting step that started and
+            // did not surely end (or failed in a way that may have applied)
+            // is a maybe; an op that crashed before it is no maybe.
+            let maybe = s.is_some_and(Step::maybe_applied);
+            (
+                done,
+                maybe,
+                s.filter(|s| s.applied()).map(|s| (s.start, s.end)),
+            )
+        } else {
+            match &completion {
+                Some((CompletionType::Ok, c)) => match c.result.accepted {
+                    Some(a) => (a, false, None),
+                    None => (false, true, None),
+                },
+                Some((CompletionType::Fail, _)) => (false, false, None),
+                Some((CompletionType::Info, _)) | None => (false, true, None),
+            }
+        };
+        let acked =
+            matches!(&completion, Some((CompletionType::Ok, c)) if c.result.accepted == Some(true));
+        // The attempt that inserted the event row, when it did not count it:
+        // a candidate for a stranded event.
+        let inserted = self.step_log && steps.iter().any(|s| s.idx == 0 && s.applied());
+        let cause = if inserted && !done && !maybe {
+            Some(self.cause(stop_cause(&steps, &completion, counting)))
+        } else {
+            None
+        };
+        let ev = self.events.entry(id.clone()).or_default();
+        ev.key = key;
+        ev.attempts += 1;
+        ev.done |= done;
+        ev.maybe |= maybe;
+        ev.acked |= acked;
+        if done {
+            ev.counted += 1;
+            if ev.counted_ops.len() < 4 {
+                ev.counted_ops.push(invoke.op);
+            }
+        }
+        if inserted {
+            ev.insert = Some((invoke.op, cause));
+        }
+        if let Some((start, Some(end))) = counting_span {
+            self.groups
+                .entry(invoke.group_id)
+                .or_default()
+                .counting_steps
+                .push(CountingStep {
+                    op: invoke.op,
+                    op_start: invoke.t,
+                    event_id: id,
+                    start,
+                    end,
+                });
+        }
+    }
+
+    fn resolve_done(
+        &mut self,
+        invoke: Invoke,
+        steps: Vec<Step>,
+        completion: Option<(CompletionType, Completion)>,
+    ) {
+        let op_span = Span {
+            start: invoke.t,
+            end: completion.as_ref().map(|(_, c)| c.t),
+        };
+        // In-process, nothing of an op runs after its completion, so an
+        // indeterminate resolve's window closes there; a remote target may
+        // still run it later (open-ended).
+        let unknown_span = Span {
+            start: invoke.t,
+            end: if self.step_log { op_span.end } else { None },
+        };
+        let g = self.groups.entry(invoke.group_id.clone()).or_default();
+        // The instant of the statement that produced the answer: its step's
+        // interval where steps are logged, else the whole op's.
+        let effect_span = |c: &Completion| {
+            c.result
+                .effect_step
+                .and_then(|i| steps.iter().find(|s| s.idx == i))
+                .map(|s| Span {
+                    start: s.start,
+                    end: s.end,
+                })
+                .unwrap_or(op_span)
+        };
+        match &completion {
+            Some((CompletionType::Ok, c)) if c.result.resolved == Some(true) => {
+                match c.result.event_count {
+                    Some(count) => g.resolves.push(ResolveFact {
+                        op: invoke.op,
+                        span: effect_span(c),
+                        count,
+                    }),
+                    None => g.unknown_resolves.push(UnknownResolve {
+                        op: invoke.op,
+                        span: unknown_span,
+                    }),
+                }
+            }
+            Some((CompletionType::Fail, c)) => {
+                if c.result.resolved == Some(false)
+                    && c.result.error.is_none()
+                    && c.result.status.as_deref() == Some("resolved")
+                {
+                    if let Some(count) = c.result.event_count {
+                        g.probes.push(Probe {
+                            op: Some(invoke.op),
+                            span: effect_span(c),
+                            count,
+                        });
+                    }
+                }
+            }
+            Some((CompletionType::Ok, _)) => {}
+            Some((CompletionType::Info, _)) | None => g.unknown_resolves.push(UnknownResolve {
+                op: invoke.op,
+                span: unknown_span,
+            }),
+        }
+    }
+}
+
+/// Why an attempt that inserted its event row stopped before counting it.
+fn stop_cause(
+    steps: &[Step],
+    completion: &Option<(CompletionType, Completion)>,
+    counting: u32,
+) -> String {
+    if let Some(s) = steps.iter().find(|s| s.error.is_some()) {
+        let e = s.error.as_deref().unwrap_or_default();
+        let kind = if e.contains("locked") || e.contains("busy") {
+            "busy"
+        } else {
+            "error"
+        };
+        return format!("{kind} at step {}", s.step);
+    }
+    if steps
+        .iter()
+        .any(|s| s.idx == counting && s.end.is_some() && s.changes == 0)
+    {
+        return "counting step changed no row (group missing)".into();
+    }
+    match completion {
+        None => "never completed (run aborted)".into(),
+        Some((_, c)) => match &c.result.error {
+            Some(e) if e.contains("aborted") => "aborted between steps".into(),
+            Some(e) => format!("stopped: {e}"),
+            None => "stopped before the counting step".into(),
+        },
+    }
+}

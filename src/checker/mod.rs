@@ -1,0 +1,131 @@
+//! Checkers: one per invariant of BacktalkGroups.tla, exactly as
+//! `shared/reference/groups.md` defines them for a real run, each judging
+//! the final [`Tables`] together with the [`Facts`] of the history. Each
+//! module writes down why its rule is sound: it never reports a violation
+//! on a correct system, and says `unknown` where the history cannot decide.
+
+pub mod count_exact;
+pub mod facts;
+pub mod no_missed_regression;
+pub mod one_group;
+pub mod stranded;
+pub mod tables;
+pub mod type_ok;
+
+pub use facts::Facts;
+pub use tables::{GroupRow, Tables};
+
+use serde::{Deserialize, Serialize};
+
+/// Violations kept in full per invariant (the rest are counted).
+pub const MAX_KEPT: usize = 50;
+
+/// A checker's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Holds,
+    Violated,
+    /// The history cannot decide (indeterminate ops, a failed premise).
+    Unknown,
+}
+
+/// The group a finding is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupRef {
+    pub project: String,
+    pub fingerprint: String,
+    pub id: String,
+}
+
+/// One op or step that explains a finding, with its time (ns since start).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub t: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<u64>,
+    pub what: String,
+}
+
+/// One violation (or one `unknown` finding): what was expected, what was
+/// found, and the ops and steps that explain it, in time order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<GroupRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    pub expected: String,
+    pub found: String,
+    pub explanation: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
+}
+
+/// A checker's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub invariant: String,
+    pub verdict: Verdict,
+    /// Violations found in all.
+    pub violations: u64,
+    /// The first [`MAX_KEPT`] violations.
+    pub examples: Vec<Finding>,
+    /// Findings the history could not decide, in all, and the first few.
+    pub unknowns: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_examples: Vec<Finding>,
+    /// What the verdict rests on (bounds used, premises).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl CheckResult {
+    pub fn new(invariant: &str) -> Self {
+        CheckResult {
+            invariant: invariant.into(),
+            verdict: Verdict::Holds,
+            violations: 0,
+            examples: Vec::new(),
+            unknowns: 0,
+            unknown_examples: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn violation(&mut self, f: Finding) {
+        self.violations += 1;
+        if self.examples.len() < MAX_KEPT {
+            self.examples.push(f);
+        }
+        self.verdict = Verdict::Violated;
+    }
+
+    pub fn unknown(&mut self, f: Finding) {
+        self.unknowns += 1;
+        if self.unknown_examples.len() < MAX_KEPT {
+            self.unknown_examples.push(f);
+        }
+        if self.verdict == Verdict::Holds {
+            self.verdict = Verdict::Unknown;
+        }
+    }
+}
+
+/// Every checker's result (TypeOK, OneGroupPerFingerprint, CountExact,
+/// NoMissedRegression, in that order) and the stranded-events report.
+pub fn check_all(facts: &Facts, tables: &Tables) -> (Vec<CheckResult>, stranded::Stranded) {
+    let (count, premise_failed) = count_exact::check(facts, tables);
+    let results = vec![
+        type_ok::check(facts, tables),
+        one_group::check(tables),
+        count,
+        no_missed_regression::check(facts, tables, &premise_failed),
+    ];
+    (results, stranded::report(facts, tables))
+}
+
+/// ns as seconds with millisecond precision, for explanations.
+pub fn secs(ns: u64) -> String {
+    format!("{:.3}s", ns as f64 / 1e9)
+}

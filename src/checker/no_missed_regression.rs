@@ -1,0 +1,357 @@
+//! NoMissedRegression, checkable from outside (groups.md): every probe that
+//! shows a group `resolved` with count c (a refused resolve whose probe read
+//! `resolved`, and the final row) must be explained by a resolve.
+//!
+//! Count rule. Counts only grow, only counting steps change them, and in a
+//! correct system a counting step on a resolved group flips it to
+//! regressed; so the latest successful resolve before a probe returned
+//! exactly the count the probe sees. For probe P the candidates are the
+//! successful resolves of G that started before P ended: one returned c ->
+//! holds; none did, but an indeterminate resolve of G that could be the
+//! last one started before P ended -> unknown; else violated. Sound: in a
+//! correct system the resolve that last set G resolved before P is among
+//! the candidates (it started before P ended) and returned c, unless it is
+//! indeterminate, which gives `unknown`, never `violated`. An indeterminate
+//! resolve Q whose window closed before some successful resolve or counting
+//! step of G started that also ended before P started cannot be the last
+//! one (that step would have been followed by another resolve). Where
+//! CountExact fails for G the premise "counts change only through counting
+//! steps" fails, and a count-rule finding becomes `unknown`.
+//!
+//! Bookkeeping rule (the spec's `dirty`, where steps are logged): a counting
+//! step S of G that starts after a successful resolve of G ended, and a
+//! probe P showing `resolved` that starts after S ended, is a violation
+//! unless some successful or indeterminate resolve of G started before P
+//! ended and ended after S started. Sound: recorded step intervals contain
+//! the real ones (start is taken before the statement, end after), all
+//! comparisons are strict, so every resolve that could precede P finished
+//! before S began: at P, dirty[G] is TRUE and G reads resolved, which is
+//! the spec's violation exactly. It needs no count premise.
+
+use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};
+use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
+use crate::workload::Value;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+pub const NAME: &str = "NoMissedRegression";
+
+/// Per group: the resolves and counting steps sorted for lookups.
+struct Index<'a> {
+    resolves: Vec<&'a ResolveFact>,
+    /// Max end over resolves[..=i].
+    resolve_max_end: Vec<u64>,
+    first_start_by_count: HashMap<i64, u64>,
+    counting: Vec<&'a CountingStep>,
+    /// Min end over counting[i..].
+    counting_min_end: Vec<u64>,
+    /// Successful resolves and counting steps as (start, end), by start,
+    /// and the min end over [i..].
+    steps: Vec<(u64, u64)>,
+    steps_min_end: Vec<u64>,
+}
+
+fn suffix_min(v: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator) -> Vec<u64> {
+    let mut out = vec![0; v.len()];
+    let mut m = u64::MAX;
+    for (i, x) in v.enumerate().rev() {
+        m = m.min(x);
+        out[i] = m;
+    }
+    out
+}
+
+impl<'a> Index<'a> {
+    fn new(g: &'a GroupFacts) -> Self {
+        let mut resolves: Vec<_> = g.resolves.iter().collect();
+        resolves.sort_by_key(|r| r.span.start);
+        let mut max = 0;
+        let resolve_max_end = resolves
+            .iter()
+            .map(|r| {
+                max = max.max(r.span.end.unwrap_or(u64::MAX));
+                max
+            })
+            .collect();
+        let mut first_start_by_count = HashMap::new();
+        for r in &resolves {
+            first_start_by_count.entry(r.count).or_insert(r.span.start);
+        }
+        let mut counting: Vec<_> = g.counting_steps.iter().collect();
+        counting.sort_by_key(|s| s.start);
+        let counting_min_end = suffix_min(counting.iter().map(|s| s.end));
+        let mut steps: Vec<(u64, u64)> = resolves
+            .iter()
+            .map(|r| (r.span.start, r.span.end.unwrap_or(u64::MAX)))
+            .chain(counting.iter().map(|s| (s.start, s.end)))
+            .collect();
+        steps.sort();
+        let steps_min_end = suffix_min(steps.iter().map(|s| s.1));
+        Index {
+            resolves,
+            resolve_max_end,
+            first_start_by_count,
+            counting,
+            counting_min_end,
+            steps,
+            steps_min_end,
+        }
+    }
+
+    /// Some successful resolve or counting step of G starts after `after`
+    /// and ends before `before`.
+    fn step_between(&self, after: u64, before: u64) -> bool {
+        let i = self.steps.partition_point(|s| s.0 <= after);
+        i < self.steps.len() && self.steps_min_end[i] < before
+    }
+}
+
+/// Checks every probe of every group. `premise_failed` holds the
+/// (project, fingerprint) keys where CountExact could not be shown.
+pub fn check(
+    facts: &Facts,
+    tables: &Tables,
+    premise_failed: &HashSet<(String, String)>,
+) -> CheckResult {
+    let mut r = CheckResult::new(NAME);
+    let empty = GroupFacts::default();
+    let mut final_probes: HashMap<String, Vec<Probe>> = HashMap::new();
+    let mut keys: HashMap<String, (String, String)> = HashMap::new();
+    for g in &tables.groups {
+        keys.insert(g.id_text(), g.key());
+        if let (Some("resolved"), Value::Int(c)) = (g.status.as_str(), &g.event_count) {
+            final_probes.entry(g.id_text()).or_default().push(Probe {
+                op: None,
+                span: Span {
+                    start: tables.read_start,
+                    end: Some(tables.read_end),
+                },
+                count: *c,
+            });
+        }
+    }
+    let ids: BTreeSet<&String> = facts.groups.keys().chain(final_probes.keys()).collect();
+    let mut probes_checked = 0u64;
+    for id in ids {
+        let g = facts.groups.get(id).unwrap_or(&empty);
+        let idx = Index::new(g);
+        let key = keys.get(id).cloned();
+        let group = GroupRef {
+            project: key.as_ref().map(|k| k.0.clone()).unwrap_or_default(),
+            fingerprint: key.as_ref().map(|k| k.1.clone()).unwrap_or_default(),
+            id: id.clone(),
+        };
+        let premise_ok = key.as_ref().is_none_or(|k| !premise_failed.contains(k));
+        let finals = final_probes.get(id).map(Vec::as_slice).unwrap_or(&[]);
+        for p in g.probes.iter().chain(finals) {
+            probes_checked += 1;
+            judge(facts, g, &idx, p, &group, premise_ok, &mut r);
+        }
+    }
+    r.notes.push(format!(
+        "{probes_checked} probes showed a group resolved (refused resolves and final rows)"
+    ));
+    if !facts.step_log {
+        r.notes
+            .push("no step log: the spec's dirty bookkeeping rule was not applied".into());
+    }
+    r
+}
+
+fn judge(
+    facts: &Facts,
+    g: &GroupFacts,
+    idx: &Index<'_>,
+    p: &Probe,
+    group: &GroupRef,
+    premise_ok: bool,
+    r: &mut CheckResult,
+) {
+    let pe = p.span.end.unwrap_or(u64::MAX);
+    let ps = p.span.start;
+    let c = p.count;
+    let n_cand = idx.resolves.partition_point(|x| x.span.start < pe);
+    let explained = idx.first_start_by_count.get(&c).is_some_and(|&s| s < pe);
+    let unknown_last: Vec<_> = g
+        .unknown_resolves
+        .iter()
+        .filter(|q| q.span.start < pe)
+        .filter(|q| match q.span.end {
+            None => true,
+            Some(qe) => !idx.step_between(qe, ps),
+        })
+        .collect();
+
+    // The spec's own bookkeeping, where steps are logged.
+    let dirty_step = if facts.step_log && n_cand > 0 {
+        let open_ended = g
+            .unknown_resolves
+            .iter()
+            .any(|q| q.span.start < pe && q.span.end.is_none());
+        let t = g
+            .unknown_resolves
+            .iter()
+            .filter(|q| q.span.start < pe)
+            .filter_map(|q| q.span.end)
+            .fold(idx.resolve_max_end[n_cand - 1], u64::max);
+        let j = idx.counting.partition_point(|s| s.start <= t);
+        if open_ended || j == idx.counting.len() || idx.counting_min_end[j] >= ps {
+            None
+        } else {
+            idx.counting[j..]
+                .iter()
+                .filter(|s| s.end < ps)
+                .min_by_key(|s| s.end)
+        }
+    } else {
+        None
+    };
+
+    let what = match p.op {
+        Some(op) => format!(
+            "refused resolve op {op} probed {} as (resolved, {c}) at [{}, {}]",
+            group.id,
+            secs(ps),
+            secs(pe)
+        ),
+        None => format!(
+            "the final row of {} reads (resolved, {c}) (snapshot at {})",
+            group.id,
+            secs(ps)
+        ),
+    };
+    if explained && dirty_step.is_none() {
+        return;
+    }
+    let evidence = evidence(idx, p, dirty_step.copied());
+    let expected = format!(
+        "a successful resolve of {} that returned event_count = {c}",
+        group.id
+    );
+    if let Some(s) = dirty_step {
+        r.violation(Finding {
+            group: Some(group.clone()),
+            event_id: Some(s.event_id.clone()),
+            expected,
+            found: what.clone(),
+            explanation: format!(
+                "{what}; but counting step of ingest op {} (event {}) ran at [{}, {}], after \
+                 every resolve of the group that started before the probe had ended: the \
+                 group is dirty and still reads resolved (a missed resolved->regressed \
+                 transition)",
+                s.op,
+                s.event_id,
+                secs(s.start),
+                secs(s.end)
+            ),
+            evidence,
+        });
+        return;
+    }
+    let last = idx.resolves[..n_cand].last();
+    let base = match last {
+        Some(l) => format!(
+            "{what}; no resolve returned {c}: the latest successful resolve before it, op {}, \
+             returned {} at [{}, {}], so {} counting step(s) changed the group after it \
+             without flipping it to regressed (a missed resolved->regressed transition)",
+            l.op,
+            l.count,
+            secs(l.span.start),
+            secs(l.span.end.unwrap_or(0)),
+            c - l.count
+        ),
+        None => format!("{what}; no successful resolve of the group started before it"),
+    };
+    if !unknown_last.is_empty() {
+        r.unknown(Finding {
+            group: Some(group.clone()),
+            event_id: None,
+            expected,
+            found: what,
+            explanation: format!(
+                "{base}; but indeterminate resolve op(s) {:?} started before the probe ended \
+                 and may have been the last one",
+                unknown_last
+                    .iter()
+                    .map(|q| q.op)
+                    .take(5)
+                    .collect::<Vec<_>>()
+            ),
+            evidence,
+        });
+    } else if !premise_ok {
+        r.unknown(Finding {
+            group: Some(group.clone()),
+            event_id: None,
+            expected,
+            found: what,
+            explanation: format!(
+                "{base}; but CountExact does not hold for this group, so the rule's premise \
+                 (counts change only through counting steps) failed and it cannot judge"
+            ),
+            evidence,
+        });
+    } else {
+        r.violation(Finding {
+            group: Some(group.clone()),
+            event_id: None,
+            expected,
+            found: what,
+            explanation: base,
+            evidence,
+        });
+    }
+}
+
+/// The resolves and counting steps that explain a finding, in time order:
+/// the last few successful resolves before the probe, then the counting
+/// steps of the group that started after the latest of them.
+fn evidence(idx: &Index<'_>, p: &Probe, dirty: Option<&CountingStep>) -> Vec<Evidence> {
+    let pe = p.span.end.unwrap_or(u64::MAX);
+    let n = idx.resolves.partition_point(|x| x.span.start < pe);
+    let mut ev = Vec::new();
+    for r in &idx.resolves[n.saturating_sub(3)..n] {
+        ev.push(Evidence {
+            t: r.span.start,
+            op: Some(r.op),
+            what: format!(
+                "resolve op {} set resolved and returned event_count = {} (statement at [{}, {}])",
+                r.op,
+                r.count,
+                secs(r.span.start),
+                secs(r.span.end.unwrap_or(0))
+            ),
+        });
+    }
+    let after = idx.resolves[..n].last().map(|r| r.span.start).unwrap_or(0);
+    let mut counted: Vec<&CountingStep> = idx
+        .counting
+        .iter()
+        .filter(|s| (s.end > after && s.start < pe) || dirty.is_some_and(|d| d.op == s.op))
+        .copied()
+        .collect();
+    counted.truncate(10);
+    for s in counted {
+        ev.push(Evidence {
+            t: s.start,
+            op: Some(s.op),
+            what: format!(
+                "ingest op {} (event {}, invoked at {}) ran its counting step at [{}, {}]",
+                s.op,
+                s.event_id,
+                secs(s.op_start),
+                secs(s.start),
+                secs(s.end)
+            ),
+        });
+    }
+    ev.push(Evidence {
+        t: p.span.start,
+        op: p.op,
+        what: match p.op {
+            Some(op) => format!("refused resolve op {op} probed (resolved, {})", p.count),
+            None => format!("final snapshot reads (resolved, {})", p.count),
+        },
+    });
+    ev.sort_by_key(|e| e.t);
+    ev
+}

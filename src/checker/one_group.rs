@@ -1,0 +1,39 @@
+//! OneGroupPerFingerprint: at most one error_groups row per
+//! (project, fingerprint).
+//!
+//! Sound: a plain count over the final snapshot; the schema has no UNIQUE
+//! constraint on purpose, so only the design (deterministic group ids) can
+//! keep it, and only the audit can see it broken.
+
+use super::{CheckResult, Finding, GroupRef, Tables};
+use std::collections::BTreeMap;
+
+pub const NAME: &str = "OneGroupPerFingerprint";
+
+pub fn check(tables: &Tables) -> CheckResult {
+    let mut r = CheckResult::new(NAME);
+    let mut by_key: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for g in &tables.groups {
+        by_key.entry(g.key()).or_default().push(g.id_text());
+    }
+    for ((project, fingerprint), ids) in by_key {
+        if ids.len() > 1 {
+            r.violation(Finding {
+                group: Some(GroupRef {
+                    project: project.clone(),
+                    fingerprint: fingerprint.clone(),
+                    id: ids[0].clone(),
+                }),
+                event_id: None,
+                expected: "at most 1 group row".into(),
+                found: format!("{} group rows: {}", ids.len(), ids.join(", ")),
+                explanation: format!(
+                    "({project}, {fingerprint}) has several group rows: group ids are not a \
+                     deterministic function of (project, fingerprint)"
+                ),
+                evidence: vec![],
+            });
+        }
+    }
+    r
+}

@@ -1,0 +1,95 @@
+//! The final tables as the audit reads them: the canonical `error_groups`
+//! rows, and `error_events` reduced to what the checkers need (the ids
+//! present and the rows per (project, fingerprint)), so a table of millions
+//! of events is never held row by row.
+
+use crate::workload::Value;
+use std::collections::{HashMap, HashSet};
+
+/// One canonical `error_groups` row. Values are kept as read: a broken
+/// target may store a status that is no text or a count that is no integer,
+/// and TypeOK must be able to say so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupRow {
+    pub id: Value,
+    pub project: Value,
+    pub fingerprint: Value,
+    pub status: Value,
+    pub event_count: Value,
+}
+
+impl GroupRow {
+    /// A well-typed row, for tests and examples.
+    pub fn new(id: &str, project: &str, fingerprint: &str, status: &str, count: i64) -> Self {
+        GroupRow {
+            id: Value::Text(id.into()),
+            project: Value::Text(project.into()),
+            fingerprint: Value::Text(fingerprint.into()),
+            status: Value::Text(status.into()),
+            event_count: Value::Int(count),
+        }
+    }
+
+    /// (project, fingerprint) as text (a non-text value is shown as JSON).
+    pub fn key(&self) -> (String, String) {
+        (text(&self.project), text(&self.fingerprint))
+    }
+
+    pub fn id_text(&self) -> String {
+        text(&self.id)
+    }
+}
+
+/// A value as text: text as is, anything else as JSON.
+pub fn text(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// The final tables, read as one snapshot after the load drained.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    pub groups: Vec<GroupRow>,
+    /// Ids of the rows in `error_events`.
+    pub event_ids: HashSet<String>,
+    /// |A(G)|: rows of `error_events` per (project, fingerprint).
+    pub events_per_key: HashMap<(String, String), u64>,
+    /// Rows of `error_events` in all.
+    pub event_rows: u64,
+    /// The snapshot's read transaction: start and end, ns since run start
+    /// (the final rows are a probe taken in this interval).
+    pub read_start: u64,
+    pub read_end: u64,
+}
+
+impl Tables {
+    /// Adds one `error_events` row.
+    pub fn add_event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
+        self.event_rows += 1;
+        self.event_ids.insert(text(id));
+        *self
+            .events_per_key
+            .entry((text(project), text(fingerprint)))
+            .or_default() += 1;
+    }
+
+    /// Tables from hand-made rows: events as (id, project, fingerprint).
+    pub fn from_rows(events: &[(&str, &str, &str)], groups: Vec<GroupRow>, read_at: u64) -> Self {
+        let mut t = Tables {
+            groups,
+            read_start: read_at,
+            read_end: read_at + 1,
+            ..Default::default()
+        };
+        for (id, p, f) in events {
+            t.add_event(
+                &Value::Text((*id).into()),
+                &Value::Text((*p).into()),
+                &Value::Text((*f).into()),
+            );
+        }
+        t
+    }
+}

@@ -1,0 +1,4 @@
+//! Clients: how a target executes one step. Only the in-process SQLite
+//! target for now; each worker owns one client (and its connection).
+
+pub mod sqlite;

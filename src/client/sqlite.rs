@@ -1,0 +1,101 @@
+//! The in-process SQLite target: one connection per worker, each step one
+//! statement in autocommit, prepared once and cached. Workers run on their
+//! own OS threads, so a blocking SQLite call never stalls anything else
+//! (`performance.md`: a blocking-pool hop per statement costs 5x).
+
+use crate::scenario::SqliteTarget;
+use crate::statements::StepDef;
+use crate::workload::{StepOutcome, Value};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use std::path::Path;
+
+/// A failed step: SQLite's message, and whether the statement may
+/// nevertheless have changed rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepError {
+    pub message: String,
+    /// False when SQLite guarantees nothing was applied: SQLITE_BUSY and
+    /// SQLITE_LOCKED (an autocommit statement that could not get its lock is
+    /// rolled back) and any error of a read-only statement.
+    pub maybe_applied: bool,
+}
+
+/// Opens a connection to the target database with the scenario's pragmas.
+/// Errors: the file cannot be opened or a pragma is refused.
+pub fn open(path: &Path, target: &SqliteTarget) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(target.busy_timeout)?;
+    // journal_mode answers with the mode in effect; a mode SQLite cannot
+    // use (e.g. wal on some filesystems) is an error, not a silent fallback.
+    let mode: String = conn.query_row(
+        &format!("PRAGMA journal_mode = {}", target.journal_mode),
+        [],
+        |r| r.get(0),
+    )?;
+    if !mode.eq_ignore_ascii_case(&target.journal_mode) {
+        return Err(rusqlite::Error::InvalidParameterName(format!(
+            "journal_mode {} was refused by SQLite (it kept {mode})",
+            target.journal_mode
+        )));
+    }
+    conn.pragma_update(None, "synchronous", &target.synchronous)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(conn)
+}
+
+/// Executes one step on `conn`: binds `params` by index, steps the
+/// statement to completion (so `changes()` is its own) and collects the rows
+/// it returned.
+pub fn exec_step(
+    conn: &Connection,
+    step: &StepDef,
+    params: &[&Value],
+) -> Result<StepOutcome, StepError> {
+    let fail = |e: rusqlite::Error| {
+        let lock = matches!(
+            e.sqlite_error_code(),
+            Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+        );
+        StepError {
+            message: e.to_string(),
+            maybe_applied: !step.readonly && !lock,
+        }
+    };
+    let mut stmt = conn.prepare_cached(&step.sql).map_err(|e| StepError {
+        // Nothing ran if the statement could not even be prepared.
+        maybe_applied: false,
+        ..fail(e)
+    })?;
+    for (i, v) in params.iter().enumerate() {
+        stmt.raw_bind_parameter(i + 1, *v).map_err(|e| StepError {
+            maybe_applied: false,
+            ..fail(e)
+        })?;
+    }
+    let mut rows_out = Vec::new();
+    if step.columns.is_empty() {
+        stmt.raw_execute().map_err(fail)?;
+    } else {
+        let n = step.columns.len();
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next().map_err(fail)? {
+            let mut r = Vec::with_capacity(n);
+            for c in 0..n {
+                r.push(Value::from(row.get_ref(c).map_err(fail)?));
+            }
+            rows_out.push(r);
+        }
+    }
+    // changes() keeps the last write's count on this connection: a read-only
+    // statement changed nothing, whatever it says.
+    let changes = if step.readonly { 0 } else { conn.changes() };
+    Ok(StepOutcome {
+        changes,
+        rows: rows_out,
+    })
+}

@@ -1,0 +1,294 @@
+//! The generator: the ops of a run, fixed by the seed. Ingest ops come from
+//! one sequence (fresh events and their duplicate-id retries, soon or
+//! later) that ingesters pull from; each resolver draws its own sequence of
+//! groups. Which worker runs which op depends on timing; what the ops are
+//! does not. Every stream is a ChaCha8 RNG (stable across rand versions).
+
+use crate::scenario::{Keys, Retry, Scenario, Skew};
+use crate::workload::groups::{group_id, IngestOp, ResolveOp};
+use rand::{Rng, RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// How far ahead (in ops) a "later" retry may land, at most.
+const LATER_WINDOW: u64 = 20_000;
+
+/// The key space: projects x fingerprints, with the scenario's skew. Group
+/// index g is project `g % projects`, fingerprint `g / projects`, so a hot
+/// set (groups `0..hot_groups`) spreads over the projects.
+#[derive(Debug, Clone)]
+pub struct KeySpace {
+    projects: u32,
+    groups: u64,
+    hot: Option<(u64, f64)>,
+    namespace: String,
+}
+
+impl KeySpace {
+    /// `namespace` prefixes every project name (empty on a fresh database).
+    pub fn new(keys: &Keys, namespace: &str) -> Self {
+        let groups = keys.projects as u64 * keys.fingerprints as u64;
+        KeySpace {
+            projects: keys.projects,
+            groups,
+            hot: (keys.skew == Skew::Hot).then_some((keys.hot_groups as u64, keys.hot_fraction)),
+            namespace: namespace.to_string(),
+        }
+    }
+
+    /// Draws a group index following the skew.
+    pub fn pick(&self, rng: &mut ChaCha8Rng) -> u64 {
+        match self.hot {
+            Some((hot, frac)) if hot < self.groups => {
+                if rng.random_bool(frac) {
+                    rng.random_range(0..hot)
+                } else {
+                    rng.random_range(hot..self.groups)
+                }
+            }
+            _ => rng.random_range(0..self.groups),
+        }
+    }
+
+    /// (project, fingerprint, group id) of group index `g`.
+    pub fn names(&self, g: u64) -> (String, String, String) {
+        let project = format!("{}p{}", self.namespace, g % self.projects as u64);
+        let fingerprint = format!("fp{}", g / self.projects as u64);
+        let gid = group_id(&project, &fingerprint);
+        (project, fingerprint, gid)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Event {
+    id: String,
+    group: u64,
+    attempt: u32,
+}
+
+/// The sequence of ingest ops: fresh events, and retries of earlier ones
+/// scheduled a few ops ahead (soon: racing the first send) or up to
+/// [`LATER_WINDOW`] ops ahead (later). Memory is bounded by the retries
+/// pending in that window.
+pub struct IngestGenerator {
+    rng: ChaCha8Rng,
+    keys: KeySpace,
+    retry: Retry,
+    soon_window: u64,
+    max_events: u64,
+    fresh: u64,
+    seq: u64,
+    /// (due op index, tie-break, event)
+    pending: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    pending_events: std::collections::HashMap<u64, Event>,
+    tie: u64,
+    open_rate: Option<f64>,
+    namespace: String,
+}
+
+impl IngestGenerator {
+    /// The ingest ops of `scenario`. `namespace` prefixes event ids and
+    /// projects (empty on a fresh database).
+    pub fn new(scenario: &Scenario, namespace: &str) -> Self {
+        let open_rate =
+            (scenario.load.model == crate::scenario::LoadModel::Open).then_some(scenario.load.rate);
+        IngestGenerator {
+            rng: ChaCha8Rng::seed_from_u64(scenario.seed),
+            keys: KeySpace::new(&scenario.keys, namespace),
+            retry: scenario.retry.clone(),
+            soon_window: 2 * scenario.load.ingesters.max(1) as u64,
+            max_events: scenario.stop.events,
+            fresh: 0,
+            seq: 0,
+            pending: BinaryHeap::new(),
+            pending_events: Default::default(),
+            tie: 0,
+            open_rate,
+            namespace: namespace.to_string(),
+        }
+    }
+
+    /// Fresh events generated so far.
+    pub fn fresh_events(&self) -> u64 {
+        self.fresh
+    }
+
+    /// The next ingest op, or None once `stop.events` fresh events and all
+    /// their retries were handed out (never None when `stop.events` = 0).
+    pub fn next_op(&mut self) -> Option<IngestOp> {
+        let seq = self.seq;
+        let exhausted = self.max_events != 0 && self.fresh >= self.max_events;
+        let due = match self.pending.peek() {
+            Some(Reverse((at, _, _))) => *at <= seq || exhausted,
+            None => false,
+        };
+        let event = if due {
+            let Reverse((_, tie, _)) = self.pending.pop().expect("peeked");
+            self.pending_events.remove(&tie).expect("pending event")
+        } else if exhausted {
+            return None;
+        } else {
+            self.fresh_event()
+        };
+        self.seq += 1;
+        let (project, fingerprint, gid) = self.keys.names(event.group);
+        let message = format!(
+            "TypeError: cannot read properties of undefined (reading 'x{}')",
+            self.rng.random_range(0..1000u32)
+        );
+        Some(IngestOp {
+            event_id: event.id,
+            project,
+            fingerprint,
+            group_id: gid,
+            message,
+            attempt: event.attempt,
+            intended_ns: self
+                .open_rate
+                .map(|rate| (seq as f64 * 1e9 / rate).round() as u64),
+        })
+    }
+
+    fn fresh_event(&mut self) -> Event {
+        self.fresh += 1;
+        let group = self.keys.pick(&mut self.rng);
+        let id = uuid_like(&mut self.rng, &self.namespace);
+        if self.retry.probability > 0.0 && self.rng.random_bool(self.retry.probability) {
+            let retries = self.rng.random_range(1..=self.retry.max_retries);
+            for attempt in 1..=retries {
+                let lag = if self.rng.random_bool(self.retry.soon_fraction) {
+                    self.rng.random_range(1..=self.soon_window)
+                } else {
+                    self.rng.random_range(self.soon_window..=LATER_WINDOW)
+                };
+                self.tie += 1;
+                self.pending.push(Reverse((self.seq + lag, self.tie, 0)));
+                self.pending_events.insert(
+                    self.tie,
+                    Event {
+                        id: id.clone(),
+                        group,
+                        attempt,
+                    },
+                );
+            }
+        }
+        Event {
+            id,
+            group,
+            attempt: 0,
+        }
+    }
+}
+
+/// A resolver's own sequence of groups to resolve.
+pub struct ResolveGenerator {
+    rng: ChaCha8Rng,
+    keys: KeySpace,
+}
+
+impl ResolveGenerator {
+    /// Resolver number `index`'s sequence; independent of the ingest stream.
+    pub fn new(scenario: &Scenario, namespace: &str, index: u32) -> Self {
+        let seed = scenario.seed ^ (0x5EED_0000_0000_0000 | (index as u64 + 1));
+        ResolveGenerator {
+            rng: ChaCha8Rng::seed_from_u64(seed.rotate_left(17)),
+            keys: KeySpace::new(&scenario.keys, namespace),
+        }
+    }
+
+    pub fn next_op(&mut self) -> ResolveOp {
+        let (project, fingerprint, group_id) = self.keys.names(self.keys.pick(&mut self.rng));
+        ResolveOp {
+            project,
+            fingerprint,
+            group_id,
+        }
+    }
+}
+
+/// A UUID-shaped (version 4 layout) id drawn from `rng`, prefixed by `namespace`.
+fn uuid_like(rng: &mut impl Rng, namespace: &str) -> String {
+    let v: u128 = rng.random();
+    let v = (v & !(0xF000 << 64)) | (0x4000 << 64);
+    let v = (v & !(0xC000 << 48)) | (0x8000 << 48);
+    let h = format!("{v:032x}");
+    format!(
+        "{namespace}{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load_str;
+
+    fn scenario(extra: &[&str]) -> Scenario {
+        let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        load_str("t", None, "", &o).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_ops_other_seed_other_ops() {
+        let s = scenario(&["stop.events=500"]);
+        let a: Vec<_> = std::iter::from_fn({
+            let mut g = IngestGenerator::new(&s, "");
+            move || g.next_op()
+        })
+        .collect();
+        let b: Vec<_> = std::iter::from_fn({
+            let mut g = IngestGenerator::new(&s, "");
+            move || g.next_op()
+        })
+        .collect();
+        assert_eq!(a, b);
+        let s2 = scenario(&["stop.events=500", "seed=2"]);
+        let mut g = IngestGenerator::new(&s2, "");
+        assert_ne!(a[0], g.next_op().unwrap());
+    }
+
+    #[test]
+    fn every_event_sent_once_plus_at_most_max_retries() {
+        let s = scenario(&[
+            "stop.events=2000",
+            "retry.probability=0.5",
+            "retry.max_retries=3",
+        ]);
+        let mut g = IngestGenerator::new(&s, "");
+        let mut counts = std::collections::HashMap::<String, u32>::new();
+        while let Some(op) = g.next_op() {
+            *counts.entry(op.event_id).or_default() += 1;
+        }
+        assert_eq!(counts.len(), 2000);
+        assert!(counts.values().all(|&n| (1..=4).contains(&n)));
+        let retried = counts.values().filter(|&&n| n > 1).count();
+        assert!(retried > 800 && retried < 1200, "{retried}");
+    }
+
+    #[test]
+    fn hot_set_takes_its_share() {
+        let s = scenario(&[
+            "stop.events=10000",
+            "keys.skew=\"hot\"",
+            "keys.hot_groups=4",
+            "keys.hot_fraction=0.9",
+        ]);
+        let mut g = IngestGenerator::new(&s, "");
+        let mut hot = 0;
+        let mut n = 0;
+        while let Some(op) = g.next_op() {
+            n += 1;
+            if op.fingerprint == "fp0" || op.fingerprint == "fp1" {
+                hot += 1;
+            }
+        }
+        let share = hot as f64 / n as f64;
+        assert!(share > 0.85 && share < 0.95, "{share}");
+    }
+}

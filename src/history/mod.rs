@@ -1,0 +1,212 @@
+//! The history: every op's invoke and completion (Jepsen's `ok`, `fail`,
+//! `info`), and for the in-process SQLite target every step's start and end,
+//! as JSON lines streamed to `history.jsonl` in the run folder while the run
+//! goes. Times are monotonic ns since the run's start (the UTC start is in
+//! the header). [`writer`] streams it; [`reader`] reads it back for audits.
+
+pub mod reader;
+pub mod writer;
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the history file format; bumped on any incompatible change.
+pub const HISTORY_SCHEMA_VERSION: u32 = 1;
+
+/// The op kinds of the groups workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    Ingest,
+    Resolve,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Ingest => "ingest",
+            OpKind::Resolve => "resolve",
+        }
+    }
+}
+
+/// Jepsen's completion types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionType {
+    /// It happened.
+    Ok,
+    /// It certainly did not happen (nothing changed).
+    Fail,
+    /// Indeterminate: it may or may not have happened, in part or whole.
+    Info,
+}
+
+impl CompletionType {
+    pub const ALL: [CompletionType; 3] = [
+        CompletionType::Ok,
+        CompletionType::Fail,
+        CompletionType::Info,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CompletionType::Ok => "ok",
+            CompletionType::Fail => "fail",
+            CompletionType::Info => "info",
+        }
+    }
+}
+
+/// First line of every history file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub schema_version: u32,
+    pub workload: String,
+    pub scenario: String,
+    pub variant: String,
+    pub seed: u64,
+    /// UTC start of the run (RFC 3339); every `t` is ns after it.
+    pub started_utc: String,
+    /// Whether steps are logged exactly (in-process SQLite target): then a
+    /// step that started and has no end is the only source of "maybe".
+    pub step_log: bool,
+    /// Index of the ingest op's counting step (`counts: true`).
+    pub counting_step: u32,
+    /// Prefix of every project of this run (empty on a fresh database).
+    #[serde(default)]
+    pub namespace: String,
+}
+
+/// An op begins. `t` is ns since run start; for the open load model
+/// `intended` is the ns at which the op should have started (latency is
+/// measured from it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invoke {
+    pub t: u64,
+    pub op: u64,
+    pub worker: u32,
+    pub f: OpKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    pub project: String,
+    pub fingerprint: String,
+    pub group_id: String,
+    /// Ingest: 0 for an event's first send, n for its n-th retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended: Option<u64>,
+}
+
+/// One step (statement) of an op, as executed: start and end in ns since
+/// run start (an absent `end` means it started and never ended), rows
+/// changed and returned, and the error if it failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub op: u64,
+    /// Step index within the op (file order).
+    pub idx: u32,
+    /// Step name (`s1`, `s3_write`, `update`, ...).
+    pub step: String,
+    pub start: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<u64>,
+    #[serde(default)]
+    pub changes: u64,
+    #[serde(default)]
+    pub rows: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// For a step that failed: whether it may nevertheless have changed rows
+    /// (false for SQLITE_BUSY/LOCKED and read-only statements).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub maybe_applied: bool,
+}
+
+impl Step {
+    /// The step certainly completed and changed at least one row.
+    pub fn applied(&self) -> bool {
+        self.end.is_some() && self.error.is_none() && self.changes > 0
+    }
+
+    /// The step may have changed rows, but the log cannot say for sure.
+    pub fn maybe_applied(&self) -> bool {
+        self.end.is_none() || (self.error.is_some() && self.maybe_applied)
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What an op's completion reports (the value part of ok/fail/info).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct OpResult {
+    /// Ingest: true = the event was accepted and counted; false = duplicate.
+    /// None when the answer does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<bool>,
+    /// Resolve: true = resolved (status changed), false = refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<bool>,
+    /// Resolve: the count a successful resolve returned, or a refused
+    /// resolve's probe read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_count: Option<i64>,
+    /// Refused resolve: the status its probe read (None: no such group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// The step whose statement produced `event_count`/`status` (its
+    /// interval is the observation's instant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect_step: Option<u32>,
+    /// Why the op failed or is indeterminate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An op ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub t: u64,
+    pub op: u64,
+    pub worker: u32,
+    pub f: OpKind,
+    #[serde(flatten)]
+    pub result: OpResult,
+}
+
+/// Last line of a history written to the end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Footer {
+    pub t: u64,
+    /// The load was stopped early (Ctrl-C, SIGTERM).
+    pub partial: bool,
+    pub ops: u64,
+}
+
+/// One line of `history.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Entry {
+    Header(Header),
+    Invoke(Invoke),
+    Step(Step),
+    Ok(Completion),
+    Fail(Completion),
+    Info(Completion),
+    Footer(Footer),
+}
+
+impl Entry {
+    /// A completion entry of the given type.
+    pub fn completion(kind: CompletionType, c: Completion) -> Entry {
+        match kind {
+            CompletionType::Ok => Entry::Ok(c),
+            CompletionType::Fail => Entry::Fail(c),
+            CompletionType::Info => Entry::Info(c),
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Streams history entries to a file from many workers. Each worker
+//! serializes one op's lines into a [`Batch`] and sends it whole, so an op's
+//! entries stay together; one writer thread appends batches to the file.
+//! The channel is bounded, so a slow disk slows the load instead of growing
+//! memory.
+
+use super::Entry;
+use crossbeam_channel::{bounded, Sender};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::thread::JoinHandle;
+
+/// Batches in flight at most (each is one op's lines, a few hundred bytes).
+const CHANNEL_CAPACITY: usize = 8192;
+
+/// Serialized lines of one op (or any group of entries).
+#[derive(Default)]
+pub struct Batch(Vec<u8>);
+
+impl Batch {
+    /// Appends one entry as a JSON line.
+    pub fn push(&mut self, entry: &Entry) {
+        serde_json::to_writer(&mut self.0, entry).expect("history entries always serialize");
+        self.0.push(b'\n');
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A handle to send batches to the writer thread; cheap to clone.
+#[derive(Clone)]
+pub struct HistorySink {
+    tx: Sender<Batch>,
+}
+
+impl HistorySink {
+    /// Sends a batch. A writer that has gone away (disk error) loses it;
+    /// the error is reported by [`HistoryWriter::finish`].
+    pub fn send(&self, batch: Batch) {
+        if !batch.is_empty() {
+            let _ = self.tx.send(batch);
+        }
+    }
+
+    /// Sends one entry on its own.
+    pub fn send_entry(&self, entry: &Entry) {
+        let mut b = Batch::default();
+        b.push(entry);
+        self.send(b);
+    }
+}
+
+/// The writer thread.
+pub struct HistoryWriter {
+    sink: Option<HistorySink>,
+    thread: JoinHandle<io::Result<u64>>,
+}
+
+impl HistoryWriter {
+    /// Creates (truncates) `path` and starts the writer thread.
+    /// Errors: the file cannot be created.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let file = File::create(path)?;
+        let (tx, rx) = bounded::<Batch>(CHANNEL_CAPACITY);
+        let thread = std::thread::Builder::new()
+            .name("history-writer".into())
+            .spawn(move || -> io::Result<u64> {
+                let mut out = BufWriter::with_capacity(1 << 20, file);
+                let mut bytes = 0u64;
+                for batch in rx {
+                    out.write_all(&batch.0)?;
+                    bytes += batch.0.len() as u64;
+                }
+                out.flush()?;
+                Ok(bytes)
+            })?;
+        Ok(HistoryWriter {
+            sink: Some(HistorySink { tx }),
+            thread,
+        })
+    }
+
+    /// A sender for workers.
+    pub fn sink(&self) -> HistorySink {
+        self.sink.clone().expect("sink taken after finish")
+    }
+
+    /// Waits until every sender is dropped and all was written; returns the
+    /// bytes written. Errors: the first write error of the thread.
+    pub fn finish(mut self) -> io::Result<u64> {
+        drop(self.sink.take());
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("history writer panicked")))
+    }
+}

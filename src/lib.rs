@@ -1,0 +1,22 @@
+//! specstorm: a load-generating chaos test bench that audits a real
+//! implementation against the invariants of its TLA+ spec.
+//!
+//! Jepsen's decomposition, one module per job: [`scenario`] (config) ->
+//! [`generator`] (ops) -> [`client`] (a target executing step machines of
+//! [`workload`], one statement per step) driven by [`runtime`] (the
+//! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
+//! [`report`] (summary, JSON, human output).
+
+pub mod checker;
+pub mod cli;
+pub mod client;
+pub mod generator;
+pub mod history;
+pub mod report;
+pub mod run;
+pub mod runtime;
+pub mod scenario;
+pub mod statements;
+pub mod stats;
+pub mod variant;
+pub mod workload;

@@ -1,0 +1,118 @@
+//! The short human summary printed at the end of a run.
+
+use super::summary::{Latency, Summary};
+use crate::checker::{CheckResult, Verdict};
+use std::fmt::Write;
+
+fn ms(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{:.1}ms", us / 1000.0)
+    } else {
+        format!("{us:.0}µs")
+    }
+}
+
+fn lat(l: &Latency) -> String {
+    if l.count == 0 {
+        return "-".into();
+    }
+    format!(
+        "p50 {} p90 {} p99 {} p99.9 {} max {}",
+        ms(l.p50),
+        ms(l.p90),
+        ms(l.p99),
+        ms(l.p999),
+        ms(l.max)
+    )
+}
+
+/// The summary as a few lines of text; `results` adds the first violation's
+/// evidence under each violated invariant.
+pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "specstorm: {} / {} on {}, seed {}{}",
+        s.scenario,
+        s.variant,
+        s.target,
+        s.seed,
+        if s.partial {
+            " (PARTIAL: interrupted)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  {} events in {:.1}s: {:.0} events/s accepted, {} duplicates rejected, {:.0} ops/s in all",
+        s.events,
+        s.duration_s,
+        s.events_per_s,
+        s.duplicates,
+        s.throughput_ops_per_s.get("total").copied().unwrap_or(0.0)
+    );
+    for (kind, c) in &s.ops {
+        let _ = writeln!(
+            o,
+            "  {kind:<8} ok {:<8} fail {:<6} info {:<6} {:>9.0} ops/s  {}",
+            c.ok,
+            c.fail,
+            c.info,
+            s.throughput_ops_per_s.get(kind).copied().unwrap_or(0.0),
+            s.latency_us.get(kind).map(lat).unwrap_or_default()
+        );
+    }
+    if let Some(open) = &s.open_model {
+        let _ = writeln!(
+            o,
+            "  open model: {} ops started late, {} due but never started",
+            open.get("late").copied().unwrap_or(0),
+            open.get("missed").copied().unwrap_or(0)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  resolves: {} resolved, {} refused",
+        s.resolves.get("resolved").copied().unwrap_or(0),
+        s.resolves.get("refused").copied().unwrap_or(0)
+    );
+    let _ = writeln!(o, "invariants:");
+    for r in results {
+        let v = match r.verdict {
+            Verdict::Holds => "holds".to_string(),
+            Verdict::Violated => format!("VIOLATED ({} violations)", r.violations),
+            Verdict::Unknown => format!("unknown ({} undecided)", r.unknowns),
+        };
+        let _ = writeln!(o, "  {:<24} {v}", r.invariant);
+        if let Some(f) = r.examples.first().or(r.unknown_examples.first()) {
+            let _ = writeln!(o, "    {}", f.explanation);
+            for e in f.evidence.iter().take(8) {
+                let _ = writeln!(o, "      {:>10.6}s  {}", e.t as f64 / 1e9, e.what);
+            }
+        }
+        for n in &r.notes {
+            let _ = writeln!(o, "    note: {n}");
+        }
+    }
+    let st = &s.stranded_events;
+    if st.total == 0 {
+        let _ = writeln!(o, "stranded events: 0");
+    } else {
+        let causes: Vec<_> = st
+            .by_cause
+            .iter()
+            .map(|(c, n)| format!("{n} {c}"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "stranded events: {} (inserted, never counted; retries stop at s1): {}",
+            st.total,
+            causes.join(", ")
+        );
+    }
+    let _ = writeln!(o, "results: {run_dir}");
+    let _ = writeln!(o, "reproduce: {}", s.provenance.command);
+    let _ = writeln!(o, "exit {}: {}", s.exit.code, s.exit.rule);
+    o
+}

@@ -1,0 +1,238 @@
+//! `summary.json`: every figure of a run, with its provenance. Its shape is
+//! versioned by `schema_version` and documented in the README ("Reading the
+//! summary"). Latencies are µs, throughputs ops/s, durations s.
+
+use crate::checker::stranded::Stranded;
+use crate::checker::{CheckResult, Verdict};
+use crate::history::{CompletionType, OpKind};
+use crate::stats::Stats;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the summary format; bumped on any incompatible change.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
+
+/// Latency figures of one histogram, µs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+impl Latency {
+    /// Figures of a histogram of ns values.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let us = |ns: u64| (ns as f64 / 1e3 * 10.0).round() / 10.0;
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            count: h.len(),
+            p50: us(h.value_at_quantile(0.5)),
+            p90: us(h.value_at_quantile(0.9)),
+            p99: us(h.value_at_quantile(0.99)),
+            p999: us(h.value_at_quantile(0.999)),
+            max: us(h.max()),
+            mean: (h.mean() / 1e3 * 10.0).round() / 10.0,
+        }
+    }
+}
+
+/// ok / fail / info counts of one op kind.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    pub ok: u64,
+    pub fail: u64,
+    pub info: u64,
+}
+
+/// One invariant's line in the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvariantSummary {
+    pub verdict: Verdict,
+    pub violations: u64,
+    pub unknowns: u64,
+    /// The first violation's (or else the first unknown's) explanation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+}
+
+/// Where the run came from and how to run it again (cli.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub tool: String,
+    pub tool_version: String,
+    pub sqlite_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_file: Option<String>,
+    pub variant_file: String,
+    pub variant_sha256: String,
+    pub started_utc: String,
+    /// The command that reproduces the run.
+    pub command: String,
+}
+
+/// The exit code and the rule of cli.md that decided it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exit {
+    pub code: i32,
+    pub rule: String,
+}
+
+/// The whole `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub scenario: String,
+    pub workload: String,
+    pub variant: String,
+    pub seed: u64,
+    pub target: String,
+    /// The load was stopped early by the user (Ctrl-C, SIGTERM).
+    pub partial: bool,
+    /// Wall time of the load, s.
+    pub duration_s: f64,
+    /// Distinct events generated, and accepted events per second.
+    pub events: u64,
+    pub events_per_s: f64,
+    pub ops: BTreeMap<String, Counts>,
+    /// ops/s per op kind (all completions) and `total`.
+    pub throughput_ops_per_s: BTreeMap<String, f64>,
+    /// Latency of `ok` ops per op kind, µs (open model: from the intended start).
+    pub latency_us: BTreeMap<String, Latency>,
+    /// Latency of `fail` and `info` ops, kept apart, µs.
+    pub latency_us_not_ok: BTreeMap<String, BTreeMap<String, Latency>>,
+    /// Histogram values refused (never expected; shown, not hidden).
+    pub latency_saturated: u64,
+    /// Ingests answered duplicate; resolves that resolved and were refused.
+    pub duplicates: u64,
+    pub resolves: BTreeMap<String, u64>,
+    /// Open model: ops started later than `load.late_after`, and ops due
+    /// before the stop that never started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_model: Option<BTreeMap<String, u64>>,
+    pub invariants: BTreeMap<String, InvariantSummary>,
+    pub stranded_events: Stranded,
+    pub history: BTreeMap<String, serde_json::Value>,
+    pub provenance: Provenance,
+    /// The resolved scenario (after overrides and defaults).
+    pub resolved_scenario: serde_json::Value,
+    pub exit: Exit,
+}
+
+/// Counts per kind and the ok / not-ok latencies from merged stats.
+pub fn figures(
+    stats: &Stats,
+    duration_s: f64,
+) -> (
+    BTreeMap<String, Counts>,
+    BTreeMap<String, f64>,
+    BTreeMap<String, Latency>,
+    BTreeMap<String, BTreeMap<String, Latency>>,
+) {
+    let mut ops = BTreeMap::new();
+    let mut tput = BTreeMap::new();
+    let mut lat = BTreeMap::new();
+    let mut lat_other = BTreeMap::new();
+    let mut total = 0u64;
+    for k in OpKind::ALL {
+        let c = Counts {
+            ok: stats.count(k, CompletionType::Ok),
+            fail: stats.count(k, CompletionType::Fail),
+            info: stats.count(k, CompletionType::Info),
+        };
+        let n = c.ok + c.fail + c.info;
+        total += n;
+        tput.insert(k.name().to_string(), rate(n, duration_s));
+        ops.insert(k.name().to_string(), c);
+        lat.insert(
+            k.name().to_string(),
+            Latency::of(stats.histogram(k, CompletionType::Ok)),
+        );
+        let mut other = BTreeMap::new();
+        for ct in [CompletionType::Fail, CompletionType::Info] {
+            other.insert(ct.name().to_string(), Latency::of(stats.histogram(k, ct)));
+        }
+        lat_other.insert(k.name().to_string(), other);
+    }
+    tput.insert("total".into(), rate(total, duration_s));
+    (ops, tput, lat, lat_other)
+}
+
+/// n per second, rounded to 0.1.
+pub fn rate(n: u64, seconds: f64) -> f64 {
+    if seconds <= 0.0 {
+        0.0
+    } else {
+        (n as f64 / seconds * 10.0).round() / 10.0
+    }
+}
+
+/// Invariant lines from check results.
+pub fn invariants(results: &[CheckResult]) -> BTreeMap<String, InvariantSummary> {
+    results
+        .iter()
+        .map(|r| {
+            let first = r
+                .examples
+                .first()
+                .or(r.unknown_examples.first())
+                .map(|f| f.explanation.clone());
+            (
+                r.invariant.clone(),
+                InvariantSummary {
+                    verdict: r.verdict,
+                    violations: r.violations,
+                    unknowns: r.unknowns,
+                    first,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The exit code by cli.md's order: 130 interrupted, then 3 target
+/// unusable, then 1 expectation not met (a violation, as the default
+/// expectation is "every invariant holds"), then 4 inconclusive, else 0.
+pub fn exit(interrupted: bool, target_error: Option<&str>, results: &[CheckResult]) -> Exit {
+    let violated: Vec<_> = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Violated)
+        .map(|r| r.invariant.as_str())
+        .collect();
+    let unknown: Vec<_> = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Unknown)
+        .map(|r| r.invariant.as_str())
+        .collect();
+    let (code, rule) = if interrupted {
+        (130, "interrupted: partial results saved".to_string())
+    } else if let Some(e) = target_error {
+        (3, format!("the target could not be used: {e}"))
+    } else if !violated.is_empty() {
+        (
+            1,
+            format!(
+                "expectation not met: every invariant should hold, but {} violated",
+                violated.join(", ")
+            ),
+        )
+    } else if !unknown.is_empty() {
+        (
+            4,
+            format!(
+                "inconclusive: {} unknown, nothing violated",
+                unknown.join(", ")
+            ),
+        )
+    } else {
+        (0, "every invariant holds, as expected".to_string())
+    };
+    Exit { code, rule }
+}

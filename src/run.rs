@@ -1,0 +1,389 @@
+//! One run, end to end: load and check the scenario and variant, prepare
+//! the run folder and the database, run the load, read the final tables as
+//! one snapshot, audit them against the history, and save the results.
+
+use crate::checker::{check_all, Facts, GroupRow, Tables};
+use crate::client::sqlite;
+use crate::history::reader;
+use crate::history::writer::HistoryWriter;
+use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
+use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::runtime::{run_load, Clock, Control, LoadPlan};
+use crate::scenario::{self, Scenario, Target};
+use crate::statements::GroupsVariant;
+use crate::variant;
+use crate::workload::Value;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Why a run could not produce a verdict; each maps to a cli.md exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Invalid scenario, statement file or arguments (exit 2).
+    #[error("{0}")]
+    Input(String),
+    /// The target could not be used (exit 3).
+    #[error("target: {0}")]
+    Target(String),
+    /// Anything else (exit 3: the bench could not judge the target).
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Input(_) => 2,
+            RunError::Target(_) | RunError::Other(_) => 3,
+        }
+    }
+}
+
+/// What `specstorm run` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Scenario file; None runs the embedded default.
+    pub scenario: Option<PathBuf>,
+    /// `--set key=value` overrides (and `--seed`, `--duration` as overrides).
+    pub overrides: Vec<String>,
+    /// Run folder; None: `results/<UTC time>-<scenario>-<variant>/`.
+    pub out: Option<PathBuf>,
+    /// Progress lines to stderr every so often.
+    pub progress: Option<Duration>,
+}
+
+/// A scenario and its checked variant, before anything runs.
+pub struct Prepared {
+    pub scenario: Scenario,
+    pub source: scenario::Source,
+    pub variant: GroupsVariant,
+}
+
+/// Loads and checks a scenario and its statement file (`specstorm check`
+/// and the first step of a run). Errors: file, line and reason (exit 2).
+pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
+    let (scenario, source) =
+        scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
+    let dir = path.map(|p| p.parent().unwrap_or(Path::new(".")).to_path_buf());
+    let variant = variant::load_groups(&scenario.variant, dir.as_deref())
+        .map_err(|e| RunError::Input(e.to_string()))?;
+    Ok(Prepared {
+        scenario,
+        source,
+        variant,
+    })
+}
+
+/// The command line that reproduces a run (seed made explicit).
+pub fn reproduce_command(opts: &RunOptions, seed: u64) -> String {
+    let mut parts = vec!["specstorm".to_string(), "run".to_string()];
+    if let Some(p) = &opts.scenario {
+        parts.push(shell_word(&p.display().to_string()));
+    }
+    for o in opts.overrides.iter().filter(|o| !o.starts_with("seed=")) {
+        parts.push("--set".into());
+        parts.push(shell_word(o));
+    }
+    parts.push("--seed".into());
+    parts.push(seed.to_string());
+    parts.join(" ")
+}
+
+fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The run folder's default name: `<UTC time>-<scenario>-<variant>`.
+fn default_run_dir(started: SystemTime, scenario: &str, variant: &str) -> PathBuf {
+    let t = humantime::format_rfc3339_millis(started)
+        .to_string()
+        .replace([':', '-'], "")
+        .replace('.', "-");
+    PathBuf::from("results").join(format!("{t}-{scenario}-{variant}"))
+}
+
+/// Runs a scenario end to end and saves its results; returns the summary
+/// (whose `exit.code` is the process's exit code) and the run folder.
+pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
+    let p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
+    let s = &p.scenario;
+    let started = SystemTime::now();
+    let started_utc = humantime::format_rfc3339_millis(started).to_string();
+    let variant_name = variant::short_name(&s.variant);
+    let run_dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_run_dir(started, &s.name, &variant_name));
+    if run_dir.exists()
+        && std::fs::read_dir(&run_dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(RunError::Input(format!(
+            "run folder {} exists and is not empty: choose another --out, so that runs never mix",
+            run_dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&run_dir)
+        .map_err(|e| RunError::Input(format!("cannot create {}: {e}", run_dir.display())))?;
+
+    // Provenance first, so even a run that fails later says what it was.
+    std::fs::write(run_dir.join("scenario.toml"), s.to_toml()).map_err(anyhow::Error::from)?;
+    std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
+        .map_err(anyhow::Error::from)?;
+
+    let Target::Sqlite(target) = &s.target;
+    let db_path = target
+        .path
+        .clone()
+        .unwrap_or_else(|| run_dir.join("target.db"));
+    let namespace = prepare_database(&db_path, target, &p.variant, started)?;
+
+    let workers = s.load.ingesters as usize + s.load.resolvers as usize;
+    let mut conns = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        conns
+            .push(sqlite::open(&db_path, target).map_err(|e| {
+                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
+            })?);
+    }
+    let resolve_conns = conns.split_off(s.load.ingesters as usize);
+
+    let history_path = run_dir.join("history.jsonl");
+    let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
+    let sink = writer.sink();
+    sink.send_entry(&Entry::Header(Header {
+        schema_version: HISTORY_SCHEMA_VERSION,
+        workload: "groups".into(),
+        scenario: s.name.clone(),
+        variant: variant_name.clone(),
+        seed: s.seed,
+        started_utc: started_utc.clone(),
+        step_log: true,
+        counting_step: p.variant.counting_step as u32,
+        namespace: namespace.clone(),
+    }));
+    let clock = Clock::start();
+    let plan = LoadPlan {
+        scenario: s,
+        variant: &p.variant,
+        namespace: &namespace,
+        sink: sink.clone(),
+        clock,
+        control: &control,
+    };
+    let load = run_load(&plan, conns, resolve_conns, opts.progress);
+    drop(plan);
+    let interrupted = control.interrupted.load(Ordering::Acquire);
+    sink.send_entry(&Entry::Footer(Footer {
+        t: clock.now(),
+        partial: interrupted,
+        ops: load.ops,
+    }));
+    drop(sink);
+    let history_bytes = writer.finish().map_err(|e| {
+        anyhow::anyhow!(
+            "history could not be written to {}: {e}",
+            history_path.display()
+        )
+    })?;
+
+    // The audit: the final tables as one snapshot, then the checkers.
+    let mut conn = sqlite::open(&db_path, target)
+        .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
+    let tables = snapshot(&mut conn, &p.variant, &namespace, &clock)
+        .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+    let facts = Facts::from_entries(reader::read(&history_path)?)?;
+    let (results, stranded) = check_all(&facts, &tables);
+    if target.path.is_some() {
+        // The database lives elsewhere: keep a copy of it as audited.
+        let copy = run_dir.join("target.db");
+        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+            .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
+    }
+
+    let duration_s = load.elapsed_ns as f64 / 1e9;
+    let (ops, tput, lat, lat_other) = summary::figures(&load.stats, duration_s);
+    let accepted = facts.events.values().filter(|e| e.acked).count() as u64;
+    let exit = summary::exit(interrupted, None, &results);
+    let summary = Summary {
+        schema_version: SUMMARY_SCHEMA_VERSION,
+        scenario: s.name.clone(),
+        workload: "groups".into(),
+        variant: variant_name,
+        seed: s.seed,
+        target: format!("sqlite {}", db_path.display()),
+        partial: interrupted,
+        duration_s: (duration_s * 1000.0).round() / 1000.0,
+        events: load.fresh_events,
+        events_per_s: summary::rate(accepted, duration_s),
+        ops,
+        throughput_ops_per_s: tput,
+        latency_us: lat,
+        latency_us_not_ok: lat_other,
+        latency_saturated: load.stats.saturated,
+        duplicates: load.stats.duplicates,
+        resolves: BTreeMap::from([
+            ("resolved".to_string(), load.stats.resolved),
+            ("refused".to_string(), load.stats.refused),
+        ]),
+        open_model: (s.load.model == scenario::LoadModel::Open).then(|| {
+            BTreeMap::from([
+                ("late".to_string(), load.stats.late),
+                ("missed".to_string(), load.missed),
+            ])
+        }),
+        invariants: summary::invariants(&results),
+        stranded_events: stranded,
+        history: BTreeMap::from([
+            ("file".to_string(), serde_json::json!("history.jsonl")),
+            ("bytes".to_string(), serde_json::json!(history_bytes)),
+            ("ops".to_string(), serde_json::json!(facts.ops)),
+            (
+                "unfinished_ops".to_string(),
+                serde_json::json!(facts.unfinished),
+            ),
+            (
+                "event_rows".to_string(),
+                serde_json::json!(tables.event_rows),
+            ),
+            (
+                "group_rows".to_string(),
+                serde_json::json!(tables.groups.len()),
+            ),
+        ]),
+        provenance: Provenance {
+            tool: "specstorm".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            sqlite_version: rusqlite::version().into(),
+            scenario_file: opts.scenario.as_ref().map(|p| p.display().to_string()),
+            variant_file: p.variant.file.path.display().to_string(),
+            variant_sha256: p.variant.file.sha256.clone(),
+            started_utc,
+            command: reproduce_command(opts, s.seed),
+        },
+        resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
+        exit,
+    };
+    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+    std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
+    let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
+    std::fs::write(run_dir.join("checks.json"), checks).map_err(anyhow::Error::from)?;
+    println!(
+        "{}",
+        crate::report::human::render(&summary, &results, &run_dir.display().to_string())
+    );
+    Ok((summary, run_dir))
+}
+
+/// Refuses a database that holds rows unless the scenario reuses it (then
+/// returns the run's own project namespace), and applies the schema.
+fn prepare_database(
+    path: &Path,
+    target: &scenario::SqliteTarget,
+    variant: &GroupsVariant,
+    started: SystemTime,
+) -> Result<String, RunError> {
+    let terr = |e: rusqlite::Error| RunError::Target(format!("{}: {e}", path.display()));
+    let mut namespace = String::new();
+    if path.exists() {
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(terr)?;
+        if holds_rows(&conn).map_err(terr)? {
+            if !target.reuse {
+                return Err(RunError::Input(format!(
+                    "the database {} already holds rows: refusing to mix runs. Set \
+                     target.reuse = true to run in a namespace of its own, or choose a fresh path",
+                    path.display()
+                )));
+            }
+            let ms = started
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0);
+            namespace = format!("r{ms}.");
+        }
+    }
+    let conn = sqlite::open(path, target).map_err(terr)?;
+    conn.execute_batch(&variant.schema)
+        .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))?;
+    Ok(namespace)
+}
+
+fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut st = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )?;
+    let tables: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    for t in tables {
+        let q = format!(
+            "SELECT EXISTS (SELECT 1 FROM \"{}\")",
+            t.replace('"', "\"\"")
+        );
+        if conn.query_row(&q, [], |r| r.get::<_, bool>(0))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Reads the canonical tables (the variant's `export.*` queries) in one
+/// read transaction, keeping only this run's namespace.
+pub fn snapshot(
+    conn: &mut Connection,
+    variant: &GroupsVariant,
+    namespace: &str,
+    clock: &Clock,
+) -> rusqlite::Result<Tables> {
+    let tx = conn.transaction()?;
+    let mut t = Tables {
+        read_start: clock.now(),
+        ..Default::default()
+    };
+    let mine = |project: &Value| {
+        namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
+    };
+    {
+        let mut st = tx.prepare(&variant.export_events)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let project = Value::from(r.get_ref(1)?);
+            if mine(&project) {
+                t.add_event(
+                    &Value::from(r.get_ref(0)?),
+                    &project,
+                    &Value::from(r.get_ref(2)?),
+                );
+            }
+        }
+    }
+    {
+        let mut st = tx.prepare(&variant.export_groups)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let row = GroupRow {
+                id: Value::from(r.get_ref(0)?),
+                project: Value::from(r.get_ref(1)?),
+                fingerprint: Value::from(r.get_ref(2)?),
+                status: Value::from(r.get_ref(3)?),
+                event_count: Value::from(r.get_ref(4)?),
+            };
+            if mine(&row.project) {
+                t.groups.push(row);
+            }
+        }
+    }
+    t.read_end = clock.now();
+    tx.commit()?;
+    Ok(t)
+}

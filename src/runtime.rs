@@ -1,0 +1,378 @@
+//! The concurrent runtime: the scheduler of a load run. Each ingester and
+//! resolver is an OS thread that owns one connection and drives step
+//! machines one step at a time, logging every step, until the stop
+//! condition. Nothing is shared on the hot path but the generator's lock,
+//! the op counter and the history channel.
+
+use crate::client::sqlite::{exec_step, StepError};
+use crate::generator::{IngestGenerator, ResolveGenerator};
+use crate::history::writer::{Batch, HistorySink};
+use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
+use crate::scenario::{LoadModel, Scenario};
+use crate::statements::{GroupsVariant, OpProgram};
+use crate::stats::Stats;
+use crate::workload::groups::{ingest_result, resolve_result};
+use crate::workload::{Next, StepMachine, Value};
+use rusqlite::Connection;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Monotonic clock of a run: ns since its start.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock(Instant);
+
+impl Clock {
+    pub fn start() -> Self {
+        Clock(Instant::now())
+    }
+
+    /// ns since the run started.
+    pub fn now(&self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+}
+
+/// Stop signals shared by the runtime, the signal handler and the caller.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Start no new op (ops in flight run to their end).
+    pub stop: AtomicBool,
+    /// Abandon ops in flight between two steps (recorded as `info`).
+    pub abort: AtomicBool,
+    /// The stop came from the user (Ctrl-C, SIGTERM): results are partial.
+    pub interrupted: AtomicBool,
+    /// Ops completed so far (for progress lines).
+    pub completed: AtomicU64,
+}
+
+/// What a load run produced, besides the history.
+#[derive(Debug)]
+pub struct LoadOutcome {
+    pub stats: Stats,
+    /// Wall time of the load, ns.
+    pub elapsed_ns: u64,
+    /// Fresh events generated.
+    pub fresh_events: u64,
+    /// Ops invoked.
+    pub ops: u64,
+    /// Open model: ops due before the stop that never started.
+    pub missed: u64,
+}
+
+/// Everything the workers share.
+pub struct LoadPlan<'a> {
+    pub scenario: &'a Scenario,
+    pub variant: &'a GroupsVariant,
+    pub namespace: &'a str,
+    pub sink: HistorySink,
+    pub clock: Clock,
+    pub control: &'a Control,
+}
+
+struct Shared<'a> {
+    plan: &'a LoadPlan<'a>,
+    gen: Mutex<IngestGenerator>,
+    next_op: AtomicU64,
+    ingesters_left: AtomicUsize,
+}
+
+/// Runs the load: `ingest_conns` and `resolve_conns` are the workers'
+/// connections (one worker each). Returns when the stop condition held and
+/// every op in flight ended. Progress lines go to stderr every
+/// `progress_every` (None: silent).
+pub fn run_load(
+    plan: &LoadPlan<'_>,
+    ingest_conns: Vec<Connection>,
+    resolve_conns: Vec<Connection>,
+    progress_every: Option<Duration>,
+) -> LoadOutcome {
+    let s = plan.scenario;
+    let shared = Shared {
+        plan,
+        gen: Mutex::new(IngestGenerator::new(s, plan.namespace)),
+        next_op: AtomicU64::new(0),
+        ingesters_left: AtomicUsize::new(ingest_conns.len()),
+    };
+    let started = plan.clock.now();
+    let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
+    let mut total = Stats::default();
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (w, conn) in ingest_conns.into_iter().enumerate() {
+            let shared = &shared;
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("ingester-{w}"))
+                    .spawn_scoped(scope, move || ingester(shared, w as u32, conn))
+                    .expect("spawn ingester"),
+            );
+        }
+        let base = handles.len() as u32;
+        for (r, conn) in resolve_conns.into_iter().enumerate() {
+            let shared = &shared;
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("resolver-{r}"))
+                    .spawn_scoped(scope, move || {
+                        resolver(shared, base + r as u32, r as u32, conn)
+                    })
+                    .expect("spawn resolver"),
+            );
+        }
+        // The coordinator: stop on the deadline, when every ingester ran
+        // out of ops, or on the user's signal.
+        let mut last_progress = Instant::now();
+        let mut last_done = 0u64;
+        loop {
+            let now = plan.clock.now();
+            if shared.ingesters_left.load(Ordering::Acquire) == 0
+                || deadline.is_some_and(|d| now >= d)
+                || plan.control.stop.load(Ordering::Acquire)
+            {
+                plan.control.stop.store(true, Ordering::Release);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            if let Some(every) = progress_every {
+                if last_progress.elapsed() >= every {
+                    let done = plan.control.completed.load(Ordering::Relaxed);
+                    let rate = (done - last_done) as f64 / last_progress.elapsed().as_secs_f64();
+                    eprintln!(
+                        "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
+                        (now - started) as f64 / 1e9
+                    );
+                    last_done = done;
+                    last_progress = Instant::now();
+                }
+            }
+        }
+        for h in handles {
+            total.merge(&h.join().expect("worker thread panicked"));
+        }
+    });
+    let elapsed_ns = plan.clock.now() - started;
+    let ops = shared.next_op.load(Ordering::Relaxed);
+    let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
+    let missed = match s.load.model {
+        LoadModel::Open => {
+            let due = (elapsed_ns as f64 / 1e9 * s.load.rate) as u64;
+            let ingests = total.count(OpKind::Ingest, CompletionType::Ok)
+                + total.count(OpKind::Ingest, CompletionType::Fail)
+                + total.count(OpKind::Ingest, CompletionType::Info);
+            due.saturating_sub(ingests)
+        }
+        LoadModel::Closed => 0,
+    };
+    LoadOutcome {
+        stats: total,
+        elapsed_ns,
+        fresh_events,
+        ops,
+        missed,
+    }
+}
+
+fn wall_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
+    let plan = shared.plan;
+    let mut stats = Stats::default();
+    let late_after = plan.scenario.load.late_after.as_nanos() as u64;
+    while !plan.control.stop.load(Ordering::Acquire) {
+        let Some(op) = shared.gen.lock().expect("generator lock").next_op() else {
+            break;
+        };
+        if let Some(intended) = op.intended_ns {
+            // Sleep until the op is due; a worker that is late measures from
+            // the intended start (wrk2's answer to coordinated omission).
+            let now = plan.clock.now();
+            if intended > now {
+                std::thread::sleep(Duration::from_nanos(intended - now));
+                if plan.control.stop.load(Ordering::Acquire) {
+                    break;
+                }
+            } else if now - intended > late_after {
+                stats.late += 1;
+            }
+        }
+        let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
+        let invoke = Invoke {
+            t: plan.clock.now(),
+            op: id,
+            worker,
+            f: OpKind::Ingest,
+            event_id: Some(op.event_id.clone()),
+            project: op.project.clone(),
+            fingerprint: op.fingerprint.clone(),
+            group_id: op.group_id.clone(),
+            attempt: Some(op.attempt),
+            intended: op.intended_ns,
+        };
+        let program = &plan.variant.ingest;
+        let counting = plan.variant.counting_step;
+        let (kind, result) = drive(
+            plan,
+            &conn,
+            program,
+            op.builtins(wall_ms()),
+            invoke,
+            |m, n| ingest_result(m, n, counting),
+        );
+        let from = op.intended_ns.unwrap_or(result.0);
+        stats.record(OpKind::Ingest, kind, result.1.saturating_sub(from));
+        if result.2.accepted == Some(false) {
+            stats.duplicates += 1;
+        }
+    }
+    shared.ingesters_left.fetch_sub(1, Ordering::AcqRel);
+    stats
+}
+
+fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) -> Stats {
+    let plan = shared.plan;
+    let mut stats = Stats::default();
+    let mut gen = ResolveGenerator::new(plan.scenario, plan.namespace, index);
+    let interval = plan.scenario.resolve.interval;
+    while !plan.control.stop.load(Ordering::Acquire) {
+        let op = gen.next_op();
+        let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
+        let invoke = Invoke {
+            t: plan.clock.now(),
+            op: id,
+            worker,
+            f: OpKind::Resolve,
+            event_id: None,
+            project: op.project.clone(),
+            fingerprint: op.fingerprint.clone(),
+            group_id: op.group_id.clone(),
+            attempt: None,
+            intended: None,
+        };
+        let (kind, (start, end, result)) = drive(
+            plan,
+            &conn,
+            &plan.variant.resolve,
+            op.builtins(wall_ms()),
+            invoke,
+            resolve_result,
+        );
+        stats.record(OpKind::Resolve, kind, end.saturating_sub(start));
+        match result.resolved {
+            Some(true) => stats.resolved += 1,
+            Some(false) => stats.refused += 1,
+            None => {}
+        }
+        if !interval.is_zero() {
+            std::thread::sleep(interval);
+        }
+    }
+    stats
+}
+
+/// Drives one op's step machine to its end on `conn`, logging the invoke,
+/// every step and the completion as one history batch. Returns the
+/// completion type and (invoke ns, completion ns, result).
+fn drive<'p>(
+    plan: &LoadPlan<'_>,
+    conn: &Connection,
+    program: &'p OpProgram,
+    builtins: Vec<Value>,
+    invoke: Invoke,
+    interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
+) -> (CompletionType, (u64, u64, OpResult)) {
+    let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
+    let mut batch = Batch::default();
+    batch.push(&Entry::Invoke(invoke));
+    let mut m = StepMachine::new(program, builtins);
+    let (kind, result) = loop {
+        if plan.control.abort.load(Ordering::Acquire) {
+            let kind = if m.changed_any() {
+                CompletionType::Info
+            } else {
+                CompletionType::Fail
+            };
+            break (
+                kind,
+                OpResult {
+                    error: Some("aborted by the user between steps".into()),
+                    ..Default::default()
+                },
+            );
+        }
+        let Some(i) = m.current() else {
+            unreachable!("an op with no step is refused by the statement checker")
+        };
+        let step = &program.steps[i];
+        let start = plan.clock.now();
+        let r = exec_step(conn, step, &m.params());
+        let end = plan.clock.now();
+        match r {
+            Ok(out) => {
+                batch.push(&Entry::Step(Step {
+                    op,
+                    idx: i as u32,
+                    step: step.name.clone(),
+                    start,
+                    end: Some(end),
+                    changes: out.changes,
+                    rows: out.rows.len() as u64,
+                    error: None,
+                    maybe_applied: false,
+                }));
+                let next = m.advance(out);
+                if next != Next::Continue {
+                    break interpret(&m, next);
+                }
+            }
+            Err(StepError {
+                message,
+                maybe_applied,
+            }) => {
+                batch.push(&Entry::Step(Step {
+                    op,
+                    idx: i as u32,
+                    step: step.name.clone(),
+                    start,
+                    end: Some(end),
+                    changes: 0,
+                    rows: 0,
+                    error: Some(message.clone()),
+                    maybe_applied,
+                }));
+                // `fail` only if nothing of the op can have happened.
+                let kind = if maybe_applied || m.changed_any() {
+                    CompletionType::Info
+                } else {
+                    CompletionType::Fail
+                };
+                break (
+                    kind,
+                    OpResult {
+                        error: Some(format!("step {}: {message}", step.name)),
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+    };
+    let t1 = plan.clock.now();
+    batch.push(&Entry::completion(
+        kind,
+        Completion {
+            t: t1,
+            op,
+            worker,
+            f,
+            result: result.clone(),
+        },
+    ));
+    plan.sink.send(batch);
+    plan.control.completed.fetch_add(1, Ordering::Relaxed);
+    (kind, (t0, t1, result))
+}

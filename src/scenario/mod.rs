@@ -1,0 +1,198 @@
+//! Scenarios: the TOML file that says what to run (workload, variant, target,
+//! load, stop condition, keys, retries, seed).
+//!
+//! [`load`] reads a file (or the embedded default), applies `--set`
+//! overrides, fills documented defaults, and refuses unknown keys, wrong
+//! types and impossible values with file, line and reason before anything
+//! runs. Every key and its default is documented in `scenarios/README.md`.
+
+mod load;
+
+pub use load::{load, load_str, ScenarioError, DEFAULT_SCENARIO};
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A resolved scenario: every key present, defaults filled in.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name shown in results (default: the file stem; `default` for the embedded one).
+    pub name: String,
+    /// The workload: only `groups` for now.
+    pub workload: Workload,
+    /// The variant: a statement file path (relative to the scenario file's
+    /// folder), or the name of a built-in variant (`groups-atomic`, `groups-naive`).
+    pub variant: String,
+    /// Seed of every random choice (ops, keys, retries). Default 1.
+    pub seed: u64,
+    pub target: Target,
+    pub load: Load,
+    pub stop: Stop,
+    pub keys: Keys,
+    pub retry: Retry,
+    pub resolve: Resolve,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    Groups,
+}
+
+/// The system under test. Only the in-process SQLite target for now.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Target {
+    Sqlite(SqliteTarget),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SqliteTarget {
+    /// Database file. Default (None): `target.db` inside the run folder.
+    pub path: Option<PathBuf>,
+    /// `PRAGMA journal_mode`: wal (default), delete, truncate, persist, memory, off.
+    pub journal_mode: String,
+    /// `PRAGMA synchronous`: off, normal (default), full, extra.
+    pub synchronous: String,
+    /// `PRAGMA busy_timeout`, as a duration string (default "5s").
+    #[serde(with = "humantime_serde_compat")]
+    pub busy_timeout: Duration,
+    /// Allow a database that already holds rows; the run then works in its
+    /// own namespace of projects (default false: such a database is refused).
+    pub reuse: bool,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadModel {
+    /// N workers, each starting its next op when the last one ended.
+    Closed,
+    /// A target rate of ingest ops/s; latency is measured from each op's
+    /// intended start (no coordinated omission).
+    Open,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    /// closed (default) or open.
+    pub model: LoadModel,
+    /// Concurrent ingest workers, each with its own connection (default 8; 1..=1024).
+    pub ingesters: u32,
+    /// Concurrent resolve workers (default 1; 0..=1024).
+    pub resolvers: u32,
+    /// Open model only: target ingest ops/s (attempts, retries included). Required > 0 when open.
+    pub rate: f64,
+    /// Open model only: an op that starts later than its intended start by
+    /// more than this is counted as late (default "1ms").
+    #[serde(with = "humantime_serde_compat")]
+    pub late_after: Duration,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    /// Stop after this many distinct events were generated (0 = no limit; default 10000).
+    pub events: u64,
+    /// Stop after this wall time (None / "0s" = no limit; default none).
+    /// At least one of `events` and `duration` must be set.
+    #[serde(default, with = "humantime_serde_compat::option")]
+    pub duration: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Skew {
+    Uniform,
+    Hot,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    /// Number of projects (default 2; >= 1).
+    pub projects: u32,
+    /// Fingerprints per project (default 100; >= 1). Groups = projects * fingerprints.
+    pub fingerprints: u32,
+    /// uniform (default) or hot.
+    pub skew: Skew,
+    /// hot only: how many groups form the hot set (default 4; 1..=groups).
+    pub hot_groups: u32,
+    /// hot only: share of events (and resolves) that go to the hot set (default 0.9; 0..=1).
+    pub hot_fraction: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Retry {
+    /// Probability that an event is sent again with the same id (default 0.2; 0..=1).
+    pub probability: f64,
+    /// Extra sends of one event at most (default 2; >= 1 when probability > 0).
+    pub max_retries: u32,
+    /// Share of retries sent soon (racing the first attempt, from another
+    /// worker) rather than later (default 0.5; 0..=1).
+    pub soon_fraction: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Resolve {
+    /// Pause of each resolver between two resolves (default "1ms"; "0s" = back to back).
+    #[serde(with = "humantime_serde_compat")]
+    pub interval: Duration,
+}
+
+/// Where a loaded scenario came from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The file, or None for the embedded default.
+    pub path: Option<PathBuf>,
+    /// The text as read (before overrides).
+    pub text: String,
+}
+
+/// Durations as humantime strings ("5s", "250ms") in TOML and JSON.
+pub mod humantime_serde_compat {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_duration(&text).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "invalid duration {text:?}: {e} (write e.g. \"30s\", \"250ms\", \"2m\")"
+            ))
+        })
+    }
+
+    pub mod option {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => super::serialize(d, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        /// `None` (JSON null) and a zero duration both mean "no limit".
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            let Some(text) = Option::<String>::deserialize(d)? else {
+                return Ok(None);
+            };
+            let d = humantime::parse_duration(&text).map_err(|e| {
+                serde::de::Error::custom(format!(
+                    "invalid duration {text:?}: {e} (write e.g. \"30s\", \"250ms\", \"2m\")"
+                ))
+            })?;
+            Ok(if d.is_zero() { None } else { Some(d) })
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Statement files: a workload variant as a file of named SQL statements
+//! (`-- name: ...` blocks, as yesql/HugSQL/aiosql write them).
+//!
+//! The format is a public API (documented in `targets/README.md`, rules from
+//! `shared/reference/statement-files.md`). [`parse`] turns text into blocks
+//! and directives; [`compile_groups`] checks a parsed file against the
+//! `groups` workload by preparing every statement with SQLite itself on a
+//! scratch database, and yields the [`OpProgram`]s the step machines run.
+
+mod check;
+mod parse;
+
+pub use check::compile_groups;
+pub use parse::parse;
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// A statement-file error: names the file, the 1-based line and the reason.
+/// Every error is reported before anything runs; the CLI exits 2 on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct FileError {
+    pub file: PathBuf,
+    /// 1-based line number of the offending line (the block's `-- name:` line
+    /// when the error concerns a whole block; 0 when it concerns the whole file).
+    pub line: usize,
+    pub reason: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.reason)
+    }
+}
+
+/// A `stop-if` directive: stop the op after this step when the condition holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum StopIf {
+    /// `changes = 0`: the statement changed no row.
+    ChangesZero,
+    /// `changes > 0`
+    ChangesPositive,
+    /// `rows = 0`: the statement returned no row.
+    RowsZero,
+    /// `rows > 0`
+    RowsPositive,
+}
+
+impl StopIf {
+    /// Whether the condition holds for a step that changed `changes` rows and
+    /// returned `rows` rows.
+    pub fn holds(self, changes: u64, rows: usize) -> bool {
+        match self {
+            StopIf::ChangesZero => changes == 0,
+            StopIf::ChangesPositive => changes > 0,
+            StopIf::RowsZero => rows == 0,
+            StopIf::RowsPositive => rows > 0,
+        }
+    }
+}
+
+/// One `-- name:` block as written in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// The full name, e.g. `ingest.s1`, `schema`, `export.events`.
+    pub name: String,
+    /// 1-based line of the `-- name:` line.
+    pub line: usize,
+    pub stop_if: Option<StopIf>,
+    /// `-- counts: true` (the counting step of `ingest`).
+    pub counts: bool,
+    /// The SQL text of the block, comments and surrounding blank lines kept
+    /// as written (SQLite ignores them), trailing whitespace trimmed.
+    pub sql: String,
+}
+
+/// A parsed statement file (syntax only; see [`compile_groups`] for meaning).
+#[derive(Debug, Clone)]
+pub struct StatementFile {
+    pub path: PathBuf,
+    /// Hex SHA-256 of the file's bytes (recorded in every run folder).
+    pub sha256: String,
+    pub text: String,
+    pub blocks: Vec<Block>,
+}
+
+/// Where the value of one `:parameter` of a step comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamSource {
+    /// A built-in parameter of the op (index into the op's builtin list,
+    /// e.g. groups ingest: `event_id, project, fingerprint, group_id, message, now_ms`).
+    Builtin(usize),
+    /// A column returned by an earlier step of the same op: (step index, column index).
+    /// When several earlier steps return the column, the latest one wins.
+    Column { step: usize, column: usize },
+}
+
+/// One step of an op: one statement, run alone in autocommit.
+#[derive(Debug, Clone)]
+pub struct StepDef {
+    /// The step part of the block name (`s1` for `ingest.s1`).
+    pub name: String,
+    /// 1-based line of the block's `-- name:` line.
+    pub line: usize,
+    pub sql: String,
+    pub stop_if: Option<StopIf>,
+    /// The counting step of `ingest`.
+    pub counts: bool,
+    /// One entry per SQLite parameter index (1-based index i is `params[i-1]`).
+    pub params: Vec<ParamSource>,
+    /// Names of the columns the statement returns (empty for plain writes).
+    pub columns: Vec<String>,
+    /// `sqlite3_stmt_readonly`: false for statements that may modify rows.
+    pub readonly: bool,
+}
+
+/// The steps of one op kind, in file order.
+#[derive(Debug, Clone)]
+pub struct OpProgram {
+    /// `ingest` or `resolve`.
+    pub op: String,
+    /// Names of the built-in parameters, in the order [`ParamSource::Builtin`] indexes them.
+    pub builtins: Vec<&'static str>,
+    pub steps: Vec<StepDef>,
+}
+
+/// A statement file checked against the `groups` workload.
+#[derive(Debug, Clone)]
+pub struct GroupsVariant {
+    pub file: StatementFile,
+    /// The `schema` block (may hold several statements; run once as a batch).
+    pub schema: String,
+    /// Builtins: `event_id, project, fingerprint, group_id, message, now_ms` (in this order).
+    pub ingest: OpProgram,
+    /// Index into `ingest.steps` of the step with `counts: true`.
+    pub counting_step: usize,
+    /// Builtins: `group_id, now_ms` (in this order).
+    pub resolve: OpProgram,
+    /// `export.events`: returns columns id, project, fingerprint, group_id, received_at.
+    pub export_events: String,
+    /// `export.groups`: returns columns id, project, fingerprint, status, event_count.
+    pub export_groups: String,
+}
+
+/// Built-in parameters of the groups `ingest` op, in [`ParamSource::Builtin`] order.
+pub const INGEST_BUILTINS: [&str; 6] = [
+    "event_id",
+    "project",
+    "fingerprint",
+    "group_id",
+    "message",
+    "now_ms",
+];
+/// Built-in parameters of the groups `resolve` op, in [`ParamSource::Builtin`] order.
+pub const RESOLVE_BUILTINS: [&str; 2] = ["group_id", "now_ms"];

@@ -1,0 +1,116 @@
+//! Load figures: latency histograms (HdrHistogram, ns) and counts per op
+//! kind and completion type. Each worker keeps its own [`Stats`] (no
+//! sharing on the hot path) and the runtime merges them at the end.
+
+use crate::history::{CompletionType, OpKind};
+use hdrhistogram::Histogram;
+
+/// Significant figures of every latency histogram (0.1% error).
+const SIGFIG: u8 = 3;
+
+/// Latency histograms and counts of one worker, or merged.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// [op kind][completion type] latency in ns. Auto-resizing, so no value
+    /// is ever out of range; failed and indeterminate ops stay apart from ok.
+    hist: [[Histogram<u64>; 3]; 2],
+    /// Values a histogram refused (none expected with auto-resize; counted
+    /// so a refusal is shown, never silently dropped).
+    pub saturated: u64,
+    /// Open model: ops that started later than `late_after` past their
+    /// intended start.
+    pub late: u64,
+    /// Ingest ops that were duplicates (accepted = false).
+    pub duplicates: u64,
+    /// Resolves that changed a group to resolved.
+    pub resolved: u64,
+    /// Refused resolves.
+    pub refused: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        let h = || Histogram::<u64>::new(SIGFIG).expect("valid sigfig");
+        Stats {
+            hist: [[h(), h(), h()], [h(), h(), h()]],
+            saturated: 0,
+            late: 0,
+            duplicates: 0,
+            resolved: 0,
+            refused: 0,
+        }
+    }
+}
+
+fn ki(k: OpKind) -> usize {
+    match k {
+        OpKind::Ingest => 0,
+        OpKind::Resolve => 1,
+    }
+}
+
+fn ci(c: CompletionType) -> usize {
+    match c {
+        CompletionType::Ok => 0,
+        CompletionType::Fail => 1,
+        CompletionType::Info => 2,
+    }
+}
+
+impl Stats {
+    /// Records one completed op's latency (ns).
+    pub fn record(&mut self, kind: OpKind, completion: CompletionType, latency_ns: u64) {
+        if self.hist[ki(kind)][ci(completion)]
+            .record(latency_ns.max(1))
+            .is_err()
+        {
+            self.saturated += 1;
+        }
+    }
+
+    /// The latency histogram (ns) of one kind and completion type.
+    pub fn histogram(&self, kind: OpKind, completion: CompletionType) -> &Histogram<u64> {
+        &self.hist[ki(kind)][ci(completion)]
+    }
+
+    /// Ops of one kind and completion type.
+    pub fn count(&self, kind: OpKind, completion: CompletionType) -> u64 {
+        self.histogram(kind, completion).len()
+    }
+
+    /// Adds another worker's figures into these.
+    pub fn merge(&mut self, other: &Stats) {
+        for k in 0..2 {
+            for c in 0..3 {
+                if self.hist[k][c].add(&other.hist[k][c]).is_err() {
+                    self.saturated += other.hist[k][c].len();
+                }
+            }
+        }
+        self.saturated += other.saturated;
+        self.late += other.late;
+        self.duplicates += other.duplicates;
+        self.resolved += other.resolved;
+        self.refused += other.refused;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_and_zero_latencies_are_kept_and_kinds_stay_apart() {
+        let mut s = Stats::default();
+        s.record(OpKind::Ingest, CompletionType::Ok, 0);
+        s.record(OpKind::Ingest, CompletionType::Ok, u64::MAX / 4);
+        s.record(OpKind::Ingest, CompletionType::Info, 5);
+        assert_eq!(s.count(OpKind::Ingest, CompletionType::Ok), 2);
+        assert_eq!(s.count(OpKind::Ingest, CompletionType::Info), 1);
+        assert_eq!(s.count(OpKind::Resolve, CompletionType::Ok), 0);
+        assert_eq!(s.saturated, 0);
+        let mut t = Stats::default();
+        t.merge(&s);
+        assert_eq!(t.count(OpKind::Ingest, CompletionType::Ok), 2);
+    }
+}

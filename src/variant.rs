@@ -1,0 +1,66 @@
+//! Finding a scenario's variant: a statement file on disk (relative to the
+//! scenario file's folder) or a built-in one compiled into the binary (the
+//! files shipped in `targets/sqlite/`), so the embedded default scenario
+//! runs from any folder.
+
+use crate::statements::{compile_groups, parse, FileError, GroupsVariant};
+use std::path::{Path, PathBuf};
+
+/// Built-in variants: (name, file path shown, text).
+pub const BUILTIN: [(&str, &str, &str); 2] = [
+    (
+        "groups-atomic",
+        "targets/sqlite/groups-atomic.sql",
+        include_str!("../targets/sqlite/groups-atomic.sql"),
+    ),
+    (
+        "groups-naive",
+        "targets/sqlite/groups-naive.sql",
+        include_str!("../targets/sqlite/groups-naive.sql"),
+    ),
+];
+
+/// Where a variant's text comes from.
+pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, String), FileError> {
+    if !variant.ends_with(".sql") {
+        if let Some((_, path, text)) = BUILTIN.iter().find(|(n, _, _)| *n == variant) {
+            return Ok((
+                PathBuf::from(format!("<built-in {variant}> {path}")),
+                text.to_string(),
+            ));
+        }
+        return Err(FileError {
+            file: PathBuf::from(variant),
+            line: 0,
+            reason: format!(
+                "no built-in variant named {variant:?} (built-in: {}); a statement file path must end in .sql",
+                BUILTIN.map(|b| b.0).join(", ")
+            ),
+        });
+    }
+    let path = match scenario_dir {
+        Some(dir) if Path::new(variant).is_relative() => dir.join(variant),
+        _ => PathBuf::from(variant),
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| FileError {
+        file: path.clone(),
+        line: 0,
+        reason: format!("cannot read statement file: {e}"),
+    })?;
+    Ok((path, text))
+}
+
+/// Locates, parses and checks a groups variant.
+/// Errors: file, line and reason (exit 2).
+pub fn load_groups(variant: &str, scenario_dir: Option<&Path>) -> Result<GroupsVariant, FileError> {
+    let (path, text) = locate(variant, scenario_dir)?;
+    compile_groups(&parse(&path, &text)?)
+}
+
+/// A short name for results: the file stem, or the built-in's name.
+pub fn short_name(variant: &str) -> String {
+    Path::new(variant)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| variant.to_string())
+}

@@ -1,0 +1,10 @@
+//! Workloads: what an op is and what its steps mean. [`machine`] is the
+//! generic step machine; [`groups`] reads a finished machine as the groups
+//! workload's answer (accepted, duplicate, resolved, refused with a probe).
+
+pub mod groups;
+pub mod machine;
+pub mod value;
+
+pub use machine::{Next, StepMachine, StepOutcome};
+pub use value::Value;

@@ -1,0 +1,701 @@
+//! Scenario loading: every refusal names the right line (or `--set`) and
+//! reason; defaults, overrides, shipped files and the `to_toml` round trip.
+
+use specstorm::scenario::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const FILE: &str = "scenarios/test.toml";
+
+fn load_text(text: &str) -> Result<Scenario, ScenarioError> {
+    load_str("test", Some(Path::new(FILE)), text, &[])
+}
+
+fn load_with(text: &str, overrides: &[&str]) -> Result<Scenario, ScenarioError> {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    load_str("test", Some(Path::new(FILE)), text, &overrides)
+}
+
+/// Asserts that `text` is refused at `line` with a reason containing every
+/// one of `needles`, and that Display is `FILE:LINE: reason`.
+#[track_caller]
+fn assert_refused(text: &str, line: usize, needles: &[&str]) {
+    let err = match load_text(text) {
+        Ok(s) => panic!("expected an error at line {line}, got {s:?}"),
+        Err(e) => e,
+    };
+    assert_eq!(err.line(), Some(line), "wrong line in: {err}");
+    let reason = err.reason();
+    for needle in needles {
+        assert!(reason.contains(needle), "{needle:?} not in: {err}");
+    }
+    assert_eq!(err.to_string(), format!("{FILE}:{line}: {reason}"));
+}
+
+/// Asserts that the override `set` is blamed, with `needle` in the reason.
+#[track_caller]
+fn assert_set_refused(text: &str, overrides: &[&str], set: &str, needle: &str) {
+    let err = load_with(text, overrides).expect_err("expected an override error");
+    assert!(
+        matches!(&err, ScenarioError::Set { .. }),
+        "not a --set error: {err}"
+    );
+    assert_eq!(err.line(), None);
+    let shown = err.to_string();
+    assert!(shown.starts_with(&format!("--set {set}: ")), "{shown}");
+    assert!(shown.contains(needle), "{needle:?} not in: {shown}");
+}
+
+// ---------------------------------------------------------------- errors
+
+#[test]
+fn toml_syntax_error() {
+    assert_refused(
+        "seed = 1\n\n[load]\ningesters = = 4\n",
+        4,
+        &["invalid TOML"],
+    );
+}
+
+#[test]
+fn duplicate_key_is_a_syntax_error() {
+    assert_refused(
+        "[load]\ningesters = 4\ningesters = 5\n",
+        3,
+        &["invalid TOML"],
+    );
+}
+
+#[test]
+fn unknown_key_in_a_table_lists_the_valid_keys() {
+    assert_refused(
+        "[load]\ningesters = 4\nworkers = 3\n",
+        3,
+        &[
+            "unknown key `workers` in [load]",
+            "model, ingesters, resolvers, rate, late_after",
+        ],
+    );
+}
+
+#[test]
+fn unknown_top_level_key_and_table() {
+    assert_refused(
+        "seed = 1\nsede = 2\n",
+        2,
+        &[
+            "unknown key `sede`",
+            "name, workload, variant, seed",
+            "[retry]",
+        ],
+    );
+    assert_refused(
+        "seed = 1\n\n[loads]\ningesters = 4\n",
+        3,
+        &["unknown key `loads`"],
+    );
+}
+
+#[test]
+fn unknown_key_in_a_dotted_key_and_an_inline_table() {
+    assert_refused(
+        "seed = 1\nload.workers = 3\n",
+        2,
+        &["unknown key `workers` in [load]"],
+    );
+    assert_refused(
+        "seed = 1\n\ntarget = { kind = \"sqlite\", file = \"x.db\" }\n",
+        3,
+        &["unknown key `file` in [target]", "journal_mode"],
+    );
+}
+
+#[test]
+fn wrong_type() {
+    assert_refused(
+        "[load]\n# workers\ningesters = \"many\"\n",
+        3,
+        &[
+            "`load.ingesters` must be a whole number",
+            "found string \"many\"",
+        ],
+    );
+    assert_refused(
+        "[target]\nreuse = \"yes\"\n",
+        2,
+        &["`target.reuse` must be true or false"],
+    );
+    assert_refused(
+        "load = 4\n",
+        1,
+        &["`load` must be a table", "found integer 4"],
+    );
+    assert_refused(
+        "[seed]\nx = 1\n",
+        1,
+        &["`seed` must be a whole number", "found a table"],
+    );
+    assert_refused(
+        "[retry]\nprobability = \"high\"\n",
+        2,
+        &["`retry.probability` must be a number"],
+    );
+}
+
+#[test]
+fn ingesters_out_of_range() {
+    assert_refused(
+        "\n[load]\ningesters = 0\n",
+        3,
+        &["`load.ingesters` must be from 1 to 1024, found 0"],
+    );
+    assert_refused(
+        "[load]\ningesters = 1025\n",
+        2,
+        &["from 1 to 1024, found 1025"],
+    );
+}
+
+#[test]
+fn resolvers_out_of_range() {
+    assert_refused(
+        "[load]\nresolvers = 2000\n",
+        2,
+        &["`load.resolvers` must be from 0 to 1024, found 2000"],
+    );
+    assert_refused(
+        "[load]\nresolvers = -1\n",
+        2,
+        &["`load.resolvers`", "found -1"],
+    );
+    // 0 resolvers is allowed: an ingest-only run.
+    assert_eq!(
+        load_text("[load]\nresolvers = 0\n").unwrap().load.resolvers,
+        0
+    );
+}
+
+#[test]
+fn no_stop_condition() {
+    assert_refused(
+        "seed = 3\n\n[stop]\nevents = 0\n",
+        3,
+        &["never stop", "stop.duration"],
+    );
+    // "0s" means no time limit, so it is no stop condition either.
+    assert_refused(
+        "[stop]\nevents = 0\nduration = \"0s\"\n",
+        1,
+        &["never stop"],
+    );
+    let s = load_text("[stop]\nevents = 0\nduration = \"10s\"\n").unwrap();
+    assert_eq!(s.stop.duration, Some(Duration::from_secs(10)));
+}
+
+#[test]
+fn open_model_needs_a_rate() {
+    assert_refused(
+        "[load]\ningesters = 2\nmodel = \"open\"\n",
+        3,
+        &["model = \"open\" needs `load.rate` > 0"],
+    );
+    assert_refused(
+        "[load]\nmodel = \"open\"\nrate = 0\n",
+        3,
+        &["needs `load.rate` > 0"],
+    );
+    let s = load_text("[load]\nmodel = \"open\"\nrate = 500\n").unwrap();
+    assert_eq!((s.load.model, s.load.rate), (LoadModel::Open, 500.0));
+}
+
+#[test]
+fn rate_with_closed_model() {
+    assert_refused(
+        "[load]\nrate = 100.0\n",
+        2,
+        &["rate only applies to model = open"],
+    );
+}
+
+#[test]
+fn rate_must_be_finite() {
+    assert_refused(
+        "[load]\nmodel = \"open\"\nrate = inf\n",
+        3,
+        &["`load.rate` must be a finite number >= 0"],
+    );
+    assert_refused("[load]\nmodel = \"open\"\nrate = -5\n", 3, &["found -5"]);
+}
+
+#[test]
+fn probabilities_and_fractions_outside_0_1_or_nan() {
+    assert_refused(
+        "[retry]\nprobability = 1.5\n",
+        2,
+        &["`retry.probability` must be from 0 to 1, found 1.5"],
+    );
+    assert_refused(
+        "[retry]\nsoon_fraction = -0.1\n",
+        2,
+        &["`retry.soon_fraction` must be from 0 to 1"],
+    );
+    assert_refused(
+        "[keys]\nhot_fraction = nan\n",
+        2,
+        &["`keys.hot_fraction` must be from 0 to 1, found NaN"],
+    );
+    // Integers 0 and 1 are fractions too.
+    assert_eq!(
+        load_text("[keys]\nhot_fraction = 1\n")
+            .unwrap()
+            .keys
+            .hot_fraction,
+        1.0
+    );
+}
+
+#[test]
+fn max_retries_zero_with_retries() {
+    assert_refused(
+        "[retry]\nprobability = 0.1\nmax_retries = 0\n",
+        3,
+        &["`retry.max_retries` must be at least 1 when `retry.probability` > 0"],
+    );
+    // Without retries, 0 is consistent.
+    let s = load_text("[retry]\nprobability = 0\nmax_retries = 0\n").unwrap();
+    assert_eq!(s.retry.max_retries, 0);
+}
+
+#[test]
+fn hot_groups_zero_or_more_than_groups() {
+    assert_refused(
+        "[keys]\nskew = \"hot\"\nhot_groups = 0\n",
+        3,
+        &["`keys.hot_groups` must be from 1", "found 0"],
+    );
+    assert_refused(
+        "[keys]\nprojects = 2\nfingerprints = 3\nskew = \"hot\"\nhot_groups = 7\n",
+        5,
+        &["projects * fingerprints = 6", "found 7"],
+    );
+    // The default hot_groups (4) is too many for 2 groups: blamed on [keys].
+    assert_refused(
+        "seed = 1\n[keys]\nprojects = 1\nfingerprints = 2\nskew = \"hot\"\n",
+        2,
+        &[
+            "found 4",
+            "`keys.hot_groups` is not set: its default applies",
+        ],
+    );
+    // With uniform skew the hot set is unused.
+    assert_eq!(
+        load_text("[keys]\nhot_groups = 0\n")
+            .unwrap()
+            .keys
+            .hot_groups,
+        0
+    );
+}
+
+#[test]
+fn projects_or_fingerprints_zero() {
+    assert_refused(
+        "[keys]\nprojects = 0\n",
+        2,
+        &["`keys.projects` must be at least 1, found 0"],
+    );
+    assert_refused(
+        "[keys]\n\nfingerprints = 0\n",
+        3,
+        &["`keys.fingerprints` must be at least 1"],
+    );
+}
+
+#[test]
+fn invalid_journal_mode_and_synchronous() {
+    assert_refused(
+        "[target]\njournal_mode = \"wall\"\n",
+        2,
+        &[
+            "invalid `target.journal_mode` \"wall\"",
+            "\"wal\", \"delete\", \"truncate\", \"persist\", \"memory\", \"off\"",
+        ],
+    );
+    assert_refused(
+        "[target]\nsynchronous = \"fast\"\n",
+        2,
+        &[
+            "invalid `target.synchronous` \"fast\"",
+            "\"off\", \"normal\", \"full\", \"extra\"",
+        ],
+    );
+}
+
+#[test]
+fn invalid_duration() {
+    assert_refused(
+        "[stop]\nduration = \"30 parsecs\"\n",
+        2,
+        &["invalid duration \"30 parsecs\" for `stop.duration`"],
+    );
+    assert_refused(
+        "[target]\nbusy_timeout = \"5\"\n",
+        2,
+        &["for `target.busy_timeout`"],
+    );
+    assert_refused(
+        "[resolve]\ninterval = 5\n",
+        2,
+        &["`resolve.interval` must be a duration string"],
+    );
+}
+
+#[test]
+fn workload_other_than_groups() {
+    assert_refused(
+        "seed = 1\nworkload = \"outbox\"\n",
+        2,
+        &["invalid `workload` \"outbox\"", "\"groups\""],
+    );
+}
+
+#[test]
+fn target_kind_other_than_sqlite() {
+    assert_refused(
+        "[target]\nkind = \"postgres\"\n",
+        2,
+        &["invalid `target.kind` \"postgres\""],
+    );
+}
+
+#[test]
+fn variant_empty_or_unknown() {
+    assert_refused("\nvariant = \"\"\n", 2, &["`variant` must not be empty"]);
+    assert_refused(
+        "variant = \"groups-atomc\"\n",
+        1,
+        &["unknown built-in variant \"groups-atomc\"", "groups-naive"],
+    );
+    let s = load_text("variant = \"mine/fast.sql\"\n").unwrap();
+    assert_eq!(s.variant, "mine/fast.sql");
+}
+
+#[test]
+fn embedded_default_names_itself_in_errors() {
+    let err = load(None, &["load.ingesters=many".to_string()]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--set load.ingesters=many: `load.ingesters` must be a whole number, found string \"many\""
+    );
+    let err = load_str("default", None, "seed = -1\n", &[]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "<embedded default>:1: `seed` must be at least 0, found -1"
+    );
+}
+
+#[test]
+fn unreadable_file() {
+    let err = load(Some(Path::new("/nonexistent/x.toml")), &[]).unwrap_err();
+    assert!(matches!(err, ScenarioError::Read { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/x.toml: cannot read"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------- defaults
+
+#[test]
+fn empty_file_gets_every_default() {
+    let s = load_text("").unwrap();
+    let expected = Scenario {
+        name: "test".into(),
+        workload: Workload::Groups,
+        variant: "groups-atomic".into(),
+        seed: 1,
+        target: Target::Sqlite(SqliteTarget {
+            path: None,
+            journal_mode: "wal".into(),
+            synchronous: "normal".into(),
+            busy_timeout: Duration::from_secs(5),
+            reuse: false,
+        }),
+        load: Load {
+            model: LoadModel::Closed,
+            ingesters: 8,
+            resolvers: 1,
+            rate: 0.0,
+            late_after: Duration::from_millis(1),
+        },
+        stop: Stop {
+            events: 10000,
+            duration: None,
+        },
+        keys: Keys {
+            projects: 2,
+            fingerprints: 100,
+            skew: Skew::Uniform,
+            hot_groups: 4,
+            hot_fraction: 0.9,
+        },
+        retry: Retry {
+            probability: 0.2,
+            max_retries: 2,
+            soon_fraction: 0.5,
+        },
+        resolve: Resolve {
+            interval: Duration::from_millis(1),
+        },
+    };
+    assert_eq!(s, expected);
+    assert_eq!(s.groups(), 200);
+}
+
+#[test]
+fn name_from_file_or_stem() {
+    assert_eq!(load_text("name = \"mine\"\n").unwrap().name, "mine");
+    assert_refused("name = \"  \"\n", 1, &["`name` must not be empty"]);
+    let (s, source) = load(None, &[]).unwrap();
+    assert_eq!(s.name, "default");
+    assert!(source.path.is_none());
+    assert_eq!(source.text, DEFAULT_SCENARIO);
+}
+
+// ---------------------------------------------------------------- overrides
+
+#[test]
+fn overrides_are_applied() {
+    let s = load_with(
+        "[load]\ningesters = 16\n",
+        &[
+            "load.ingesters=4",
+            "stop.duration=5s",
+            "keys.skew=hot",
+            "target.path=/tmp/x.db",
+            "variant=groups-naive",
+            "retry.probability = 0.5",
+            "target.reuse=true",
+            "resolve={ interval = \"3ms\" }",
+            "name=true",
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.load.ingesters, 4);
+    assert_eq!(s.stop.duration, Some(Duration::from_secs(5)));
+    assert_eq!(s.keys.skew, Skew::Hot);
+    let Target::Sqlite(t) = &s.target;
+    assert_eq!(t.path.as_deref(), Some(Path::new("/tmp/x.db")));
+    assert!(t.reuse);
+    assert_eq!(s.variant, "groups-naive");
+    assert_eq!(s.retry.probability, 0.5);
+    assert_eq!(s.resolve.interval, Duration::from_millis(3));
+    // A key that holds a string takes the text as written.
+    assert_eq!(s.name, "true");
+}
+
+#[test]
+fn later_override_wins_and_reaches_into_inline_tables() {
+    let s = load_with(
+        "target = { journal_mode = \"delete\" }\n",
+        &[
+            "load.ingesters=4",
+            "load.ingesters=6",
+            "target.synchronous=full",
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.load.ingesters, 6);
+    let Target::Sqlite(t) = &s.target;
+    assert_eq!(
+        (t.journal_mode.as_str(), t.synchronous.as_str()),
+        ("delete", "full")
+    );
+}
+
+#[test]
+fn override_errors() {
+    assert_set_refused(
+        "",
+        &["load.ingesters"],
+        "load.ingesters",
+        "expected KEY=VALUE",
+    );
+    assert_set_refused("", &["=4"], "=4", "empty key");
+    assert_set_refused("", &["load..x=4"], "load..x=4", "invalid key");
+    assert_set_refused("seed = 1\n", &["seed.x=4"], "seed.x=4", "not a table");
+    assert_set_refused(
+        "",
+        &["seed.x=4"],
+        "seed.x=4",
+        "`seed` must be a whole number, found a table",
+    );
+    assert_set_refused(
+        "",
+        &["load.workers=4"],
+        "load.workers=4",
+        "unknown key `workers` in [load]",
+    );
+    assert_set_refused(
+        "[load]\ningesters = 4\n",
+        &["load.ingesters=0"],
+        "load.ingesters=0",
+        "from 1 to 1024",
+    );
+    assert_set_refused("", &["stop.events=0"], "stop.events=0", "never stop");
+    assert_set_refused(
+        "",
+        &["keys.skew=hot", "keys.hot_groups=0"],
+        "keys.hot_groups=0",
+        "found 0",
+    );
+    assert_set_refused(
+        "",
+        &["stop.duration=soon"],
+        "stop.duration=soon",
+        "invalid duration \"soon\"",
+    );
+    assert_set_refused("", &["variant="], "variant=", "must not be empty");
+    // A malformed override is reported even when the file is broken too.
+    assert_set_refused("[[[", &["nokey"], "nokey", "expected KEY=VALUE");
+}
+
+// ---------------------------------------------------------------- shipped files
+
+fn shipped(name: &str) -> (Scenario, PathBuf) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(name);
+    let (s, source) = load(Some(&path), &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(source.path.as_deref(), Some(path.as_path()));
+    (s, path)
+}
+
+#[test]
+fn every_shipped_scenario_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "default.toml",
+            "groups-atomic.toml",
+            "groups-naive.toml",
+            "smoke.toml"
+        ]
+    );
+    for name in &names {
+        let (s, _) = shipped(name);
+        assert_eq!(s.name, name.trim_end_matches(".toml"));
+    }
+}
+
+#[test]
+fn shipped_scenarios_say_what_the_docs_say() {
+    let (d, _) = load(None, &[]).unwrap();
+    assert_eq!(
+        (
+            d.variant.as_str(),
+            d.stop.events,
+            d.load.ingesters,
+            d.load.resolvers
+        ),
+        ("groups-atomic", 20000, 8, 2)
+    );
+    assert_eq!((d.keys.skew, d.retry.probability), (Skew::Hot, 0.2));
+    assert_eq!(
+        shipped("default.toml").0,
+        Scenario {
+            name: "default".into(),
+            ..d
+        }
+    );
+
+    let (a, _) = shipped("groups-atomic.toml");
+    assert_eq!(a.variant, "../targets/sqlite/groups-atomic.sql");
+    assert_eq!((a.stop.events, a.stop.duration), (200000, None));
+    assert_eq!((a.load.ingesters, a.load.resolvers), (32, 2));
+    assert_eq!((a.retry.probability, a.retry.max_retries), (0.2, 2));
+    assert_eq!(
+        (a.keys.skew, a.keys.hot_groups, a.keys.hot_fraction),
+        (Skew::Hot, 4, 0.5)
+    );
+    assert_eq!(
+        (a.keys.projects, a.keys.fingerprints, a.groups()),
+        (4, 250, 1000)
+    );
+    assert_eq!(a.resolve.interval, Duration::from_millis(2));
+
+    let (n, _) = shipped("groups-naive.toml");
+    assert_eq!(n.variant, "../targets/sqlite/groups-naive.sql");
+    assert_eq!(
+        (n.stop.events, n.stop.duration),
+        (200000, Some(Duration::from_secs(30)))
+    );
+    // Same load as the atomic run, so the two compare.
+    assert_eq!(
+        (&n.load, &n.keys, &n.retry, &n.resolve),
+        (&a.load, &a.keys, &a.retry, &a.resolve)
+    );
+
+    let (s, _) = shipped("smoke.toml");
+    assert_eq!(
+        (
+            s.stop.events,
+            s.load.ingesters,
+            s.load.resolvers,
+            s.keys.skew
+        ),
+        (2000, 4, 1, Skew::Hot)
+    );
+}
+
+// ---------------------------------------------------------------- round trip
+
+#[test]
+fn to_toml_round_trips() {
+    let mut cases: Vec<Scenario> = [
+        "default.toml",
+        "groups-atomic.toml",
+        "groups-naive.toml",
+        "smoke.toml",
+    ]
+    .iter()
+    .map(|n| shipped(n).0)
+    .collect();
+    cases.push(
+        load_with(
+            "",
+            &[
+                "load.model=open",
+                "load.rate=1234.5",
+                "target.path=/tmp/a b.db",
+                "stop.duration=1m 30s",
+                "retry.soon_fraction=0.125",
+                "seed=99",
+            ],
+        )
+        .unwrap(),
+    );
+    for s in cases {
+        let text = s.to_toml();
+        let back = load_str("other-name", Some(Path::new("resolved.toml")), &text, &[])
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back, s, "{text}");
+    }
+}
+
+#[test]
+fn to_toml_shows_unset_keys() {
+    let text = load_text("").unwrap().to_toml();
+    assert!(text.contains("name = \"test\""), "{text}");
+    assert!(text.contains("busy_timeout = \"5s\""), "{text}");
+    assert!(text.contains("# path: not set"), "{text}");
+    assert!(text.contains("# duration: not set"), "{text}");
+}
