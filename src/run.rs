@@ -15,6 +15,7 @@ use crate::variant;
 use crate::workload::Value;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -279,7 +280,9 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
     let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("checks.json"), checks).map_err(anyhow::Error::from)?;
-    println!(
+    // A closed pipe (`| head`) must not turn a finished run into a panic.
+    let _ = writeln!(
+        std::io::stdout(),
         "{}",
         crate::report::human::render(&summary, &results, &run_dir.display().to_string())
     );
@@ -314,7 +317,8 @@ fn prepare_database(
             namespace = format!("r{ms}.");
         }
     }
-    let conn = sqlite::open(path, target).map_err(terr)?;
+    let conn = sqlite::open(path, target)
+        .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
     conn.execute_batch(&variant.schema)
         .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))?;
     Ok(namespace)

@@ -97,6 +97,7 @@ pub fn run_load(
     let started = plan.clock.now();
     let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
     let mut total = Stats::default();
+    let mut stopped_at = started;
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for (w, conn) in ingest_conns.into_iter().enumerate() {
@@ -131,6 +132,7 @@ pub fn run_load(
                 || plan.control.stop.load(Ordering::Acquire)
             {
                 plan.control.stop.store(true, Ordering::Release);
+                stopped_at = now;
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -153,10 +155,14 @@ pub fn run_load(
     });
     let elapsed_ns = plan.clock.now() - started;
     let ops = shared.next_op.load(Ordering::Relaxed);
-    let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
+    let (fresh_events, generated) = {
+        let g = shared.gen.lock().expect("generator lock");
+        (g.fresh_events(), g.ops_generated())
+    };
     let missed = match s.load.model {
         LoadModel::Open => {
-            let due = (elapsed_ns as f64 / 1e9 * s.load.rate) as u64;
+            // Ops due before the stop (and generated at all) that never started.
+            let due = (((stopped_at - started) as f64 / 1e9 * s.load.rate) as u64).min(generated);
             let ingests = total.count(OpKind::Ingest, CompletionType::Ok)
                 + total.count(OpKind::Ingest, CompletionType::Fail)
                 + total.count(OpKind::Ingest, CompletionType::Info);

@@ -878,3 +878,18 @@ fn shipped_sha256_is_stable() {
     let c = parse(&a.path, &(a.text.clone() + "\n")).unwrap();
     assert_ne!(a.sha256, c.sha256);
 }
+
+#[test]
+fn compile_err_transaction_control_as_a_step() {
+    let i = INGEST.replace(
+        "-- name: ingest.s2\nINSERT OR IGNORE INTO error_groups (id, project, fingerprint, status, event_count)\nVALUES (:group_id, :project, :fingerprint, 'open', 0);",
+        "-- name: ingest.s2\n/* open a transaction */ BEGIN IMMEDIATE;",
+    );
+    let t = with_ingest(&i);
+    let e = compile_err(&t);
+    assert_err(
+        &e,
+        line_of(&t, "-- name: ingest.s2"),
+        "transaction control (BEGIN)",
+    );
+}

@@ -127,5 +127,5 @@ pub fn check_all(facts: &Facts, tables: &Tables) -> (Vec<CheckResult>, stranded:
 
 /// ns as seconds with millisecond precision, for explanations.
 pub fn secs(ns: u64) -> String {
-    format!("{:.3}s", ns as f64 / 1e9)
+    format!("{:.6}s", ns as f64 / 1e9)
 }

@@ -21,8 +21,8 @@ pub struct StepError {
 }
 
 /// Opens a connection to the target database with the scenario's pragmas.
-/// Errors: the file cannot be opened or a pragma is refused.
-pub fn open(path: &Path, target: &SqliteTarget) -> rusqlite::Result<Connection> {
+/// Errors: the file cannot be opened, or a pragma is refused or not taken.
+pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -38,10 +38,10 @@ pub fn open(path: &Path, target: &SqliteTarget) -> rusqlite::Result<Connection> 
         |r| r.get(0),
     )?;
     if !mode.eq_ignore_ascii_case(&target.journal_mode) {
-        return Err(rusqlite::Error::InvalidParameterName(format!(
+        anyhow::bail!(
             "journal_mode {} was refused by SQLite (it kept {mode})",
             target.journal_mode
-        )));
+        );
     }
     conn.pragma_update(None, "synchronous", &target.synchronous)?;
     conn.set_prepared_statement_cache_capacity(32);
@@ -90,6 +90,15 @@ pub fn exec_step(
             }
             rows_out.push(r);
         }
+    }
+    if !conn.is_autocommit() {
+        // The statement checker refuses transaction control; this guards the
+        // invariant that every step runs alone, whatever slipped through.
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(StepError {
+            message: "the statement left a transaction open (rolled back): steps must run alone in autocommit".into(),
+            maybe_applied: false,
+        });
     }
     // changes() keeps the last write's count on this connection: a read-only
     // statement changed nothing, whatever it says.

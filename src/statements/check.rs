@@ -398,18 +398,54 @@ fn prepare_one<'c>(
     conn: &'c Connection,
     block: &Block,
 ) -> Result<rusqlite::Statement<'c>, FileError> {
-    conn.prepare(&block.sql).map_err(|e| {
-        let reason = match e {
-            rusqlite::Error::MultipleStatement => format!(
-                "`{}` holds more than one statement; only `schema` may hold several \
+    conn.prepare(&block.sql)
+        .map_err(|e| {
+            let reason = match e {
+                rusqlite::Error::MultipleStatement => format!(
+                    "`{}` holds more than one statement; only `schema` may hold several \
                  (each step is one statement, run alone)",
-                block.name
-            ),
-            rusqlite::Error::Empty => format!("`{}` holds no SQL statement", block.name),
-            other => format!("`{}`: {}", block.name, sqlite_message(&other)),
-        };
-        FileError::at(&file.path, block.line, reason)
-    })
+                    block.name
+                ),
+                rusqlite::Error::Empty => format!("`{}` holds no SQL statement", block.name),
+                other => format!("`{}`: {}", block.name, sqlite_message(&other)),
+            };
+            FileError::at(&file.path, block.line, reason)
+        })
+        .and_then(|stmt| match first_keyword(&block.sql).as_str() {
+            // A step runs alone in autocommit; a transaction around several
+            // steps would change the semantics under test.
+            "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" => {
+                Err(FileError::at(
+                    &file.path,
+                    block.line,
+                    format!(
+                        "`{}` is transaction control ({}): every step runs alone in autocommit",
+                        block.name,
+                        first_keyword(&block.sql)
+                    ),
+                ))
+            }
+            _ => Ok(stmt),
+        })
+}
+
+/// The first SQL keyword of a block, upper case, past comments and blanks.
+fn first_keyword(sql: &str) -> String {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map(|(_, r)| r).unwrap_or("");
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map(|(_, r)| r).unwrap_or("");
+        } else {
+            break;
+        }
+    }
+    rest.chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect::<String>()
+        .to_ascii_uppercase()
 }
 
 /// SQLite's own message for a rusqlite error (without rusqlite's echo of
