@@ -214,7 +214,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     }
 
     let duration_s = load.elapsed_ns as f64 / 1e9;
-    let (ops, tput, lat, lat_other) = summary::figures(&load.stats, duration_s);
+    let fig = summary::figures(&load.stats, duration_s);
     let accepted = facts.events.values().filter(|e| e.acked).count() as u64;
     let exit = summary::exit(interrupted, None, &results);
     let summary = Summary {
@@ -228,10 +228,10 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         duration_s: (duration_s * 1000.0).round() / 1000.0,
         events: load.fresh_events,
         events_per_s: summary::rate(accepted, duration_s),
-        ops,
-        throughput_ops_per_s: tput,
-        latency_us: lat,
-        latency_us_not_ok: lat_other,
+        ops: fig.ops,
+        throughput_ops_per_s: fig.throughput,
+        latency_us: fig.latency_ok,
+        latency_us_not_ok: fig.latency_not_ok,
         latency_saturated: load.stats.saturated,
         duplicates: load.stats.duplicates,
         resolves: BTreeMap::from([

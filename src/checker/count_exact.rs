@@ -17,6 +17,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub const NAME: &str = "CountExact";
 
+/// |Done|, |Maybe| and the events behind them, for one (project, fingerprint).
+type KeyCounts<'a> = (u64, u64, Vec<(&'a String, &'a EventFacts)>);
+
 /// The verdict, and the (project, fingerprint) keys where the count could
 /// not be shown right (violated or unjudgeable): NoMissedRegression's
 /// premise fails there.
@@ -24,7 +27,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
     let mut r = CheckResult::new(NAME);
     let mut failed = HashSet::new();
     // (done, maybe, events) per key.
-    let mut per_key: HashMap<u32, (u64, u64, Vec<(&String, &EventFacts)>)> = HashMap::new();
+    let mut per_key: HashMap<u32, KeyCounts<'_>> = HashMap::new();
     for (id, e) in &facts.events {
         let k = per_key.entry(e.key).or_default();
         if e.done {
@@ -68,22 +71,24 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
             });
             continue;
         };
-        let count = count.max(0) as u64;
         if *maybe > 0 {
             bounded += 1;
         }
+        // Compared as i128 so a negative count (a broken target) is below
+        // every bound instead of wrapping or being clamped to 0.
         let (lo, hi) = (*done, done + maybe);
-        if count < lo || count > hi || count > rows {
+        let c = count as i128;
+        if c < lo as i128 || c > hi as i128 || c > rows as i128 {
             failed.insert(key);
-            let mut evidence = explain(evs, count < lo);
+            let mut evidence = explain(evs, c < lo as i128);
             evidence.truncate(10);
             let found = format!("event_count = {count}");
-            let (expected, why) = if count > rows {
+            let (expected, why) = if c > rows as i128 {
                 (
                     format!("event_count <= |A(G)| = {rows} event rows"),
                     "the group counts more events than error_events holds for it".to_string(),
                 )
-            } else if count < lo {
+            } else if c < lo as i128 {
                 (
                     exp(lo, hi),
                     format!(

@@ -219,7 +219,7 @@ fn judge(
             secs(ps)
         ),
     };
-    if explained && dirty_step.is_none() {
+    if explained && dirty_step.is_none() && premise_ok {
         return;
     }
     let evidence = evidence(idx, p, dirty_step.copied());
@@ -249,6 +249,15 @@ fn judge(
     }
     let last = idx.resolves[..n_cand].last();
     let base = match last {
+        _ if explained => format!("{what}; a resolve of the group returned {c}"),
+        Some(l) if c < l.count => format!(
+            "{what}; no resolve returned {c}, and the latest successful resolve before it, \
+             op {}, returned {} at [{}, {}]: the count went down",
+            l.op,
+            l.count,
+            secs(l.span.start),
+            secs(l.span.end.unwrap_or(0))
+        ),
         Some(l) => format!(
             "{what}; no resolve returned {c}: the latest successful resolve before it, op {}, \
              returned {} at [{}, {}], so {} counting step(s) changed the group after it \
@@ -261,7 +270,19 @@ fn judge(
         ),
         None => format!("{what}; no successful resolve of the group started before it"),
     };
-    if !unknown_last.is_empty() {
+    if !premise_ok {
+        r.unknown(Finding {
+            group: Some(group.clone()),
+            event_id: None,
+            expected,
+            found: what,
+            explanation: format!(
+                "{base}; but CountExact does not hold for this group, so the rule's premise \
+                 (counts change only through counting steps) failed and it cannot judge"
+            ),
+            evidence,
+        });
+    } else if !unknown_last.is_empty() {
         r.unknown(Finding {
             group: Some(group.clone()),
             event_id: None,
@@ -275,18 +296,6 @@ fn judge(
                     .map(|q| q.op)
                     .take(5)
                     .collect::<Vec<_>>()
-            ),
-            evidence,
-        });
-    } else if !premise_ok {
-        r.unknown(Finding {
-            group: Some(group.clone()),
-            event_id: None,
-            expected,
-            found: what,
-            explanation: format!(
-                "{base}; but CountExact does not hold for this group, so the rule's premise \
-                 (counts change only through counting steps) failed and it cannot judge"
             ),
             evidence,
         });

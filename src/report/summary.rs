@@ -126,20 +126,23 @@ pub struct Summary {
     pub exit: Exit,
 }
 
-/// Counts per kind and the ok / not-ok latencies from merged stats.
-pub fn figures(
-    stats: &Stats,
-    duration_s: f64,
-) -> (
-    BTreeMap<String, Counts>,
-    BTreeMap<String, f64>,
-    BTreeMap<String, Latency>,
-    BTreeMap<String, BTreeMap<String, Latency>>,
-) {
-    let mut ops = BTreeMap::new();
-    let mut tput = BTreeMap::new();
-    let mut lat = BTreeMap::new();
-    let mut lat_other = BTreeMap::new();
+/// The load figures of a run, per op kind.
+pub struct Figures {
+    pub ops: BTreeMap<String, Counts>,
+    pub throughput: BTreeMap<String, f64>,
+    pub latency_ok: BTreeMap<String, Latency>,
+    pub latency_not_ok: BTreeMap<String, BTreeMap<String, Latency>>,
+}
+
+/// Counts per kind and the ok / not-ok latencies from merged stats;
+/// `duration_s` is the load's wall time in s.
+pub fn figures(stats: &Stats, duration_s: f64) -> Figures {
+    let mut f = Figures {
+        ops: BTreeMap::new(),
+        throughput: BTreeMap::new(),
+        latency_ok: BTreeMap::new(),
+        latency_not_ok: BTreeMap::new(),
+    };
     let mut total = 0u64;
     for k in OpKind::ALL {
         let c = Counts {
@@ -149,20 +152,21 @@ pub fn figures(
         };
         let n = c.ok + c.fail + c.info;
         total += n;
-        tput.insert(k.name().to_string(), rate(n, duration_s));
-        ops.insert(k.name().to_string(), c);
-        lat.insert(
-            k.name().to_string(),
+        let name = k.name().to_string();
+        f.throughput.insert(name.clone(), rate(n, duration_s));
+        f.ops.insert(name.clone(), c);
+        f.latency_ok.insert(
+            name.clone(),
             Latency::of(stats.histogram(k, CompletionType::Ok)),
         );
-        let mut other = BTreeMap::new();
-        for ct in [CompletionType::Fail, CompletionType::Info] {
-            other.insert(ct.name().to_string(), Latency::of(stats.histogram(k, ct)));
-        }
-        lat_other.insert(k.name().to_string(), other);
+        let other = [CompletionType::Fail, CompletionType::Info]
+            .into_iter()
+            .map(|ct| (ct.name().to_string(), Latency::of(stats.histogram(k, ct))))
+            .collect();
+        f.latency_not_ok.insert(name, other);
     }
-    tput.insert("total".into(), rate(total, duration_s));
-    (ops, tput, lat, lat_other)
+    f.throughput.insert("total".into(), rate(total, duration_s));
+    f
 }
 
 /// n per second, rounded to 0.1.

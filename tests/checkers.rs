@@ -1,0 +1,1646 @@
+//! Tests of the checkers (`src/checker`) against the rules of
+//! `shared/reference/groups.md`: hand-made histories for every rule and
+//! clause, then a small in-memory simulation of the system (atomic and
+//! naive) whose histories the checkers must judge soundly.
+//!
+//! Tests marked `` show a checker that disagrees with
+//! groups.md; they fail today.
+
+use specstorm::checker::{
+    check_all, count_exact, no_missed_regression, one_group, stranded, type_ok, CheckResult, Facts,
+    GroupRow, Tables, Verdict,
+};
+use specstorm::history::{Completion, Entry, Header, Invoke, OpKind, OpResult, Step};
+use specstorm::workload::Value;
+use std::collections::{BTreeMap, HashSet};
+
+// ---------------------------------------------------------------------------
+// History builder
+// ---------------------------------------------------------------------------
+
+const P: &str = "p";
+/// Default instant of the final snapshot (read_start; read_end is +1).
+const READ_AT: u64 = 1000;
+
+fn gid(fp: &str) -> String {
+    format!("g:{P}:{fp}")
+}
+
+/// One step as the builder takes it.
+#[derive(Clone)]
+struct St {
+    name: &'static str,
+    start: u64,
+    end: Option<u64>,
+    changes: u64,
+    rows: u64,
+    error: Option<&'static str>,
+    maybe_applied: bool,
+}
+
+/// A step that ended without error, changing `changes` rows.
+fn st(name: &'static str, start: u64, end: u64, changes: u64) -> St {
+    St {
+        name,
+        start,
+        end: Some(end),
+        changes,
+        rows: 0,
+        error: None,
+        maybe_applied: false,
+    }
+}
+
+/// A read step that returned one row.
+fn rd(name: &'static str, start: u64, end: u64) -> St {
+    St {
+        rows: 1,
+        ..st(name, start, end, 0)
+    }
+}
+
+/// A step that started and has no recorded end.
+fn open_st(name: &'static str, start: u64) -> St {
+    St {
+        end: None,
+        ..st(name, start, start, 0)
+    }
+}
+
+/// A step that failed.
+fn err_st(name: &'static str, start: u64, end: u64, error: &'static str, maybe: bool) -> St {
+    St {
+        error: Some(error),
+        maybe_applied: maybe,
+        ..st(name, start, end, 0)
+    }
+}
+
+/// How an op ends: completion type and time, or never.
+enum End {
+    Ok(u64, OpResult),
+    Fail(u64, OpResult),
+    Info(u64, OpResult),
+    Never,
+}
+
+fn accepted(a: Option<bool>) -> OpResult {
+    OpResult {
+        accepted: a,
+        ..Default::default()
+    }
+}
+
+fn err_res(e: &str) -> OpResult {
+    OpResult {
+        error: Some(e.into()),
+        ..Default::default()
+    }
+}
+
+fn resolved_res(count: i64) -> OpResult {
+    OpResult {
+        resolved: Some(true),
+        event_count: Some(count),
+        effect_step: Some(0),
+        ..Default::default()
+    }
+}
+
+fn refused_res(status: Option<&str>, count: Option<i64>) -> OpResult {
+    OpResult {
+        resolved: Some(false),
+        status: status.map(str::to_owned),
+        event_count: count,
+        effect_step: Some(1),
+        ..Default::default()
+    }
+}
+
+struct Hist {
+    step_log: bool,
+    entries: Vec<Entry>,
+    next_op: u64,
+}
+
+impl Hist {
+    fn new(step_log: bool, counting_step: u32) -> Hist {
+        Hist {
+            step_log,
+            entries: vec![Entry::Header(Header {
+                schema_version: 1,
+                workload: "groups".into(),
+                scenario: "test".into(),
+                variant: "atomic".into(),
+                seed: 0,
+                started_utc: "2024-01-01T00:00:00Z".into(),
+                step_log,
+                counting_step,
+                namespace: String::new(),
+            })],
+            next_op: 1,
+        }
+    }
+
+    /// Any op: invoke at `t`, the steps as given, then the completion.
+    fn op(
+        &mut self,
+        f: OpKind,
+        ev: Option<&str>,
+        fp: &str,
+        t: u64,
+        steps: Vec<St>,
+        end: End,
+    ) -> u64 {
+        let op = self.next_op;
+        self.next_op += 1;
+        self.entries.push(Entry::Invoke(Invoke {
+            t,
+            op,
+            worker: (op % 7) as u32,
+            f,
+            event_id: ev.map(str::to_owned),
+            project: P.into(),
+            fingerprint: fp.into(),
+            group_id: gid(fp),
+            attempt: None,
+            intended: None,
+        }));
+        for (idx, s) in steps.into_iter().enumerate() {
+            self.entries.push(Entry::Step(Step {
+                op,
+                idx: idx as u32,
+                step: s.name.into(),
+                start: s.start,
+                end: s.end,
+                changes: s.changes,
+                rows: s.rows,
+                error: s.error.map(str::to_owned),
+                maybe_applied: s.maybe_applied,
+            }));
+        }
+        let c = |t: u64, result: OpResult| Completion {
+            t,
+            op,
+            worker: (op % 7) as u32,
+            f,
+            result,
+        };
+        match end {
+            End::Ok(t, r) => self.entries.push(Entry::Ok(c(t, r))),
+            End::Fail(t, r) => self.entries.push(Entry::Fail(c(t, r))),
+            End::Info(t, r) => self.entries.push(Entry::Info(c(t, r))),
+            End::Never => {}
+        }
+        op
+    }
+
+    /// An ingest attempt with explicit steps (dropped without a step log).
+    fn ingest(&mut self, ev: &str, fp: &str, t: u64, steps: Vec<St>, end: End) -> u64 {
+        let steps = if self.step_log { steps } else { vec![] };
+        self.op(OpKind::Ingest, Some(ev), fp, t, steps, end)
+    }
+
+    /// An atomic ingest that inserted the event, created/found the group and
+    /// counted it: s1 [t+1,t+2], s2 [t+3,t+4], s3 [t+5,t+6], ok at t+7.
+    fn ingest_counted(&mut self, ev: &str, fp: &str, t: u64) -> u64 {
+        let steps = vec![
+            st("s1", t + 1, t + 2, 1),
+            st("s2", t + 3, t + 4, 1),
+            st("s3", t + 5, t + 6, 1),
+        ];
+        self.ingest(ev, fp, t, steps, End::Ok(t + 7, accepted(Some(true))))
+    }
+
+    /// A duplicate retry: s1 changed nothing, ok accepted = false at t+3.
+    fn ingest_duplicate(&mut self, ev: &str, fp: &str, t: u64) -> u64 {
+        let steps = vec![st("s1", t + 1, t + 2, 0)];
+        self.ingest(ev, fp, t, steps, End::Ok(t + 3, accepted(Some(false))))
+    }
+
+    /// A successful resolve: update [t+1,t+2] returning `count`, ok at t+3.
+    fn resolve_ok(&mut self, fp: &str, t: u64, count: i64) -> u64 {
+        let steps = if self.step_log {
+            vec![St {
+                rows: 1,
+                ..st("update", t + 1, t + 2, 1)
+            }]
+        } else {
+            vec![]
+        };
+        self.op(
+            OpKind::Resolve,
+            None,
+            fp,
+            t,
+            steps,
+            End::Ok(t + 3, resolved_res(count)),
+        )
+    }
+
+    /// A refused resolve: update [t+1,t+2] changed nothing, probe [t+3,t+4]
+    /// read (status, count), fail at t+5.
+    fn resolve_refused(&mut self, fp: &str, t: u64, status: &str, count: i64) -> u64 {
+        let steps = if self.step_log {
+            vec![st("update", t + 1, t + 2, 0), rd("probe", t + 3, t + 4)]
+        } else {
+            vec![]
+        };
+        let r = refused_res(Some(status), Some(count));
+        self.op(OpKind::Resolve, None, fp, t, steps, End::Fail(t + 5, r))
+    }
+
+    /// An indeterminate resolve invoked at t: its update started at t+1 and
+    /// has no end; `info` at `end`, or never completed.
+    fn resolve_info(&mut self, fp: &str, t: u64, end: Option<u64>) -> u64 {
+        let steps = if self.step_log {
+            vec![open_st("update", t + 1)]
+        } else {
+            vec![]
+        };
+        let end = match end {
+            Some(e) => End::Info(e, err_res("timeout")),
+            None => End::Never,
+        };
+        self.op(OpKind::Resolve, None, fp, t, steps, end)
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::from_entries(self.entries.clone().into_iter().map(Ok)).expect("a valid history")
+    }
+}
+
+/// Final tables: events as (id, fingerprint), groups as (fingerprint,
+/// status, count), all in project P, read at READ_AT.
+fn tables(events: &[(&str, &str)], groups: &[(&str, &str, i64)]) -> Tables {
+    let ev: Vec<(&str, &str, &str)> = events.iter().map(|(id, fp)| (*id, P, *fp)).collect();
+    let rows = groups
+        .iter()
+        .map(|(fp, status, c)| GroupRow::new(&gid(fp), P, fp, status, *c))
+        .collect();
+    Tables::from_rows(&ev, rows, READ_AT)
+}
+
+fn all(h: &Hist, t: &Tables) -> (Vec<CheckResult>, stranded::Stranded) {
+    check_all(&h.facts(), t)
+}
+
+fn count_exact(h: &Hist, t: &Tables) -> CheckResult {
+    count_exact::check(&h.facts(), t).0
+}
+
+/// NoMissedRegression as check_all runs it (with CountExact's premise).
+fn nmr(h: &Hist, t: &Tables) -> CheckResult {
+    let (results, _) = all(h, t);
+    let r = results[3].clone();
+    assert_eq!(r.invariant, no_missed_regression::NAME);
+    r
+}
+
+fn expls(r: &CheckResult) -> String {
+    r.examples
+        .iter()
+        .chain(&r.unknown_examples)
+        .map(|f| format!("{} | {} | {}", f.expected, f.found, f.explanation))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+// ---------------------------------------------------------------------------
+// TypeOK
+// ---------------------------------------------------------------------------
+
+#[test]
+fn type_ok_holds() {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f2", 20);
+    let t = tables(
+        &[("e1", "f1"), ("e2", "f2")],
+        &[("f1", "open", 1), ("f2", "regressed", 1)],
+    );
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert_eq!(r.violations, 0);
+}
+
+#[test]
+fn type_ok_bad_status_closed() {
+    let h = Hist::new(true, 2);
+    let t = tables(&[], &[("f1", "closed", 0), ("f2", "resolved", 0)]);
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    assert!(r.examples[0].found.contains("closed"), "{r:?}");
+    assert_eq!(r.examples[0].group.as_ref().unwrap().id, gid("f1"));
+}
+
+#[test]
+fn type_ok_null_status() {
+    let h = Hist::new(true, 2);
+    let mut t = tables(&[], &[("f1", "open", 0)]);
+    t.groups[0].status = Value::Null;
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    assert!(r.examples[0].found.contains("null"), "{r:?}");
+}
+
+#[test]
+fn type_ok_negative_count() {
+    let h = Hist::new(true, 2);
+    let t = tables(&[], &[("f1", "open", -1)]);
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    assert!(r.examples[0].found.contains("-1"), "{r:?}");
+}
+
+#[test]
+fn type_ok_text_count() {
+    let h = Hist::new(true, 2);
+    let mut t = tables(&[], &[("f1", "open", 0)]);
+    t.groups[0].event_count = Value::Text("3".into());
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    assert!(r.examples[0].expected.contains("integer"), "{r:?}");
+    assert!(r.examples[0].found.contains("\"3\""), "{r:?}");
+}
+
+#[test]
+fn type_ok_acknowledged_event_missing() {
+    // Without a step log: the target answered accepted for e1 and e2, but
+    // only e2 is in error_events.
+    let mut h = Hist::new(false, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f1", 20);
+    // An unacknowledged (info) event that is missing is no violation.
+    h.ingest("e3", "f1", 30, vec![], End::Info(40, err_res("timeout")));
+    let t = tables(&[("e2", "f1")], &[("f1", "open", 2)]);
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    assert_eq!(r.examples[0].event_id.as_deref(), Some("e1"));
+    assert!(r.examples[0].found.contains("missing"), "{r:?}");
+}
+
+#[test]
+fn type_ok_event_without_group_is_legal() {
+    // e2's ingest stopped after s1: its row exists, its group does not.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest(
+        "e2",
+        "f2",
+        20,
+        vec![st("s1", 21, 22, 1)],
+        End::Info(23, err_res("aborted between steps")),
+    );
+    let t = tables(&[("e1", "f1"), ("e2", "f2")], &[("f1", "open", 1)]);
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert_eq!(r.violations, 0);
+    // And nothing else complains either: no group, nothing counted.
+    let (results, s) = all(&h, &t);
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    }
+    assert_eq!(s.total, 1);
+}
+
+// ---------------------------------------------------------------------------
+// OneGroupPerFingerprint
+// ---------------------------------------------------------------------------
+
+#[test]
+fn one_group_holds() {
+    let t = tables(&[], &[("f1", "open", 0), ("f2", "open", 0)]);
+    let r = one_group::check(&t);
+    assert_eq!(r.verdict, Verdict::Holds);
+    assert_eq!(r.violations, 0);
+}
+
+#[test]
+fn one_group_violated_by_two_rows_for_one_fingerprint() {
+    let mut t = tables(&[], &[("f1", "open", 0), ("f2", "open", 0)]);
+    t.groups.push(GroupRow::new("other-id", P, "f1", "open", 0));
+    let r = one_group::check(&t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    let f = &r.examples[0];
+    assert_eq!(f.group.as_ref().unwrap().fingerprint, "f1");
+    assert!(f.found.contains("2 group rows"), "{f:?}");
+    assert!(f.found.contains("other-id"), "{f:?}");
+}
+
+// ---------------------------------------------------------------------------
+// CountExact
+// ---------------------------------------------------------------------------
+
+#[test]
+fn count_exact_equality_holds() {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f1", 20);
+    h.ingest_duplicate("e1", "f1", 30);
+    h.ingest_counted("e3", "f2", 40);
+    let t = tables(
+        &[("e1", "f1"), ("e2", "f1"), ("e3", "f2")],
+        &[("f1", "open", 2), ("f2", "open", 1)],
+    );
+    let r = count_exact(&h, &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert_eq!(r.violations, 0);
+    assert!(r.notes.is_empty(), "no bounds needed: {r:?}");
+    // Off by one either way is a violation when nothing is indeterminate.
+    for c in [1, 3] {
+        let t = tables(
+            &[("e1", "f1"), ("e2", "f1"), ("e3", "f2")],
+            &[("f1", "open", c), ("f2", "open", 1)],
+        );
+        assert_eq!(count_exact(&h, &t).verdict, Verdict::Violated, "count {c}");
+    }
+}
+
+#[test]
+fn count_exact_lost_increment() {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f1", 20);
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
+    let (r, failed) = count_exact::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    let f = &r.examples[0];
+    assert_eq!(f.group.as_ref().unwrap().id, gid("f1"));
+    assert!(f.explanation.contains("lost"), "{f:?}");
+    assert!(f.expected.contains("= 2"), "{f:?}");
+    assert!(failed.contains(&(P.to_string(), "f1".to_string())));
+}
+
+#[test]
+fn count_exact_double_count() {
+    // No step log: e1 answered accepted twice (a retry counted it again);
+    // e2's row exists (stranded), so |A(G)| = 2 does not mask the cause.
+    let mut h = Hist::new(false, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e1", "f1", 20);
+    h.ingest("e2", "f1", 30, vec![], End::Fail(40, err_res("busy")));
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 2)]);
+    let r = count_exact(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    let f = &r.examples[0];
+    assert!(f.explanation.contains("counted twice"), "{f:?}");
+    assert!(
+        f.evidence.iter().any(|e| e.what.contains("counted by 2")),
+        "{f:?}"
+    );
+    // With one count it holds.
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
+    assert_eq!(count_exact(&h, &t).verdict, Verdict::Holds);
+}
+
+#[test]
+fn count_exact_count_above_event_rows() {
+    // Two maybes allow a count of 2, but only one event row exists.
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Info(20, err_res("timeout")));
+    h.ingest("e2", "f1", 30, vec![], End::Info(40, err_res("timeout")));
+    let t = tables(&[("e1", "f1")], &[("f1", "open", 2)]);
+    let r = count_exact(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+    assert!(r.examples[0].expected.contains("|A(G)| = 1"), "{r:?}");
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 2)]);
+    assert_eq!(count_exact(&h, &t).verdict, Verdict::Holds);
+}
+
+/// With a step log: e1 counted, e2's counting step started and has no end
+/// (Maybe), e3 stranded after s1 (neither).
+fn open_counting_step_history() -> Hist {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest(
+        "e2",
+        "f1",
+        20,
+        vec![st("s1", 21, 22, 1), st("s2", 23, 24, 0), open_st("s3", 25)],
+        End::Info(30, err_res("crashed")),
+    );
+    h.ingest(
+        "e3",
+        "f1",
+        40,
+        vec![st("s1", 41, 42, 1)],
+        End::Info(43, err_res("aborted between steps")),
+    );
+    h
+}
+
+#[test]
+fn count_exact_step_log_open_counting_step_is_maybe() {
+    let h = open_counting_step_history();
+    let ev = [("e1", "f1"), ("e2", "f1"), ("e3", "f1")];
+    for c in [1, 2] {
+        let r = count_exact(&h, &tables(&ev, &[("f1", "open", c)]));
+        assert_eq!(r.verdict, Verdict::Holds, "count {c}: {r:?}");
+        assert!(r.notes.iter().any(|n| n.contains("bounds")), "{r:?}");
+    }
+    for c in [0, 3] {
+        let r = count_exact(&h, &tables(&ev, &[("f1", "open", c)]));
+        assert_eq!(r.verdict, Verdict::Violated, "count {c}");
+        assert_eq!(r.violations, 1);
+        assert!(
+            r.examples[0].expected.contains("1 <= event_count <= 2"),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn count_exact_no_step_log_info_is_maybe() {
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Info(20, err_res("timeout")));
+    let ev = [("e1", "f1")];
+    for c in [0, 1] {
+        let r = count_exact(&h, &tables(&ev, &[("f1", "open", c)]));
+        assert_eq!(r.verdict, Verdict::Holds, "count {c}: {r:?}");
+    }
+    let t = tables(&[("e1", "f1"), ("x", "f1")], &[("f1", "open", 2)]);
+    let r = count_exact(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert!(
+        r.examples[0].expected.contains("0 <= event_count <= 1"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn count_exact_no_step_log_ok_without_accepted_is_maybe() {
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Ok(20, accepted(None)));
+    let ev = [("e1", "f1"), ("x", "f1")];
+    for c in [0, 1] {
+        let r = count_exact(&h, &tables(&ev, &[("f1", "open", c)]));
+        assert_eq!(r.verdict, Verdict::Holds, "count {c}: {r:?}");
+    }
+    let r = count_exact(&h, &tables(&ev, &[("f1", "open", 2)]));
+    assert_eq!(r.verdict, Verdict::Violated);
+    // And an ok with accepted = false (duplicate) is no maybe at all.
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Ok(20, accepted(Some(false))));
+    let r = count_exact(&h, &tables(&ev, &[("f1", "open", 1)]));
+    assert_eq!(r.verdict, Verdict::Violated);
+}
+
+#[test]
+fn count_exact_never_completed_op_is_maybe() {
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Never);
+    let f = h.facts();
+    assert_eq!(f.unfinished, 1);
+    let ev = [("e1", "f1"), ("x", "f1")];
+    for c in [0, 1] {
+        let r = count_exact::check(&f, &tables(&ev, &[("f1", "open", c)])).0;
+        assert_eq!(r.verdict, Verdict::Holds, "count {c}: {r:?}");
+    }
+    let r = count_exact::check(&f, &tables(&ev, &[("f1", "open", 2)])).0;
+    assert_eq!(r.verdict, Verdict::Violated);
+    // With a step log, a never-completed op whose counting step started
+    // (no end) is a maybe too.
+    let mut h = Hist::new(true, 2);
+    h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![st("s1", 11, 12, 1), st("s2", 13, 14, 1), open_st("s3", 15)],
+        End::Never,
+    );
+    for c in [0, 1] {
+        let r = count_exact(&h, &tables(&ev, &[("f1", "open", c)]));
+        assert_eq!(r.verdict, Verdict::Holds, "step log, count {c}: {r:?}");
+    }
+}
+
+#[test]
+fn count_exact_info_then_duplicate_without_step_log_is_maybe() {
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Info(20, err_res("timeout")));
+    h.ingest_duplicate("e1", "f1", 30);
+    let ev = [("e1", "f1"), ("x", "f1")];
+    for c in [0, 1] {
+        let r = count_exact(&h, &tables(&ev, &[("f1", "open", c)]));
+        assert_eq!(r.verdict, Verdict::Holds, "count {c}: {r:?}");
+    }
+    let r = count_exact(&h, &tables(&ev, &[("f1", "open", 2)]));
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.violations, 1);
+}
+
+#[test]
+fn count_exact_info_then_duplicate_with_step_log_is_done() {
+    // The first attempt's counting step applied, then the op crashed before
+    // answering (info); the retry answered duplicate.
+    let mut h = Hist::new(true, 2);
+    h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![
+            st("s1", 11, 12, 1),
+            st("s2", 13, 14, 1),
+            st("s3", 15, 16, 1),
+        ],
+        End::Info(20, err_res("crashed after s3")),
+    );
+    h.ingest_duplicate("e1", "f1", 30);
+    let ev = [("e1", "f1"), ("x", "f1")];
+    let r = count_exact(&h, &tables(&ev, &[("f1", "open", 1)]));
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    for c in [0, 2] {
+        let r = count_exact(&h, &tables(&ev, &[("f1", "open", c)]));
+        assert_eq!(r.verdict, Verdict::Violated, "count {c}");
+        assert!(r.examples[0].expected.contains("= 1"), "{r:?}");
+    }
+}
+
+#[test]
+fn count_exact_negative_count_is_violated() {
+    let h = Hist::new(true, 2);
+    let t = tables(&[], &[("f1", "open", -1)]);
+    let (r, failed) = count_exact::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert!(failed.contains(&(P.to_string(), "f1".to_string())));
+}
+
+// ---------------------------------------------------------------------------
+// NoMissedRegression
+// ---------------------------------------------------------------------------
+
+#[test]
+fn nmr_holds_when_a_resolve_returned_the_final_count() {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.resolve_ok("f1", 20, 1);
+    h.resolve_refused("f1", 30, "resolved", 1);
+    let t = tables(&[("e1", "f1")], &[("f1", "resolved", 1)]);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (0, 0));
+    assert!(r.notes.iter().any(|n| n.starts_with("2 probes")), "{r:?}");
+}
+
+#[test]
+fn nmr_count_rule_catches_the_naive_bug() {
+    // Without a step log only the count rule applies: the only resolve
+    // returned 1, an ingest counted after it, the final row reads
+    // (resolved, 2).
+    let mut h = Hist::new(false, 2);
+    h.ingest_counted("e1", "f1", 10);
+    let r1 = h.resolve_ok("f1", 20, 1);
+    h.ingest_counted("e2", "f1", 30);
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)]);
+    let (results, _) = all(&h, &t);
+    assert_eq!(
+        results[2].verdict,
+        Verdict::Holds,
+        "CountExact: {:?}",
+        results[2]
+    );
+    let r = &results[3];
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!(r.violations, 1);
+    let f = &r.examples[0];
+    assert_eq!(f.group.as_ref().unwrap().id, gid("f1"));
+    assert!(f.found.contains("final row"), "{f:?}");
+    assert!(f.explanation.contains(&format!("op {r1}")), "{f:?}");
+    assert!(f.explanation.contains("returned 1"), "{f:?}");
+    assert!(f.expected.contains("event_count = 2"), "{f:?}");
+    assert!(r.notes.iter().any(|n| n.contains("no step log")), "{r:?}");
+}
+
+#[test]
+fn nmr_resolve_after_the_probe_explains_nothing() {
+    // The refused resolve's probe (op span [40, 45], no step log) read
+    // (resolved, 2); the only resolve that returned 2 started at 60, after
+    // the probe ended, so it cannot explain it (it explains the final row).
+    let mut h = Hist::new(false, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.resolve_ok("f1", 20, 1);
+    h.ingest_counted("e2", "f1", 30);
+    let p = h.resolve_refused("f1", 40, "resolved", 2);
+    h.resolve_ok("f1", 60, 2);
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)]);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!(r.violations, 1);
+    assert!(
+        r.examples[0]
+            .found
+            .contains(&format!("refused resolve op {p}")),
+        "{r:?}"
+    );
+}
+
+/// Naive variant (counting step 3 = s3_write): e2 reads `open` before R1
+/// resolves and writes after it: (resolved, 2), dirty. `probe` adds a
+/// refused resolve that reads that; then e3 heals it to (regressed, 3).
+fn healed_history(probe: bool) -> (Hist, Option<u64>) {
+    let mut h = Hist::new(true, 3);
+    let naive = |t: u64| {
+        vec![
+            st("s1", t + 1, t + 2, 1),
+            st("s2", t + 3, t + 4, 1),
+            rd("s3_read", t + 5, t + 6),
+            st("s3_write", t + 7, t + 8, 1),
+        ]
+    };
+    h.ingest("e1", "f1", 10, naive(10), End::Ok(19, accepted(Some(true))));
+    h.ingest(
+        "e2",
+        "f1",
+        20,
+        vec![
+            st("s1", 21, 22, 1),
+            st("s2", 23, 24, 0),
+            rd("s3_read", 25, 26),
+            st("s3_write", 40, 41, 1),
+        ],
+        End::Ok(42, accepted(Some(true))),
+    );
+    h.resolve_ok("f1", 30, 1); // update at [31, 32]
+    let p = probe.then(|| h.resolve_refused("f1", 50, "resolved", 2)); // probe [53, 54]
+    h.ingest("e3", "f1", 60, naive(60), End::Ok(69, accepted(Some(true))));
+    (h, p)
+}
+
+#[test]
+fn nmr_probe_catches_a_healed_missed_regression() {
+    let t = tables(
+        &[("e1", "f1"), ("e2", "f1"), ("e3", "f1")],
+        &[("f1", "regressed", 3)],
+    );
+    let (h, p) = healed_history(true);
+    let (results, _) = all(&h, &t);
+    assert_eq!(
+        results[2].verdict,
+        Verdict::Holds,
+        "CountExact: {:?}",
+        results[2]
+    );
+    let r = &results[3];
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!(r.violations, 1);
+    let f = &r.examples[0];
+    assert!(
+        f.found
+            .contains(&format!("refused resolve op {}", p.unwrap())),
+        "{f:?}"
+    );
+    assert!(f.found.contains("(resolved, 2)"), "{f:?}");
+    // Without the probe the final row shows nothing.
+    let (h, _) = healed_history(false);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    // Same, judged by the count rule alone (no step log).
+    let (mut h, p) = healed_history(true);
+    h.step_log = false;
+    if let Entry::Header(hd) = &mut h.entries[0] {
+        hd.step_log = false;
+    }
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!(r.violations, 1);
+    let f = &r.examples[0];
+    assert!(f.found.contains(&format!("op {}", p.unwrap())), "{f:?}");
+    assert!(f.explanation.contains("returned 1"), "{f:?}");
+}
+
+#[test]
+fn nmr_unknown_with_open_ended_indeterminate_resolve() {
+    let build = |q_at: u64| {
+        let mut h = Hist::new(false, 2);
+        h.ingest_counted("e1", "f1", 10);
+        h.resolve_ok("f1", 20, 1);
+        h.ingest_counted("e2", "f1", 30);
+        let q = h.resolve_info("f1", q_at, Some(q_at + 5));
+        (h, q)
+    };
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)]);
+    // Q started before the final read ended; without a step log its window
+    // is open-ended, so it may have been the last resolve.
+    let (h, q) = build(60);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (0, 1));
+    assert!(
+        r.unknown_examples[0]
+            .explanation
+            .contains(&format!("[{q}]")),
+        "{r:?}"
+    );
+    // Q invoked after the probe ended is no candidate: violated.
+    let (h, _) = build(READ_AT + 10);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (1, 0));
+}
+
+/// Step log: e1 counted; R1 returns 1 (update at [21, 22]); an info
+/// resolve Q invoked at 30 (if `q`) whose window closes at `q_end` (None:
+/// never completed); e2's counting step at [45, 46] did not flip the group;
+/// final (resolved, 2).
+fn closed_window_history(q: bool, q_end: Option<u64>) -> (Hist, u64, Option<u64>) {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    let r1 = h.resolve_ok("f1", 20, 1);
+    let q = q.then(|| h.resolve_info("f1", 30, q_end));
+    h.ingest_counted("e2", "f1", 40);
+    (h, r1, q)
+}
+
+#[test]
+fn nmr_indeterminate_resolve_closed_before_counting_step_is_no_unknown() {
+    // groups.md: an indeterminate resolve whose window closed before some
+    // counting step of G started, that also ended before the probe started,
+    // cannot be the last one: no reason for `unknown`, so the probe is
+    // violated (no candidate returned 2).
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)]);
+    let (h, _, _) = closed_window_history(true, Some(34));
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (1, 0));
+    // Its window overlapping the counting step ([30, 50] vs [45, 46]): it
+    // may have resolved after the count, so unknown (and the bookkeeping
+    // rule's `unless` applies too).
+    let (h, _, q) = closed_window_history(true, Some(50));
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (0, 1));
+    assert!(expls(&r).contains(&format!("[{}]", q.unwrap())), "{r:?}");
+    // Never completed, in-process: open-ended, unknown.
+    let (h, _, _) = closed_window_history(true, None);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+}
+
+#[test]
+fn nmr_indeterminate_resolve_closed_before_a_successful_resolve_is_no_unknown() {
+    // No counting step after the resolves, so the bookkeeping rule stays
+    // silent and only the window rule decides. e1, e2 counted; Q's window
+    // [30, 34] closed before R2's statement [41, 42], which returned a count
+    // (1) that is not the count (2) the final row shows.
+    let build = |q_end: u64| {
+        let mut h = Hist::new(true, 2);
+        h.ingest_counted("e1", "f1", 10);
+        h.ingest_counted("e2", "f1", 20);
+        h.resolve_info("f1", 30, Some(q_end));
+        let r2 = h.resolve_ok("f1", 40, 1);
+        (h, r2)
+    };
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)]);
+    let (h, r2) = build(34);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (1, 0));
+    assert!(
+        r.examples[0].explanation.contains(&format!("op {r2}")),
+        "{r:?}"
+    );
+    assert!(!r.examples[0].explanation.contains("dirty"), "{r:?}");
+    // Q's window reaching past R2's start: Q may have been the last one.
+    let (h, _) = build(45);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (0, 1));
+}
+
+#[test]
+fn nmr_bookkeeping_rule_reports_dirty() {
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)]);
+    // No indeterminate resolve at all.
+    let (h, r1, _) = closed_window_history(false, None);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!(r.violations, 1);
+    let f = &r.examples[0];
+    assert_eq!(f.event_id.as_deref(), Some("e2"));
+    assert!(f.explanation.contains("dirty"), "{f:?}");
+    assert!(f.evidence.iter().any(|e| e.op == Some(r1)), "{f:?}");
+}
+
+/// A target that lost e2's increment and its status flip: R1 returned 1,
+/// e2's counting step changed the row at [45, 46], the final row reads
+/// (resolved, 1). The count rule is satisfied (R1 returned 1); only the
+/// bookkeeping rule sees that the group is dirty. `extra` adds resolves.
+fn count_matching_history(step_log: bool, extra: impl FnOnce(&mut Hist)) -> Hist {
+    let mut h = Hist::new(step_log, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.resolve_ok("f1", 20, 1);
+    extra(&mut h);
+    h.ingest_counted("e2", "f1", 40);
+    h
+}
+
+#[test]
+fn nmr_bookkeeping_rule_catches_what_the_count_rule_misses() {
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 1)]);
+    let h = count_matching_history(true, |_| {});
+    let (results, _) = all(&h, &t);
+    assert_eq!(
+        results[2].verdict,
+        Verdict::Violated,
+        "CountExact: {:?}",
+        results[2]
+    );
+    let r = &results[3];
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!(r.violations, 1);
+    assert!(r.examples[0].explanation.contains("dirty"), "{r:?}");
+    assert!(r.examples[0].found.contains("(resolved, 1)"), "{r:?}");
+    // The count rule alone (no step log) does not call it a violation.
+    let h = count_matching_history(false, |_| {});
+    let r = nmr(&h, &t);
+    assert_ne!(r.verdict, Verdict::Violated, "{r:?}");
+}
+
+#[test]
+fn nmr_bookkeeping_unless_a_resolve_overlaps_the_counting_step() {
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 1)]);
+    // An indeterminate resolve [30, 50] that ended after S [45, 46] started.
+    let h = count_matching_history(true, |h| {
+        h.resolve_info("f1", 30, Some(50));
+    });
+    let r = nmr(&h, &t);
+    // No violation; CountExact fails here (2 done, count 1), so the count
+    // rule's premise failed and the verdict says so (unknown, not holds).
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+    assert_eq!(r.violations, 0);
+    assert!(
+        r.unknown_examples[0].explanation.contains("CountExact"),
+        "{r:?}"
+    );
+    // A successful one whose statement [44, 47] overlaps S.
+    let h = count_matching_history(true, |h| {
+        h.op(
+            OpKind::Resolve,
+            None,
+            "f1",
+            43,
+            vec![St {
+                rows: 1,
+                ..st("update", 44, 47, 1)
+            }],
+            End::Ok(48, resolved_res(1)),
+        );
+    });
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+    assert_eq!(r.violations, 0);
+    // One that ended before S started does not excuse it.
+    let h = count_matching_history(true, |h| {
+        h.resolve_info("f1", 30, Some(44));
+    });
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert!(r.examples[0].explanation.contains("dirty"), "{r:?}");
+}
+
+#[test]
+fn nmr_premise_failed_turns_violation_into_unknown() {
+    // No step log; e1, e2, e3 accepted, R1 returned 1 after e1; the final
+    // row (resolved, 2) lost an increment: CountExact violated, so the
+    // count rule cannot judge the probe.
+    let mut h = Hist::new(false, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.resolve_ok("f1", 20, 1);
+    h.ingest_counted("e2", "f1", 30);
+    h.ingest_counted("e3", "f1", 40);
+    let ev = [("e1", "f1"), ("e2", "f1"), ("e3", "f1")];
+    let t = tables(&ev, &[("f1", "resolved", 2)]);
+    let (results, _) = all(&h, &t);
+    assert_eq!(results[2].verdict, Verdict::Violated);
+    let r = &results[3];
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (0, 1));
+    assert!(
+        r.unknown_examples[0].explanation.contains("CountExact"),
+        "{r:?}"
+    );
+    // With the count right (3) the same probe is a violation.
+    let t = tables(&ev, &[("f1", "resolved", 3)]);
+    assert_eq!(nmr(&h, &t).verdict, Verdict::Violated);
+}
+
+#[test]
+fn nmr_premise_failed_is_reported_even_when_the_count_matches() {
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 1)]);
+    let h = count_matching_history(false, |_| {});
+    let r = nmr(&h, &t);
+    let said = r.verdict != Verdict::Holds
+        || r.notes
+            .iter()
+            .any(|n| n.contains("CountExact") || n.contains("premise"));
+    assert!(said, "premise failure for g:p:f1 not reported: {r:?}");
+}
+
+#[test]
+fn nmr_refused_resolve_that_read_open_is_no_probe() {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.resolve_refused("f1", 20, "open", 5);
+    h.resolve_refused("f1", 30, "regressed", 7);
+    let t = tables(&[("e1", "f1")], &[("f1", "open", 1)]);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (0, 0));
+    assert!(r.notes.iter().any(|n| n.starts_with("0 probes")), "{r:?}");
+    // The same refused resolve reading `resolved` is a probe, and with no
+    // resolve at all it is a violation.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    let p = h.resolve_refused("f1", 20, "resolved", 5);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert!(r.examples[0].found.contains(&format!("op {p}")), "{r:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Stranded events
+// ---------------------------------------------------------------------------
+
+fn busy_history() -> (Hist, u64) {
+    let mut h = Hist::new(true, 2);
+    let op = h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![
+            st("s1", 11, 12, 1),
+            err_st("s2", 13, 14, "database is locked (SQLITE_BUSY)", false),
+        ],
+        End::Info(15, err_res("database is locked")),
+    );
+    (h, op)
+}
+
+#[test]
+fn stranded_busy_at_s2() {
+    let (h, op) = busy_history();
+    let t = tables(&[("e1", "f1")], &[]);
+    let (results, s) = all(&h, &t);
+    assert_eq!(s.total, 1, "{s:?}");
+    let (cause, n) = s.by_cause.iter().next().unwrap();
+    assert!(cause.contains("busy"), "{s:?}");
+    assert!(cause.contains("s2"), "{s:?}");
+    assert_eq!(*n, 1);
+    assert_eq!(s.examples, vec![("e1".to_string(), op)]);
+    // Stranded fails no invariant.
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    }
+}
+
+#[test]
+fn stranded_duplicate_retry_does_not_unstrand() {
+    let (mut h, op) = busy_history();
+    h.ingest_duplicate("e1", "f1", 20);
+    h.ingest_duplicate("e1", "f1", 30);
+    let t = tables(&[("e1", "f1")], &[]);
+    let s = stranded::report(&h.facts(), &t);
+    assert_eq!(s.total, 1, "{s:?}");
+    assert!(s.by_cause.keys().next().unwrap().contains("busy"), "{s:?}");
+    assert_eq!(s.examples, vec![("e1".to_string(), op)]);
+}
+
+#[test]
+fn stranded_counted_event_is_not_stranded() {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_duplicate("e1", "f1", 20);
+    let t = tables(&[("e1", "f1")], &[("f1", "open", 1)]);
+    let s = stranded::report(&h.facts(), &t);
+    assert_eq!(s.total, 0, "{s:?}");
+    assert!(s.by_cause.is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Soundness: a simulated system, correct (atomic) and broken (naive)
+// ---------------------------------------------------------------------------
+
+/// A deterministic LCG.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+#[derive(Clone, Debug)]
+struct MGroup {
+    status: &'static str,
+    count: i64,
+    /// The spec's `dirty`.
+    dirty: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Spec {
+    Ingest { ev: String, fp: String },
+    Resolve { fp: String },
+}
+
+struct Cur {
+    op: u64,
+    spec: Spec,
+    idx: u32,
+    /// Naive: the status read by s3_read.
+    read: Option<&'static str>,
+}
+
+struct Worker {
+    queue: Vec<Spec>,
+    cur: Option<Cur>,
+    /// Latest recorded instant of this worker (its next record is later).
+    free: u64,
+    dead: bool,
+}
+
+struct Sim {
+    naive: bool,
+    step_log: bool,
+    crashes: bool,
+    rng: Lcg,
+    entries: Vec<Entry>,
+    events: BTreeMap<String, String>,
+    groups: BTreeMap<String, MGroup>,
+    /// Refused resolves whose probe read `resolved` while the group was dirty.
+    dirty_probes: HashSet<u64>,
+    indeterminate: u64,
+    next_op: u64,
+}
+
+/// How a step ended in the simulation.
+enum Out {
+    /// Go on to the next step.
+    Next,
+    /// The op is over with this completion.
+    Done(bool /* ok */, OpResult),
+}
+
+impl Sim {
+    /// Runs step `c.idx` of the op atomically (the real instant), returns
+    /// (changes, rows, outcome).
+    fn effect(&mut self, c: &mut Cur) -> (u64, u64, Out) {
+        let naive = self.naive;
+        match c.spec.clone() {
+            Spec::Ingest { ev, fp } => match c.idx {
+                0 => {
+                    if self.events.contains_key(&ev) {
+                        (0, 0, Out::Done(true, accepted(Some(false))))
+                    } else {
+                        self.events.insert(ev, fp);
+                        (1, 0, Out::Next)
+                    }
+                }
+                1 => {
+                    if self.groups.contains_key(&fp) {
+                        (0, 0, Out::Next)
+                    } else {
+                        let g = MGroup {
+                            status: "open",
+                            count: 0,
+                            dirty: false,
+                        };
+                        self.groups.insert(fp, g);
+                        (1, 0, Out::Next)
+                    }
+                }
+                2 if !naive => {
+                    let g = self.groups.get_mut(&fp).expect("s2 ran");
+                    g.count += 1;
+                    if g.status == "resolved" {
+                        g.status = "regressed";
+                    }
+                    g.dirty = true;
+                    (1, 0, Out::Done(true, accepted(Some(true))))
+                }
+                2 => {
+                    c.read = Some(self.groups[&fp].status);
+                    (0, 1, Out::Next)
+                }
+                _ => {
+                    let g = self.groups.get_mut(&fp).expect("s2 ran");
+                    g.count += 1;
+                    if c.read == Some("resolved") {
+                        g.status = "regressed";
+                    }
+                    g.dirty = true;
+                    (1, 0, Out::Done(true, accepted(Some(true))))
+                }
+            },
+            Spec::Resolve { fp } => match c.idx {
+                0 => match self.groups.get_mut(&fp) {
+                    Some(g) if g.status != "resolved" => {
+                        g.status = "resolved";
+                        g.dirty = false;
+                        (1, 1, Out::Done(true, resolved_res(g.count)))
+                    }
+                    _ => (0, 0, Out::Next),
+                },
+                _ => {
+                    let r = match self.groups.get(&fp).cloned() {
+                        Some(g) => {
+                            if g.status == "resolved" && g.dirty {
+                                self.dirty_probes.insert(c.op);
+                            }
+                            refused_res(Some(g.status), Some(g.count))
+                        }
+                        None => refused_res(None, None),
+                    };
+                    (0, 1, Out::Done(false, r))
+                }
+            },
+        }
+    }
+
+    fn step_name(&self, c: &Cur) -> &'static str {
+        match (&c.spec, c.idx) {
+            (Spec::Ingest { .. }, 0) => "s1",
+            (Spec::Ingest { .. }, 1) => "s2",
+            (Spec::Ingest { .. }, 2) if !self.naive => "s3",
+            (Spec::Ingest { .. }, 2) => "s3_read",
+            (Spec::Ingest { .. }, _) => "s3_write",
+            (Spec::Resolve { .. }, 0) => "update",
+            (Spec::Resolve { .. }, _) => "probe",
+        }
+    }
+
+    fn push_step(&mut self, op: u64, c: &Cur, start: u64, end: Option<u64>, ch: u64, rows: u64) {
+        if self.step_log {
+            self.entries.push(Entry::Step(Step {
+                op,
+                idx: c.idx,
+                step: self.step_name(c).into(),
+                start,
+                end,
+                changes: ch,
+                rows,
+                error: None,
+                maybe_applied: false,
+            }));
+        }
+    }
+
+    fn complete(&mut self, w: &mut Worker, kind: u8, t: u64, result: OpResult) {
+        let c = w.cur.take().expect("an op in flight");
+        let comp = Completion {
+            t,
+            op: c.op,
+            worker: 0,
+            f: match c.spec {
+                Spec::Ingest { .. } => OpKind::Ingest,
+                Spec::Resolve { .. } => OpKind::Resolve,
+            },
+            result,
+        };
+        self.entries.push(match kind {
+            0 => Entry::Ok(comp),
+            1 => Entry::Fail(comp),
+            _ => Entry::Info(comp),
+        });
+        w.free = t;
+    }
+
+    /// One scheduling slot of worker `w` at real instant `now` (slots are
+    /// 16 ns apart; recorded intervals contain `now` and may overlap).
+    fn slot(&mut self, w: &mut Worker, now: u64) {
+        if w.cur.is_none() {
+            let spec = w.queue.remove(0);
+            let op = self.next_op;
+            self.next_op += 1;
+            let t = w.free + 1;
+            let (f, ev, fp) = match &spec {
+                Spec::Ingest { ev, fp } => (OpKind::Ingest, Some(ev.clone()), fp.clone()),
+                Spec::Resolve { fp } => (OpKind::Resolve, None, fp.clone()),
+            };
+            self.entries.push(Entry::Invoke(Invoke {
+                t,
+                op,
+                worker: 0,
+                f,
+                event_id: ev,
+                project: P.into(),
+                group_id: gid(&fp),
+                fingerprint: fp,
+                attempt: None,
+                intended: None,
+            }));
+            w.free = t;
+            w.cur = Some(Cur {
+                op,
+                spec,
+                idx: 0,
+                read: None,
+            });
+        }
+        let mut c = w.cur.take().unwrap();
+        let start = w.free + 1 + self.rng.below(now - w.free);
+        assert!(start <= now);
+        if self.crashes && self.rng.chance(4) {
+            self.indeterminate += 1;
+            match self.rng.below(3) {
+                0 => {
+                    // Crash between steps: nothing of this step ran.
+                    w.cur = Some(c);
+                    self.complete(w, 2, start, err_res("aborted between steps"));
+                }
+                1 => {
+                    // The statement started, may or may not have applied,
+                    // and its end was never recorded.
+                    if self.rng.chance(50) {
+                        let _ = self.effect(&mut c);
+                    }
+                    self.push_step(c.op, &c, start, None, 0, 0);
+                    w.cur = Some(c);
+                    self.complete(w, 2, now + 1, err_res("crashed"));
+                }
+                _ => {
+                    // As 1, and the op never completes: the worker is gone.
+                    if self.rng.chance(50) {
+                        let _ = self.effect(&mut c);
+                    }
+                    self.push_step(c.op, &c, start, None, 0, 0);
+                    w.dead = true;
+                }
+            }
+            return;
+        }
+        let (ch, rows, out) = self.effect(&mut c);
+        let end = now + 1 + self.rng.below(8);
+        self.push_step(c.op, &c, start, Some(end), ch, rows);
+        w.free = end;
+        match out {
+            Out::Next => {
+                c.idx += 1;
+                w.cur = Some(c);
+            }
+            Out::Done(ok, r) => {
+                w.cur = Some(c);
+                self.complete(w, if ok { 0 } else { 1 }, end + 1, r);
+            }
+        }
+    }
+}
+
+struct SimOut {
+    entries: Vec<Entry>,
+    tables: Tables,
+    groups: BTreeMap<String, MGroup>,
+    dirty_probes: HashSet<u64>,
+    indeterminate: u64,
+}
+
+fn simulate(seed: u64, naive: bool, step_log: bool, crashes: bool) -> SimOut {
+    let mut rng = Lcg(seed.wrapping_mul(0x9E3779B97F4A7C15) ^ 0xD1B54A32D192ED03);
+    for _ in 0..3 {
+        rng.next();
+    }
+    let fps = ["f1", "f2", "f3"];
+    let n_fps = 1 + rng.below(3) as usize;
+    let n_ingest = 2 + rng.below(3) as usize;
+    let n_resolvers = 1 + rng.below(3) as usize;
+    let n_events = 4 + rng.below(10);
+    let mut workers: Vec<Worker> = Vec::new();
+    for _ in 0..n_ingest + n_resolvers {
+        workers.push(Worker {
+            queue: Vec::new(),
+            cur: None,
+            free: 0,
+            dead: false,
+        });
+    }
+    for e in 0..n_events {
+        let fp = fps[rng.below(n_fps as u64) as usize].to_string();
+        let ev = format!("e{e}");
+        let w = rng.below(n_ingest as u64) as usize;
+        workers[w].queue.push(Spec::Ingest {
+            ev: ev.clone(),
+            fp: fp.clone(),
+        });
+        // A retry with the same id, on another worker.
+        if rng.chance(30) {
+            let w2 = rng.below(n_ingest as u64) as usize;
+            workers[w2].queue.push(Spec::Ingest { ev, fp });
+        }
+    }
+    for r in 0..n_resolvers {
+        for _ in 0..2 + rng.below(5) {
+            let fp = fps[rng.below(n_fps as u64) as usize].to_string();
+            workers[n_ingest + r].queue.push(Spec::Resolve { fp });
+        }
+    }
+    let mut sim = Sim {
+        naive,
+        step_log,
+        crashes,
+        rng,
+        entries: vec![Entry::Header(Header {
+            schema_version: 1,
+            workload: "groups".into(),
+            scenario: "sim".into(),
+            variant: if naive { "naive" } else { "atomic" }.into(),
+            seed,
+            started_utc: "2024-01-01T00:00:00Z".into(),
+            step_log,
+            counting_step: if naive { 3 } else { 2 },
+            namespace: String::new(),
+        })],
+        events: BTreeMap::new(),
+        groups: BTreeMap::new(),
+        dirty_probes: HashSet::new(),
+        indeterminate: 0,
+        next_op: 1,
+    };
+    let mut now = 0u64;
+    loop {
+        let live: Vec<usize> = (0..workers.len())
+            .filter(|&i| {
+                !workers[i].dead && (workers[i].cur.is_some() || !workers[i].queue.is_empty())
+            })
+            .collect();
+        if live.is_empty() {
+            break;
+        }
+        now += 16;
+        let i = live[sim.rng.below(live.len() as u64) as usize];
+        let mut w = std::mem::replace(
+            &mut workers[i],
+            Worker {
+                queue: vec![],
+                cur: None,
+                free: 0,
+                dead: false,
+            },
+        );
+        sim.slot(&mut w, now);
+        workers[i] = w;
+    }
+    let ev: Vec<(&str, &str, &str)> = sim
+        .events
+        .iter()
+        .map(|(id, fp)| (id.as_str(), P, fp.as_str()))
+        .collect();
+    let rows = sim
+        .groups
+        .iter()
+        .map(|(fp, g)| GroupRow::new(&gid(fp), P, fp, g.status, g.count))
+        .collect();
+    let tables = Tables::from_rows(&ev, rows, now + 16);
+    SimOut {
+        entries: sim.entries,
+        tables,
+        groups: sim.groups,
+        dirty_probes: sim.dirty_probes,
+        indeterminate: sim.indeterminate,
+    }
+}
+
+fn judge_sim(o: &SimOut) -> (Vec<CheckResult>, stranded::Stranded) {
+    let facts = Facts::from_entries(o.entries.clone().into_iter().map(Ok)).expect("valid history");
+    check_all(&facts, &o.tables)
+}
+
+#[test]
+fn sim_atomic_is_never_violated() {
+    let mut runs = 0;
+    let mut probes_seen = false;
+    for seed in 0..400 {
+        for step_log in [true, false] {
+            let o = simulate(seed, false, step_log, false);
+            assert_eq!(o.indeterminate, 0);
+            let (results, s) = judge_sim(&o);
+            for r in &results {
+                assert_eq!(
+                    (r.verdict, r.violations, r.unknowns),
+                    (Verdict::Holds, 0, 0),
+                    "seed {seed} step_log {step_log}: {r:#?}"
+                );
+            }
+            assert_eq!(s.total, 0, "seed {seed}: {s:?}");
+            // The model itself never goes dirty-and-resolved.
+            assert!(o.dirty_probes.is_empty());
+            assert!(o
+                .groups
+                .values()
+                .all(|g| !(g.dirty && g.status == "resolved")));
+            probes_seen |= results[3].notes.iter().any(|n| !n.starts_with("0 probes"));
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 800);
+    assert!(probes_seen, "the simulation never produced a probe");
+}
+
+#[test]
+fn sim_atomic_with_indeterminate_ops_is_never_violated() {
+    let mut unknowns = 0;
+    let mut indeterminate = 0;
+    for seed in 0..400 {
+        for step_log in [true, false] {
+            let o = simulate(seed, false, step_log, true);
+            indeterminate += o.indeterminate;
+            let (results, _) = judge_sim(&o);
+            for r in &results {
+                assert_ne!(
+                    r.verdict,
+                    Verdict::Violated,
+                    "seed {seed} step_log {step_log}: {r:#?}"
+                );
+                unknowns += r.unknowns;
+            }
+        }
+    }
+    assert!(indeterminate > 100, "too few crashes: {indeterminate}");
+    // Not required, but shows the crash paths reach the checkers.
+    assert!(unknowns > 0);
+}
+
+#[test]
+fn sim_naive_violations_are_found_and_real() {
+    let mut found = 0u64;
+    let mut dirty_runs = 0u64;
+    for seed in 0..400 {
+        for step_log in [true, false] {
+            let o = simulate(seed, true, step_log, false);
+            let (results, s) = judge_sim(&o);
+            for r in &results[..3] {
+                assert_eq!(r.verdict, Verdict::Holds, "seed {seed}: {r:#?}");
+            }
+            assert_eq!(s.total, 0);
+            let r = &results[3];
+            assert_eq!(r.unknowns, 0, "seed {seed}: {r:#?}");
+            let final_dirty = o
+                .groups
+                .iter()
+                .any(|(_, g)| g.dirty && g.status == "resolved");
+            if final_dirty || !o.dirty_probes.is_empty() {
+                dirty_runs += 1;
+            }
+            // Complete here too: in this simulation no resolve can return a
+            // dirty probe's count, so every dirty observation is reported.
+            let n_final_dirty = o
+                .groups
+                .values()
+                .filter(|g| g.dirty && g.status == "resolved")
+                .count();
+            assert_eq!(
+                r.violations as usize,
+                o.dirty_probes.len() + n_final_dirty,
+                "seed {seed} step_log {step_log}: {r:#?}"
+            );
+            assert_eq!(r.violations as usize, r.examples.len());
+            for f in &r.examples {
+                let id = &f.group.as_ref().expect("a group").id;
+                let fp = id.rsplit(':').next().unwrap();
+                if f.found.starts_with("the final row") {
+                    let g = &o.groups[fp];
+                    assert!(
+                        g.dirty && g.status == "resolved",
+                        "seed {seed} step_log {step_log}: final row of {id} not dirty: {g:?} {f:#?}"
+                    );
+                } else {
+                    let rest = f
+                        .found
+                        .strip_prefix("refused resolve op ")
+                        .unwrap_or_else(|| panic!("unexpected finding {f:#?}"));
+                    let op: u64 = rest.split_whitespace().next().unwrap().parse().unwrap();
+                    assert!(
+                        o.dirty_probes.contains(&op),
+                        "seed {seed} step_log {step_log}: probe op {op} was clean: {f:#?}"
+                    );
+                }
+                found += 1;
+            }
+        }
+    }
+    assert!(dirty_runs > 0, "the naive simulation never went dirty");
+    assert!(
+        found > 0,
+        "no NoMissedRegression violation in {dirty_runs} dirty runs"
+    );
+    eprintln!("naive: {found} violations found, {dirty_runs} runs observed dirty");
+}
