@@ -25,6 +25,17 @@ fn open(path: &str) -> Connection {
     c
 }
 
+/// A UUID-shaped id that is a bijective scramble of `i` (unique, random-looking).
+fn uuid_like(i: u64) -> String {
+    let mut a = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    a ^= a >> 29;
+    a = a.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    a ^= a >> 32;
+    let b = a.rotate_left(17) ^ 0xD6E8_FEB8_6659_FD93;
+    let h = format!("{a:016x}{b:016x}");
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let threads: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1);
@@ -52,7 +63,10 @@ fn main() {
                     };
                     let (p, f) = (format!("p{}", g % 4), format!("fp{}", g / 4));
                     let gid = format!("g:{p}:{f}");
-                    let id = format!("{i:032x}");
+                    // Random UUID-shaped ids, as clients send and as the bench
+                    // generates: sequential ids would append to one B-tree
+                    // page and flatter SQLite.
+                    let id = uuid_like(i);
                     let n = c
                         .prepare_cached(S1)
                         .unwrap()
