@@ -3,7 +3,8 @@
 
 use crate::run::{prepare, run, RunError, RunOptions};
 use crate::runtime::Control;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -15,29 +16,55 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "specstorm", version, about, long_about = None)]
 pub struct Cli {
+    /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The scenario and its command-line overrides (shared by `run` and `check`).
+#[derive(Debug, Args)]
+pub struct ScenarioArgs {
+    /// Scenario file (TOML). Without it, the default scenario embedded in
+    /// the binary runs against a fresh SQLite file.
+    pub scenario: Option<PathBuf>,
+    /// Stop after this wall time (e.g. 30s, 2m); overrides stop.duration.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Seed of every random choice (0 to 2^63-1); overrides the scenario's seed.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Override a scenario key, e.g. --set load.ingesters=4 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+impl ScenarioArgs {
+    /// `--set` overrides, then `--duration` and `--seed` as overrides.
+    fn overrides(&self) -> Vec<String> {
+        let mut o = self.set.clone();
+        if let Some(d) = self.duration {
+            o.push(format!(
+                "stop.duration=\"{}\"",
+                humantime::format_duration(d)
+            ));
+        }
+        if let Some(seed) = self.seed {
+            o.push(format!("seed={seed}"));
+        }
+        o
+    }
+}
+
+/// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario (default: the embedded default scenario), audit, save results.
     Run {
-        /// Scenario file (TOML). Without it, the default scenario embedded in
-        /// the binary runs against a fresh SQLite file.
-        scenario: Option<PathBuf>,
-        /// Stop after this wall time (e.g. 30s, 2m); overrides stop.duration.
-        #[arg(long, value_parser = humantime::parse_duration)]
-        duration: Option<Duration>,
-        /// Seed of every random choice; overrides the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
         /// Run folder (default results/<UTC time>-<scenario>-<variant>/).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Override a scenario key, e.g. --set load.ingesters=4 (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
         /// No progress lines on stderr.
         #[arg(long, short)]
         quiet: bool,
@@ -45,55 +72,44 @@ pub enum Command {
     /// Validate a scenario and its statement file and print the resolved
     /// configuration, without touching any target.
     Check {
-        scenario: Option<PathBuf>,
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
     },
 }
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
-        Command::Check { scenario, set } => match prepare(scenario.as_deref(), &set) {
-            Ok(p) => {
-                println!(
-                    "# {} is valid; resolved configuration:",
-                    describe(&scenario)
-                );
-                print!("{}", p.scenario.to_toml());
-                println!(
-                    "# variant: {} (sha256 {}): ingest {} steps (counting step {}), resolve {} steps",
-                    p.variant.file.path.display(),
-                    p.variant.file.sha256,
-                    p.variant.ingest.steps.len(),
-                    p.variant.ingest.steps[p.variant.counting_step].name,
-                    p.variant.resolve.steps.len()
-                );
-                0
+        Command::Check { scenario } => {
+            match prepare(scenario.scenario.as_deref(), &scenario.overrides()) {
+                Ok(p) => {
+                    let v = &p.variant;
+                    // A closed pipe (`| head`) is no error worth a panic.
+                    let _ = write!(
+                        std::io::stdout(),
+                        "# {} is valid; resolved configuration:\n{}# variant: {} (sha256 {}): \
+                         ingest {} steps (counting step {}), resolve {} steps\n",
+                        describe(&scenario.scenario),
+                        p.scenario.to_toml(),
+                        v.file.path.display(),
+                        v.file.sha256,
+                        v.ingest.steps.len(),
+                        v.ingest.steps[v.counting_step].name,
+                        v.resolve.steps.len()
+                    );
+                    0
+                }
+                Err(e) => report_error(&e),
             }
-            Err(e) => report_error(&e),
-        },
+        }
         Command::Run {
             scenario,
-            duration,
-            seed,
             out,
-            set,
             quiet,
         } => {
-            let mut overrides = set;
-            if let Some(d) = duration {
-                overrides.push(format!(
-                    "stop.duration=\"{}\"",
-                    humantime::format_duration(d)
-                ));
-            }
-            if let Some(seed) = seed {
-                overrides.push(format!("seed={seed}"));
-            }
             let opts = RunOptions {
-                scenario,
-                overrides,
+                overrides: scenario.overrides(),
+                scenario: scenario.scenario,
                 out,
                 progress: (!quiet).then_some(Duration::from_secs(2)),
             };
@@ -114,7 +130,7 @@ fn describe(p: &Option<PathBuf>) -> String {
 }
 
 fn report_error(e: &RunError) -> i32 {
-    eprintln!("specstorm: error: {e}");
+    let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
     e.exit_code()
 }
 
@@ -123,12 +139,14 @@ fn report_error(e: &RunError) -> i32 {
 /// abandons ops in flight between steps (recorded as indeterminate).
 fn install_signal_handler(control: Arc<Control>) {
     let _ = ctrlc::set_handler(move || {
-        if control.interrupted.swap(true, Ordering::AcqRel) {
-            eprintln!("specstorm: second interrupt: abandoning ops in flight");
-            control.abort.store(true, Ordering::Release);
+        let msg = if !control.interrupted.swap(true, Ordering::AcqRel) {
+            "interrupted: stopping the load, then auditing what ran"
+        } else if !control.abort.swap(true, Ordering::AcqRel) {
+            "interrupted again: abandoning ops in flight between steps"
         } else {
-            eprintln!("specstorm: interrupted: stopping the load, then auditing what ran");
-        }
+            "already abandoning ops in flight; the audit follows"
+        };
         control.stop.store(true, Ordering::Release);
+        let _ = writeln!(std::io::stderr(), "specstorm: {msg}");
     });
 }

@@ -114,11 +114,6 @@ impl IngestGenerator {
         self.fresh
     }
 
-    /// Ops handed out so far.
-    pub fn ops_generated(&self) -> u64 {
-        self.seq
-    }
-
     /// The next ingest op, or None once `stop.events` fresh events and all
     /// their retries were handed out (never None when `stop.events` = 0).
     pub fn next_op(&mut self) -> Option<IngestOp> {

@@ -110,7 +110,31 @@ fn default_run_dir(started: SystemTime, scenario: &str, variant: &str) -> PathBu
         .to_string()
         .replace([':', '-'], "")
         .replace('.', "-");
-    PathBuf::from("results").join(format!("{t}-{scenario}-{variant}"))
+    PathBuf::from("results").join(format!(
+        "{t}-{}-{}",
+        file_safe(scenario),
+        file_safe(variant)
+    ))
+}
+
+/// A name as one safe path component: no separators, no leading dots.
+fn file_safe(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches('.');
+    if s.is_empty() {
+        "_".into()
+    } else {
+        s.to_string()
+    }
 }
 
 /// Runs a scenario end to end and saves its results; returns the summary
@@ -119,7 +143,6 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     let p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
     let s = &p.scenario;
     let started = SystemTime::now();
-    let started_utc = humantime::format_rfc3339_millis(started).to_string();
     let variant_name = variant::short_name(&s.variant);
     let run_dir = opts
         .out
@@ -131,15 +154,77 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
             .unwrap_or(true)
     {
         return Err(RunError::Input(format!(
-            "run folder {} exists and is not empty: choose another --out, so that runs never mix",
+            "{} exists and is not an empty folder: choose another --out, so that runs never mix",
             run_dir.display()
         )));
     }
+    // A database given by path is checked before anything is created.
+    let Target::Sqlite(target) = &s.target;
+    let namespace = match &target.path {
+        Some(path) => namespace_for(path, target, started)?,
+        None => String::new(),
+    };
     std::fs::create_dir_all(&run_dir)
         .map_err(|e| RunError::Input(format!("cannot create {}: {e}", run_dir.display())))?;
+    match execute(opts, &p, &run_dir, namespace, started, control) {
+        Ok(summary) => Ok((summary, run_dir)),
+        Err(e) => {
+            // A run that failed still says what it was and why it stopped.
+            let failed = serde_json::json!({
+                "schema_version": SUMMARY_SCHEMA_VERSION,
+                "scenario": s.name,
+                "variant": variant_name,
+                "seed": s.seed,
+                "error": e.to_string(),
+                "provenance": provenance(opts, &p, started),
+                "exit": { "code": e.exit_code(), "rule": e.to_string() },
+            });
+            let _ = std::fs::write(
+                run_dir.join("summary.json"),
+                serde_json::to_string_pretty(&failed).unwrap_or_default(),
+            );
+            Err(e)
+        }
+    }
+}
 
+/// Where the run came from, and the command that reproduces it.
+fn provenance(opts: &RunOptions, p: &Prepared, started: SystemTime) -> Provenance {
+    Provenance {
+        tool: "specstorm".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        sqlite_version: rusqlite::version().into(),
+        scenario_file: opts.scenario.as_ref().map(|f| {
+            std::fs::canonicalize(f)
+                .unwrap_or_else(|_| f.clone())
+                .display()
+                .to_string()
+        }),
+        variant_file: p.variant.file.path.display().to_string(),
+        variant_sha256: p.variant.file.sha256.clone(),
+        started_utc: humantime::format_rfc3339_millis(started).to_string(),
+        command: reproduce_command(opts, p.scenario.seed),
+    }
+}
+
+/// The run after its folder exists: database, load, audit, results.
+fn execute(
+    opts: &RunOptions,
+    p: &Prepared,
+    run_dir: &Path,
+    namespace: String,
+    started: SystemTime,
+    control: Arc<Control>,
+) -> Result<Summary, RunError> {
+    let s = &p.scenario;
+    let started_utc = humantime::format_rfc3339_millis(started).to_string();
+    let variant_name = variant::short_name(&s.variant);
     // Provenance first, so even a run that fails later says what it was.
-    std::fs::write(run_dir.join("scenario.toml"), s.to_toml()).map_err(anyhow::Error::from)?;
+    // The saved scenario names the saved statement file, so that
+    // `specstorm run RUN_DIR/scenario.toml` runs the very same thing again.
+    let mut saved = s.clone();
+    saved.variant = "variant.sql".into();
+    std::fs::write(run_dir.join("scenario.toml"), saved.to_toml()).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
         .map_err(anyhow::Error::from)?;
 
@@ -148,7 +233,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         .path
         .clone()
         .unwrap_or_else(|| run_dir.join("target.db"));
-    let namespace = prepare_database(&db_path, target, &p.variant, started)?;
+    prepare_database(&db_path, target, &p.variant)?;
 
     let workers = s.load.ingesters as usize + s.load.resolvers as usize;
     let mut conns = Vec::with_capacity(workers);
@@ -216,7 +301,21 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures(&load.stats, duration_s);
     let accepted = facts.events.values().filter(|e| e.acked).count() as u64;
-    let exit = summary::exit(interrupted, None, &results);
+    let probes = facts
+        .groups
+        .values()
+        .map(|g| g.probes.len() as u64)
+        .sum::<u64>()
+        + tables
+            .groups
+            .iter()
+            .filter(|g| g.status.as_str() == Some("resolved"))
+            .count() as u64;
+    let coverage = summary::Coverage::new(
+        facts.events.values().filter(|e| e.done).count() as u64,
+        probes,
+    );
+    let exit = summary::exit(interrupted, None, &results, &coverage);
     let summary = Summary {
         schema_version: SUMMARY_SCHEMA_VERSION,
         scenario: s.name.clone(),
@@ -246,6 +345,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         }),
         invariants: summary::invariants(&results),
         stranded_events: stranded,
+        coverage,
         history: BTreeMap::from([
             ("file".to_string(), serde_json::json!("history.jsonl")),
             ("bytes".to_string(), serde_json::json!(history_bytes)),
@@ -263,16 +363,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 serde_json::json!(tables.groups.len()),
             ),
         ]),
-        provenance: Provenance {
-            tool: "specstorm".into(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            sqlite_version: rusqlite::version().into(),
-            scenario_file: opts.scenario.as_ref().map(|p| p.display().to_string()),
-            variant_file: p.variant.file.path.display().to_string(),
-            variant_sha256: p.variant.file.sha256.clone(),
-            started_utc,
-            command: reproduce_command(opts, s.seed),
-        },
+        provenance: provenance(opts, p, started),
         resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
         exit,
     };
@@ -286,42 +377,49 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         "{}",
         crate::report::human::render(&summary, &results, &run_dir.display().to_string())
     );
-    Ok((summary, run_dir))
+    Ok(summary)
 }
 
-/// Refuses a database that holds rows unless the scenario reuses it (then
-/// returns the run's own project namespace), and applies the schema.
+/// Refuses a database that holds rows unless the scenario reuses it; then
+/// returns the run's own project namespace (empty for a fresh database).
+fn namespace_for(
+    path: &Path,
+    target: &scenario::SqliteTarget,
+    started: SystemTime,
+) -> Result<String, RunError> {
+    if !path.exists() {
+        return Ok(String::new());
+    }
+    let terr = |e: rusqlite::Error| RunError::Target(format!("{}: {e}", path.display()));
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(terr)?;
+    if !holds_rows(&conn).map_err(terr)? {
+        return Ok(String::new());
+    }
+    if !target.reuse {
+        return Err(RunError::Input(format!(
+            "the database {} already holds rows: refusing to mix runs. Set \
+             target.reuse = true to run in a namespace of its own, or choose a fresh path",
+            path.display()
+        )));
+    }
+    let ms = started
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    Ok(format!("r{ms}."))
+}
+
+/// Applies the variant's schema. Errors: the database cannot be opened or
+/// refuses the schema (exit 3).
 fn prepare_database(
     path: &Path,
     target: &scenario::SqliteTarget,
     variant: &GroupsVariant,
-    started: SystemTime,
-) -> Result<String, RunError> {
-    let terr = |e: rusqlite::Error| RunError::Target(format!("{}: {e}", path.display()));
-    let mut namespace = String::new();
-    if path.exists() {
-        let conn =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(terr)?;
-        if holds_rows(&conn).map_err(terr)? {
-            if !target.reuse {
-                return Err(RunError::Input(format!(
-                    "the database {} already holds rows: refusing to mix runs. Set \
-                     target.reuse = true to run in a namespace of its own, or choose a fresh path",
-                    path.display()
-                )));
-            }
-            let ms = started
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_millis())
-                .unwrap_or(0);
-            namespace = format!("r{ms}.");
-        }
-    }
+) -> Result<(), RunError> {
     let conn = sqlite::open(path, target)
         .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
     conn.execute_batch(&variant.schema)
-        .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))?;
-    Ok(namespace)
+        .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))
 }
 
 fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {

@@ -14,6 +14,7 @@ use crate::stats::Stats;
 use crate::workload::groups::{ingest_result, resolve_result};
 use crate::workload::{Next, StepMachine, Value};
 use rusqlite::Connection;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -98,6 +99,7 @@ pub fn run_load(
     let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
     let mut total = Stats::default();
     let mut stopped_at = started;
+    let mut exhausted = false;
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for (w, conn) in ingest_conns.into_iter().enumerate() {
@@ -127,7 +129,8 @@ pub fn run_load(
         let mut last_done = 0u64;
         loop {
             let now = plan.clock.now();
-            if shared.ingesters_left.load(Ordering::Acquire) == 0
+            exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
+            if exhausted
                 || deadline.is_some_and(|d| now >= d)
                 || plan.control.stop.load(Ordering::Acquire)
             {
@@ -140,7 +143,10 @@ pub fn run_load(
                 if last_progress.elapsed() >= every {
                     let done = plan.control.completed.load(Ordering::Relaxed);
                     let rate = (done - last_done) as f64 / last_progress.elapsed().as_secs_f64();
-                    eprintln!(
+                    // Never panic here: this loop is what stops the load
+                    // (stderr may be a closed pipe).
+                    let _ = writeln!(
+                        std::io::stderr(),
                         "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
                         (now - started) as f64 / 1e9
                     );
@@ -155,20 +161,18 @@ pub fn run_load(
     });
     let elapsed_ns = plan.clock.now() - started;
     let ops = shared.next_op.load(Ordering::Relaxed);
-    let (fresh_events, generated) = {
-        let g = shared.gen.lock().expect("generator lock");
-        (g.fresh_events(), g.ops_generated())
-    };
+    let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
     let missed = match s.load.model {
-        LoadModel::Open => {
-            // Ops due before the stop (and generated at all) that never started.
-            let due = (((stopped_at - started) as f64 / 1e9 * s.load.rate) as u64).min(generated);
+        // Ops due before the stop that never started. When the ingesters ran
+        // out of ops, every op was started; otherwise op n was due at n / rate.
+        LoadModel::Open if !exhausted => {
+            let due = ((stopped_at - started) as f64 / 1e9 * s.load.rate) as u64;
             let ingests = total.count(OpKind::Ingest, CompletionType::Ok)
                 + total.count(OpKind::Ingest, CompletionType::Fail)
                 + total.count(OpKind::Ingest, CompletionType::Info);
             due.saturating_sub(ingests)
         }
-        LoadModel::Closed => 0,
+        LoadModel::Open | LoadModel::Closed => 0,
     };
     LoadOutcome {
         stats: total,
@@ -186,7 +190,18 @@ fn wall_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Counts an ingester out when it ends, even by a panic, so the
+/// coordinator never waits for a worker that is gone.
+struct Leaving<'a>(&'a AtomicUsize);
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
+    let _leaving = Leaving(&shared.ingesters_left);
     let plan = shared.plan;
     let mut stats = Stats::default();
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
@@ -236,7 +251,6 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
             stats.duplicates += 1;
         }
     }
-    shared.ingesters_left.fetch_sub(1, Ordering::AcqRel);
     stats
 }
 

@@ -890,6 +890,26 @@ fn compile_err_transaction_control_as_a_step() {
     assert_err(
         &e,
         line_of(&t, "-- name: ingest.s2"),
-        "transaction control (BEGIN)",
+        "is a BEGIN statement",
     );
+}
+
+#[test]
+fn compile_err_pragma_or_attach_as_a_step() {
+    for bad in [
+        "PRAGMA journal_mode = delete;",
+        "ATTACH ':memory:' AS other;",
+    ] {
+        let i = INGEST.replace(
+            "-- name: ingest.s2\nINSERT OR IGNORE INTO error_groups (id, project, fingerprint, status, event_count)\nVALUES (:group_id, :project, :fingerprint, 'open', 0);",
+            &format!("-- name: ingest.s2\n{bad}"),
+        );
+        let t = with_ingest(&i);
+        let e = compile_err(&t);
+        assert_err(
+            &e,
+            line_of(&t, "-- name: ingest.s2"),
+            "must be a query or a row change",
+        );
+    }
 }

@@ -95,6 +95,9 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             let _ = writeln!(o, "    note: {n}");
         }
     }
+    for gap in &s.coverage.gaps {
+        let _ = writeln!(o, "not exercised: {gap}");
+    }
     let st = &s.stranded_events;
     if st.total == 0 {
         let _ = writeln!(o, "stranded events: 0");

@@ -119,6 +119,8 @@ pub struct Summary {
     pub open_model: Option<BTreeMap<String, u64>>,
     pub invariants: BTreeMap<String, InvariantSummary>,
     pub stranded_events: Stranded,
+    /// What the run exercised; a gap makes it inconclusive (exit 4).
+    pub coverage: Coverage,
     pub history: BTreeMap<String, serde_json::Value>,
     pub provenance: Provenance,
     /// The resolved scenario (after overrides and defaults).
@@ -201,10 +203,47 @@ pub fn invariants(results: &[CheckResult]) -> BTreeMap<String, InvariantSummary>
         .collect()
 }
 
+/// What the run exercised: a verdict of `holds` over nothing is vacuous.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Events certainly counted (CountExact's Done, over all groups).
+    pub events_counted: u64,
+    /// Probes that showed a group resolved (NoMissedRegression's evidence).
+    pub probes: u64,
+    /// What the run did not exercise at all (each makes the run inconclusive).
+    pub gaps: Vec<String>,
+}
+
+impl Coverage {
+    /// Coverage from the two counts; a zero is a gap.
+    pub fn new(events_counted: u64, probes: u64) -> Self {
+        let mut gaps = Vec::new();
+        if events_counted == 0 {
+            gaps.push("no event was certainly counted, so CountExact judged nothing".into());
+        }
+        if probes == 0 {
+            gaps.push(
+                "no probe showed a group resolved, so NoMissedRegression judged nothing".into(),
+            );
+        }
+        Coverage {
+            events_counted,
+            probes,
+            gaps,
+        }
+    }
+}
+
 /// The exit code by cli.md's order: 130 interrupted, then 3 target
 /// unusable, then 1 expectation not met (a violation, as the default
-/// expectation is "every invariant holds"), then 4 inconclusive, else 0.
-pub fn exit(interrupted: bool, target_error: Option<&str>, results: &[CheckResult]) -> Exit {
+/// expectation is "every invariant holds"), then 4 inconclusive (a verdict
+/// `unknown`, or an invariant the run never exercised), else 0.
+pub fn exit(
+    interrupted: bool,
+    target_error: Option<&str>,
+    results: &[CheckResult],
+    coverage: &Coverage,
+) -> Exit {
     let violated: Vec<_> = results
         .iter()
         .filter(|r| r.verdict == Verdict::Violated)
@@ -235,6 +274,8 @@ pub fn exit(interrupted: bool, target_error: Option<&str>, results: &[CheckResul
                 unknown.join(", ")
             ),
         )
+    } else if !coverage.gaps.is_empty() {
+        (4, format!("inconclusive: {}", coverage.gaps.join("; ")))
     } else {
         (0, "every invariant holds, as expected".to_string())
     };

@@ -411,21 +411,27 @@ fn prepare_one<'c>(
             };
             FileError::at(&file.path, block.line, reason)
         })
-        .and_then(|stmt| match first_keyword(&block.sql).as_str() {
-            // A step runs alone in autocommit; a transaction around several
-            // steps would change the semantics under test.
-            "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" => {
-                Err(FileError::at(
+        .and_then(|stmt| {
+            // A step is one query or one row change, run alone in autocommit:
+            // transaction control would wrap several steps, and PRAGMA, ATTACH,
+            // DDL and the like change the connection or the schema under test.
+            let kw = first_keyword(&block.sql);
+            match kw.as_str() {
+                "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "WITH" | "VALUES" => {
+                    Ok(stmt)
+                }
+                _ => Err(FileError::at(
                     &file.path,
                     block.line,
                     format!(
-                        "`{}` is transaction control ({}): every step runs alone in autocommit",
-                        block.name,
-                        first_keyword(&block.sql)
+                        "`{}` is a {kw} statement: a step or export must be a query or a row \
+                     change (SELECT, INSERT, UPDATE, DELETE, REPLACE, WITH, VALUES); \
+                     transaction control and connection or schema statements are not steps \
+                     (put DDL in `schema`), since every step runs alone in autocommit",
+                        block.name
                     ),
-                ))
+                )),
             }
-            _ => Ok(stmt),
         })
 }
 
