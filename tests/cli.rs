@@ -348,3 +348,120 @@ fn busy_errors_become_op_outcomes_and_stranded_events_are_explained() {
         assert!(causes.keys().all(|c| c.contains("busy")), "{causes:?}");
     }
 }
+
+#[test]
+fn a_closed_stderr_never_hangs_the_run() {
+    // Progress lines go to stderr; a reader that went away (`| head`) must
+    // not stop the coordinator that ends the load.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args([
+            "run",
+            "scenarios/smoke.toml",
+            "--set",
+            "stop.events=0",
+            "--duration",
+            "3s",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(summary(&out)["partial"], false);
+}
+
+#[test]
+fn a_target_that_cannot_be_opened_exits_3_and_says_why_in_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        "-q",
+        "--set",
+        "target.path=\"/nonexistent/dir/x.db\"",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let s = summary(&out);
+    assert_eq!(s["exit"]["code"], 3);
+    assert!(
+        s["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/dir/x.db"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_run_that_exercised_nothing_is_inconclusive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        "scenarios/smoke.toml",
+        "-q",
+        "--set",
+        "load.resolvers=0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    let s = summary(&out);
+    assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "holds");
+    assert_eq!(s["coverage"]["probes"], 0);
+    assert!(s["exit"]["rule"]
+        .as_str()
+        .unwrap()
+        .contains("NoMissedRegression judged nothing"));
+}
+
+#[test]
+fn open_model_counts_ops_it_could_not_start_on_time() {
+    // One ingester cannot keep 1M ops/s: ops start late (measured from
+    // their intended start) and those due before the stop but never started
+    // are counted as missed.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        "scenarios/smoke.toml",
+        "-q",
+        "--set",
+        "load.model=\"open\"",
+        "--set",
+        "load.rate=1000000",
+        "--set",
+        "load.ingesters=1",
+        "--set",
+        "stop.events=0",
+        "--duration",
+        "1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let s = summary(&out);
+    let open = &s["open_model"];
+    assert!(open["late"].as_u64().unwrap() > 0, "{open}");
+    assert!(open["missed"].as_u64().unwrap() > 100_000, "{open}");
+    // Latency counts from the intended start, so the stall shows in p50.
+    assert!(
+        s["latency_us"]["ingest"]["p50"].as_f64().unwrap() > 10_000.0,
+        "{}",
+        s["latency_us"]
+    );
+}
