@@ -60,6 +60,7 @@ impl ScenarioArgs {
 pub enum Command {
     /// Run a scenario (default: the embedded default scenario), audit, save results.
     Run {
+        /// Scenario file and its overrides.
         #[command(flatten)]
         scenario: ScenarioArgs,
         /// Run folder (default results/<UTC time>-<scenario>-<variant>/).
@@ -72,6 +73,7 @@ pub enum Command {
     /// Validate a scenario and its statement file and print the resolved
     /// configuration, without touching any target.
     Check {
+        /// Scenario file and its overrides.
         #[command(flatten)]
         scenario: ScenarioArgs,
     },

@@ -198,6 +198,7 @@ impl ResolveGenerator {
         }
     }
 
+    /// The next group to resolve (uniform or hot, as `keys.skew` says).
     pub fn next_op(&mut self) -> ResolveOp {
         let (project, fingerprint, group_id) = self.keys.names(self.keys.pick(&mut self.rng));
         ResolveOp {

@@ -7,6 +7,8 @@
 //! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
 //! [`report`] (summary, JSON, human output).
 
+#![warn(missing_docs)]
+
 pub mod checker;
 pub mod cli;
 pub mod client;

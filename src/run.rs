@@ -36,6 +36,7 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// The exit code (cli.md): 2 for input errors, 3 for target and other errors.
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Input(_) => 2,
@@ -59,8 +60,11 @@ pub struct RunOptions {
 
 /// A scenario and its checked variant, before anything runs.
 pub struct Prepared {
+    /// The resolved scenario (overrides and defaults applied).
     pub scenario: Scenario,
+    /// Where the scenario came from, and its text.
     pub source: scenario::Source,
+    /// The statement file, checked against the groups workload.
     pub variant: GroupsVariant,
 }
 

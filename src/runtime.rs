@@ -24,6 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub struct Clock(Instant);
 
 impl Clock {
+    /// Starts the clock: now() is 0 here.
     pub fn start() -> Self {
         Clock(Instant::now())
     }
@@ -50,6 +51,7 @@ pub struct Control {
 /// What a load run produced, besides the history.
 #[derive(Debug)]
 pub struct LoadOutcome {
+    /// Per-kind counts and latency histograms, merged over workers.
     pub stats: Stats,
     /// Wall time of the load, ns.
     pub elapsed_ns: u64,
@@ -63,11 +65,17 @@ pub struct LoadOutcome {
 
 /// Everything the workers share.
 pub struct LoadPlan<'a> {
+    /// The resolved scenario.
     pub scenario: &'a Scenario,
+    /// The checked statement file the workers run.
     pub variant: &'a GroupsVariant,
+    /// Prefix of every project of this run (empty on a fresh database).
     pub namespace: &'a str,
+    /// Where the workers send history entries.
     pub sink: HistorySink,
+    /// The run's clock (history times are ns on it).
     pub clock: Clock,
+    /// Stop, abort and interrupt signals.
     pub control: &'a Control,
 }
 

@@ -15,6 +15,7 @@ use super::{CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
 use crate::workload::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+/// Invariant name as reported (spec `CountExact`).
 pub const NAME: &str = "CountExact";
 
 /// |Done|, |Maybe| and the events behind them, for one (project, fingerprint).

@@ -12,7 +12,9 @@ use std::collections::HashMap;
 /// (it may take effect at any later time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
+    /// First instant, ns since run start.
     pub start: u64,
+    /// Last instant, ns since run start; None: never ended.
     pub end: Option<u64>,
 }
 
@@ -30,6 +32,7 @@ pub struct EventFacts {
     /// How many attempts certainly completed the counting step (> 1 is a
     /// double count).
     pub counted: u32,
+    /// Attempts (invokes) seen for this id, retries included.
     pub attempts: u32,
     /// The attempt whose first step inserted the row, and how it ended
     /// (index into [`Facts::causes`]), if it did not count the event.
@@ -48,8 +51,11 @@ impl EventFacts {
 /// A resolve that changed the group to resolved and returned its count.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolveFact {
+    /// The resolve op's id.
     pub op: u64,
+    /// Interval of the step that returned the count (where steps are logged), else of the whole op.
     pub span: Span,
+    /// `event_count` it returned: the group's count at the resolve.
     pub count: i64,
 }
 
@@ -57,6 +63,7 @@ pub struct ResolveFact {
 /// without a count).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnknownResolve {
+    /// The resolve op's id.
     pub op: u64,
     /// When it may have taken effect: from its invoke to its completion
     /// (in-process: nothing runs after the completion), or open-ended.
@@ -68,45 +75,61 @@ pub struct UnknownResolve {
 pub struct Probe {
     /// The refused resolve that probed, or None for the final row.
     pub op: Option<u64>,
+    /// Interval of the probing step (else of the whole op); the final read's transaction for the final row.
     pub span: Span,
+    /// `event_count` observed with status `resolved`.
     pub count: i64,
 }
 
 /// A counting step that certainly changed the group's row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountingStep {
+    /// The ingest op's id.
     pub op: u64,
     /// When the ingest op was invoked (before its earlier steps ran).
     pub op_start: u64,
+    /// The event the step counted.
     pub event_id: String,
+    /// Step start, ns since run start.
     pub start: u64,
+    /// Step end, ns since run start.
     pub end: u64,
 }
 
 /// Per group id.
 #[derive(Debug, Clone, Default)]
 pub struct GroupFacts {
+    /// Successful resolves (status set to resolved, count returned).
     pub resolves: Vec<ResolveFact>,
+    /// Resolves whose effect is unknown (NoMissedRegression's reason for `unknown`).
     pub unknown_resolves: Vec<UnknownResolve>,
+    /// Observations of the group as (`resolved`, count), final row excluded.
     pub probes: Vec<Probe>,
+    /// Counting steps that certainly changed the group's row.
     pub counting_steps: Vec<CountingStep>,
 }
 
 /// Everything the checkers take from the history.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
+    /// The history's header; None until read (a history without one is refused).
     pub header: Option<Header>,
     /// Steps are logged exactly (in-process target).
     pub step_log: bool,
+    /// Index of the ingest op's counting step, from the header.
     pub counting_step: u32,
+    /// Distinct (project, fingerprint) keys, indexed by [`EventFacts::key`].
     pub keys: Vec<(String, String)>,
     key_index: HashMap<(String, String), u32>,
+    /// Per event id.
     pub events: HashMap<String, EventFacts>,
+    /// Per group id.
     pub groups: HashMap<String, GroupFacts>,
     /// Texts of the ways an inserting attempt ended without counting.
     pub causes: Vec<String>,
     cause_index: HashMap<String, u16>,
     inflight: HashMap<u64, (Invoke, Vec<Step>)>,
+    /// Ops invoked.
     pub ops: u64,
     /// Ops invoked and never completed (counted as indeterminate).
     pub unfinished: u64,

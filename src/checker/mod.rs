@@ -24,7 +24,9 @@ pub const MAX_KEPT: usize = 50;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// The invariant holds on every group and event checked.
     Holds,
+    /// At least one finding breaks the invariant.
     Violated,
     /// The history cannot decide (indeterminate ops, a failed premise).
     Unknown,
@@ -33,17 +35,23 @@ pub enum Verdict {
 /// The group a finding is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupRef {
+    /// Project of the group.
     pub project: String,
+    /// Fingerprint of the group.
     pub fingerprint: String,
+    /// Group id (hash of project and fingerprint).
     pub id: String,
 }
 
 /// One op or step that explains a finding, with its time (ns since start).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
+    /// ns since run start.
     pub t: u64,
+    /// The op, if the evidence is one op or one of its steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<u64>,
+    /// What happened, in words.
     pub what: String,
 }
 
@@ -51,13 +59,19 @@ pub struct Evidence {
 /// found, and the ops and steps that explain it, in time order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
+    /// The group the finding is about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<GroupRef>,
+    /// The event the finding is about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// What the invariant requires here.
     pub expected: String,
+    /// What the tables and history show instead.
     pub found: String,
+    /// How the found state came about, in words.
     pub explanation: String,
+    /// Ops and steps that explain the finding, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
 }
@@ -65,7 +79,9 @@ pub struct Finding {
 /// A checker's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
+    /// Invariant name as in the spec (`TypeOK`, `CountExact`, ...).
     pub invariant: String,
+    /// Overall verdict: violated if any violation, else unknown if any unknown, else holds.
     pub verdict: Verdict,
     /// Violations found in all.
     pub violations: u64,
@@ -73,6 +89,7 @@ pub struct CheckResult {
     pub examples: Vec<Finding>,
     /// Findings the history could not decide, in all, and the first few.
     pub unknowns: u64,
+    /// The first [`MAX_KEPT`] findings that came out `unknown`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_examples: Vec<Finding>,
     /// What the verdict rests on (bounds used, premises).
@@ -81,6 +98,7 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
+    /// An empty result for `invariant`: holds until a finding says otherwise.
     pub fn new(invariant: &str) -> Self {
         CheckResult {
             invariant: invariant.into(),
@@ -93,6 +111,7 @@ impl CheckResult {
         }
     }
 
+    /// Records a violation (kept in full up to [`MAX_KEPT`]); the verdict becomes violated.
     pub fn violation(&mut self, f: Finding) {
         self.violations += 1;
         if self.examples.len() < MAX_KEPT {
@@ -101,6 +120,7 @@ impl CheckResult {
         self.verdict = Verdict::Violated;
     }
 
+    /// Records an undecidable finding (kept up to [`MAX_KEPT`]); holds becomes unknown, violated stays.
     pub fn unknown(&mut self, f: Finding) {
         self.unknowns += 1;
         if self.unknown_examples.len() < MAX_KEPT {

@@ -33,6 +33,7 @@ use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
 use crate::workload::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+/// Invariant name as reported (spec `NoMissedRegression`).
 pub const NAME: &str = "NoMissedRegression";
 
 /// Per group: the resolves and counting steps sorted for lookups.

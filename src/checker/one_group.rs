@@ -8,8 +8,10 @@
 use super::{CheckResult, Finding, GroupRef, Tables};
 use std::collections::BTreeMap;
 
+/// Invariant name as reported (spec `OneGroupPerFingerprint`).
 pub const NAME: &str = "OneGroupPerFingerprint";
 
+/// OneGroupPerFingerprint (groups.md): at most one `error_groups` row per (project, fingerprint); one violation per duplicated key.
 pub fn check(tables: &Tables) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut by_key: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();

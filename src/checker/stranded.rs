@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 /// How many events are stranded, in all and per cause.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stranded {
+    /// Stranded events in all.
     pub total: u64,
+    /// Stranded events per cause (how the inserting attempt ended).
     pub by_cause: BTreeMap<String, u64>,
     /// A few stranded event ids with the op that inserted them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -11,10 +11,15 @@ use std::collections::{HashMap, HashSet};
 /// and TypeOK must be able to say so.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupRow {
+    /// `id`, as read.
     pub id: Value,
+    /// `project`, as read.
     pub project: Value,
+    /// `fingerprint`, as read.
     pub fingerprint: Value,
+    /// `status`, as read (TypeOK wants open, resolved or regressed).
     pub status: Value,
+    /// `event_count`, as read (TypeOK wants an integer >= 0).
     pub event_count: Value,
 }
 
@@ -35,6 +40,7 @@ impl GroupRow {
         (text(&self.project), text(&self.fingerprint))
     }
 
+    /// The group id as text (a non-text value is shown as JSON).
     pub fn id_text(&self) -> String {
         text(&self.id)
     }
@@ -51,6 +57,7 @@ pub fn text(v: &Value) -> String {
 /// The final tables, read as one snapshot after the load drained.
 #[derive(Debug, Clone, Default)]
 pub struct Tables {
+    /// Every `error_groups` row.
     pub groups: Vec<GroupRow>,
     /// Ids of the rows in `error_events`.
     pub event_ids: HashSet<String>,
@@ -61,6 +68,7 @@ pub struct Tables {
     /// The snapshot's read transaction: start and end, ns since run start
     /// (the final rows are a probe taken in this interval).
     pub read_start: u64,
+    /// End of the snapshot's read transaction, ns since run start.
     pub read_end: u64,
 }
 

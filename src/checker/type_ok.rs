@@ -12,8 +12,10 @@ use super::tables::text;
 use super::{CheckResult, Facts, Finding, GroupRef, Tables};
 use crate::workload::Value;
 
+/// Invariant name as reported (spec `TypeOK`).
 pub const NAME: &str = "TypeOK";
 
+/// TypeOK (groups.md): every status is open, resolved or regressed, every `event_count` an integer >= 0, and every acknowledged event is in `error_events` (the spec's `done ⊆ events`).
 pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     for g in &tables.groups {

@@ -13,6 +13,7 @@ use std::path::Path;
 /// nevertheless have changed rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepError {
+    /// SQLite's error message.
     pub message: String,
     /// False when SQLite guarantees nothing was applied: SQLITE_BUSY and
     /// SQLITE_LOCKED (an autocommit statement that could not get its lock is

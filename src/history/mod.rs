@@ -16,13 +16,17 @@ pub const HISTORY_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum OpKind {
+    /// Ingest one event (s1..s3 of groups.md).
     Ingest,
+    /// Resolve one group.
     Resolve,
 }
 
 impl OpKind {
+    /// Every op kind, in report order.
     pub const ALL: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
 
+    /// Lowercase name, as in the history and the summary.
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Ingest => "ingest",
@@ -44,12 +48,14 @@ pub enum CompletionType {
 }
 
 impl CompletionType {
+    /// Every completion type, in report order.
     pub const ALL: [CompletionType; 3] = [
         CompletionType::Ok,
         CompletionType::Fail,
         CompletionType::Info,
     ];
 
+    /// Lowercase name, as in the history and the summary.
     pub fn name(self) -> &'static str {
         match self {
             CompletionType::Ok => "ok",
@@ -62,10 +68,15 @@ impl CompletionType {
 /// First line of every history file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
+    /// [`HISTORY_SCHEMA_VERSION`] of the writer.
     pub schema_version: u32,
+    /// Workload name (`groups`).
     pub workload: String,
+    /// Scenario name.
     pub scenario: String,
+    /// Variant name (statement file or built-in).
     pub variant: String,
+    /// Seed of the run.
     pub seed: u64,
     /// UTC start of the run (RFC 3339); every `t` is ns after it.
     pub started_utc: String,
@@ -84,18 +95,27 @@ pub struct Header {
 /// measured from it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Invoke {
+    /// ns since run start.
     pub t: u64,
+    /// Op id, unique within the run.
     pub op: u64,
+    /// Worker number, unique within the run (ingesters first, then resolvers).
     pub worker: u32,
+    /// Op kind.
     pub f: OpKind,
+    /// Ingest: the event id (reused by retries); None for resolves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// Project of the group.
     pub project: String,
+    /// Fingerprint of the group.
     pub fingerprint: String,
+    /// Group id (hash of project and fingerprint).
     pub group_id: String,
     /// Ingest: 0 for an event's first send, n for its n-th retry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
+    /// Open model: intended start, ns since run start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intended: Option<u64>,
 }
@@ -105,18 +125,24 @@ pub struct Invoke {
 /// changed and returned, and the error if it failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
+    /// Op id of the step's op.
     pub op: u64,
     /// Step index within the op (file order).
     pub idx: u32,
     /// Step name (`s1`, `s3_write`, `update`, ...).
     pub step: String,
+    /// ns since run start, taken before the statement ran.
     pub start: u64,
+    /// ns since run start, taken after the statement ended; None: never ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<u64>,
+    /// Rows the statement changed (SQLite's `changes()`).
     #[serde(default)]
     pub changes: u64,
+    /// Rows the statement returned.
     #[serde(default)]
     pub rows: u64,
+    /// SQLite's error message, if the step failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// For a step that failed: whether it may nevertheless have changed rows
@@ -170,10 +196,15 @@ pub struct OpResult {
 /// An op ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
+    /// ns since run start.
     pub t: u64,
+    /// Op id of the invoke it completes.
     pub op: u64,
+    /// Worker number, unique within the run (ingesters first, then resolvers).
     pub worker: u32,
+    /// Op kind.
     pub f: OpKind,
+    /// What the op returned (flattened into the entry).
     #[serde(flatten)]
     pub result: OpResult,
 }
@@ -181,9 +212,11 @@ pub struct Completion {
 /// Last line of a history written to the end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Footer {
+    /// ns since run start.
     pub t: u64,
     /// The load was stopped early (Ctrl-C, SIGTERM).
     pub partial: bool,
+    /// Ops invoked in the run.
     pub ops: u64,
 }
 
@@ -191,12 +224,19 @@ pub struct Footer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Entry {
+    /// First line: the run's identity.
     Header(Header),
+    /// An op begins.
     Invoke(Invoke),
+    /// A step (statement) of an op ran.
     Step(Step),
+    /// The op happened.
     Ok(Completion),
+    /// The op certainly did not happen.
     Fail(Completion),
+    /// The op is indeterminate.
     Info(Completion),
+    /// Last line, when the history was written to the end.
     Footer(Footer),
 }
 

@@ -27,6 +27,7 @@ impl Batch {
         self.0.push(b'\n');
     }
 
+    /// Whether the batch holds no entry.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -16,12 +16,19 @@ pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
 /// Latency figures of one histogram, µs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
+    /// Values in the histogram.
     pub count: u64,
+    /// Median, µs.
     pub p50: f64,
+    /// 90th percentile, µs.
     pub p90: f64,
+    /// 99th percentile, µs.
     pub p99: f64,
+    /// 99.9th percentile, µs.
     pub p999: f64,
+    /// Maximum, µs.
     pub max: f64,
+    /// Mean, µs.
     pub mean: f64,
 }
 
@@ -47,16 +54,22 @@ impl Latency {
 /// ok / fail / info counts of one op kind.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counts {
+    /// Ops that happened.
     pub ok: u64,
+    /// Ops that certainly did not happen.
     pub fail: u64,
+    /// Indeterminate ops.
     pub info: u64,
 }
 
 /// One invariant's line in the summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InvariantSummary {
+    /// The checker's verdict.
     pub verdict: Verdict,
+    /// Violations found in all.
     pub violations: u64,
+    /// Undecidable findings in all.
     pub unknowns: u64,
     /// The first violation's (or else the first unknown's) explanation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,13 +79,20 @@ pub struct InvariantSummary {
 /// Where the run came from and how to run it again (cli.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
+    /// `specstorm`.
     pub tool: String,
+    /// Crate version of the tool.
     pub tool_version: String,
+    /// Version of the (bundled) SQLite library.
     pub sqlite_version: String,
+    /// The scenario file; None for the embedded default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_file: Option<String>,
+    /// The statement file, or the built-in variant's name.
     pub variant_file: String,
+    /// Hex SHA-256 of the statement file's bytes.
     pub variant_sha256: String,
+    /// UTC start of the run (RFC 3339).
     pub started_utc: String,
     /// The command that reproduces the run.
     pub command: String,
@@ -81,18 +101,26 @@ pub struct Provenance {
 /// The exit code and the rule of cli.md that decided it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exit {
+    /// The process exit code (cli.md: 0, 1, 2, 3, 4 or 130).
     pub code: i32,
+    /// The rule of cli.md's order that decided the code.
     pub rule: String,
 }
 
 /// The whole `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// [`SUMMARY_SCHEMA_VERSION`] of the writer.
     pub schema_version: u32,
+    /// Scenario name.
     pub scenario: String,
+    /// Workload name (`groups`).
     pub workload: String,
+    /// Variant name.
     pub variant: String,
+    /// Seed of the run.
     pub seed: u64,
+    /// The target, e.g. `sqlite PATH`.
     pub target: String,
     /// The load was stopped early by the user (Ctrl-C, SIGTERM).
     pub partial: bool,
@@ -100,7 +128,9 @@ pub struct Summary {
     pub duration_s: f64,
     /// Distinct events generated, and accepted events per second.
     pub events: u64,
+    /// Accepted events per second of load wall time.
     pub events_per_s: f64,
+    /// ok / fail / info counts per op kind.
     pub ops: BTreeMap<String, Counts>,
     /// ops/s per op kind (all completions) and `total`.
     pub throughput_ops_per_s: BTreeMap<String, f64>,
@@ -110,29 +140,39 @@ pub struct Summary {
     pub latency_us_not_ok: BTreeMap<String, BTreeMap<String, Latency>>,
     /// Histogram values refused (never expected; shown, not hidden).
     pub latency_saturated: u64,
-    /// Ingests answered duplicate; resolves that resolved and were refused.
+    /// Ingests answered duplicate (`ok`, accepted = false).
     pub duplicates: u64,
+    /// Resolves: `resolved` (status changed) and `refused` counts.
     pub resolves: BTreeMap<String, u64>,
     /// Open model: ops started later than `load.late_after`, and ops due
     /// before the stop that never started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_model: Option<BTreeMap<String, u64>>,
+    /// One line per invariant, by name.
     pub invariants: BTreeMap<String, InvariantSummary>,
+    /// Stranded events (groups.md; reported, fails no run by default).
     pub stranded_events: Stranded,
     /// What the run exercised; a gap makes it inconclusive (exit 4).
     pub coverage: Coverage,
+    /// The history file: `file`, `bytes`, `ops`, `unfinished_ops`, ...
     pub history: BTreeMap<String, serde_json::Value>,
+    /// Tool, versions and the reproducing command (cli.md).
     pub provenance: Provenance,
     /// The resolved scenario (after overrides and defaults).
     pub resolved_scenario: serde_json::Value,
+    /// Exit code and the rule that decided it (cli.md).
     pub exit: Exit,
 }
 
 /// The load figures of a run, per op kind.
 pub struct Figures {
+    /// ok / fail / info counts per op kind.
     pub ops: BTreeMap<String, Counts>,
+    /// ops/s per op kind (all completions) and `total`.
     pub throughput: BTreeMap<String, f64>,
+    /// Latency of `ok` ops per op kind, µs.
     pub latency_ok: BTreeMap<String, Latency>,
+    /// Latency of `fail` and `info` ops per op kind, then per completion type, µs.
     pub latency_not_ok: BTreeMap<String, BTreeMap<String, Latency>>,
 }
 

@@ -42,7 +42,9 @@ pub enum ScenarioError {
     /// The scenario file could not be read.
     #[error("{file}: cannot read the scenario: {source}")]
     Read {
+        /// The file as named to the user (`<embedded default>` for the default).
         file: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
@@ -50,14 +52,22 @@ pub enum ScenarioError {
     /// wrong type, or an impossible value.
     #[error("{file}:{line}: {reason}")]
     File {
+        /// The file as named to the user (`<embedded default>` for the default).
         file: String,
+        /// 1-based line of the offending key; 0 when no line applies.
         line: usize,
+        /// What is wrong.
         reason: String,
     },
     /// A `--set KEY=VALUE` override is malformed, names an unknown key, or
     /// sets a value of the wrong type or an impossible one.
     #[error("--set {set}: {reason}")]
-    Set { set: String, reason: String },
+    Set {
+        /// The override as given (`KEY=VALUE`).
+        set: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl ScenarioError {

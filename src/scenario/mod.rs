@@ -27,17 +27,25 @@ pub struct Scenario {
     pub variant: String,
     /// Seed of every random choice (ops, keys, retries). Default 1.
     pub seed: u64,
+    /// `[target]`: the system under test.
     pub target: Target,
+    /// `[load]`: load model and concurrency.
     pub load: Load,
+    /// `[stop]`: when the load stops.
     pub stop: Stop,
+    /// `[keys]`: projects, fingerprints and their skew.
     pub keys: Keys,
+    /// `[retry]`: duplicate-id retries of ingests.
     pub retry: Retry,
+    /// `[resolve]`: the resolvers' pace.
     pub resolve: Resolve,
 }
 
+/// The workload a scenario runs.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Workload {
+    /// `groups`: BacktalkGroups.tla (groups.md).
     Groups,
 }
 
@@ -45,9 +53,11 @@ pub enum Workload {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Target {
+    /// `kind = "sqlite"`: the in-process SQLite target.
     Sqlite(SqliteTarget),
 }
 
+/// `[target]` with `kind = "sqlite"`: the database file and its pragmas.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SqliteTarget {
@@ -65,6 +75,7 @@ pub struct SqliteTarget {
     pub reuse: bool,
 }
 
+/// `load.model`: how ops are started.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum LoadModel {
@@ -75,6 +86,7 @@ pub enum LoadModel {
     Open,
 }
 
+/// `[load]`: how many workers, and how ops are started.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Load {
@@ -92,6 +104,7 @@ pub struct Load {
     pub late_after: Duration,
 }
 
+/// `[stop]`: when the load stops (the first limit reached wins).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Stop {
@@ -103,13 +116,17 @@ pub struct Stop {
     pub duration: Option<Duration>,
 }
 
+/// `keys.skew`: how events and resolves pick their group.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Skew {
+    /// Every group equally likely.
     Uniform,
+    /// `hot_fraction` of picks go to `hot_groups` groups (contention on a few groups).
     Hot,
 }
 
+/// `[keys]`: the (project, fingerprint) space.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Keys {
@@ -125,6 +142,7 @@ pub struct Keys {
     pub hot_fraction: f64,
 }
 
+/// `[retry]`: resending an event with the same id (duplicate-id retries).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Retry {
@@ -137,6 +155,7 @@ pub struct Retry {
     pub soon_fraction: f64,
 }
 
+/// `[resolve]`: how often each resolver resolves.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Resolve {
@@ -159,10 +178,12 @@ pub mod humantime_serde_compat {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 
+    /// Writes a duration as a humantime string ("5s").
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&humantime::format_duration(*d).to_string())
     }
 
+    /// Reads a humantime string; errors: not a valid duration.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let text = String::deserialize(d)?;
         humantime::parse_duration(&text).map_err(|e| {
@@ -172,9 +193,11 @@ pub mod humantime_serde_compat {
         })
     }
 
+    /// `Option<Duration>`: None and a zero duration both mean "no limit".
     pub mod option {
         use super::*;
 
+        /// Writes None as null, else as a humantime string.
         pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
             match d {
                 Some(d) => super::serialize(d, s),

@@ -20,10 +20,12 @@ use std::path::PathBuf;
 /// Every error is reported before anything runs; the CLI exits 2 on it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct FileError {
+    /// The statement file.
     pub file: PathBuf,
     /// 1-based line number of the offending line (the block's `-- name:` line
     /// when the error concerns a whole block; 0 when it concerns the whole file).
     pub line: usize,
+    /// What is wrong.
     pub reason: String,
 }
 
@@ -66,6 +68,7 @@ pub struct Block {
     pub name: String,
     /// 1-based line of the `-- name:` line.
     pub line: usize,
+    /// `-- stop-if:` directive, if any.
     pub stop_if: Option<StopIf>,
     /// `-- counts: true` (the counting step of `ingest`).
     pub counts: bool,
@@ -77,10 +80,13 @@ pub struct Block {
 /// A parsed statement file (syntax only; see [`compile_groups`] for meaning).
 #[derive(Debug, Clone)]
 pub struct StatementFile {
+    /// The file as given.
     pub path: PathBuf,
     /// Hex SHA-256 of the file's bytes (recorded in every run folder).
     pub sha256: String,
+    /// The file's text.
     pub text: String,
+    /// The `-- name:` blocks, in file order.
     pub blocks: Vec<Block>,
 }
 
@@ -92,7 +98,12 @@ pub enum ParamSource {
     Builtin(usize),
     /// A column returned by an earlier step of the same op: (step index, column index).
     /// When several earlier steps return the column, the latest one wins.
-    Column { step: usize, column: usize },
+    Column {
+        /// Index of the earlier step.
+        step: usize,
+        /// Index of the column in that step's result.
+        column: usize,
+    },
 }
 
 /// One step of an op: one statement, run alone in autocommit.
@@ -102,7 +113,9 @@ pub struct StepDef {
     pub name: String,
     /// 1-based line of the block's `-- name:` line.
     pub line: usize,
+    /// The statement (exactly one).
     pub sql: String,
+    /// When to stop the op after this step.
     pub stop_if: Option<StopIf>,
     /// The counting step of `ingest`.
     pub counts: bool,
@@ -121,12 +134,14 @@ pub struct OpProgram {
     pub op: String,
     /// Names of the built-in parameters, in the order [`ParamSource::Builtin`] indexes them.
     pub builtins: Vec<&'static str>,
+    /// The steps, in file order.
     pub steps: Vec<StepDef>,
 }
 
 /// A statement file checked against the `groups` workload.
 #[derive(Debug, Clone)]
 pub struct GroupsVariant {
+    /// The parsed file.
     pub file: StatementFile,
     /// The `schema` block (may hold several statements; run once as a batch).
     pub schema: String,

@@ -10,11 +10,15 @@ use crate::history::{CompletionType, OpResult};
 /// One ingest attempt of one event (a retry reuses `event_id`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct IngestOp {
+    /// Client-chosen UUID-shaped id, reused by retries (s1's duplicate check).
     pub event_id: String,
+    /// Project of the event.
     pub project: String,
+    /// Fingerprint of the event.
     pub fingerprint: String,
     /// Deterministic, injective function of (project, fingerprint).
     pub group_id: String,
+    /// Event message (`:message`).
     pub message: String,
     /// 0 for the first send, n for the n-th retry.
     pub attempt: u32,
@@ -39,8 +43,11 @@ impl IngestOp {
 /// One resolve of one group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolveOp {
+    /// Project of the group.
     pub project: String,
+    /// Fingerprint of the group.
     pub fingerprint: String,
+    /// Group id (deterministic hash of project and fingerprint).
     pub group_id: String,
 }
 

@@ -12,7 +12,9 @@ use crate::statements::{OpProgram, ParamSource, StepDef};
 /// the step's column order).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StepOutcome {
+    /// Rows changed (`changes()`).
     pub changes: u64,
+    /// Rows returned, one `Vec` per row.
     pub rows: Vec<Vec<Value>>,
 }
 
@@ -22,12 +24,20 @@ pub enum Next {
     /// Run the next step.
     Continue,
     /// A `stop-if` held at step `at`: the op ends here.
-    Stopped { at: usize },
+    Stopped {
+        /// Index of the step whose `stop-if` held.
+        at: usize,
+    },
     /// The last step ran: the op ends.
     Finished,
     /// Step `at` returned more than one row: the op ends as `fail`
     /// (statement-files.md: "more than one row ends the op as fail").
-    TooManyRows { at: usize, rows: usize },
+    TooManyRows {
+        /// Index of the step.
+        at: usize,
+        /// Rows it returned (> 1).
+        rows: usize,
+    },
 }
 
 /// One op in flight: its program, its built-in parameter values, and what

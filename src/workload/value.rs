@@ -9,9 +9,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// SQL NULL.
     Null,
+    /// INTEGER.
     Int(i64),
+    /// REAL.
     Real(f64),
+    /// TEXT (and BLOB, as lossy UTF-8).
     Text(String),
 }
 
