@@ -63,7 +63,7 @@ pub enum Command {
         /// Scenario file and its overrides.
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// Run folder (default results/<UTC time>-<scenario>-<variant>/).
+        /// Run folder (default results/UTC-TIME-SCENARIO-VARIANT/).
         #[arg(long)]
         out: Option<PathBuf>,
         /// No progress lines on stderr.

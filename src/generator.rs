@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// How far ahead (in ops) a "later" retry may land, at most.
-const LATER_WINDOW: u64 = 20_000;
+pub const LATER_WINDOW: u64 = 20_000;
 
 /// The key space: projects x fingerprints, with the scenario's skew. Group
 /// index g is project `g % projects`, fingerprint `g / projects`, so a hot
@@ -69,7 +69,7 @@ struct Event {
 
 /// The sequence of ingest ops: fresh events, and retries of earlier ones
 /// scheduled a few ops ahead (soon: racing the first send) or up to
-/// [`LATER_WINDOW`] ops ahead (later). Memory is bounded by the retries
+/// 20,000 ops ahead (later). Memory is bounded by the retries
 /// pending in that window.
 pub struct IngestGenerator {
     rng: ChaCha8Rng,

@@ -25,7 +25,7 @@
 //! ended and ended after S started. Sound: recorded step intervals contain
 //! the real ones (start is taken before the statement, end after), all
 //! comparisons are strict, so every resolve that could precede P finished
-//! before S began: at P, dirty[G] is TRUE and G reads resolved, which is
+//! before S began: at P, `dirty[G]` is TRUE and G reads resolved, which is
 //! the spec's violation exactly. It needs no count premise.
 
 use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};

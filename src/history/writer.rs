@@ -77,13 +77,24 @@ impl HistoryWriter {
                 // every send a futex wake-up (one per op, thousands per
                 // second), which perf showed costing the load a good share
                 // of its CPU. A 1 ms nap bounds the delay instead.
+                // Flushed whenever the channel runs dry, so the file is never
+                // more than a moment behind the load: a bench that dies keeps
+                // every op it had finished.
+                let mut dirty = false;
                 loop {
                     match rx.try_recv() {
                         Ok(batch) => {
                             out.write_all(&batch.0)?;
                             bytes += batch.0.len() as u64;
+                            dirty = true;
                         }
-                        Err(TryRecvError::Empty) => std::thread::sleep(POLL),
+                        Err(TryRecvError::Empty) => {
+                            if dirty {
+                                out.flush()?;
+                                dirty = false;
+                            }
+                            std::thread::sleep(POLL);
+                        }
                         Err(TryRecvError::Disconnected) => break,
                     }
                 }
