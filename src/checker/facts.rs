@@ -88,8 +88,6 @@ pub struct CountingStep {
     pub op: u64,
     /// When the ingest op was invoked (before its earlier steps ran).
     pub op_start: u64,
-    /// The event the step counted.
-    pub event_id: String,
     /// Step start, ns since run start.
     pub start: u64,
     /// Step end, ns since run start.
@@ -205,6 +203,19 @@ impl Facts {
         i
     }
 
+    /// Event id per counting op (the first few counting ops of each event,
+    /// see [`EventFacts::counted_ops`]). Built on demand: counting steps do
+    /// not carry their event id, which would double the audit's memory.
+    pub fn events_by_counting_op(&self) -> HashMap<u64, &str> {
+        let mut m = HashMap::new();
+        for (id, e) in &self.events {
+            for op in &e.counted_ops {
+                m.insert(*op, id.as_str());
+            }
+        }
+        m
+    }
+
     /// The key index of (project, fingerprint), if any event had it.
     pub fn key_of(&self, project: &str, fingerprint: &str) -> Option<u32> {
         self.key_index
@@ -302,7 +313,6 @@ impl Facts {
                 .push(CountingStep {
                     op: invoke.op,
                     op_start: invoke.t,
-                    event_id: id,
                     start,
                     end,
                 });

@@ -31,10 +31,27 @@
 use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};
 use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
 use crate::workload::Value;
+use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Invariant name as reported (spec `NoMissedRegression`).
 pub const NAME: &str = "NoMissedRegression";
+
+/// Event ids of counting ops, looked up only when a finding needs them.
+struct EventNames<'a> {
+    facts: &'a Facts,
+    map: OnceCell<HashMap<u64, &'a str>>,
+}
+
+impl<'a> EventNames<'a> {
+    fn of(&self, op: u64) -> &'a str {
+        self.map
+            .get_or_init(|| self.facts.events_by_counting_op())
+            .get(&op)
+            .copied()
+            .unwrap_or("?")
+    }
+}
 
 /// Per group: the resolves and counting steps sorted for lookups.
 struct Index<'a> {
@@ -132,6 +149,10 @@ pub fn check(
     }
     let ids: BTreeSet<&String> = facts.groups.keys().chain(final_probes.keys()).collect();
     let mut probes_checked = 0u64;
+    let names = EventNames {
+        facts,
+        map: OnceCell::new(),
+    };
     for id in ids {
         let g = facts.groups.get(id).unwrap_or(&empty);
         let idx = Index::new(g);
@@ -145,7 +166,7 @@ pub fn check(
         let finals = final_probes.get(id).map(Vec::as_slice).unwrap_or(&[]);
         for p in g.probes.iter().chain(finals) {
             probes_checked += 1;
-            judge(facts, g, &idx, p, &group, premise_ok, &mut r);
+            judge(facts, &names, g, &idx, p, &group, premise_ok, &mut r);
         }
     }
     r.notes.push(format!(
@@ -158,8 +179,10 @@ pub fn check(
     r
 }
 
+#[allow(clippy::too_many_arguments)]
 fn judge(
     facts: &Facts,
+    names: &EventNames<'_>,
     g: &GroupFacts,
     idx: &Index<'_>,
     p: &Probe,
@@ -223,7 +246,7 @@ fn judge(
     if explained && dirty_step.is_none() && premise_ok {
         return;
     }
-    let evidence = evidence(idx, p, dirty_step.copied());
+    let evidence = evidence(names, idx, p, dirty_step.copied());
     let expected = format!(
         "a successful resolve of {} that returned event_count = {c}",
         group.id
@@ -231,7 +254,7 @@ fn judge(
     if let Some(s) = dirty_step {
         r.violation(Finding {
             group: Some(group.clone()),
-            event_id: Some(s.event_id.clone()),
+            event_id: Some(names.of(s.op).to_string()),
             expected,
             found: what.clone(),
             explanation: format!(
@@ -240,7 +263,7 @@ fn judge(
                  group is dirty and still reads resolved (a missed resolved->regressed \
                  transition)",
                 s.op,
-                s.event_id,
+                names.of(s.op),
                 secs(s.start),
                 secs(s.end)
             ),
@@ -315,7 +338,12 @@ fn judge(
 /// The resolves and counting steps that explain a finding, in time order:
 /// the last few successful resolves before the probe, then the counting
 /// steps of the group that started after the latest of them.
-fn evidence(idx: &Index<'_>, p: &Probe, dirty: Option<&CountingStep>) -> Vec<Evidence> {
+fn evidence(
+    names: &EventNames<'_>,
+    idx: &Index<'_>,
+    p: &Probe,
+    dirty: Option<&CountingStep>,
+) -> Vec<Evidence> {
     let pe = p.span.end.unwrap_or(u64::MAX);
     let n = idx.resolves.partition_point(|x| x.span.start < pe);
     let mut ev = Vec::new();
@@ -347,7 +375,7 @@ fn evidence(idx: &Index<'_>, p: &Probe, dirty: Option<&CountingStep>) -> Vec<Evi
             what: format!(
                 "ingest op {} (event {}, invoked at {}) ran its counting step at [{}, {}]",
                 s.op,
-                s.event_id,
+                names.of(s.op),
                 secs(s.op_start),
                 secs(s.start),
                 secs(s.end)
