@@ -1209,24 +1209,24 @@ impl Sim {
         match c.spec.clone() {
             Spec::Ingest { ev, fp } => match c.idx {
                 0 => {
-                    if self.events.contains_key(&ev) {
-                        (0, 0, Out::Done(true, accepted(Some(false))))
-                    } else {
-                        self.events.insert(ev, fp);
+                    if let std::collections::btree_map::Entry::Vacant(e) = self.events.entry(ev) {
+                        e.insert(fp);
                         (1, 0, Out::Next)
+                    } else {
+                        (0, 0, Out::Done(true, accepted(Some(false))))
                     }
                 }
                 1 => {
-                    if self.groups.contains_key(&fp) {
-                        (0, 0, Out::Next)
-                    } else {
+                    if let std::collections::btree_map::Entry::Vacant(e) = self.groups.entry(fp) {
                         let g = MGroup {
                             status: "open",
                             count: 0,
                             dirty: false,
                         };
-                        self.groups.insert(fp, g);
+                        e.insert(g);
                         (1, 0, Out::Next)
+                    } else {
+                        (0, 0, Out::Next)
                     }
                 }
                 2 if !naive => {
