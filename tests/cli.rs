@@ -16,6 +16,21 @@ fn summary(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
+/// Runs `specstorm run ARGS -q --out TMP/run`; returns the output, the
+/// summary (Null when none was written) and the folder's owner.
+fn run_quiet(args: &[&str]) -> (Output, serde_json::Value, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-q", "--out", out.to_str().unwrap()]);
+    let o = specstorm(&all);
+    let s = std::fs::read_to_string(out.join("summary.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (o, s, tmp)
+}
+
 #[test]
 fn smoke_run_holds_and_records_everything() {
     let tmp = tempfile::tempdir().unwrap();
@@ -379,49 +394,21 @@ fn a_closed_stderr_never_hangs_the_run() {
 
 #[test]
 fn a_target_that_cannot_be_opened_exits_3_and_says_why_in_the_summary() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    let o = specstorm(&[
-        "run",
-        "-q",
-        "--set",
-        "target.path=\"/nonexistent/dir/x.db\"",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (o, s, _tmp) = run_quiet(&["--set", "target.path=\"/nonexistent/dir/x.db\""]);
     assert_eq!(o.status.code(), Some(3));
-    let s = summary(&out);
     assert_eq!(s["exit"]["code"], 3);
-    assert!(
-        s["error"]
-            .as_str()
-            .unwrap()
-            .contains("/nonexistent/dir/x.db"),
-        "{s}"
-    );
+    let error = s["error"].as_str().unwrap();
+    assert!(error.contains("/nonexistent/dir/x.db"), "{s}");
 }
 
 #[test]
 fn a_run_that_exercised_nothing_is_inconclusive() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    let o = specstorm(&[
-        "run",
-        "scenarios/smoke.toml",
-        "-q",
-        "--set",
-        "load.resolvers=0",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (o, s, _tmp) = run_quiet(&["scenarios/smoke.toml", "--set", "load.resolvers=0"]);
     assert_eq!(o.status.code(), Some(4));
-    let s = summary(&out);
     assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "holds");
     assert_eq!(s["coverage"]["probes"], 0);
-    assert!(s["exit"]["rule"]
-        .as_str()
-        .unwrap()
-        .contains("NoMissedRegression judged nothing"));
+    let rule = s["exit"]["rule"].as_str().unwrap();
+    assert!(rule.contains("NoMissedRegression judged nothing"), "{rule}");
 }
 
 #[test]
