@@ -1,10 +1,13 @@
-//! The command line: `specstorm run` (the main job) and `specstorm check`
-//! (validate without running). Exit codes follow `shared/reference/cli.md`.
+//! The command line: `specstorm run` (the main job), `specstorm check`
+//! (validate without running) and `specstorm serve` (the reference HTTP
+//! target). Exit codes follow `shared/reference/cli.md`.
 
 use crate::run::{prepare, run, RunError, RunOptions};
 use crate::runtime::Control;
+use crate::server::{serve, LogLevel, ServeOptions};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -77,11 +80,62 @@ pub enum Command {
         #[command(flatten)]
         scenario: ScenarioArgs,
     },
+    /// Serve a variant over HTTP (contract v1, groups workload) until
+    /// SIGTERM or Ctrl-C. Prints `listening on http://ADDR` on stdout.
+    Serve(ServeArgs),
+}
+
+/// Options of `specstorm serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Statement file (.sql) or built-in variant (groups-atomic, groups-naive).
+    #[arg(long)]
+    pub variant: String,
+    /// Database file (created when missing; the schema is applied).
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: SocketAddr,
+    /// Worker threads, one SQLite connection each.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: u16,
+    /// Request log level (stderr).
+    #[arg(long, value_enum, default_value = "warn")]
+    pub log_level: LogLevel,
+    /// PRAGMA journal_mode.
+    #[arg(long, default_value = "wal", value_parser = ["wal", "delete", "truncate", "persist", "memory", "off"])]
+    pub journal_mode: String,
+    /// PRAGMA synchronous.
+    #[arg(long, default_value = "normal", value_parser = ["off", "normal", "full", "extra"])]
+    pub synchronous: String,
+    /// PRAGMA busy_timeout (e.g. 5s, 250ms).
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub busy_timeout: Duration,
 }
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
+        Command::Serve(a) => {
+            let opts = ServeOptions {
+                variant: a.variant,
+                db: a.db,
+                addr: a.addr,
+                workers: a.workers as usize,
+                log_level: a.log_level,
+                journal_mode: a.journal_mode,
+                synchronous: a.synchronous,
+                busy_timeout: a.busy_timeout,
+            };
+            match serve(&opts) {
+                Ok(()) => 0,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+                    e.exit_code()
+                }
+            }
+        }
         Command::Check { scenario } => {
             match prepare(scenario.scenario.as_deref(), &scenario.overrides()) {
                 Ok(p) => {

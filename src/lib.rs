@@ -5,7 +5,8 @@
 //! [`generator`] (ops) -> [`client`] (a target executing step machines of
 //! [`workload`], one statement per step) driven by [`runtime`] (the
 //! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
-//! [`report`] (summary, JSON, human output).
+//! [`report`] (summary, JSON, human output). [`server`] is the reference
+//! HTTP target (`specstorm serve`).
 
 #![warn(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod report;
 pub mod run;
 pub mod runtime;
 pub mod scenario;
+pub mod server;
 pub mod statements;
 pub mod stats;
 pub mod variant;

@@ -12,7 +12,7 @@ use crate::scenario::{LoadModel, Scenario};
 use crate::statements::{GroupsVariant, OpProgram};
 use crate::stats::Stats;
 use crate::workload::groups::{ingest_result, resolve_result};
-use crate::workload::{Next, StepMachine, Value};
+use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -191,7 +191,8 @@ pub fn run_load(
     }
 }
 
-fn wall_ms() -> i64 {
+/// Wall-clock time in unix ms (the `:now_ms` parameter of an op).
+pub fn wall_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -317,78 +318,31 @@ fn drive<'p>(
     let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
     let mut batch = Batch::default();
     batch.push(&Entry::Invoke(invoke));
-    let mut m = StepMachine::new(program, builtins);
-    let (kind, result) = loop {
-        if plan.control.abort.load(Ordering::Acquire) {
-            let kind = if m.changed_any() {
-                CompletionType::Info
-            } else {
-                CompletionType::Fail
+    let (kind, result) = run_steps(
+        conn,
+        program,
+        builtins,
+        || plan.control.abort.load(Ordering::Acquire),
+        || plan.clock.now(),
+        |i, start, end, r| {
+            let (changes, rows, error, maybe_applied) = match r {
+                Ok(out) => (out.changes, out.rows.len() as u64, None, false),
+                Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
             };
-            break (
-                kind,
-                OpResult {
-                    error: Some("aborted by the user between steps".into()),
-                    ..Default::default()
-                },
-            );
-        }
-        let Some(i) = m.current() else {
-            unreachable!("an op with no step is refused by the statement checker")
-        };
-        let step = &program.steps[i];
-        let start = plan.clock.now();
-        let r = exec_step(conn, step, &m.params());
-        let end = plan.clock.now();
-        match r {
-            Ok(out) => {
-                batch.push(&Entry::Step(Step {
-                    op,
-                    idx: i as u32,
-                    step: step.name.clone(),
-                    start,
-                    end: Some(end),
-                    changes: out.changes,
-                    rows: out.rows.len() as u64,
-                    error: None,
-                    maybe_applied: false,
-                }));
-                let next = m.advance(out);
-                if next != Next::Continue {
-                    break interpret(&m, next);
-                }
-            }
-            Err(StepError {
-                message,
+            batch.push(&Entry::Step(Step {
+                op,
+                idx: i as u32,
+                step: program.steps[i].name.clone(),
+                start,
+                end: Some(end),
+                changes,
+                rows,
+                error,
                 maybe_applied,
-            }) => {
-                batch.push(&Entry::Step(Step {
-                    op,
-                    idx: i as u32,
-                    step: step.name.clone(),
-                    start,
-                    end: Some(end),
-                    changes: 0,
-                    rows: 0,
-                    error: Some(message.clone()),
-                    maybe_applied,
-                }));
-                // `fail` only if nothing of the op can have happened.
-                let kind = if maybe_applied || m.changed_any() {
-                    CompletionType::Info
-                } else {
-                    CompletionType::Fail
-                };
-                break (
-                    kind,
-                    OpResult {
-                        error: Some(format!("step {}: {message}", step.name)),
-                        ..Default::default()
-                    },
-                );
-            }
-        }
-    };
+            }));
+        },
+        interpret,
+    );
     let t1 = plan.clock.now();
     batch.push(&Entry::completion(
         kind,
@@ -403,4 +357,73 @@ fn drive<'p>(
     plan.sink.send(batch);
     plan.control.completed.fetch_add(1, Ordering::Relaxed);
     (kind, (t0, t1, result))
+}
+
+/// Runs one op's step machine on `conn` to its end, each step one statement
+/// in autocommit ([`exec_step`]); shared by the load runtime and the HTTP
+/// server. Before each step, `abort()` may abandon the op (`fail`, or
+/// `info` once a step changed rows). After each step, `on_step` gets the
+/// step index, its start and end on `now`, and its outcome. A failed step
+/// ends the op: `info` if it may have applied or an earlier step changed
+/// rows, else `fail`. An op that ends normally is read by `interpret`.
+pub fn run_steps<'p>(
+    conn: &Connection,
+    program: &'p OpProgram,
+    builtins: Vec<Value>,
+    abort: impl Fn() -> bool,
+    now: impl Fn() -> u64,
+    mut on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
+    interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
+) -> (CompletionType, OpResult) {
+    let mut m = StepMachine::new(program, builtins);
+    loop {
+        if abort() {
+            let kind = if m.changed_any() {
+                CompletionType::Info
+            } else {
+                CompletionType::Fail
+            };
+            return (
+                kind,
+                OpResult {
+                    error: Some("aborted by the user between steps".into()),
+                    ..Default::default()
+                },
+            );
+        }
+        let Some(i) = m.current() else {
+            unreachable!("an op with no step is refused by the statement checker")
+        };
+        let step = &program.steps[i];
+        let start = now();
+        let r = exec_step(conn, step, &m.params());
+        let end = now();
+        on_step(i, start, end, &r);
+        match r {
+            Ok(out) => {
+                let next = m.advance(out);
+                if next != Next::Continue {
+                    return interpret(&m, next);
+                }
+            }
+            Err(StepError {
+                message,
+                maybe_applied,
+            }) => {
+                // `fail` only if nothing of the op can have happened.
+                let kind = if maybe_applied || m.changed_any() {
+                    CompletionType::Info
+                } else {
+                    CompletionType::Fail
+                };
+                return (
+                    kind,
+                    OpResult {
+                        error: Some(format!("step {}: {message}", step.name)),
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+    }
 }

@@ -1,0 +1,188 @@
+//! `specstorm serve`: the reference HTTP server of the groups workload,
+//! speaking the HTTP target contract, version 1
+//! (`shared/reference/http-contract.md`), over a SQLite database and a
+//! statement-file variant.
+//!
+//! axum on tokio answers requests; SQLite never runs on the runtime's
+//! threads. Ingest and resolve ops go to [`pool`]: N OS threads, each
+//! owning one connection, fed by a bounded channel, each op run as a step
+//! machine whose every step is its own autocommit statement (exactly as the
+//! in-process SQLite target runs it). [`export`] streams a one-transaction
+//! snapshot from a thread of its own. [`routes`] maps the answers to the
+//! contract's status codes. SIGTERM or Ctrl-C stops accepting, lets
+//! in-flight requests finish, drains the workers and returns.
+
+pub mod export;
+pub mod pool;
+pub mod routes;
+
+use crate::client::sqlite;
+use crate::scenario::SqliteTarget;
+use crate::statements::FileError;
+use crate::variant::load_groups;
+use pool::Pool;
+use routes::AppState;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How verbose the request log on stderr is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogLevel {
+    /// Warnings and errors only (the default).
+    Warn,
+    /// One line per request.
+    Info,
+    /// Also why an op was not `ok`.
+    Debug,
+    /// Also every op's outcome.
+    Trace,
+}
+
+impl LogLevel {
+    fn level(self) -> tracing::Level {
+        match self {
+            LogLevel::Warn => tracing::Level::WARN,
+            LogLevel::Info => tracing::Level::INFO,
+            LogLevel::Debug => tracing::Level::DEBUG,
+            LogLevel::Trace => tracing::Level::TRACE,
+        }
+    }
+}
+
+/// Everything `specstorm serve` needs.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// A statement file (`.sql`) or a built-in variant name.
+    pub variant: String,
+    /// The database file (created when missing).
+    pub db: PathBuf,
+    /// Address to listen on (port 0: any free port).
+    pub addr: SocketAddr,
+    /// Worker threads, one connection each.
+    pub workers: usize,
+    /// Log level of the request log (stderr).
+    pub log_level: LogLevel,
+    /// `PRAGMA journal_mode`.
+    pub journal_mode: String,
+    /// `PRAGMA synchronous`.
+    pub synchronous: String,
+    /// `PRAGMA busy_timeout`.
+    pub busy_timeout: Duration,
+}
+
+/// Why the server could not run; maps to the CLI's exit codes.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The variant is invalid (exit 2).
+    #[error("{0}")]
+    Variant(#[from] FileError),
+    /// The database or the address could not be used (exit 3).
+    #[error("{0}")]
+    Target(String),
+}
+
+impl ServeError {
+    /// The exit code (`shared/reference/cli.md`).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ServeError::Variant(_) => 2,
+            ServeError::Target(_) => 3,
+        }
+    }
+}
+
+/// Runs the server until SIGTERM or Ctrl-C, then shuts down gracefully.
+/// Prints exactly one line to stdout, `listening on http://ADDR` (the real
+/// port), once the socket is bound and the database ready.
+pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
+    // A second init (tests calling serve twice) keeps the first subscriber.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_max_level(opts.log_level.level())
+        .try_init();
+    let variant = Arc::new(load_groups(&opts.variant, None)?);
+    let target = SqliteTarget {
+        path: Some(opts.db.clone()),
+        journal_mode: opts.journal_mode.clone(),
+        synchronous: opts.synchronous.clone(),
+        busy_timeout: opts.busy_timeout,
+        reuse: true,
+    };
+    let db_err = |e: &dyn std::fmt::Display| {
+        ServeError::Target(format!("database {}: {e}", opts.db.display()))
+    };
+    let schema_conn = sqlite::open(&opts.db, &target).map_err(|e| db_err(&e))?;
+    schema_conn
+        .execute_batch(&variant.schema)
+        .map_err(|e| db_err(&format!("schema failed: {e}")))?;
+    drop(schema_conn);
+    let workers = opts.workers.max(1);
+    let conns = (0..workers)
+        .map(|_| sqlite::open(&opts.db, &target))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(|e| db_err(&e))?;
+    let pool = Arc::new(Pool::start(variant.clone(), conns, workers * 64));
+    let state = Arc::new(AppState {
+        variant,
+        pool: pool.clone(),
+        db: opts.db.clone(),
+        target,
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("http")
+        .build()
+        .map_err(|e| ServeError::Target(format!("cannot start the runtime: {e}")))?;
+    let served = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(opts.addr)
+            .await
+            .map_err(|e| ServeError::Target(format!("cannot listen on {}: {e}", opts.addr)))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| ServeError::Target(format!("no local address: {e}")))?;
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "listening on http://{local}");
+            let _ = out.flush();
+        }
+        tracing::info!(%local, variant = %opts.variant, db = %opts.db.display(), workers, "serving");
+        axum::serve(listener, routes::router(state))
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .map_err(|e| ServeError::Target(format!("server failed: {e}")))
+    });
+    // Requests have ended: let the workers finish what is queued.
+    rt.shutdown_timeout(Duration::from_secs(5));
+    pool.shutdown();
+    tracing::info!("stopped");
+    served
+}
+
+/// Resolves on the first Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
+        _ = term => tracing::info!("SIGTERM: shutting down"),
+    }
+}

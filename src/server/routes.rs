@@ -1,0 +1,179 @@
+//! The routes of the HTTP contract, version 1, groups workload
+//! (`shared/reference/http-contract.md`): `GET /healthz`,
+//! `POST /v1/events`, `POST /v1/groups/{group_id}/resolve`,
+//! `GET /v1/export`. `POST /v1/reset` is optional and not offered (404).
+
+use super::export;
+use super::pool::{Op, OpAnswer, Pool};
+use crate::history::CompletionType;
+use crate::scenario::SqliteTarget;
+use crate::statements::GroupsVariant;
+use crate::workload::groups::{group_id, IngestOp, ResolveOp};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+
+/// What every handler shares.
+pub struct AppState {
+    /// The checked statement file the workers run.
+    pub variant: Arc<GroupsVariant>,
+    /// The worker pool (ingest and resolve ops).
+    pub pool: Arc<Pool>,
+    /// The database file (exports open a connection of their own).
+    pub db: PathBuf,
+    /// Pragmas of every connection.
+    pub target: SqliteTarget,
+}
+
+/// The router of contract v1 (groups), with request logging.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/v1/events", post(ingest))
+        .route("/v1/groups/{group_id}/resolve", post(resolve))
+        .route("/v1/export", get(export_all))
+        .with_state(state)
+        .layer(middleware::from_fn(log_request))
+}
+
+async fn log_request(req: Request, next: Next) -> Response {
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    let t = Instant::now();
+    let resp = next.run(req).await;
+    tracing::info!(
+        %method,
+        %uri,
+        status = resp.status().as_u16(),
+        micros = t.elapsed().as_micros() as u64,
+        "request"
+    );
+    resp
+}
+
+fn error(status: StatusCode, msg: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": msg.into() }))).into_response()
+}
+
+async fn healthz() -> Response {
+    (StatusCode::OK, Json(json!({ "status": "ok" }))).into_response()
+}
+
+/// The body of `POST /v1/events`.
+#[derive(Debug, Deserialize)]
+struct EventBody {
+    id: String,
+    project: String,
+    fingerprint: String,
+    #[serde(default)]
+    message: String,
+}
+
+/// Parses a JSON body: 400 when it is no JSON, 422 when it is JSON of the
+/// wrong shape. Any content type is accepted.
+fn parse_body(body: &Bytes) -> Result<EventBody, (StatusCode, String)> {
+    serde_json::from_slice::<EventBody>(body).map_err(|e| {
+        let status = match e.classify() {
+            serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        (status, format!("invalid event: {e}"))
+    })
+}
+
+/// An op that could not be answered as `ok` (or a refusal): 503.
+fn unavailable(a: &OpAnswer) -> Response {
+    let why = a.result.error.clone().unwrap_or_else(|| "op failed".into());
+    tracing::debug!(kind = ?a.kind, error = %why, "op not ok");
+    error(StatusCode::SERVICE_UNAVAILABLE, why)
+}
+
+async fn ingest(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
+    let ev = match parse_body(&body) {
+        Ok(ev) => ev,
+        Err((status, why)) => return error(status, why),
+    };
+    // `group_id` is injective only for projects without ':'.
+    if ev.project.contains(':') {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "project must not contain ':' (group ids are g:PROJECT:FINGERPRINT)",
+        );
+    }
+    let g = group_id(&ev.project, &ev.fingerprint);
+    let op = IngestOp {
+        event_id: ev.id,
+        project: ev.project,
+        fingerprint: ev.fingerprint,
+        group_id: g.clone(),
+        message: ev.message,
+        attempt: 0,
+        intended_ns: None,
+    };
+    let a = match st.pool.run(Op::Ingest(op)).await {
+        Ok(a) => a,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+    };
+    match (a.kind, a.result.accepted) {
+        (CompletionType::Ok, Some(accepted)) => (
+            StatusCode::OK,
+            Json(json!({ "accepted": accepted, "group_id": g })),
+        )
+            .into_response(),
+        _ => unavailable(&a),
+    }
+}
+
+async fn resolve(State(st): State<Arc<AppState>>, Path(g): Path<String>) -> Response {
+    let op = ResolveOp {
+        project: String::new(),
+        fingerprint: String::new(),
+        group_id: g,
+    };
+    let a = match st.pool.run(Op::Resolve(op)).await {
+        Ok(a) => a,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+    };
+    let r = &a.result;
+    match (a.kind, r.resolved, r.error.is_none()) {
+        (CompletionType::Ok, Some(true), true) => (
+            StatusCode::OK,
+            Json(json!({ "resolved": true, "event_count": r.event_count })),
+        )
+            .into_response(),
+        // Refused, nothing changed: the probe tells why.
+        (CompletionType::Fail, Some(false), true) => match &r.status {
+            Some(s) => (
+                StatusCode::CONFLICT,
+                Json(json!({ "resolved": false, "status": s, "event_count": r.event_count })),
+            )
+                .into_response(),
+            None => error(StatusCode::NOT_FOUND, "no such group"),
+        },
+        _ => unavailable(&a),
+    }
+}
+
+async fn export_all(State(st): State<Arc<AppState>>) -> Response {
+    let (ready, rx) = export::start(st.variant.clone(), st.db.clone(), st.target.clone());
+    match ready.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, format!("export: {e}")),
+        Err(_) => return error(StatusCode::SERVICE_UNAVAILABLE, "export thread ended early"),
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(ReceiverStream::new(rx)),
+    )
+        .into_response()
+}

@@ -1,0 +1,295 @@
+//! `specstorm serve`: the reference HTTP server, end to end through the
+//! binary (contract v1, groups workload), for both built-in variants.
+
+use reqwest::blocking::Client;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running server on a temp database; killed on drop if still running.
+struct Server {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(variant: &str) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("target.db");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+            .args(["serve", "--variant", variant, "--db"])
+            .arg(&db)
+            .args(["--addr", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start specstorm serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim_end()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        assert!(!url.ends_with(":0"), "the real port is printed: {url}");
+        Server {
+            child,
+            url,
+            _dir: dir,
+        }
+    }
+
+    /// SIGTERM, then the exit status (within 10 s).
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let ok = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "no exit after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+fn ingest(c: &Client, url: &str, id: &str, project: &str, fp: &str) -> (StatusCode, Value) {
+    let r = c
+        .post(format!("{url}/v1/events"))
+        .json(&json!({"id": id, "project": project, "fingerprint": fp, "message": "boom"}))
+        .send()
+        .unwrap();
+    (r.status(), r.json().unwrap())
+}
+
+fn resolve(c: &Client, url: &str, group: &str) -> (StatusCode, Value) {
+    let r = c
+        .post(format!("{url}/v1/groups/{group}/resolve"))
+        .send()
+        .unwrap();
+    let status = r.status();
+    let text = r.text().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn export(c: &Client, url: &str) -> Value {
+    let r = c.get(format!("{url}/v1/export")).send().unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    r.json().unwrap()
+}
+
+fn contract(variant: &str) {
+    let s = Server::start(variant);
+    let (c, url) = (client(), s.url.clone());
+
+    assert_eq!(
+        c.get(format!("{url}/healthz")).send().unwrap().status(),
+        StatusCode::OK
+    );
+
+    let (st, b) = ingest(&c, &url, "e1", "p", "f");
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(b, json!({"accepted": true, "group_id": "g:p:f"}));
+    let (st, b) = ingest(&c, &url, "e1", "p", "f");
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(b, json!({"accepted": false, "group_id": "g:p:f"}));
+
+    let (st, b) = resolve(&c, &url, "g:p:f");
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(b, json!({"resolved": true, "event_count": 1}));
+    let (st, b) = resolve(&c, &url, "g:p:f");
+    assert_eq!(st, StatusCode::CONFLICT);
+    assert_eq!(
+        b,
+        json!({"resolved": false, "status": "resolved", "event_count": 1})
+    );
+
+    let (st, b) = ingest(&c, &url, "e2", "p", "f");
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(b, json!({"accepted": true, "group_id": "g:p:f"}));
+    let (st, b) = resolve(&c, &url, "g:p:f");
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(b, json!({"resolved": true, "event_count": 2}));
+
+    let (st, _) = resolve(&c, &url, "g:p:nope");
+    assert_eq!(st, StatusCode::NOT_FOUND);
+
+    for bad in [
+        "{not json",
+        r#"{"id": "e3"}"#,
+        r#"{"id": 3, "project": "p", "fingerprint": "f"}"#,
+    ] {
+        let r = c
+            .post(format!("{url}/v1/events"))
+            .header("content-type", "application/json")
+            .body(bad)
+            .send()
+            .unwrap();
+        let st = r.status();
+        assert!(
+            st == StatusCode::BAD_REQUEST || st == StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad}: {st}"
+        );
+        let body: Value = r.json().unwrap();
+        assert!(body["error"].is_string(), "{body}");
+    }
+
+    let x = export(&c, &url);
+    let events = x["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{x}");
+    let mut ids = Vec::new();
+    for e in events {
+        let o = e.as_object().unwrap();
+        let keys: BTreeSet<&str> = o.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            BTreeSet::from(["id", "project", "fingerprint", "group_id", "received_at"])
+        );
+        assert_eq!(o["project"], "p");
+        assert_eq!(o["fingerprint"], "f");
+        assert_eq!(o["group_id"], "g:p:f");
+        assert!(o["received_at"].is_i64(), "{e}");
+        ids.push(o["id"].as_str().unwrap().to_string());
+    }
+    ids.sort();
+    assert_eq!(ids, ["e1", "e2"]);
+    assert_eq!(
+        x["groups"],
+        json!([{"id": "g:p:f", "project": "p", "fingerprint": "f",
+                "status": "resolved", "event_count": 2}])
+    );
+
+    // Optional in the contract, not offered.
+    assert_eq!(
+        c.post(format!("{url}/v1/reset")).send().unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+
+    let status = s.terminate();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[test]
+fn contract_groups_atomic() {
+    contract("groups-atomic");
+}
+
+#[test]
+fn contract_groups_naive() {
+    contract("groups-naive");
+}
+
+#[test]
+fn concurrent_ingest_counts_exactly() {
+    let s = Server::start("groups-atomic");
+    let url = s.url.clone();
+    let c = client();
+    let threads: Vec<_> = (0..32)
+        .map(|t| {
+            let (c, url) = (c.clone(), url.clone());
+            std::thread::spawn(move || {
+                // group -> accepted ids
+                let mut accepted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for i in 0..200 {
+                    let fp = format!("f{}", (t * 7 + i) % 10);
+                    let id = format!("t{t}-e{i}");
+                    let (st, b) = ingest(&c, &url, &id, "p", &fp);
+                    assert_eq!(st, StatusCode::OK, "{b}");
+                    assert_eq!(b["accepted"], true, "{b}");
+                    let g = b["group_id"].as_str().unwrap().to_string();
+                    accepted.entry(g.clone()).or_default().push(id.clone());
+                    if i % 5 == 0 {
+                        // A retry of the same event: a duplicate.
+                        let (st, b) = ingest(&c, &url, &id, "p", &fp);
+                        assert_eq!(st, StatusCode::OK, "{b}");
+                        assert_eq!(b, json!({"accepted": false, "group_id": g}));
+                    }
+                }
+                accepted
+            })
+        })
+        .collect();
+    let mut want: BTreeMap<String, usize> = BTreeMap::new();
+    let mut ids = BTreeSet::new();
+    for h in threads {
+        for (g, v) in h.join().unwrap() {
+            *want.entry(g).or_default() += v.len();
+            ids.extend(v);
+        }
+    }
+    assert_eq!(ids.len(), 32 * 200);
+    let x = export(&c, &url);
+    let got: BTreeMap<String, usize> = x["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["id"].as_str().unwrap().to_string(),
+                g["event_count"].as_u64().unwrap() as usize,
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let events: BTreeSet<String> = x["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(events, ids);
+    assert_eq!(s.terminate().code(), Some(0));
+}
+
+/// An ingest whose counting step changes no row (a variant that never
+/// creates the group) is no `ok`: 503 with a JSON error.
+#[test]
+fn ingest_that_does_not_count_is_503() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = include_str!("../targets/sqlite/groups-atomic.sql");
+    let start = text.find("-- name: ingest.s2").unwrap();
+    let end = text.find("-- name: ingest.s3").unwrap();
+    let broken = format!(
+        "{}-- name: ingest.s2\nUPDATE error_groups SET status = status WHERE id = :group_id;\n\n{}",
+        &text[..start],
+        &text[end..]
+    );
+    let sql = dir.path().join("no-group.sql");
+    std::fs::write(&sql, broken).unwrap();
+    let s = Server::start(sql.to_str().unwrap());
+    let c = client();
+    let (st, b) = ingest(&c, &s.url, "e1", "p", "f");
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{b}");
+    assert!(b["error"].is_string(), "{b}");
+    assert_eq!(s.terminate().code(), Some(0));
+}
