@@ -15,6 +15,7 @@ pub mod cli;
 pub mod client;
 pub mod generator;
 pub mod history;
+pub mod http_runtime;
 pub mod report;
 pub mod run;
 pub mod runtime;

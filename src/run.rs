@@ -9,7 +9,12 @@ use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
 use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::runtime::{run_load, Clock, Control, LoadPlan};
-use crate::scenario::{self, Scenario, Target};
+use crate::client::export::read_export;
+use crate::client::http::HttpClient;
+use crate::client::spawn::SpawnedServer;
+use crate::http_runtime::{run_load_http, Nonconforming};
+use crate::runtime::LoadOutcome;
+use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
 use crate::workload::Value;
@@ -163,10 +168,13 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         )));
     }
     // A database given by path is checked before anything is created.
-    let Target::Sqlite(target) = &s.target;
-    let namespace = match &target.path {
-        Some(path) => namespace_for(path, target, started)?,
-        None => String::new(),
+    let target = &s.target;
+    let namespace = match (&target.url, &target.path) {
+        // An external service may hold rows of earlier runs (or real data):
+        // this run works in a namespace of projects of its own.
+        (Some(_), _) => run_namespace(started),
+        (None, Some(path)) => namespace_for(path, &target.sqlite(), started)?,
+        (None, None) => String::new(),
     };
     std::fs::create_dir_all(&run_dir)
         .map_err(|e| RunError::Input(format!("cannot create {}: {e}", run_dir.display())))?;
@@ -232,26 +240,10 @@ fn execute(
     std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
         .map_err(anyhow::Error::from)?;
 
-    let Target::Sqlite(target) = &s.target;
-    let db_path = target
-        .path
-        .clone()
-        .unwrap_or_else(|| run_dir.join("target.db"));
-    prepare_database(&db_path, target, &p.variant)?;
-
-    let workers = s.load.ingesters as usize + s.load.resolvers as usize;
-    let mut conns = Vec::with_capacity(workers);
-    for _ in 0..workers {
-        conns
-            .push(sqlite::open(&db_path, target).map_err(|e| {
-                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
-            })?);
-    }
-    let resolve_conns = conns.split_off(s.load.ingesters as usize);
-
     let history_path = run_dir.join("history.jsonl");
     let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
     let sink = writer.sink();
+    let http = s.target.kind == TargetKind::Http;
     sink.send_entry(&Entry::Header(Header {
         schema_version: HISTORY_SCHEMA_VERSION,
         workload: "groups".into(),
@@ -259,7 +251,8 @@ fn execute(
         variant: variant_name.clone(),
         seed: s.seed,
         started_utc: started_utc.clone(),
-        step_log: true,
+        // Only the in-process target sees every statement.
+        step_log: !http,
         counting_step: p.variant.counting_step as u32,
         namespace: namespace.clone(),
     }));
@@ -272,13 +265,17 @@ fn execute(
         clock,
         control: &control,
     };
-    let load = run_load(&plan, conns, resolve_conns, opts.progress);
+    let phase = if http {
+        http_phase(opts, p, run_dir, &plan)
+    } else {
+        sqlite_phase(opts, p, run_dir, &plan)
+    };
     drop(plan);
     let interrupted = control.interrupted.load(Ordering::Acquire);
     sink.send_entry(&Entry::Footer(Footer {
         t: clock.now(),
         partial: interrupted,
-        ops: load.ops,
+        ops: phase.as_ref().map(|ph| ph.load.ops).unwrap_or(0),
     }));
     drop(sink);
     let history_bytes = writer.finish().map_err(|e| {
@@ -287,20 +284,16 @@ fn execute(
             history_path.display()
         )
     })?;
+    let Phase {
+        load,
+        tables,
+        target_desc,
+        target_error,
+    } = phase?;
 
-    // The audit: the final tables as one snapshot, then the checkers.
-    let mut conn = sqlite::open(&db_path, target)
-        .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
-    let tables = snapshot(&mut conn, &p.variant, &namespace, &clock)
-        .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+    // The audit: the checkers over the history and the final tables.
     let facts = Facts::from_entries(reader::read(&history_path)?)?;
     let (results, stranded) = check_all(&facts, &tables);
-    if target.path.is_some() {
-        // The database lives elsewhere: keep a copy of it as audited.
-        let copy = run_dir.join("target.db");
-        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
-            .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
-    }
 
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures(&load.stats, duration_s);
@@ -319,14 +312,14 @@ fn execute(
         facts.events.values().filter(|e| e.done).count() as u64,
         probes,
     );
-    let exit = summary::exit(interrupted, None, &results, &coverage);
+    let exit = summary::exit(interrupted, target_error.as_deref(), &results, &coverage);
     let summary = Summary {
         schema_version: SUMMARY_SCHEMA_VERSION,
         scenario: s.name.clone(),
         workload: "groups".into(),
         variant: variant_name,
         seed: s.seed,
-        target: format!("sqlite {}", db_path.display()),
+        target: target_desc,
         partial: interrupted,
         duration_s: (duration_s * 1000.0).round() / 1000.0,
         events: load.fresh_events,
@@ -384,6 +377,149 @@ fn execute(
     Ok(summary)
 }
 
+/// What a target's load phase hands to the audit.
+struct Phase {
+    load: LoadOutcome,
+    /// The final tables, read as one snapshot after the load drained.
+    tables: Tables,
+    /// The target, for the summary.
+    target_desc: String,
+    /// The target misbehaved in a way that makes the run exit 3.
+    target_error: Option<String>,
+}
+
+/// The in-process SQLite target: connections, load, snapshot.
+fn sqlite_phase(
+    opts: &RunOptions,
+    p: &Prepared,
+    run_dir: &Path,
+    plan: &LoadPlan<'_>,
+) -> Result<Phase, RunError> {
+    let s = &p.scenario;
+    let target = &s.target.sqlite();
+    let db_path = target
+        .path
+        .clone()
+        .unwrap_or_else(|| run_dir.join("target.db"));
+    prepare_database(&db_path, target, &p.variant)?;
+    let workers = s.load.ingesters as usize + s.load.resolvers as usize;
+    let mut conns = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        conns.push(sqlite::open(&db_path, target).map_err(|e| {
+            RunError::Target(format!("cannot open {}: {e}", db_path.display()))
+        })?);
+    }
+    let resolve_conns = conns.split_off(s.load.ingesters as usize);
+    let load = run_load(plan, conns, resolve_conns, opts.progress);
+    let mut conn = sqlite::open(&db_path, target)
+        .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
+    let tables = snapshot(&mut conn, &p.variant, plan.namespace, &plan.clock)
+        .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+    if target.path.is_some() {
+        // The database lives elsewhere: keep a copy of it as audited.
+        let copy = run_dir.join("target.db");
+        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+            .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
+    }
+    Ok(Phase {
+        load,
+        tables,
+        target_desc: format!("sqlite {}", db_path.display()),
+        target_error: None,
+    })
+}
+
+/// An HTTP target: spawn the reference server if asked, check it answers,
+/// run the load, then read `GET /v1/export` into the run folder and audit it.
+fn http_phase(
+    opts: &RunOptions,
+    p: &Prepared,
+    run_dir: &Path,
+    plan: &LoadPlan<'_>,
+) -> Result<Phase, RunError> {
+    let s = &p.scenario;
+    let t = &s.target;
+    let mut server = None;
+    let url = match &t.url {
+        Some(url) => url.clone(),
+        None => {
+            // The server gets the very statement file this run checked.
+            let db = t.path.clone().unwrap_or_else(|| run_dir.join("target.db"));
+            let variant = run_dir.join("variant.sql");
+            let spawned = SpawnedServer::start(
+                &variant.to_string_lossy(),
+                &db,
+                t,
+                &run_dir.join("server.log"),
+            )
+            .map_err(RunError::Target)?;
+            let url = spawned.url.clone();
+            server = Some(spawned);
+            url
+        }
+    };
+    // A client's pooled connections belong to the runtime that opened them:
+    // each runtime below gets a client of its own, or requests hang.
+    let client = || HttpClient::new(&url, t.connect_timeout, t.request_timeout);
+    let probe = client()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)?;
+    // Unreachable before anything ran: exit 3 at once, with the reason.
+    let mut ready = Err(String::new());
+    for _ in 0..50 {
+        ready = rt.block_on(probe.healthz());
+        if ready.is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
+    let nonconforming = Nonconforming::default();
+    let load = run_load_http(plan, client()?, &nonconforming, opts.progress);
+    let mut target_error = None;
+    let alive = server.as_mut().is_none_or(|srv| srv.alive());
+    if !alive {
+        target_error = Some("the spawned reference server died during the run".to_string());
+    }
+    let export = run_dir.join("export.json");
+    let read_start = plan.clock.now();
+    let exported = rt.block_on(client()?.export_to(&export));
+    let read_end = plan.clock.now();
+    if let Some(mut srv) = server {
+        srv.stop();
+    }
+    let mut tables = Tables {
+        read_start,
+        read_end,
+        ..Default::default()
+    };
+    match exported {
+        Ok(_) => {
+            if let Err(e) = read_export(&export, plan.namespace, &mut tables) {
+                target_error.get_or_insert(e);
+            }
+        }
+        Err(e) => {
+            target_error.get_or_insert(format!("the export could not be read: {e}"));
+        }
+    }
+    let n = nonconforming.count.load(Ordering::Relaxed);
+    if n > 0 {
+        let examples = nonconforming.examples.lock().expect("examples").join(" | ");
+        target_error.get_or_insert(format!(
+            "{n} answers were not the contract's shape, e.g. {examples}"
+        ));
+    }
+    Ok(Phase {
+        load,
+        tables,
+        target_desc: format!("http {url}"),
+        target_error,
+    })
+}
+
 /// Refuses a database that holds rows unless the scenario reuses it; then
 /// returns the run's own project namespace (empty for a fresh database).
 fn namespace_for(
@@ -406,11 +542,16 @@ fn namespace_for(
             path.display()
         )));
     }
+    Ok(run_namespace(started))
+}
+
+/// The project prefix of a run that shares its target: `r<unix ms>.`.
+fn run_namespace(started: SystemTime) -> String {
     let ms = started
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    Ok(format!("r{ms}."))
+    format!("r{ms}.")
 }
 
 /// Applies the variant's schema. Errors: the database cannot be opened or

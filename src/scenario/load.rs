@@ -10,7 +10,7 @@
 //! `mod.rs`, while the file is still a span-keeping `toml_edit` document.
 //! Serde then only converts an already valid document.
 
-use super::{LoadModel, Scenario, Skew, Source, Target};
+use super::{LoadModel, Scenario, Skew, Source, Target, TargetKind};
 use std::fmt::Write as _;
 use std::path::Path;
 use toml_edit::{Document, DocumentMut, InlineTable, Item, Key, Table, TableLike, Value};
@@ -199,7 +199,7 @@ impl Scenario {
     pub fn to_toml(&self) -> String {
         let text = toml::to_string(self).expect("a Scenario always serializes to TOML");
         // Serde leaves out None values; say what they mean instead.
-        let Target::Sqlite(sqlite) = &self.target;
+        let sqlite = &self.target;
         let mut out = String::new();
         for line in text.lines() {
             out.push_str(line);
@@ -300,12 +300,18 @@ const SCHEMA: &[Section] = &[
     Section {
         name: "target",
         fields: &[
-            field("kind", Kind::OneOf(&["sqlite"]), Some("\"sqlite\"")),
+            field("kind", Kind::OneOf(&["sqlite", "http"]), Some("\"sqlite\"")),
             field("path", Kind::Str, None),
             field("journal_mode", Kind::OneOf(JOURNAL_MODES), Some("\"wal\"")),
             field("synchronous", Kind::OneOf(SYNCHRONOUS), Some("\"normal\"")),
             field("busy_timeout", Kind::Duration, Some("\"5s\"")),
             field("reuse", Kind::Bool, Some("false")),
+            field("url", Kind::Str, None),
+            field("spawn", Kind::Bool, Some("false")),
+            field("connect_timeout", Kind::Duration, Some("\"2s\"")),
+            field("request_timeout", Kind::Duration, Some("\"10s\"")),
+            field("retries", Kind::Int { min: 0, max: 100 }, Some("3")),
+            field("server_workers", Kind::Int { min: 1, max: MAX_WORKERS }, Some("8")),
         ],
     },
     Section {
@@ -507,6 +513,55 @@ fn set_path(item: &mut Item, path: &[String], value: Value) -> Result<(), String
     set_path(child, rest, value)
 }
 
+/// The keys of one target kind must not be set on the other, and an HTTP
+/// target needs exactly one of `url` and `spawn = true`.
+fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
+    match t.kind {
+        TargetKind::Sqlite => {
+            for key in ["url", "spawn"] {
+                if ctx.is_given(&["target", key]) {
+                    return Err(ctx.error(
+                        &["target", key],
+                        format!("`target.{key}` only applies to kind = \"http\""),
+                    ));
+                }
+            }
+        }
+        TargetKind::Http => match (&t.url, t.spawn) {
+            (Some(_), true) => {
+                return Err(ctx.error(
+                    &["target", "url"],
+                    "give either `target.url` (an external service) or `spawn = true` \
+                     (the reference server), not both",
+                ))
+            }
+            (None, false) => {
+                return Err(ctx.error(
+                    &["target", "kind"],
+                    "kind = \"http\" needs `target.url` (e.g. \"http://127.0.0.1:8080\") \
+                     or `spawn = true`",
+                ))
+            }
+            (Some(url), false) if !url.starts_with("http://") => {
+                return Err(ctx.error(
+                    &["target", "url"],
+                    format!(
+                        "`target.url` must start with http:// (https is not supported), found {url:?}"
+                    ),
+                ))
+            }
+            (Some(_), false) if ctx.is_given(&["target", "path"]) => {
+                return Err(ctx.error(
+                    &["target", "path"],
+                    "`target.path` does not apply to an external service (its database is its own)",
+                ))
+            }
+            _ => {}
+        },
+    }
+    Ok(())
+}
+
 /// Inserts every missing key that has a default, and `name`.
 fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     let root = doc.as_table_mut();
@@ -694,7 +749,8 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
-    let Target::Sqlite(sqlite) = &s.target;
+    let sqlite = &s.target;
+    check_target(ctx, sqlite)?;
     if sqlite
         .path
         .as_ref()

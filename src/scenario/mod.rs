@@ -49,15 +49,70 @@ pub enum Workload {
     Groups,
 }
 
-/// The system under test. Only the in-process SQLite target for now.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-pub enum Target {
-    /// `kind = "sqlite"`: the in-process SQLite target.
-    Sqlite(SqliteTarget),
+/// `target.kind`: what the load runs against.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// The in-process SQLite target: statements run on the bench's own connections.
+    Sqlite,
+    /// A service that speaks the HTTP contract (`http-contract.md`, version 1).
+    Http,
 }
 
-/// `[target]` with `kind = "sqlite"`: the database file and its pragmas.
+/// `[target]`: the system under test. The SQLite keys configure the
+/// database of the `sqlite` target and of a spawned reference server; the
+/// HTTP keys apply to `kind = "http"` only.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// sqlite (default) or http.
+    pub kind: TargetKind,
+    /// Database file. Default (None): `target.db` inside the run folder.
+    pub path: Option<PathBuf>,
+    /// `PRAGMA journal_mode`: wal (default), delete, truncate, persist, memory, off.
+    pub journal_mode: String,
+    /// `PRAGMA synchronous`: off, normal (default), full, extra.
+    pub synchronous: String,
+    /// `PRAGMA busy_timeout`, as a duration string (default "5s").
+    #[serde(with = "humantime_serde_compat")]
+    pub busy_timeout: Duration,
+    /// Allow a database that already holds rows; the run then works in its
+    /// own namespace of projects (default false: such a database is refused).
+    pub reuse: bool,
+    /// http: the service's base URL (`http://host:port`); the run works in a
+    /// namespace of projects of its own, so a reused service never mixes runs.
+    pub url: Option<String>,
+    /// http: start the reference server (`specstorm serve`) with the
+    /// scenario's variant on a free loopback port, and stop it after the audit.
+    pub spawn: bool,
+    /// http: connect timeout (default "2s").
+    #[serde(with = "humantime_serde_compat")]
+    pub connect_timeout: Duration,
+    /// http: request timeout; an unanswered request is `info` (default "10s").
+    #[serde(with = "humantime_serde_compat")]
+    pub request_timeout: Duration,
+    /// http: an ingest answered `info` (timeout, 5xx, reset) is sent again
+    /// with the same event id, up to this many times (default 3).
+    pub retries: u32,
+    /// http with spawn: the reference server's worker threads (default 8).
+    pub server_workers: u32,
+}
+
+impl Target {
+    /// The SQLite settings (path and pragmas) of this target.
+    pub fn sqlite(&self) -> SqliteTarget {
+        SqliteTarget {
+            path: self.path.clone(),
+            journal_mode: self.journal_mode.clone(),
+            synchronous: self.synchronous.clone(),
+            busy_timeout: self.busy_timeout,
+            reuse: self.reuse,
+        }
+    }
+}
+
+/// A SQLite database and its pragmas: of the `sqlite` target, or of the
+/// reference server.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SqliteTarget {

@@ -1,0 +1,313 @@
+//! The HTTP client target: one request per op, against any service that
+//! speaks the contract (`shared/reference/http-contract.md`, version 1).
+//! Answers become Jepsen completions exactly as the contract's "How the
+//! bench reads answers" says; an answer that is not the contract's shape is
+//! `info` and is reported as non-conforming, with an example.
+
+use crate::history::{CompletionType, OpResult};
+use crate::workload::groups::IngestOp;
+use reqwest::{Client, StatusCode, Url};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// What one request produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// ok / fail / info, per the contract.
+    pub kind: CompletionType,
+    /// The op's result; for ingest, `group_id` is the group the service named.
+    pub result: OpResult,
+    /// The service named this group id for the ingested event.
+    pub group_id: Option<String>,
+    /// The answer was not the contract's shape: an example to report.
+    pub nonconforming: Option<String>,
+    /// 429: wait this long before sending again.
+    pub retry_after: Option<Duration>,
+}
+
+impl Answer {
+    fn new(kind: CompletionType, result: OpResult) -> Self {
+        Answer {
+            kind,
+            result,
+            group_id: None,
+            nonconforming: None,
+            retry_after: None,
+        }
+    }
+
+    fn error(kind: CompletionType, error: String) -> Self {
+        Answer::new(
+            kind,
+            OpResult {
+                error: Some(error),
+                ..Default::default()
+            },
+        )
+    }
+
+    fn nonconforming(what: &str, status: StatusCode, body: &str) -> Self {
+        let example = format!("{what}: {status} {}", excerpt(body));
+        Answer {
+            nonconforming: Some(example.clone()),
+            ..Answer::error(CompletionType::Info, format!("not the contract's shape: {example}"))
+        }
+    }
+}
+
+/// At most 200 characters of a body, for messages.
+pub fn excerpt(body: &str) -> String {
+    let mut s: String = body.chars().take(200).collect();
+    if body.chars().count() > 200 {
+        s.push('…');
+    }
+    s
+}
+
+#[derive(Deserialize)]
+struct IngestAnswer {
+    accepted: bool,
+    group_id: String,
+}
+
+#[derive(Deserialize)]
+struct ResolvedAnswer {
+    resolved: bool,
+    event_count: i64,
+}
+
+#[derive(Deserialize)]
+struct RefusedAnswer {
+    resolved: bool,
+    status: String,
+    event_count: i64,
+}
+
+/// A client of one service: connection reuse (keep-alive pool), connect and
+/// request timeouts.
+#[derive(Clone)]
+pub struct HttpClient {
+    client: Client,
+    base: Url,
+}
+
+impl HttpClient {
+    /// A client of `base` (`http://host:port`). Errors: a URL that does not
+    /// parse, or a client that cannot be built.
+    pub fn new(base: &str, connect: Duration, request: Duration) -> anyhow::Result<Self> {
+        let base = Url::parse(base).map_err(|e| anyhow::anyhow!("bad URL {base:?}: {e}"))?;
+        let client = Client::builder()
+            .connect_timeout(connect)
+            .timeout(request)
+            .pool_max_idle_per_host(1024)
+            .tcp_nodelay(true)
+            .build()?;
+        Ok(HttpClient { client, base })
+    }
+
+    /// The base URL.
+    pub fn base(&self) -> &Url {
+        &self.base
+    }
+
+    fn url(&self, segments: &[&str]) -> Url {
+        let mut u = self.base.clone();
+        u.path_segments_mut()
+            .expect("http URLs have paths")
+            .pop_if_empty()
+            .extend(segments);
+        u
+    }
+
+    /// `GET /healthz`. Errors: unreachable, or not 200 (with what came back).
+    pub async fn healthz(&self) -> Result<(), String> {
+        let url = self.url(&["healthz"]);
+        match self.client.get(url.clone()).send().await {
+            Ok(r) if r.status() == StatusCode::OK => Ok(()),
+            Ok(r) => Err(format!("GET {url} answered {}", r.status())),
+            Err(e) => Err(format!("GET {url}: {}", describe(&e))),
+        }
+    }
+
+    /// `POST /v1/events`: one ingest attempt.
+    pub async fn ingest(&self, op: &IngestOp) -> Answer {
+        let body = serde_json::json!({
+            "id": op.event_id,
+            "project": op.project,
+            "fingerprint": op.fingerprint,
+            "message": op.message,
+        });
+        let resp = match self.client.post(self.url(&["v1", "events"])).json(&body).send().await {
+            Ok(r) => r,
+            Err(e) => return transport_error(&e),
+        };
+        let status = resp.status();
+        let retry_after = retry_after(&resp);
+        let text = match resp.text().await {
+            Ok(t) => t,
+            Err(e) => return transport_error(&e),
+        };
+        match status.as_u16() {
+            200 => match serde_json::from_str::<IngestAnswer>(&text) {
+                Ok(a) => Answer {
+                    group_id: Some(a.group_id),
+                    ..Answer::new(
+                        CompletionType::Ok,
+                        OpResult {
+                            accepted: Some(a.accepted),
+                            ..Default::default()
+                        },
+                    )
+                },
+                Err(_) => Answer::nonconforming("POST /v1/events", status, &text),
+            },
+            _ => by_status(status, &text, retry_after, "POST /v1/events"),
+        }
+    }
+
+    /// `POST /v1/groups/{group_id}/resolve`: 200 resolved (ok, with the
+    /// count), 409 refused (fail, and a probe: status and count), 404 no
+    /// such group (fail).
+    pub async fn resolve(&self, group_id: &str) -> Answer {
+        let url = self.url(&["v1", "groups", group_id, "resolve"]);
+        let resp = match self.client.post(url).send().await {
+            Ok(r) => r,
+            Err(e) => return transport_error(&e),
+        };
+        let status = resp.status();
+        let retry_after = retry_after(&resp);
+        let text = match resp.text().await {
+            Ok(t) => t,
+            Err(e) => return transport_error(&e),
+        };
+        let what = "POST /v1/groups/{id}/resolve";
+        match status.as_u16() {
+            200 => match serde_json::from_str::<ResolvedAnswer>(&text) {
+                Ok(a) if a.resolved => Answer::new(
+                    CompletionType::Ok,
+                    OpResult {
+                        resolved: Some(true),
+                        event_count: Some(a.event_count),
+                        ..Default::default()
+                    },
+                ),
+                _ => Answer::nonconforming(what, status, &text),
+            },
+            409 => match serde_json::from_str::<RefusedAnswer>(&text) {
+                Ok(a) if !a.resolved => Answer::new(
+                    CompletionType::Fail,
+                    OpResult {
+                        resolved: Some(false),
+                        status: Some(a.status),
+                        event_count: Some(a.event_count),
+                        ..Default::default()
+                    },
+                ),
+                // Refused all the same, but no probe can be taken from it.
+                _ => Answer {
+                    kind: CompletionType::Fail,
+                    ..Answer::nonconforming(what, status, &text)
+                },
+            },
+            404 => Answer::new(
+                CompletionType::Fail,
+                OpResult {
+                    resolved: Some(false),
+                    ..Default::default()
+                },
+            ),
+            _ => by_status(status, &text, retry_after, what),
+        }
+    }
+
+    /// `GET /v1/export`, streamed to `out` chunk by chunk (memory stays
+    /// flat). Returns the bytes written. Errors: unreachable, not 200 (with
+    /// an excerpt of the answer), or the body broke off.
+    pub async fn export_to(&self, out: &std::path::Path) -> Result<u64, String> {
+        use std::io::Write;
+        let url = self.url(&["v1", "export"]);
+        // The export may be large: no whole-request timeout, only the
+        // client's connect timeout and a generous read deadline per chunk.
+        let mut resp = self
+            .client
+            .get(url.clone())
+            .timeout(Duration::from_secs(3600))
+            .send()
+            .await
+            .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
+        if resp.status() != StatusCode::OK {
+            let status = resp.status();
+            let text = resp.text().await.unwrap_or_default();
+            return Err(format!("GET {url} answered {status} {}", excerpt(&text)));
+        }
+        // Plain file writes: the load is over, nothing else waits on this runtime.
+        let file = std::fs::File::create(out)
+            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
+        let mut bytes = 0u64;
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| format!("GET {url}: the body broke off: {}", describe(&e)))?
+        {
+            file.write_all(&chunk)
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            bytes += chunk.len() as u64;
+        }
+        file.flush().map_err(|e| e.to_string())?;
+        Ok(bytes)
+    }
+}
+
+/// A request that got no answer: refused before it was written is `fail`
+/// (nothing reached the service); a timeout or a reset after it was written
+/// is `info` (it may have been applied).
+fn transport_error(e: &reqwest::Error) -> Answer {
+    let kind = if e.is_connect() {
+        CompletionType::Fail
+    } else {
+        CompletionType::Info
+    };
+    Answer::error(kind, describe(e))
+}
+
+/// A reqwest error with its causes, one line.
+pub fn describe(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(c) = src {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        src = c.source();
+    }
+    s
+}
+
+fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
+    resp.headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+/// Statuses other than the endpoint's own answers, per the contract:
+/// 400/413/422 rejected (`fail`), 429 `fail` with a wait, 5xx `info`,
+/// anything else not the contract's (`info`, non-conforming).
+fn by_status(status: StatusCode, body: &str, retry_after: Option<Duration>, what: &str) -> Answer {
+    match status.as_u16() {
+        400 | 413 | 422 => Answer::error(
+            CompletionType::Fail,
+            format!("rejected: {status} {}", excerpt(body)),
+        ),
+        429 => Answer {
+            retry_after: Some(retry_after.unwrap_or(Duration::from_millis(100))),
+            ..Answer::error(CompletionType::Fail, format!("{status}: too many requests"))
+        },
+        500..=599 => Answer::error(CompletionType::Info, format!("{status} {}", excerpt(body))),
+        _ => Answer::nonconforming(what, status, body),
+    }
+}

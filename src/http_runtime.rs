@@ -1,0 +1,322 @@
+//! The runtime of an HTTP target: ingesters and resolvers are tokio tasks
+//! (one request in flight each) on a small multi-thread runtime, sharing
+//! the generator, the history sink and a map of the group ids the service
+//! named. The same stop rules as the SQLite runtime; every request is
+//! bounded by the client's timeouts, so a stop is never more than one
+//! request timeout away.
+
+use crate::client::http::{Answer, HttpClient};
+use crate::generator::{IngestGenerator, ResolveGenerator};
+use crate::history::writer::Batch;
+use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
+use crate::runtime::{LoadOutcome, LoadPlan};
+use crate::scenario::LoadModel;
+use crate::stats::Stats;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// Non-conforming answers: how many, and the first few examples.
+#[derive(Debug, Default)]
+pub struct Nonconforming {
+    /// Answers that were not the contract's shape.
+    pub count: AtomicU64,
+    /// The first few, as "what: status body".
+    pub examples: Mutex<Vec<String>>,
+}
+
+impl Nonconforming {
+    fn note(&self, example: &str) {
+        if self.count.fetch_add(1, Ordering::Relaxed) < 5 {
+            self.examples.lock().expect("examples").push(example.to_string());
+        }
+    }
+}
+
+struct Shared<'a> {
+    plan: &'a LoadPlan<'a>,
+    client: HttpClient,
+    gen: Mutex<IngestGenerator>,
+    next_op: AtomicU64,
+    ingesters_left: AtomicUsize,
+    /// (project, fingerprint) -> the group id the service named.
+    learned: RwLock<HashMap<(String, String), String>>,
+    nonconforming: &'a Nonconforming,
+    /// The target stopped answering: the run ends.
+    dead: AtomicBool,
+}
+
+/// Runs the load against an HTTP target. Returns when the stop condition
+/// held and every request in flight was answered or timed out.
+pub fn run_load_http(
+    plan: &LoadPlan<'_>,
+    client: HttpClient,
+    nonconforming: &Nonconforming,
+    progress_every: Option<Duration>,
+) -> LoadOutcome {
+    let s = plan.scenario;
+    let shared = Shared {
+        plan,
+        client,
+        gen: Mutex::new(IngestGenerator::new(s, plan.namespace)),
+        next_op: AtomicU64::new(0),
+        ingesters_left: AtomicUsize::new(s.load.ingesters as usize),
+        learned: RwLock::new(HashMap::new()),
+        nonconforming,
+        dead: AtomicBool::new(false),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let started = plan.clock.now();
+    let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
+    let (total, stopped_at, exhausted) = rt.block_on(async {
+        // The tasks borrow `shared`; the scope ends before it is dropped.
+        let shared = &shared;
+        let ingesters = (0..s.load.ingesters).map(|w| ingester(shared, w));
+        let resolvers =
+            (0..s.load.resolvers).map(|r| resolver(shared, s.load.ingesters + r, r));
+        let work = async {
+            let mut total = Stats::default();
+            let joined = futures_join(ingesters.map(boxed).chain(resolvers.map(boxed)).collect()).await;
+            for st in joined {
+                total.merge(&st);
+            }
+            total
+        };
+        let coordinator = async {
+            let mut last_progress = Instant::now();
+            let mut last_done = 0u64;
+            loop {
+                let now = plan.clock.now();
+                let exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
+                if exhausted
+                    || deadline.is_some_and(|d| now >= d)
+                    || plan.control.stop.load(Ordering::Acquire)
+                    || shared.dead.load(Ordering::Acquire)
+                {
+                    plan.control.stop.store(true, Ordering::Release);
+                    return (now, exhausted);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                if let Some(every) = progress_every {
+                    if last_progress.elapsed() >= every {
+                        let done = plan.control.completed.load(Ordering::Relaxed);
+                        let rate = (done - last_done) as f64 / last_progress.elapsed().as_secs_f64();
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
+                            (now - started) as f64 / 1e9
+                        );
+                        last_done = done;
+                        last_progress = Instant::now();
+                    }
+                }
+            }
+        };
+        let (total, (stopped_at, exhausted)) = tokio::join!(work, coordinator);
+        (total, stopped_at, exhausted)
+    });
+    let elapsed_ns = plan.clock.now() - started;
+    let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
+    let missed = match s.load.model {
+        LoadModel::Open if !exhausted => {
+            let due = ((stopped_at - started) as f64 / 1e9 * s.load.rate) as u64;
+            let ingests = total.count(OpKind::Ingest, CompletionType::Ok)
+                + total.count(OpKind::Ingest, CompletionType::Fail)
+                + total.count(OpKind::Ingest, CompletionType::Info);
+            due.saturating_sub(ingests)
+        }
+        LoadModel::Open | LoadModel::Closed => 0,
+    };
+    LoadOutcome {
+        stats: total,
+        elapsed_ns,
+        fresh_events,
+        ops: shared.next_op.load(Ordering::Relaxed),
+        missed,
+    }
+}
+
+type Task<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Stats> + Send + 'a>>;
+
+fn boxed<'a>(f: impl std::future::Future<Output = Stats> + Send + 'a) -> Task<'a> {
+    Box::pin(f)
+}
+
+/// Runs all tasks concurrently and collects their results. Spawning needs
+/// 'static futures and these borrow the run's shared state, so one joining
+/// future drives them, polling only those that were woken.
+async fn futures_join(tasks: Vec<Task<'_>>) -> Vec<Stats> {
+    use futures_util::StreamExt;
+    tasks
+        .into_iter()
+        .collect::<futures_util::stream::FuturesUnordered<_>>()
+        .collect()
+        .await
+}
+
+/// Records one request as an op (invoke and completion) and its latency.
+fn record(
+    shared: &Shared<'_>,
+    stats: &mut Stats,
+    invoke: Invoke,
+    answer: &Answer,
+    measured_from: Option<u64>,
+) {
+    let plan = shared.plan;
+    let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
+    let t1 = plan.clock.now();
+    let mut batch = Batch::default();
+    batch.push(&Entry::Invoke(invoke));
+    batch.push(&Entry::completion(
+        answer.kind,
+        Completion {
+            t: t1,
+            op,
+            worker,
+            f,
+            result: answer.result.clone(),
+        },
+    ));
+    plan.sink.send(batch);
+    plan.control.completed.fetch_add(1, Ordering::Relaxed);
+    stats.record(f, answer.kind, t1.saturating_sub(measured_from.unwrap_or(t0)));
+    if let Some(example) = &answer.nonconforming {
+        shared.nonconforming.note(example);
+    }
+}
+
+async fn ingester(shared: &Shared<'_>, worker: u32) -> Stats {
+    let plan = shared.plan;
+    let mut stats = Stats::default();
+    let late_after = plan.scenario.load.late_after.as_nanos() as u64;
+    let retries = plan.scenario.target.retries;
+    'ops: while !plan.control.stop.load(Ordering::Acquire) {
+        let next = shared.gen.lock().expect("generator lock").next_op();
+        let Some(op) = next else { break };
+        if let Some(intended) = op.intended_ns {
+            let now = plan.clock.now();
+            if intended > now {
+                tokio::time::sleep(Duration::from_nanos(intended - now)).await;
+                if plan.control.stop.load(Ordering::Acquire) {
+                    break;
+                }
+            } else if now - intended > late_after {
+                stats.late += 1;
+            }
+        }
+        // An indeterminate answer is sent again with the same event id, as
+        // a real client would, up to the retry budget.
+        for attempt in 0..=retries {
+            let invoke = Invoke {
+                t: plan.clock.now(),
+                op: shared.next_op.fetch_add(1, Ordering::Relaxed),
+                worker,
+                f: OpKind::Ingest,
+                event_id: Some(op.event_id.clone()),
+                project: op.project.clone(),
+                fingerprint: op.fingerprint.clone(),
+                group_id: shared
+                    .learned
+                    .read()
+                    .expect("learned")
+                    .get(&(op.project.clone(), op.fingerprint.clone()))
+                    .cloned()
+                    .unwrap_or_default(),
+                attempt: Some(op.attempt),
+                intended: if attempt == 0 { op.intended_ns } else { None },
+            };
+            let answer = shared.client.ingest(&op).await;
+            record(
+                shared,
+                &mut stats,
+                invoke,
+                &answer,
+                if attempt == 0 { op.intended_ns } else { None },
+            );
+            if answer.result.accepted == Some(false) {
+                stats.duplicates += 1;
+            }
+            if let Some(g) = &answer.group_id {
+                let key = (op.project.clone(), op.fingerprint.clone());
+                if !shared.learned.read().expect("learned").contains_key(&key) {
+                    shared.learned.write().expect("learned").insert(key, g.clone());
+                }
+            }
+            let again = match (answer.kind, answer.retry_after) {
+                (CompletionType::Info, _) => Some(Duration::from_millis(5 << attempt.min(6))),
+                (CompletionType::Fail, Some(wait)) => Some(wait),
+                _ => None,
+            };
+            match again {
+                Some(wait) if attempt < retries && !plan.control.stop.load(Ordering::Acquire) => {
+                    tokio::time::sleep(wait).await;
+                }
+                _ => {
+                    if answer.kind == CompletionType::Fail
+                        && answer.result.error.as_deref().is_some_and(|e| e.contains("connect"))
+                    {
+                        // Refused connections: the target is gone.
+                        shared.dead.store(true, Ordering::Release);
+                        break 'ops;
+                    }
+                    continue 'ops;
+                }
+            }
+        }
+    }
+    shared.ingesters_left.fetch_sub(1, Ordering::AcqRel);
+    stats
+}
+
+async fn resolver(shared: &Shared<'_>, worker: u32, index: u32) -> Stats {
+    let plan = shared.plan;
+    let mut stats = Stats::default();
+    let mut gen = ResolveGenerator::new(plan.scenario, plan.namespace, index);
+    let interval = plan.scenario.resolve.interval;
+    while !plan.control.stop.load(Ordering::Acquire) {
+        let op = gen.next_op();
+        // Group ids are the service's: resolve only groups it has named.
+        let known = shared
+            .learned
+            .read()
+            .expect("learned")
+            .get(&(op.project.clone(), op.fingerprint.clone()))
+            .cloned();
+        let Some(group_id) = known else {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            continue;
+        };
+        let invoke = Invoke {
+            t: plan.clock.now(),
+            op: shared.next_op.fetch_add(1, Ordering::Relaxed),
+            worker,
+            f: OpKind::Resolve,
+            event_id: None,
+            project: op.project.clone(),
+            fingerprint: op.fingerprint.clone(),
+            group_id: group_id.clone(),
+            attempt: None,
+            intended: None,
+        };
+        let answer = shared.client.resolve(&group_id).await;
+        record(shared, &mut stats, invoke, &answer, None);
+        match answer.result.resolved {
+            Some(true) => stats.resolved += 1,
+            Some(false) => stats.refused += 1,
+            None => {}
+        }
+        if !interval.is_zero() {
+            tokio::time::sleep(interval).await;
+        } else {
+            // Back to back, but never starving the ingesters' tasks.
+            tokio::task::yield_now().await;
+        }
+    }
+    stats
+}
