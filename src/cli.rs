@@ -1,7 +1,9 @@
 //! The command line: `specstorm run` (the main job), `specstorm check`
-//! (validate without running) and `specstorm serve` (the reference HTTP
-//! target). Exit codes follow `shared/reference/cli.md`.
+//! (validate without running), `specstorm serve` (the reference HTTP
+//! target) and `specstorm check-target` (a harmless contract probe of a
+//! running service). Exit codes follow `shared/reference/cli.md`.
 
+use crate::probe::{check_target, ProbeOptions};
 use crate::run::{prepare, run, RunError, RunOptions};
 use crate::runtime::Control;
 use crate::server::{serve, LogLevel, ServeOptions};
@@ -83,6 +85,32 @@ pub enum Command {
     /// Serve a variant over HTTP (contract v1, groups workload) until
     /// SIGTERM or Ctrl-C. Prints `listening on http://ADDR` on stdout.
     Serve(ServeArgs),
+    /// Probe a running service for conformance to the HTTP target contract
+    /// (v1, groups workload) with a short, harmless request sequence in a
+    /// fresh project namespace; prints one line per check and a verdict.
+    /// Exit 0: conforms; 3: unreachable or not conforming; 2: bad URL.
+    /// `POST /v1/reset` (destructive) is never called.
+    CheckTarget(CheckTargetArgs),
+}
+
+/// Options of `specstorm check-target`.
+#[derive(Debug, Args)]
+pub struct CheckTargetArgs {
+    /// Base URL of the service, plain http:// only (no TLS), e.g.
+    /// http://127.0.0.1:8080.
+    pub url: String,
+    /// Connect timeout and total timeout of every request (e.g. 5s, 500ms).
+    #[arg(long, default_value = "5s", value_parser = parse_timeout)]
+    pub timeout: Duration,
+}
+
+/// A positive duration (`humantime`).
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("must be positive".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Options of `specstorm serve`.
@@ -117,6 +145,29 @@ pub struct ServeArgs {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
+        Command::CheckTarget(a) => {
+            let opts = ProbeOptions {
+                url: a.url,
+                timeout: a.timeout,
+            };
+            let mut out = std::io::stdout();
+            match check_target(&opts, &mut out) {
+                Ok(report) => {
+                    if let Some(why) = &report.unreachable {
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "specstorm: error: target {} is unreachable: {why}",
+                            report.base
+                        );
+                    }
+                    report.exit_code()
+                }
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+                    e.exit_code()
+                }
+            }
+        }
         Command::Serve(a) => {
             let opts = ServeOptions {
                 variant: a.variant,

@@ -30,7 +30,10 @@ pub struct Nonconforming {
 impl Nonconforming {
     fn note(&self, example: &str) {
         if self.count.fetch_add(1, Ordering::Relaxed) < 5 {
-            self.examples.lock().expect("examples").push(example.to_string());
+            self.examples
+                .lock()
+                .expect("examples")
+                .push(example.to_string());
         }
     }
 }
@@ -78,11 +81,11 @@ pub fn run_load_http(
         // The tasks borrow `shared`; the scope ends before it is dropped.
         let shared = &shared;
         let ingesters = (0..s.load.ingesters).map(|w| ingester(shared, w));
-        let resolvers =
-            (0..s.load.resolvers).map(|r| resolver(shared, s.load.ingesters + r, r));
+        let resolvers = (0..s.load.resolvers).map(|r| resolver(shared, s.load.ingesters + r, r));
         let work = async {
             let mut total = Stats::default();
-            let joined = futures_join(ingesters.map(boxed).chain(resolvers.map(boxed)).collect()).await;
+            let joined =
+                futures_join(ingesters.map(boxed).chain(resolvers.map(boxed)).collect()).await;
             for st in joined {
                 total.merge(&st);
             }
@@ -106,7 +109,8 @@ pub fn run_load_http(
                 if let Some(every) = progress_every {
                     if last_progress.elapsed() >= every {
                         let done = plan.control.completed.load(Ordering::Relaxed);
-                        let rate = (done - last_done) as f64 / last_progress.elapsed().as_secs_f64();
+                        let rate =
+                            (done - last_done) as f64 / last_progress.elapsed().as_secs_f64();
                         let _ = writeln!(
                             std::io::stderr(),
                             "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
@@ -185,7 +189,11 @@ fn record(
     ));
     plan.sink.send(batch);
     plan.control.completed.fetch_add(1, Ordering::Relaxed);
-    stats.record(f, answer.kind, t1.saturating_sub(measured_from.unwrap_or(t0)));
+    stats.record(
+        f,
+        answer.kind,
+        t1.saturating_sub(measured_from.unwrap_or(t0)),
+    );
     if let Some(example) = &answer.nonconforming {
         shared.nonconforming.note(example);
     }
@@ -245,7 +253,11 @@ async fn ingester(shared: &Shared<'_>, worker: u32) -> Stats {
             if let Some(g) = &answer.group_id {
                 let key = (op.project.clone(), op.fingerprint.clone());
                 if !shared.learned.read().expect("learned").contains_key(&key) {
-                    shared.learned.write().expect("learned").insert(key, g.clone());
+                    shared
+                        .learned
+                        .write()
+                        .expect("learned")
+                        .insert(key, g.clone());
                 }
             }
             let again = match (answer.kind, answer.retry_after) {
@@ -259,7 +271,11 @@ async fn ingester(shared: &Shared<'_>, worker: u32) -> Stats {
                 }
                 _ => {
                     if answer.kind == CompletionType::Fail
-                        && answer.result.error.as_deref().is_some_and(|e| e.contains("connect"))
+                        && answer
+                            .result
+                            .error
+                            .as_deref()
+                            .is_some_and(|e| e.contains("connect"))
                     {
                         // Refused connections: the target is gone.
                         shared.dead.store(true, Ordering::Release);

@@ -6,7 +6,8 @@
 //! [`workload`], one statement per step) driven by [`runtime`] (the
 //! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
 //! [`report`] (summary, JSON, human output). [`server`] is the reference
-//! HTTP target (`specstorm serve`).
+//! HTTP target (`specstorm serve`); [`probe`] checks that a running service
+//! speaks the HTTP target contract (`specstorm check-target`).
 
 #![warn(missing_docs)]
 
@@ -16,6 +17,7 @@ pub mod client;
 pub mod generator;
 pub mod history;
 pub mod http_runtime;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod runtime;

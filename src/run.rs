@@ -3,17 +3,17 @@
 //! one snapshot, audit them against the history, and save the results.
 
 use crate::checker::{check_all, Facts, GroupRow, Tables};
+use crate::client::export::read_export;
+use crate::client::http::HttpClient;
+use crate::client::spawn::SpawnedServer;
 use crate::client::sqlite;
 use crate::history::reader;
 use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
-use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
-use crate::runtime::{run_load, Clock, Control, LoadPlan};
-use crate::client::export::read_export;
-use crate::client::http::HttpClient;
-use crate::client::spawn::SpawnedServer;
 use crate::http_runtime::{run_load_http, Nonconforming};
+use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::runtime::LoadOutcome;
+use crate::runtime::{run_load, Clock, Control, LoadPlan};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
@@ -405,9 +405,10 @@ fn sqlite_phase(
     let workers = s.load.ingesters as usize + s.load.resolvers as usize;
     let mut conns = Vec::with_capacity(workers);
     for _ in 0..workers {
-        conns.push(sqlite::open(&db_path, target).map_err(|e| {
-            RunError::Target(format!("cannot open {}: {e}", db_path.display()))
-        })?);
+        conns
+            .push(sqlite::open(&db_path, target).map_err(|e| {
+                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
+            })?);
     }
     let resolve_conns = conns.split_off(s.load.ingesters as usize);
     let load = run_load(plan, conns, resolve_conns, opts.progress);

@@ -415,13 +415,20 @@ fn empty_file_gets_every_default() {
         workload: Workload::Groups,
         variant: "groups-atomic".into(),
         seed: 1,
-        target: Target::Sqlite(SqliteTarget {
+        target: Target {
+            kind: TargetKind::Sqlite,
             path: None,
             journal_mode: "wal".into(),
             synchronous: "normal".into(),
             busy_timeout: Duration::from_secs(5),
             reuse: false,
-        }),
+            url: None,
+            spawn: false,
+            connect_timeout: Duration::from_secs(2),
+            request_timeout: Duration::from_secs(10),
+            retries: 3,
+            server_workers: 8,
+        },
         load: Load {
             model: LoadModel::Closed,
             ingesters: 8,
@@ -485,7 +492,7 @@ fn overrides_are_applied() {
     assert_eq!(s.load.ingesters, 4);
     assert_eq!(s.stop.duration, Some(Duration::from_secs(5)));
     assert_eq!(s.keys.skew, Skew::Hot);
-    let Target::Sqlite(t) = &s.target;
+    let t = &s.target;
     assert_eq!(t.path.as_deref(), Some(Path::new("/tmp/x.db")));
     assert!(t.reuse);
     assert_eq!(s.variant, "groups-naive");
@@ -507,7 +514,7 @@ fn later_override_wins_and_reaches_into_inline_tables() {
     )
     .unwrap();
     assert_eq!(s.load.ingesters, 6);
-    let Target::Sqlite(t) = &s.target;
+    let t = &s.target;
     assert_eq!(
         (t.journal_mode.as_str(), t.synchronous.as_str()),
         ("delete", "full")
@@ -587,6 +594,9 @@ fn every_shipped_scenario_loads() {
             "default.toml",
             "groups-atomic.toml",
             "groups-naive.toml",
+            "http-atomic.toml",
+            "http-external.toml",
+            "http-naive.toml",
             "smoke.toml"
         ]
     );
@@ -698,4 +708,35 @@ fn to_toml_shows_unset_keys() {
     assert!(text.contains("busy_timeout = \"5s\""), "{text}");
     assert!(text.contains("# path: not set"), "{text}");
     assert!(text.contains("# duration: not set"), "{text}");
+}
+
+#[test]
+fn http_target_needs_exactly_one_of_url_and_spawn() {
+    let e = load_text("[target]\nkind = \"http\"\n").unwrap_err();
+    assert_eq!(e.line(), Some(2), "{e}");
+    assert!(e.reason().contains("needs `target.url`"), "{e}");
+    let e = load_text("[target]\nkind = \"http\"\nspawn = true\nurl = \"http://127.0.0.1:1\"\n")
+        .unwrap_err();
+    assert_eq!(e.line(), Some(4), "{e}");
+    assert!(e.reason().contains("not both"), "{e}");
+    let s = load_text("[target]\nkind = \"http\"\nspawn = true\n").unwrap();
+    assert_eq!(s.target.kind, TargetKind::Http);
+    assert!(s.target.spawn);
+}
+
+#[test]
+fn http_url_must_be_plain_http() {
+    let e = load_text("[target]\nkind = \"http\"\nurl = \"https://example.com\"\n").unwrap_err();
+    assert_eq!(e.line(), Some(3), "{e}");
+    assert!(e.reason().contains("must start with http://"), "{e}");
+}
+
+#[test]
+fn http_keys_on_a_sqlite_target_are_refused() {
+    let e = load_text("[target]\nspawn = true\n").unwrap_err();
+    assert_eq!(e.line(), Some(2), "{e}");
+    assert!(
+        e.reason().contains("only applies to kind = \"http\""),
+        "{e}"
+    );
 }

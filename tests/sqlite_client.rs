@@ -3,7 +3,6 @@
 
 use specstorm::client::sqlite::{exec_step, open};
 use specstorm::scenario::load_str;
-use specstorm::scenario::Target;
 use specstorm::variant::load_groups;
 use specstorm::workload::groups::{ingest_result, IngestOp};
 use specstorm::workload::{Next, StepMachine};
@@ -11,8 +10,7 @@ use std::time::Duration;
 
 fn target(busy: &str) -> specstorm::scenario::SqliteTarget {
     let s = load_str("t", None, "", &[format!("target.busy_timeout=\"{busy}\"")]).unwrap();
-    let Target::Sqlite(t) = s.target;
-    t
+    s.target.sqlite()
 }
 
 fn op(id: &str) -> IngestOp {

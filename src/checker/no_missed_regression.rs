@@ -271,21 +271,29 @@ fn judge(
         });
         return;
     }
-    let last = idx.resolves[..n_cand].last();
+    // The candidate that best explains the count: the highest count below
+    // c (where spans overlap, the latest to start need not be the last).
+    let below = idx.resolves[..n_cand]
+        .iter()
+        .filter(|r| r.count < c)
+        .max_by_key(|r| (r.count, r.span.start));
+    let last = below.or(idx.resolves[..n_cand].iter().min_by_key(|r| r.count));
     let base = match last {
         _ if explained => format!("{what}; a resolve of the group returned {c}"),
         Some(l) if c < l.count => format!(
-            "{what}; no resolve returned {c}, and the latest successful resolve before it, \
-             op {}, returned {} at [{}, {}]: the count went down",
+            "{what}; no resolve returned {c}, and every successful resolve that started \
+             before it returned more (the lowest, op {}, returned {} at [{}, {}]): counts \
+             only grow, so nothing explains the probe",
             l.op,
             l.count,
             secs(l.span.start),
             secs(l.span.end.unwrap_or(0))
         ),
         Some(l) => format!(
-            "{what}; no resolve returned {c}: the latest successful resolve before it, op {}, \
-             returned {} at [{}, {}], so {} counting step(s) changed the group after it \
-             without flipping it to regressed (a missed resolved->regressed transition)",
+            "{what}; no resolve returned {c}: the successful resolve with the highest count \
+             below it, op {}, returned {} at [{}, {}], so {} counting step(s) changed the \
+             group after it without flipping it to regressed (a missed resolved->regressed \
+             transition)",
             l.op,
             l.count,
             secs(l.span.start),

@@ -40,7 +40,10 @@ struct Export<'a> {
 
 impl Export<'_> {
     fn mine(&self, project: &Value) -> bool {
-        self.namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(self.namespace))
+        self.namespace.is_empty()
+            || project
+                .as_str()
+                .is_some_and(|p| p.starts_with(self.namespace))
     }
 }
 
@@ -123,7 +126,9 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
         } else {
             while let Some(r) = seq.next_element::<EventRow>()? {
                 if self.export.mine(&r.project) {
-                    self.export.tables.add_event(&r.id, &r.project, &r.fingerprint);
+                    self.export
+                        .tables
+                        .add_event(&r.id, &r.project, &r.fingerprint);
                 }
             }
         }

@@ -50,7 +50,10 @@ impl Answer {
         let example = format!("{what}: {status} {}", excerpt(body));
         Answer {
             nonconforming: Some(example.clone()),
-            ..Answer::error(CompletionType::Info, format!("not the contract's shape: {example}"))
+            ..Answer::error(
+                CompletionType::Info,
+                format!("not the contract's shape: {example}"),
+            )
         }
     }
 }
@@ -137,7 +140,13 @@ impl HttpClient {
             "fingerprint": op.fingerprint,
             "message": op.message,
         });
-        let resp = match self.client.post(self.url(&["v1", "events"])).json(&body).send().await {
+        let resp = match self
+            .client
+            .post(self.url(&["v1", "events"]))
+            .json(&body)
+            .send()
+            .await
+        {
             Ok(r) => r,
             Err(e) => return transport_error(&e),
         };

@@ -28,8 +28,8 @@ impl SpawnedServer {
     /// listens within 20 s (with what it printed).
     pub fn start(variant: &str, db: &Path, target: &Target, log: &Path) -> Result<Self, String> {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find my own binary: {e}"))?;
-        let log_file =
-            std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let log_file = std::fs::File::create(log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let mut child = Command::new(exe)
             .arg("serve")
             .arg("--variant")
@@ -57,7 +57,10 @@ impl SpawnedServer {
             let _ = BufReader::new(stdout).read_line(&mut line);
             let _ = tx.send(line);
         });
-        let mut server = SpawnedServer { child: Some(child), url: String::new() };
+        let mut server = SpawnedServer {
+            child: Some(child),
+            url: String::new(),
+        };
         let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
         match line.trim().strip_prefix("listening on ") {
             Some(url) => {

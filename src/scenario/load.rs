@@ -311,7 +311,14 @@ const SCHEMA: &[Section] = &[
             field("connect_timeout", Kind::Duration, Some("\"2s\"")),
             field("request_timeout", Kind::Duration, Some("\"10s\"")),
             field("retries", Kind::Int { min: 0, max: 100 }, Some("3")),
-            field("server_workers", Kind::Int { min: 1, max: MAX_WORKERS }, Some("8")),
+            field(
+                "server_workers",
+                Kind::Int {
+                    min: 1,
+                    max: MAX_WORKERS,
+                },
+                Some("8"),
+            ),
         ],
     },
     Section {
@@ -518,8 +525,8 @@ fn set_path(item: &mut Item, path: &[String], value: Value) -> Result<(), String
 fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
     match t.kind {
         TargetKind::Sqlite => {
-            for key in ["url", "spawn"] {
-                if ctx.is_given(&["target", key]) {
+            for (key, set) in [("url", t.url.is_some()), ("spawn", t.spawn)] {
+                if set {
                     return Err(ctx.error(
                         &["target", key],
                         format!("`target.{key}` only applies to kind = \"http\""),
@@ -527,37 +534,37 @@ fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
                 }
             }
         }
-        TargetKind::Http => match (&t.url, t.spawn) {
-            (Some(_), true) => {
-                return Err(ctx.error(
-                    &["target", "url"],
-                    "give either `target.url` (an external service) or `spawn = true` \
+        TargetKind::Http => {
+            match (&t.url, t.spawn) {
+                (Some(_), true) => {
+                    return Err(ctx.error(
+                        &["target", "url"],
+                        "give either `target.url` (an external service) or `spawn = true` \
                      (the reference server), not both",
-                ))
-            }
-            (None, false) => {
-                return Err(ctx.error(
-                    &["target", "kind"],
-                    "kind = \"http\" needs `target.url` (e.g. \"http://127.0.0.1:8080\") \
+                    ))
+                }
+                (None, false) => {
+                    return Err(ctx.error(
+                        &["target", "kind"],
+                        "kind = \"http\" needs `target.url` (e.g. \"http://127.0.0.1:8080\") \
                      or `spawn = true`",
-                ))
-            }
-            (Some(url), false) if !url.starts_with("http://") => {
-                return Err(ctx.error(
-                    &["target", "url"],
-                    format!(
-                        "`target.url` must start with http:// (https is not supported), found {url:?}"
-                    ),
-                ))
-            }
-            (Some(_), false) if ctx.is_given(&["target", "path"]) => {
-                return Err(ctx.error(
+                    ))
+                }
+                (Some(url), false) if !url.starts_with("http://") => {
+                    return Err(ctx.error(
+                        &["target", "url"],
+                        format!(
+                    "`target.url` must start with http:// (https is not supported), found {url:?}"
+                ),
+                    ))
+                }
+                (Some(_), false) if ctx.is_given(&["target", "path"]) => return Err(ctx.error(
                     &["target", "path"],
                     "`target.path` does not apply to an external service (its database is its own)",
-                ))
+                )),
+                _ => {}
             }
-            _ => {}
-        },
+        }
     }
     Ok(())
 }

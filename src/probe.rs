@@ -1,0 +1,842 @@
+//! `specstorm check-target URL`: a contract probe of a running service.
+//!
+//! It sends a short, harmless sequence of requests of the HTTP target
+//! contract, version 1, groups workload (`shared/reference/http-contract.md`)
+//! and judges every answer: the status, and the shape and values of the
+//! body. Harmless means that it works in a fresh project namespace
+//! (`specstorm-probe-<unix ms>`, with a random fingerprint), so the only
+//! group it ingests into or resolves is its own; real data's groups are never
+//! touched. `POST /v1/reset` is optional and destructive: it is never called.
+//!
+//! The sequence: `GET /healthz` (200); `POST /v1/events` with a new id (200,
+//! accepted) and the same id again (200, not accepted, same group);
+//! `POST /v1/groups/{group_id}/resolve` (200, resolved, one event) and again
+//! (409, refused, status `resolved`, one event); a resolve of a group that
+//! cannot exist (404); `POST /v1/events` with a malformed body (400, 413 or
+//! 422); `GET /v1/export` (200, canonical keys on every row, the probe's event
+//! and resolved group present, nothing else in its namespace).
+//!
+//! Plain `http://` only: the crate is built without TLS. Every request has
+//! a connect and a total timeout, so a dead or silent target never hangs the
+//! probe; a target that does not answer `GET /healthz` at all is reported as
+//! unreachable and nothing more is sent.
+
+use crate::server::export::{EVENTS_COLUMNS, GROUPS_COLUMNS};
+use reqwest::{Client, RequestBuilder, Url};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The longest body excerpt shown in a line (in characters).
+const EXCERPT: usize = 80;
+
+/// What `specstorm check-target` needs.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// The base URL of the service (`http://HOST:PORT`, optionally with a
+    /// path prefix that every contract path is appended to).
+    pub url: String,
+    /// The connect timeout and the total timeout of every request.
+    pub timeout: Duration,
+}
+
+/// Why the probe could not even start; maps to the CLI's exit codes.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The URL is unusable (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The HTTP client or the runtime could not be set up (exit 3).
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl ProbeError {
+    /// The exit code (`shared/reference/cli.md`).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ProbeError::Usage(_) => 2,
+            ProbeError::Setup(_) => 3,
+        }
+    }
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The answer conforms to the contract.
+    Ok,
+    /// The answer does not conform, or there was none.
+    Fail,
+    /// Not sent: it needs what an earlier, failed check should have given.
+    Skip,
+}
+
+impl Outcome {
+    /// The word that starts the check's line.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Fail => "FAIL",
+            Outcome::Skip => "skip",
+        }
+    }
+}
+
+/// One request of the sequence and its judgement.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// Method, path and, where needed, which case (`POST /v1/events (new id)`).
+    pub endpoint: String,
+    /// Whether it conforms.
+    pub outcome: Outcome,
+    /// `ok`: what came back (status and a body excerpt); `FAIL`: what was
+    /// expected and what came back; `skip`: why it was not sent.
+    pub detail: String,
+}
+
+impl Check {
+    /// The line printed for the check, e.g.
+    /// `ok    POST /v1/events (new id): 200 {"accepted":true,...}`.
+    pub fn line(&self) -> String {
+        format!(
+            "{:<6}{}: {}",
+            self.outcome.label(),
+            self.endpoint,
+            self.detail
+        )
+    }
+}
+
+/// Everything the probe found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The base URL probed (normalized, without a trailing slash).
+    pub base: String,
+    /// The fresh project namespace the probe used.
+    pub project: String,
+    /// The checks in the order they ran.
+    pub checks: Vec<Check>,
+    /// Set when the target did not answer `GET /healthz` at all (nothing
+    /// else was sent).
+    pub unreachable: Option<String>,
+}
+
+impl Report {
+    /// True when the target answered and every check is `ok`.
+    pub fn conforms(&self) -> bool {
+        self.unreachable.is_none() && self.checks.iter().all(|c| c.outcome == Outcome::Ok)
+    }
+
+    /// 0 when the target conforms, else 3 (`shared/reference/cli.md`).
+    pub fn exit_code(&self) -> i32 {
+        if self.conforms() {
+            0
+        } else {
+            3
+        }
+    }
+
+    /// The last line: the verdict, which rule decided, and the exit code.
+    pub fn verdict(&self) -> String {
+        if let Some(why) = &self.unreachable {
+            return format!(
+                "verdict: UNREACHABLE: {}: {why}; nothing else was sent (exit 3)",
+                self.base
+            );
+        }
+        let failed: Vec<&str> = self
+            .checks
+            .iter()
+            .filter(|c| c.outcome != Outcome::Ok)
+            .map(|c| c.endpoint.as_str())
+            .collect();
+        if failed.is_empty() {
+            format!(
+                "verdict: conforms to contract v1 (groups workload): all {} checks ok (exit 0)",
+                self.checks.len()
+            )
+        } else {
+            format!(
+                "verdict: does NOT conform to contract v1 (groups workload): {} of {} checks \
+                 failed or could not run: {} (exit 3)",
+                failed.len(),
+                self.checks.len(),
+                failed.join("; ")
+            )
+        }
+    }
+}
+
+/// Parses and checks the base URL: `http://` only (no TLS in this build),
+/// a host, no query or fragment. A trailing `/` is dropped.
+pub fn parse_base_url(url: &str) -> Result<Url, ProbeError> {
+    let usage = |why: String| ProbeError::Usage(format!("invalid target URL {url:?}: {why}"));
+    if !url.contains("://") {
+        return Err(usage(
+            "it must start with http://, e.g. http://127.0.0.1:8080".into(),
+        ));
+    }
+    let mut u = Url::parse(url).map_err(|e| usage(e.to_string()))?;
+    match u.scheme() {
+        "http" => {}
+        "https" => {
+            return Err(usage(
+                "https:// is not supported: specstorm is built without TLS; probe the \
+                 service over plain http:// (e.g. its local port, or a TLS-terminating proxy)"
+                    .into(),
+            ))
+        }
+        s => {
+            return Err(usage(format!(
+                "scheme {s}:// is not supported; use http://"
+            )))
+        }
+    }
+    if u.host_str().is_none_or(str::is_empty) {
+        return Err(usage("no host".into()));
+    }
+    if u.query().is_some() || u.fragment().is_some() {
+        return Err(usage("a base URL takes no query or fragment".into()));
+    }
+    let path = u.path().trim_end_matches('/').to_string();
+    u.set_path(&path);
+    Ok(u)
+}
+
+/// Runs the probe on a current-thread tokio runtime, writing each check's
+/// line to `out` as soon as it is judged, then the verdict line. Fails
+/// only when the probe cannot start (an unusable URL, no HTTP client).
+pub fn check_target(opts: &ProbeOptions, out: &mut dyn Write) -> Result<Report, ProbeError> {
+    let base = parse_base_url(&opts.url)?;
+    if opts.timeout.is_zero() {
+        return Err(ProbeError::Usage("--timeout must be positive".into()));
+    }
+    let client = Client::builder()
+        .connect_timeout(opts.timeout)
+        .timeout(opts.timeout)
+        // A conforming target answers directly: show a 3xx as it is.
+        .redirect(reqwest::redirect::Policy::none())
+        // The probe talks to the target itself, never through a proxy.
+        .no_proxy()
+        .user_agent(concat!(
+            "specstorm/",
+            env!("CARGO_PKG_VERSION"),
+            " check-target"
+        ))
+        .build()
+        .map_err(|e| ProbeError::Setup(format!("cannot build the HTTP client: {e}")))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ProbeError::Setup(format!("cannot start the runtime: {e}")))?;
+    let probe = Probe {
+        client,
+        base: base.as_str().trim_end_matches('/').to_string(),
+        timeout: opts.timeout,
+        project: format!("specstorm-probe-{}", unix_ms()),
+        out,
+    };
+    Ok(rt.block_on(probe.run()))
+}
+
+/// An answer: the status and the body as (lossy) UTF-8 text.
+struct Answer {
+    status: u16,
+    body: String,
+}
+
+impl Answer {
+    /// `STATUS EXCERPT`, e.g. `200 {"accepted":true,...}`.
+    fn got(&self) -> String {
+        format!("{} {}", self.status, excerpt(&self.body))
+    }
+
+    /// The body as a JSON object.
+    fn object(&self) -> Result<Map<String, Value>, String> {
+        match serde_json::from_str::<Value>(&self.body) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err("the body is JSON but not an object".into()),
+            Err(_) => Err("the body is not JSON".into()),
+        }
+    }
+
+    /// Err unless the status is `want`.
+    fn status_is(&self, want: u16) -> Result<(), String> {
+        if self.status == want {
+            Ok(())
+        } else {
+            Err(format!("status {} instead of {want}", self.status))
+        }
+    }
+}
+
+/// The probe's state while it runs.
+struct Probe<'a> {
+    client: Client,
+    base: String,
+    timeout: Duration,
+    project: String,
+    out: &'a mut dyn Write,
+}
+
+impl Probe<'_> {
+    async fn run(mut self) -> Report {
+        let tag = random_hex(&self.project, 4);
+        let fingerprint = format!("probe-{tag}");
+        let event_id = uuid_like(&self.project, 1);
+        let _ = writeln!(
+            self.out,
+            "# check-target {} (contract v1, groups workload; namespace: project {}, \
+             fingerprint {fingerprint}; timeout {})",
+            self.base,
+            self.project,
+            humantime::format_duration(self.timeout)
+        );
+        let mut report = Report {
+            base: self.base.clone(),
+            project: self.project.clone(),
+            checks: Vec::new(),
+            unreachable: None,
+        };
+
+        // GET /healthz: no answer at all means the target is unusable.
+        let answer = self.send(self.client.get(self.url("/healthz"))).await;
+        if let Err(why) = &answer {
+            report.unreachable = Some(why.clone());
+        }
+        self.record(
+            &mut report,
+            judge("GET /healthz", "200", answer, |a| a.status_is(200)),
+        );
+        if report.unreachable.is_some() {
+            return self.finish(report);
+        }
+
+        // POST /v1/events, a new id.
+        let event = json!({
+            "id": event_id,
+            "project": self.project,
+            "fingerprint": fingerprint,
+            "message": "specstorm check-target probe (harmless: a fresh namespace)",
+        });
+        let answer = self.ingest(&event).await;
+        let mut group_id: Option<String> = None;
+        let check = judge(
+            "POST /v1/events (new id)",
+            "200 {accepted: true, group_id: string}",
+            answer,
+            |a| {
+                a.status_is(200)?;
+                let m = a.object()?;
+                let g = string_field(&m, "group_id")?;
+                group_id = Some(g.to_string());
+                field_eq(&m, "accepted", &json!(true))
+            },
+        );
+        self.record(&mut report, check);
+
+        // The same id again: a duplicate, same group.
+        let answer = self.ingest(&event).await;
+        let want_group = group_id.clone();
+        let expected = match &want_group {
+            Some(g) => format!("200 {{accepted: false, group_id: {g:?}}}"),
+            None => "200 {accepted: false, group_id: string}".into(),
+        };
+        let check = judge("POST /v1/events (same id again)", &expected, answer, |a| {
+            a.status_is(200)?;
+            let m = a.object()?;
+            field_eq(&m, "accepted", &json!(false))?;
+            let g = string_field(&m, "group_id")?;
+            match &want_group {
+                Some(w) if w != g => Err(format!(
+                    "group_id {g:?} differs from the first answer's {w:?}"
+                )),
+                _ => Ok(()),
+            }
+        });
+        self.record(&mut report, check);
+
+        // Resolve the probe's group, then again.
+        match &group_id {
+            Some(g) => {
+                let path = format!("/v1/groups/{}/resolve", encode_segment(g));
+                let answer = self.send(self.client.post(self.url(&path))).await;
+                let check = judge(
+                    &format!("POST {path} (first)"),
+                    "200 {resolved: true, event_count: 1}",
+                    answer,
+                    |a| {
+                        a.status_is(200)?;
+                        let m = a.object()?;
+                        field_eq(&m, "resolved", &json!(true))?;
+                        count_is(&m, 1)
+                    },
+                );
+                self.record(&mut report, check);
+                let answer = self.send(self.client.post(self.url(&path))).await;
+                let check = judge(
+                    &format!("POST {path} (again)"),
+                    "409 {resolved: false, status: \"resolved\", event_count: 1}",
+                    answer,
+                    |a| {
+                        a.status_is(409)?;
+                        let m = a.object()?;
+                        field_eq(&m, "resolved", &json!(false))?;
+                        field_eq(&m, "status", &json!("resolved"))?;
+                        count_is(&m, 1)
+                    },
+                );
+                self.record(&mut report, check);
+            }
+            None => {
+                for case in ["first", "again"] {
+                    let check = Check {
+                        endpoint: format!("POST /v1/groups/{{group_id}}/resolve ({case})"),
+                        outcome: Outcome::Skip,
+                        detail: "not sent: POST /v1/events gave no group_id".into(),
+                    };
+                    self.record(&mut report, check);
+                }
+            }
+        }
+
+        // A group id that cannot exist.
+        let missing = format!("specstorm-probe-missing-{}", uuid_like(&self.project, 2));
+        let path = format!("/v1/groups/{missing}/resolve");
+        let answer = self.send(self.client.post(self.url(&path))).await;
+        let check = judge(
+            &format!("POST {path} (unknown group)"),
+            "404",
+            answer,
+            |a| a.status_is(404),
+        );
+        self.record(&mut report, check);
+
+        // A malformed body (truncated JSON), in the probe's namespace.
+        let bad = format!(
+            "{{\"id\": \"{}\", \"project\": \"{}\", \"fingerprint\": ",
+            uuid_like(&self.project, 3),
+            self.project
+        );
+        let answer = self
+            .send(
+                self.client
+                    .post(self.url("/v1/events"))
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(bad),
+            )
+            .await;
+        let check = judge(
+            "POST /v1/events (malformed body)",
+            "400, 413 or 422 (rejected)",
+            answer,
+            |a| match a.status {
+                400 | 413 | 422 => Ok(()),
+                s => Err(format!("status {s}: a malformed event was not rejected")),
+            },
+        );
+        self.record(&mut report, check);
+
+        // The export: shape, and the probe's rows.
+        let answer = self.send(self.client.get(self.url("/v1/export"))).await;
+        let probe_rows = ProbeRows {
+            project: &self.project,
+            fingerprint: &fingerprint,
+            event_id: &event_id,
+            group_id: group_id.as_deref(),
+        };
+        let check = match answer {
+            Err(e) => Check {
+                endpoint: "GET /v1/export".into(),
+                outcome: Outcome::Fail,
+                detail: format!(
+                    "expected 200 {{events: [...], groups: [...]}}, got no answer: {e} \
+                     (a large export may need a longer --timeout)"
+                ),
+            },
+            Ok(a) => match check_export(&a, &probe_rows) {
+                Ok(summary) => Check {
+                    endpoint: "GET /v1/export".into(),
+                    outcome: Outcome::Ok,
+                    detail: format!("200 {summary}"),
+                },
+                Err(problems) => Check {
+                    endpoint: "GET /v1/export".into(),
+                    outcome: Outcome::Fail,
+                    detail: format!(
+                        "expected 200 {{events: [...], groups: [...]}} with canonical keys and \
+                         the probe's rows, got {} ({})",
+                        a.got(),
+                        problems
+                    ),
+                },
+            },
+        };
+        self.record(&mut report, check);
+
+        let _ = writeln!(
+            self.out,
+            "# POST /v1/reset: not probed (optional in the contract, and destructive: it \
+             empties every table)"
+        );
+        self.finish(report)
+    }
+
+    /// Prints the verdict and returns the report.
+    fn finish(self, report: Report) -> Report {
+        let _ = writeln!(self.out, "{}", report.verdict());
+        let _ = self.out.flush();
+        report
+    }
+
+    /// Prints the check's line at once, and keeps the check.
+    fn record(&mut self, report: &mut Report, check: Check) {
+        let _ = writeln!(self.out, "{}", check.line());
+        let _ = self.out.flush();
+        report.checks.push(check);
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn ingest(&self, event: &Value) -> Result<Answer, String> {
+        self.send(self.client.post(self.url("/v1/events")).json(event))
+            .await
+    }
+
+    /// Sends the request and reads the whole body; Err describes why there
+    /// was no (complete) answer.
+    async fn send(&self, req: RequestBuilder) -> Result<Answer, String> {
+        let resp = req.send().await.map_err(|e| self.describe(&e))?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().await.map_err(|e| self.describe(&e))?;
+        Ok(Answer {
+            status,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
+    }
+
+    /// A short, clear reason for a failed request.
+    fn describe(&self, e: &reqwest::Error) -> String {
+        let root = root_cause(e);
+        if e.is_timeout() {
+            format!(
+                "no answer within {} (timeout{})",
+                humantime::format_duration(self.timeout),
+                if e.is_connect() {
+                    " while connecting"
+                } else {
+                    ""
+                }
+            )
+        } else if e.is_connect() {
+            format!("cannot connect: {root}")
+        } else {
+            format!("request failed: {root}")
+        }
+    }
+}
+
+/// The innermost error's message (e.g. `Connection refused (os error 111)`).
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Judges an answer: `ok` when `accept` says so, else `FAIL` with what was
+/// expected, what came back and why it does not conform.
+fn judge(
+    endpoint: &str,
+    expected: &str,
+    answer: Result<Answer, String>,
+    accept: impl FnOnce(&Answer) -> Result<(), String>,
+) -> Check {
+    let (outcome, detail) = match answer {
+        Err(why) => (
+            Outcome::Fail,
+            format!("expected {expected}, got no answer: {why}"),
+        ),
+        Ok(a) => match accept(&a) {
+            Ok(()) => (Outcome::Ok, a.got()),
+            Err(why) => (
+                Outcome::Fail,
+                format!("expected {expected}, got {} ({why})", a.got()),
+            ),
+        },
+    };
+    Check {
+        endpoint: endpoint.to_string(),
+        outcome,
+        detail,
+    }
+}
+
+fn field_eq(m: &Map<String, Value>, key: &str, want: &Value) -> Result<(), String> {
+    match m.get(key) {
+        Some(v) if v == want => Ok(()),
+        Some(v) => Err(format!("{key} is {v}, not {want}")),
+        None => Err(format!("no {key} field")),
+    }
+}
+
+fn string_field<'m>(m: &'m Map<String, Value>, key: &str) -> Result<&'m str, String> {
+    match m.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(v) => Err(format!("{key} is {v}, not a string")),
+        None => Err(format!("no {key} field")),
+    }
+}
+
+/// `event_count` is the number `n` (an integer, or a float equal to it).
+fn count_is(m: &Map<String, Value>, n: u64) -> Result<(), String> {
+    match m.get("event_count") {
+        Some(v) if v.as_u64() == Some(n) || v.as_f64() == Some(n as f64) => Ok(()),
+        Some(v) => Err(format!("event_count is {v}, not {n}")),
+        None => Err("no event_count field".into()),
+    }
+}
+
+/// What the probe wrote, to be found in the export.
+struct ProbeRows<'a> {
+    project: &'a str,
+    fingerprint: &'a str,
+    event_id: &'a str,
+    group_id: Option<&'a str>,
+}
+
+/// Checks the export's shape (an object with `events` and `groups` arrays
+/// whose rows have exactly the canonical keys) and the probe's rows (its
+/// event once, its group resolved with one event, nothing else in its
+/// namespace). Ok: a one-line summary; Err: the first problems found.
+fn check_export(a: &Answer, probe: &ProbeRows<'_>) -> Result<String, String> {
+    a.status_is(200)?;
+    let m = a.object()?;
+    let mut problems: Vec<String> = Vec::new();
+    let mut tables = Vec::new();
+    for (name, columns) in [("events", &EVENTS_COLUMNS), ("groups", &GROUPS_COLUMNS)] {
+        match m.get(name) {
+            Some(Value::Array(rows)) => {
+                let want: BTreeSet<&str> = columns.iter().copied().collect();
+                let bad = rows.iter().enumerate().find_map(|(i, r)| match r {
+                    Value::Object(o) => {
+                        let keys: BTreeSet<&str> = o.keys().map(String::as_str).collect();
+                        (keys != want).then(|| format!("{name}[{i}] has keys {keys:?}"))
+                    }
+                    v => Some(format!("{name}[{i}] is {v}, not an object")),
+                });
+                if let Some(b) = bad {
+                    problems.push(format!("{b}; the canonical keys are {want:?}"));
+                }
+                tables.push(rows.as_slice());
+            }
+            Some(v) => {
+                problems.push(format!(
+                    "{name} is {}, not an array",
+                    excerpt(&v.to_string())
+                ));
+                tables.push(&[]);
+            }
+            None => {
+                problems.push(format!("no {name} array"));
+                tables.push(&[]);
+            }
+        }
+    }
+    let (events, groups) = (tables[0], tables[1]);
+    let in_namespace = |r: &&Value| r.get("project").and_then(Value::as_str) == Some(probe.project);
+    let ours: Vec<&Value> = events.iter().filter(in_namespace).collect();
+    let mine: Vec<&&Value> = ours
+        .iter()
+        .filter(|r| r.get("id").and_then(Value::as_str) == Some(probe.event_id))
+        .collect();
+    match mine.as_slice() {
+        [] => problems.push(format!("the probe's event {} is missing", probe.event_id)),
+        [e] => {
+            let mut want = vec![("fingerprint", json!(probe.fingerprint))];
+            if let Some(g) = probe.group_id {
+                want.push(("group_id", json!(g)));
+            }
+            for (k, v) in want {
+                if e.get(k) != Some(&v) {
+                    problems.push(format!(
+                        "the probe's event has {k} {}, not {v}",
+                        e.get(k).unwrap_or(&Value::Null)
+                    ));
+                }
+            }
+        }
+        more => problems.push(format!(
+            "the probe's event {} appears {} times",
+            probe.event_id,
+            more.len()
+        )),
+    }
+    if ours.len() > mine.len() {
+        problems.push(format!(
+            "{} other event(s) in the probe's project {} (a rejected body was applied?)",
+            ours.len() - mine.len(),
+            probe.project
+        ));
+    }
+    if let Some(g) = probe.group_id {
+        let found: Vec<&Value> = groups
+            .iter()
+            .filter(|r| r.get("id").and_then(Value::as_str) == Some(g))
+            .collect();
+        match found.as_slice() {
+            [] => problems.push(format!("the probe's group {g} is missing")),
+            [r] => {
+                for (k, v) in [
+                    ("project", json!(probe.project)),
+                    ("fingerprint", json!(probe.fingerprint)),
+                    ("status", json!("resolved")),
+                ] {
+                    if r.get(k) != Some(&v) {
+                        problems.push(format!(
+                            "the probe's group has {k} {}, not {v}",
+                            r.get(k).unwrap_or(&Value::Null)
+                        ));
+                    }
+                }
+                if let Some(o) = r.as_object() {
+                    if let Err(e) = count_is(o, 1) {
+                        problems.push(format!("the probe's group: {e}"));
+                    }
+                }
+            }
+            more => problems.push(format!(
+                "the probe's group {g} appears {} times",
+                more.len()
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(format!(
+            "{{events: {} rows, groups: {} rows}}: canonical keys; the probe's event once, \
+             its group resolved with event_count 1",
+            events.len(),
+            groups.len()
+        ))
+    } else {
+        let n = problems.len();
+        problems.truncate(3);
+        let more = if n > 3 {
+            format!("; and {} more", n - 3)
+        } else {
+            String::new()
+        };
+        Err(format!("{}{more}", problems.join("; ")))
+    }
+}
+
+/// At most [`EXCERPT`] characters of `body`, whitespace runs folded to one
+/// space, `...` when cut; `(empty body)` for an empty one.
+fn excerpt(body: &str) -> String {
+    let folded = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.is_empty() {
+        return "(empty body)".into();
+    }
+    match folded.char_indices().nth(EXCERPT) {
+        Some((cut, _)) => format!("{}...", &folded[..cut]),
+        None => folded,
+    }
+}
+
+/// Percent-encodes a path segment (everything but unreserved characters,
+/// `:` and `@`, which a path segment may hold as they are).
+fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~:@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn unix_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+/// `n` bytes of a hash of the seed, the case, the time and the process id,
+/// in hex: unique enough for a probe's names.
+fn random_bytes(seed: &str, case: u64) -> [u8; 32] {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut h = Sha256::new();
+    h.update(format!("{seed}/{case}/{nanos}/{}", std::process::id()).as_bytes());
+    h.finalize().into()
+}
+
+fn random_hex(seed: &str, n: usize) -> String {
+    random_bytes(seed, 0)[..n]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A fresh UUID-shaped id (version 4 and variant bits set).
+fn uuid_like(seed: &str, case: u64) -> String {
+    let mut b = random_bytes(seed, case);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b[..16].iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            parse_base_url("http://127.0.0.1:8080/").unwrap().as_str(),
+            "http://127.0.0.1:8080/"
+        );
+        assert_eq!(
+            parse_base_url("http://h:1/api/").unwrap().as_str(),
+            "http://h:1/api"
+        );
+        let e = parse_base_url("https://h").unwrap_err().to_string();
+        assert!(e.contains("without TLS") && e.contains("http://"), "{e}");
+        assert!(parse_base_url("localhost:8080").is_err());
+        assert!(parse_base_url("ftp://h").is_err());
+        assert!(parse_base_url("http://h/?x=1").is_err());
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(excerpt(""), "(empty body)");
+        assert_eq!(excerpt("a\n  b"), "a b");
+        let long = "x".repeat(200);
+        assert_eq!(excerpt(&long).len(), EXCERPT + 3);
+        assert_eq!(encode_segment("g:p:f"), "g:p:f");
+        assert_eq!(encode_segment("a/b c"), "a%2Fb%20c");
+        let u = uuid_like("s", 1);
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert_ne!(uuid_like("s", 1), uuid_like("s", 2));
+    }
+}

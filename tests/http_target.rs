@@ -1,0 +1,275 @@
+//! The HTTP target end to end: the bench spawns the reference server (or
+//! is pointed at one), loads it over the contract, audits its export; and
+//! targets that are unreachable, answer garbage or die mid-run end the run
+//! with exit 3, results saved, and no hang.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn specstorm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run specstorm")
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+const SMALL: [&str; 8] = [
+    "--set",
+    "stop.events=3000",
+    "--set",
+    "load.ingesters=16",
+    "--set",
+    "load.resolvers=4",
+    "--set",
+    "stop.duration=\"20s\"",
+];
+
+#[test]
+fn spawned_reference_server_atomic_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut args = vec![
+        "run",
+        "scenarios/http-atomic.toml",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(SMALL);
+    let o = specstorm(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let s = summary(&out);
+    assert!(s["target"]
+        .as_str()
+        .unwrap()
+        .starts_with("http http://127.0.0.1:"));
+    for inv in [
+        "TypeOK",
+        "OneGroupPerFingerprint",
+        "CountExact",
+        "NoMissedRegression",
+    ] {
+        assert_eq!(s["invariants"][inv]["verdict"], "holds", "{inv}");
+    }
+    assert_eq!(s["history"]["event_rows"], 3000);
+    // The export is saved, so the run can be audited again offline.
+    assert!(out.join("export.json").exists());
+    assert!(out.join("server.log").exists());
+}
+
+#[test]
+fn spawned_reference_server_naive_is_judged_and_caught() {
+    // A sample: each run must be clean or a NoMissedRegression violation
+    // (never anything else), and one of a few must catch the bug.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut caught = false;
+    for seed in 1..=4 {
+        let out = tmp.path().join(format!("s{seed}"));
+        let seed = seed.to_string();
+        let o = specstorm(&[
+            "run",
+            "scenarios/http-naive.toml",
+            "-q",
+            "--seed",
+            &seed,
+            "--set",
+            "stop.events=40000",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let s = summary(&out);
+        assert_eq!(s["invariants"]["CountExact"]["verdict"], "holds");
+        assert_eq!(s["invariants"]["TypeOK"]["verdict"], "holds");
+        match o.status.code() {
+            Some(1) => {
+                assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "violated");
+                caught = true;
+                break;
+            }
+            Some(0) => {}
+            other => panic!(
+                "unexpected exit {other:?}: {}",
+                String::from_utf8_lossy(&o.stdout)
+            ),
+        }
+    }
+    assert!(
+        caught,
+        "the naive variant was never caught over HTTP in 4 runs"
+    );
+}
+
+#[test]
+fn unreachable_url_exits_3_with_results_saved() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let url = format!("target.url=\"http://127.0.0.1:{port}\"");
+    let o = specstorm(&[
+        "run",
+        "scenarios/http-external.toml",
+        "-q",
+        "--set",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is not usable"), "{err}");
+    assert_eq!(summary(&out)["exit"]["code"], 3);
+}
+
+/// A server that answers every request with `200 hello`.
+fn garbage_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                loop {
+                    let mut len = 0usize;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let l = line.to_ascii_lowercase();
+                        if let Some(v) = l.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    let _ = r.read_exact(&mut body);
+                    let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello");
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_that_answers_garbage_exits_3_naming_an_example() {
+    let port = garbage_server();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let url = format!("target.url=\"http://127.0.0.1:{port}\"");
+    let o = specstorm(&[
+        "run",
+        "scenarios/http-external.toml",
+        "-q",
+        "--set",
+        &url,
+        "--set",
+        "stop.events=100",
+        "--set",
+        "target.retries=1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let s = summary(&out);
+    let rule = s["exit"]["rule"].as_str().unwrap();
+    assert!(rule.contains("hello"), "{rule}");
+    assert!(out.join("history.jsonl").exists());
+}
+
+#[test]
+fn a_server_that_dies_mid_run_exits_3_without_hanging() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("srv.db");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args([
+            "serve",
+            "--variant",
+            "groups-atomic",
+            "--addr",
+            "127.0.0.1:0",
+            "--db",
+        ])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let out = tmp.path().join("run");
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args([
+            "run",
+            "scenarios/http-external.toml",
+            "-q",
+            "--set",
+            "stop.events=0",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--set",
+            &format!("target.url=\"{url}\""),
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the load is under way, the server dies (SIGKILL).
+    let hist = out.join("history.jsonl");
+    while std::fs::metadata(&hist).map(|m| m.len()).unwrap_or(0) < 50_000 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    // The run ends on its own, long before its 60 s duration.
+    let status = bench.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+    let s = summary(&out);
+    assert!(
+        s["exit"]["rule"].as_str().unwrap().contains("export"),
+        "{}",
+        s["exit"]
+    );
+    // It stopped because the target died, not because its 60 s ran out.
+    assert!(
+        s["duration_s"].as_f64().unwrap() < 55.0,
+        "{}",
+        s["duration_s"]
+    );
+}
