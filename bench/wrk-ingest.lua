@@ -12,10 +12,10 @@
 -- every project name (as the bench does on a reused target), so a run's
 -- rows can be told apart from earlier ones.
 --
--- Event ids are UUID-shaped: RRRRRRRR-TTTT-4RRR-VRRR-CCCCCCCCCCCC, where R
--- is random per thread (from /dev/urandom), T the thread number, V the
--- RFC 4122 variant nibble and C a per-thread counter: unique within a run,
--- and across runs unless /dev/urandom repeats 32+ bits.
+-- Event ids are UUID-shaped: XXXXXXXX-TTTT-4RRR-VRRR-CCCCCCCCCCCC, where X is
+-- random per request, R random per thread, T the thread number, V the
+-- RFC 4122 variant nibble and C a per-thread counter: unique within a run.
+-- The message has the length of the bench's.
 
 local PROJECTS, FINGERPRINTS = 4, 250
 local GROUPS = PROJECTS * FINGERPRINTS
@@ -52,7 +52,7 @@ function init(args)
   math.randomseed(seed)
   -- Burn a few values: LuaJIT's first draws after seeding are correlated.
   for _ = 1, 10 do math.random() end
-  prefix = string.format("%08x-%04x", seed, thread_no % 0x10000)
+  prefix = string.format("%04x", thread_no % 0x10000)
   mid = string.format("4%03x-%x%03x", math.random(0, 0xfff),
     8 + math.random(0, 3), math.random(0, 0xfff))
   path = wrk.path:gsub("/+$", "") .. "/v1/events"
@@ -62,7 +62,11 @@ end
 function request()
   counter = counter + 1
   -- Two 24-bit halves: string.format's %x is 32-bit in LuaJIT.
-  local id = string.format("%s-%s-%06x%06x", prefix, mid,
+  -- A random leading part, as client UUIDs (and the bench's ids) have: a
+  -- sequential id would append to one B-tree page and flatter the server.
+  -- The thread number and counter that follow keep it unique.
+  local id = string.format("%04x%04x-%s-%s-%06x%06x",
+    math.random(0, 0xffff), math.random(0, 0xffff), prefix, mid,
     math.floor(counter / 0x1000000) % 0x1000000, counter % 0x1000000)
   local g
   if math.random() < HOT_FRACTION then
@@ -71,7 +75,7 @@ function request()
     g = math.random(HOT_GROUPS, GROUPS - 1)
   end
   local body = string.format(
-    '{"id":"%s","project":"%sp%d","fingerprint":"fp%d","message":"wrk-ingest"}',
-    id, namespace, g % PROJECTS, math.floor(g / PROJECTS))
+    '{"id":"%s","project":"%sp%d","fingerprint":"fp%d","message":"TypeError: cannot read properties of undefined (reading \'x%d\')"}',
+    id, namespace, g % PROJECTS, math.floor(g / PROJECTS), math.random(0, 999))
   return wrk.format("POST", path, nil, body)
 end

@@ -147,6 +147,7 @@ impl IngestGenerator {
             intended_ns: self
                 .open_rate
                 .map(|rate| (seq as f64 * 1e9 / rate).round() as u64),
+            group: event.group,
         })
     }
 
@@ -200,11 +201,13 @@ impl ResolveGenerator {
 
     /// The next group to resolve (uniform or hot, as `keys.skew` says).
     pub fn next_op(&mut self) -> ResolveOp {
-        let (project, fingerprint, group_id) = self.keys.names(self.keys.pick(&mut self.rng));
+        let group = self.keys.pick(&mut self.rng);
+        let (project, fingerprint, group_id) = self.keys.names(group);
         ResolveOp {
             project,
             fingerprint,
             group_id,
+            group,
         }
     }
 }

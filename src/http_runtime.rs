@@ -1,5 +1,5 @@
 //! The runtime of an HTTP target: ingesters and resolvers are tokio tasks
-//! (one request in flight each) on a small multi-thread runtime, sharing
+//! (one request in flight each) on a two-worker tokio runtime, sharing
 //! the generator, the history sink and a map of the group ids the service
 //! named. The same stop rules as the SQLite runtime; every request is
 //! bounded by the client's timeouts, so a stop is never more than one
@@ -7,15 +7,15 @@
 
 use crate::client::http::{Answer, HttpClient};
 use crate::generator::{IngestGenerator, ResolveGenerator};
-use crate::history::writer::Batch;
+use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
-use crate::runtime::{LoadOutcome, LoadPlan};
+use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan};
 use crate::scenario::LoadModel;
+use crate::scenario::Scenario;
 use crate::stats::Stats;
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Non-conforming answers: how many, and the first few examples.
@@ -38,15 +38,22 @@ impl Nonconforming {
     }
 }
 
-struct Shared<'a> {
-    plan: &'a LoadPlan<'a>,
+/// What every task shares, owned, so that tasks can be spawned onto the
+/// runtime's workers (next to the connections they use).
+struct Shared {
+    scenario: Scenario,
+    namespace: String,
+    sink: HistorySink,
+    clock: Clock,
+    control: Arc<Control>,
     client: HttpClient,
     gen: Mutex<IngestGenerator>,
     next_op: AtomicU64,
     ingesters_left: AtomicUsize,
-    /// (project, fingerprint) -> the group id the service named.
-    learned: RwLock<HashMap<(String, String), String>>,
-    nonconforming: &'a Nonconforming,
+    /// Per group index of the key space: the group id the service named
+    /// (written once, then read without a lock).
+    learned: Vec<OnceLock<String>>,
+    nonconforming: Arc<Nonconforming>,
     /// The target stopped answering: the run ends.
     dead: AtomicBool,
 }
@@ -55,21 +62,27 @@ struct Shared<'a> {
 /// held and every request in flight was answered or timed out.
 pub fn run_load_http(
     plan: &LoadPlan<'_>,
+    control: Arc<Control>,
     client: HttpClient,
-    nonconforming: &Nonconforming,
+    nonconforming: Arc<Nonconforming>,
     progress_every: Option<Duration>,
 ) -> LoadOutcome {
     let s = plan.scenario;
-    let shared = Shared {
-        plan,
+    let shared = Arc::new(Shared {
+        scenario: s.clone(),
+        namespace: plan.namespace.to_string(),
+        sink: plan.sink.clone(),
+        clock: plan.clock,
+        control,
         client,
         gen: Mutex::new(IngestGenerator::new(s, plan.namespace)),
         next_op: AtomicU64::new(0),
         ingesters_left: AtomicUsize::new(s.load.ingesters as usize),
-        learned: RwLock::new(HashMap::new()),
+        learned: (0..s.groups()).map(|_| OnceLock::new()).collect(),
         nonconforming,
         dead: AtomicBool::new(false),
-    };
+    });
+    // Two workers: each task runs next to the connection it uses.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -78,19 +91,25 @@ pub fn run_load_http(
     let started = plan.clock.now();
     let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
     let (total, stopped_at, exhausted) = rt.block_on(async {
-        // The tasks borrow `shared`; the scope ends before it is dropped.
-        let shared = &shared;
-        let ingesters = (0..s.load.ingesters).map(|w| ingester(shared, w));
-        let resolvers = (0..s.load.resolvers).map(|r| resolver(shared, s.load.ingesters + r, r));
+        let mut tasks = Vec::new();
+        for w in 0..s.load.ingesters {
+            tasks.push(tokio::spawn(ingester(shared.clone(), w)));
+        }
+        for r in 0..s.load.resolvers {
+            tasks.push(tokio::spawn(resolver(
+                shared.clone(),
+                s.load.ingesters + r,
+                r,
+            )));
+        }
         let work = async {
             let mut total = Stats::default();
-            let joined =
-                futures_join(ingesters.map(boxed).chain(resolvers.map(boxed)).collect()).await;
-            for st in joined {
-                total.merge(&st);
+            for t in tasks {
+                total.merge(&t.await.expect("a load task panicked"));
             }
             total
         };
+        let shared = &shared;
         let coordinator = async {
             let mut last_progress = Instant::now();
             let mut last_done = 0u64;
@@ -146,33 +165,15 @@ pub fn run_load_http(
     }
 }
 
-type Task<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Stats> + Send + 'a>>;
-
-fn boxed<'a>(f: impl std::future::Future<Output = Stats> + Send + 'a) -> Task<'a> {
-    Box::pin(f)
-}
-
-/// Runs all tasks concurrently and collects their results. Spawning needs
-/// 'static futures and these borrow the run's shared state, so one joining
-/// future drives them, polling only those that were woken.
-async fn futures_join(tasks: Vec<Task<'_>>) -> Vec<Stats> {
-    use futures_util::StreamExt;
-    tasks
-        .into_iter()
-        .collect::<futures_util::stream::FuturesUnordered<_>>()
-        .collect()
-        .await
-}
-
 /// Records one request as an op (invoke and completion) and its latency.
 fn record(
-    shared: &Shared<'_>,
+    shared: &Shared,
     stats: &mut Stats,
     invoke: Invoke,
     answer: &Answer,
     measured_from: Option<u64>,
 ) {
-    let plan = shared.plan;
+    let plan = shared;
     let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
     let t1 = plan.clock.now();
     let mut batch = Batch::default();
@@ -199,8 +200,9 @@ fn record(
     }
 }
 
-async fn ingester(shared: &Shared<'_>, worker: u32) -> Stats {
-    let plan = shared.plan;
+async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
+    let shared = &*shared;
+    let plan = shared;
     let mut stats = Stats::default();
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
     let retries = plan.scenario.target.retries;
@@ -229,11 +231,8 @@ async fn ingester(shared: &Shared<'_>, worker: u32) -> Stats {
                 event_id: Some(op.event_id.clone()),
                 project: op.project.clone(),
                 fingerprint: op.fingerprint.clone(),
-                group_id: shared
-                    .learned
-                    .read()
-                    .expect("learned")
-                    .get(&(op.project.clone(), op.fingerprint.clone()))
+                group_id: shared.learned[op.group as usize]
+                    .get()
                     .cloned()
                     .unwrap_or_default(),
                 attempt: Some(op.attempt),
@@ -251,13 +250,8 @@ async fn ingester(shared: &Shared<'_>, worker: u32) -> Stats {
                 stats.duplicates += 1;
             }
             if let Some(g) = &answer.group_id {
-                let key = (op.project.clone(), op.fingerprint.clone());
-                if !shared.learned.read().expect("learned").contains_key(&key) {
-                    shared
-                        .learned
-                        .write()
-                        .expect("learned")
-                        .insert(key, g.clone());
+                if shared.learned[op.group as usize].get().is_none() {
+                    let _ = shared.learned[op.group as usize].set(g.clone());
                 }
             }
             let again = match (answer.kind, answer.retry_after) {
@@ -290,20 +284,16 @@ async fn ingester(shared: &Shared<'_>, worker: u32) -> Stats {
     stats
 }
 
-async fn resolver(shared: &Shared<'_>, worker: u32, index: u32) -> Stats {
-    let plan = shared.plan;
+async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
+    let shared = &*shared;
+    let plan = shared;
     let mut stats = Stats::default();
-    let mut gen = ResolveGenerator::new(plan.scenario, plan.namespace, index);
+    let mut gen = ResolveGenerator::new(&plan.scenario, &plan.namespace, index);
     let interval = plan.scenario.resolve.interval;
     while !plan.control.stop.load(Ordering::Acquire) {
         let op = gen.next_op();
         // Group ids are the service's: resolve only groups it has named.
-        let known = shared
-            .learned
-            .read()
-            .expect("learned")
-            .get(&(op.project.clone(), op.fingerprint.clone()))
-            .cloned();
+        let known = shared.learned[op.group as usize].get().cloned();
         let Some(group_id) = known else {
             tokio::time::sleep(Duration::from_millis(1)).await;
             continue;

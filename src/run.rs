@@ -266,7 +266,7 @@ fn execute(
         control: &control,
     };
     let phase = if http {
-        http_phase(opts, p, run_dir, &plan)
+        http_phase(opts, p, run_dir, &plan, control.clone())
     } else {
         sqlite_phase(opts, p, run_dir, &plan)
     };
@@ -437,6 +437,7 @@ fn http_phase(
     p: &Prepared,
     run_dir: &Path,
     plan: &LoadPlan<'_>,
+    control: Arc<Control>,
 ) -> Result<Phase, RunError> {
     let s = &p.scenario;
     let t = &s.target;
@@ -477,8 +478,14 @@ fn http_phase(
         std::thread::sleep(Duration::from_millis(100));
     }
     ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
-    let nonconforming = Nonconforming::default();
-    let load = run_load_http(plan, client()?, &nonconforming, opts.progress);
+    let nonconforming = Arc::new(Nonconforming::default());
+    let load = run_load_http(
+        plan,
+        control,
+        client()?,
+        nonconforming.clone(),
+        opts.progress,
+    );
     let mut target_error = None;
     let alive = server.as_mut().is_none_or(|srv| srv.alive());
     if !alive {

@@ -22,6 +22,7 @@ fn op(id: &str) -> IngestOp {
         message: "m".into(),
         attempt: 0,
         intended_ns: None,
+        group: 0,
     }
 }
 

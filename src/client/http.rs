@@ -67,6 +67,15 @@ pub fn excerpt(body: &str) -> String {
     s
 }
 
+/// The body of `POST /v1/events`, borrowed from the op (no copies).
+#[derive(serde::Serialize)]
+struct EventBody<'a> {
+    id: &'a str,
+    project: &'a str,
+    fingerprint: &'a str,
+    message: &'a str,
+}
+
 #[derive(Deserialize)]
 struct IngestAnswer {
     accepted: bool,
@@ -134,12 +143,12 @@ impl HttpClient {
 
     /// `POST /v1/events`: one ingest attempt.
     pub async fn ingest(&self, op: &IngestOp) -> Answer {
-        let body = serde_json::json!({
-            "id": op.event_id,
-            "project": op.project,
-            "fingerprint": op.fingerprint,
-            "message": op.message,
-        });
+        let body = EventBody {
+            id: &op.event_id,
+            project: &op.project,
+            fingerprint: &op.fingerprint,
+            message: &op.message,
+        };
         let resp = match self
             .client
             .post(self.url(&["v1", "events"]))

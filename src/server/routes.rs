@@ -118,6 +118,7 @@ async fn ingest(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
         message: ev.message,
         attempt: 0,
         intended_ns: None,
+        group: 0,
     };
     let a = match st.pool.run(Op::Ingest(op)).await {
         Ok(a) => a,
@@ -138,6 +139,7 @@ async fn resolve(State(st): State<Arc<AppState>>, Path(g): Path<String>) -> Resp
         project: String::new(),
         fingerprint: String::new(),
         group_id: g,
+        group: 0,
     };
     let a = match st.pool.run(Op::Resolve(op)).await {
         Ok(a) => a,

@@ -24,6 +24,8 @@ pub struct IngestOp {
     pub attempt: u32,
     /// Open model: ns since run start at which the op should start.
     pub intended_ns: Option<u64>,
+    /// Index of the group in the scenario's key space (0 outside a run).
+    pub group: u64,
 }
 
 impl IngestOp {
@@ -49,6 +51,8 @@ pub struct ResolveOp {
     pub fingerprint: String,
     /// Group id (deterministic hash of project and fingerprint).
     pub group_id: String,
+    /// Index of the group in the scenario's key space (0 outside a run).
+    pub group: u64,
 }
 
 impl ResolveOp {
