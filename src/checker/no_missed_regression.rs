@@ -360,7 +360,7 @@ fn evidence(
             t: r.span.start,
             op: Some(r.op),
             what: format!(
-                "resolve op {} set resolved and returned event_count = {} (statement at [{}, {}])",
+                "resolve op {} set resolved and returned event_count = {} (at [{}, {}])",
                 r.op,
                 r.count,
                 secs(r.span.start),
