@@ -2,7 +2,7 @@
 //! the run folder and the database, run the load, read the final tables as
 //! one snapshot, audit them against the history, and save the results.
 
-use crate::checker::{check_all, Facts, GroupRow, Tables};
+use crate::checker::{check_all, CheckResult, Facts, Finding, GroupRow, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::client::spawn::SpawnedServer;
@@ -293,7 +293,21 @@ fn execute(
 
     // The audit: the checkers over the history and the final tables.
     let facts = Facts::from_entries(reader::read(&history_path)?)?;
-    let (results, stranded) = check_all(&facts, &tables);
+    let (results, stranded, tables) = match tables {
+        Some(tables) => {
+            let (r, st) = check_all(&facts, &tables);
+            (r, st, tables)
+        }
+        None => (
+            unjudged(
+                target_error
+                    .as_deref()
+                    .unwrap_or("the final tables are missing"),
+            ),
+            Default::default(),
+            Tables::default(),
+        ),
+    };
 
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures(&load.stats, duration_s);
@@ -377,11 +391,38 @@ fn execute(
     Ok(summary)
 }
 
+/// Every invariant `unknown`: the final tables could not be read, so no
+/// verdict can be given (the run exits 3 for the target's failure).
+fn unjudged(why: &str) -> Vec<CheckResult> {
+    use crate::checker::{count_exact, no_missed_regression, one_group, type_ok};
+    [
+        type_ok::NAME,
+        one_group::NAME,
+        count_exact::NAME,
+        no_missed_regression::NAME,
+    ]
+    .iter()
+    .map(|name| {
+        let mut r = CheckResult::new(name);
+        r.unknown(Finding {
+            group: None,
+            event_id: None,
+            expected: "the final tables".into(),
+            found: "none".into(),
+            explanation: format!("not judged: the final tables could not be read ({why})"),
+            evidence: vec![],
+        });
+        r
+    })
+    .collect()
+}
+
 /// What a target's load phase hands to the audit.
 struct Phase {
     load: LoadOutcome,
-    /// The final tables, read as one snapshot after the load drained.
-    tables: Tables,
+    /// The final tables, read as one snapshot after the load drained; None
+    /// when the target could not give them (then nothing is judged).
+    tables: Option<Tables>,
     /// The target, for the summary.
     target_desc: String,
     /// The target misbehaved in a way that makes the run exit 3.
@@ -424,7 +465,7 @@ fn sqlite_phase(
     }
     Ok(Phase {
         load,
-        tables,
+        tables: Some(tables),
         target_desc: format!("sqlite {}", db_path.display()),
         target_error: None,
     })
@@ -503,16 +544,18 @@ fn http_phase(
         read_end,
         ..Default::default()
     };
-    match exported {
-        Ok(_) => {
-            if let Err(e) = read_export(&export, plan.namespace, &mut tables) {
-                target_error.get_or_insert(e);
-            }
-        }
+    // Without the final tables nothing can be judged: an empty table set
+    // would read as "acknowledged data lost", a false violation.
+    let tables = match exported
+        .map_err(|e| format!("the export could not be read: {e}"))
+        .and_then(|_| read_export(&export, plan.namespace, &mut tables))
+    {
+        Ok(()) => Some(tables),
         Err(e) => {
-            target_error.get_or_insert(format!("the export could not be read: {e}"));
+            target_error = Some(e);
+            None
         }
-    }
+    };
     let n = nonconforming.count.load(Ordering::Relaxed);
     if n > 0 {
         let examples = nonconforming.examples.lock().expect("examples").join(" | ");
@@ -553,13 +596,17 @@ fn namespace_for(
     Ok(run_namespace(started))
 }
 
-/// The project prefix of a run that shares its target: `r<unix ms>.`.
+/// The project prefix of a run that shares its target:
+/// `r<unix ms>-<random>.`. The random part keeps two runs started in the
+/// same millisecond apart (their ids and projects would otherwise mix).
 fn run_namespace(started: SystemTime) -> String {
-    let ms = started
+    let since = started
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    format!("r{ms}.")
+        .unwrap_or_default();
+    // Two runs at once on one machine differ in pid; elsewhere, in ns.
+    let tag = (since.subsec_nanos() as u64 ^ ((std::process::id() as u64) << 32))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    format!("r{}-{:08x}.", since.as_millis(), tag >> 32)
 }
 
 /// Applies the variant's schema. Errors: the database cannot be opened or

@@ -740,3 +740,11 @@ fn http_keys_on_a_sqlite_target_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn http_timeouts_must_be_positive() {
+    let e = load_text("[target]\nkind = \"http\"\nspawn = true\nrequest_timeout = \"0s\"\n")
+        .unwrap_err();
+    assert_eq!(e.line(), Some(4), "{e}");
+    assert!(e.reason().contains("must be more than 0s"), "{e}");
+}

@@ -5,6 +5,7 @@
 
 use crate::scenario::Target;
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,6 +48,9 @@ impl SpawnedServer {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file)
+            // Its own process group: a Ctrl-C at the terminal stops the run
+            // gracefully, and the run still needs the server for the audit.
+            .process_group(0)
             .spawn()
             .map_err(|e| format!("cannot start the reference server: {e}"))?;
         let stdout = child.stdout.take().expect("piped");

@@ -534,6 +534,17 @@ fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
                 }
             }
         }
+        TargetKind::Http if t.request_timeout.is_zero() || t.connect_timeout.is_zero() => {
+            let key = if t.request_timeout.is_zero() {
+                "request_timeout"
+            } else {
+                "connect_timeout"
+            };
+            return Err(ctx.error(
+                &["target", key],
+                format!("`target.{key}` must be more than 0s"),
+            ));
+        }
         TargetKind::Http => {
             match (&t.url, t.spawn) {
                 (Some(_), true) => {
