@@ -56,6 +56,8 @@ struct Shared {
     nonconforming: Arc<Nonconforming>,
     /// The target stopped answering: the run ends.
     dead: AtomicBool,
+    /// When the service last answered anything (ns since run start).
+    last_answer: AtomicU64,
 }
 
 /// Runs the load against an HTTP target. Returns when the stop condition
@@ -81,6 +83,7 @@ pub fn run_load_http(
         learned: (0..s.groups()).map(|_| OnceLock::new()).collect(),
         nonconforming,
         dead: AtomicBool::new(false),
+        last_answer: AtomicU64::new(plan.clock.now()),
     });
     // Two workers: each task runs next to the connection it uses.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -116,6 +119,13 @@ pub fn run_load_http(
             loop {
                 let now = plan.clock.now();
                 let exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
+                // A service that answers nothing for two request timeouts
+                // (hung, stopped) ends the run instead of letting it time
+                // out request after request until its duration.
+                let silent = now.saturating_sub(shared.last_answer.load(Ordering::Relaxed));
+                if silent > 2 * s.target.request_timeout.as_nanos() as u64 {
+                    shared.dead.store(true, Ordering::Release);
+                }
                 if exhausted
                     || deadline.is_some_and(|d| now >= d)
                     || plan.control.stop.load(Ordering::Acquire)
@@ -190,6 +200,9 @@ fn record(
     ));
     plan.sink.send(batch);
     plan.control.completed.fetch_add(1, Ordering::Relaxed);
+    if !answer.transport {
+        shared.last_answer.fetch_max(t1, Ordering::Relaxed);
+    }
     stats.record(
         f,
         answer.kind,

@@ -395,3 +395,50 @@ fn ctrl_c_at_the_terminal_leaves_the_spawned_server_for_the_audit() {
     }
     assert!(s["history"]["event_rows"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn a_server_that_hangs_ends_the_run_without_waiting_for_its_duration() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut server, url) = serve(&tmp.path().join("hung.db"));
+    let out = tmp.path().join("run");
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args([
+            "run",
+            "scenarios/http-external.toml",
+            "-q",
+            "--set",
+            "stop.events=0",
+        ])
+        .args([
+            "--set",
+            "target.request_timeout=\"500ms\"",
+            "--duration",
+            "120s",
+        ])
+        .args(["--set", &format!("target.url=\"{url}\""), "--out"])
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let hist = out.join("history.jsonl");
+    while std::fs::metadata(&hist).map(|m| m.len()).unwrap_or(0) < 50_000 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The server stops answering (but keeps its connections open).
+    let pid = server.id().to_string();
+    Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    let status = bench.wait().unwrap();
+    Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+    let s = summary(&out);
+    // It ended because the target went silent, long before its 120 s.
+    assert!(
+        s["duration_s"].as_f64().unwrap() < 100.0,
+        "{}",
+        s["duration_s"]
+    );
+    assert_eq!(s["invariants"]["TypeOK"]["verdict"], "unknown");
+}

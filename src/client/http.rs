@@ -23,6 +23,8 @@ pub struct Answer {
     pub nonconforming: Option<String>,
     /// 429: wait this long before sending again.
     pub retry_after: Option<Duration>,
+    /// No answer came back at all (connect error, timeout, reset).
+    pub transport: bool,
 }
 
 impl Answer {
@@ -33,6 +35,7 @@ impl Answer {
             group_id: None,
             nonconforming: None,
             retry_after: None,
+            transport: false,
         }
     }
 
@@ -101,6 +104,7 @@ struct RefusedAnswer {
 pub struct HttpClient {
     client: Client,
     base: Url,
+    request_timeout: Duration,
 }
 
 impl HttpClient {
@@ -114,7 +118,11 @@ impl HttpClient {
             .pool_max_idle_per_host(1024)
             .tcp_nodelay(true)
             .build()?;
-        Ok(HttpClient { client, base })
+        Ok(HttpClient {
+            client,
+            base,
+            request_timeout: request,
+        })
     }
 
     /// The base URL.
@@ -244,15 +252,21 @@ impl HttpClient {
     pub async fn export_to(&self, out: &std::path::Path) -> Result<u64, String> {
         use std::io::Write;
         let url = self.url(&["v1", "export"]);
-        // The export may be large: no whole-request timeout, only the
-        // client's connect timeout and a generous read deadline per chunk.
-        let mut resp = self
-            .client
-            .get(url.clone())
-            .timeout(Duration::from_secs(3600))
-            .send()
-            .await
-            .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
+        // The export may be large: no whole-request timeout, but the answer
+        // must begin, and each chunk arrive, within a few request timeouts
+        // (a hung service must not hang the audit).
+        let wait = 3 * self.request_timeout;
+        let silent = |what: &str| format!("GET {url}: no {what} within {wait:?}");
+        let mut resp = tokio::time::timeout(
+            wait,
+            self.client
+                .get(url.clone())
+                .timeout(Duration::from_secs(24 * 3600))
+                .send(),
+        )
+        .await
+        .map_err(|_| silent("answer"))?
+        .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
         if resp.status() != StatusCode::OK {
             let status = resp.status();
             let text = resp.text().await.unwrap_or_default();
@@ -263,9 +277,9 @@ impl HttpClient {
             .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
         let mut bytes = 0u64;
-        while let Some(chunk) = resp
-            .chunk()
+        while let Some(chunk) = tokio::time::timeout(wait, resp.chunk())
             .await
+            .map_err(|_| silent("data"))?
             .map_err(|e| format!("GET {url}: the body broke off: {}", describe(&e)))?
         {
             file.write_all(&chunk)
@@ -286,7 +300,10 @@ fn transport_error(e: &reqwest::Error) -> Answer {
     } else {
         CompletionType::Info
     };
-    Answer::error(kind, describe(e))
+    Answer {
+        transport: true,
+        ..Answer::error(kind, describe(e))
+    }
 }
 
 /// A reqwest error with its causes, one line.
