@@ -105,6 +105,10 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .with_max_level(opts.log_level.level())
         .try_init();
     let variant = Arc::new(load_groups(&opts.variant, None)?);
+    // The address first: a port in use must not leave a database behind.
+    let std_listener = std::net::TcpListener::bind(opts.addr)
+        .and_then(|l| l.set_nonblocking(true).map(|_| l))
+        .map_err(|e| ServeError::Target(format!("cannot listen on {}: {e}", opts.addr)))?;
     let target = SqliteTarget {
         path: Some(opts.db.clone()),
         journal_mode: opts.journal_mode.clone(),
@@ -138,8 +142,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .build()
         .map_err(|e| ServeError::Target(format!("cannot start the runtime: {e}")))?;
     let served = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(opts.addr)
-            .await
+        let listener = tokio::net::TcpListener::from_std(std_listener)
             .map_err(|e| ServeError::Target(format!("cannot listen on {}: {e}", opts.addr)))?;
         let local = listener
             .local_addr()
