@@ -9,8 +9,7 @@ use crate::client::http::{Answer, HttpClient};
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
-use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan};
-use crate::scenario::LoadModel;
+use crate::runtime::{missed_ops, Clock, Control, LoadOutcome, LoadPlan};
 use crate::scenario::Scenario;
 use crate::stats::Stats;
 use std::io::Write;
@@ -156,16 +155,7 @@ pub fn run_load_http(
     });
     let elapsed_ns = plan.clock.now() - started;
     let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
-    let missed = match s.load.model {
-        LoadModel::Open if !exhausted => {
-            let due = ((stopped_at - started) as f64 / 1e9 * s.load.rate) as u64;
-            let ingests = total.count(OpKind::Ingest, CompletionType::Ok)
-                + total.count(OpKind::Ingest, CompletionType::Fail)
-                + total.count(OpKind::Ingest, CompletionType::Info);
-            due.saturating_sub(ingests)
-        }
-        LoadModel::Open | LoadModel::Closed => 0,
-    };
+    let missed = missed_ops(s, &total, stopped_at - started, exhausted);
     LoadOutcome {
         stats: total,
         elapsed_ns,

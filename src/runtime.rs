@@ -170,24 +170,30 @@ pub fn run_load(
     let elapsed_ns = plan.clock.now() - started;
     let ops = shared.next_op.load(Ordering::Relaxed);
     let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
-    let missed = match s.load.model {
-        // Ops due before the stop that never started. When the ingesters ran
-        // out of ops, every op was started; otherwise op n was due at n / rate.
-        LoadModel::Open if !exhausted => {
-            let due = ((stopped_at - started) as f64 / 1e9 * s.load.rate) as u64;
-            let ingests = total.count(OpKind::Ingest, CompletionType::Ok)
-                + total.count(OpKind::Ingest, CompletionType::Fail)
-                + total.count(OpKind::Ingest, CompletionType::Info);
-            due.saturating_sub(ingests)
-        }
-        LoadModel::Open | LoadModel::Closed => 0,
-    };
+    let missed = missed_ops(s, &total, stopped_at - started, exhausted);
     LoadOutcome {
         stats: total,
         elapsed_ns,
         fresh_events,
         ops,
         missed,
+    }
+}
+
+/// Open model: ingest ops due before the stop (`load_ns` after the start)
+/// that never started. When the ingesters ran out of ops (`exhausted`),
+/// every op was started; otherwise op n was due at n / rate. Closed model: 0.
+pub fn missed_ops(s: &Scenario, total: &Stats, load_ns: u64, exhausted: bool) -> u64 {
+    match s.load.model {
+        LoadModel::Open if !exhausted => {
+            let due = (load_ns as f64 / 1e9 * s.load.rate) as u64;
+            let started = CompletionType::ALL
+                .iter()
+                .map(|&c| total.count(OpKind::Ingest, c))
+                .sum::<u64>();
+            due.saturating_sub(started)
+        }
+        LoadModel::Open | LoadModel::Closed => 0,
     }
 }
 

@@ -3,53 +3,13 @@
 //! and a silent one.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// A running reference server on a temp database; killed on drop.
-struct Server {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Server {
-    fn start(variant: &str) -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("target.db");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-            .args(["serve", "--variant", variant, "--db"])
-            .arg(&db)
-            .args(["--addr", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start specstorm serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim_end()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        Server {
-            child,
-            url,
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::Server;
 
 /// Runs `specstorm check-target ARGS...`; returns (exit code, stdout,
 /// stderr, wall time).

@@ -3,6 +3,9 @@
 //! targets that are unreachable, answer garbage or die mid-run end the run
 //! with exit 3, results saved, and no hang.
 
+mod common;
+use common::Server;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -205,30 +208,8 @@ fn a_server_that_answers_garbage_exits_3_naming_an_example() {
 #[test]
 fn a_server_that_dies_mid_run_exits_3_without_hanging() {
     let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("srv.db");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args([
-            "serve",
-            "--variant",
-            "groups-atomic",
-            "--addr",
-            "127.0.0.1:0",
-            "--db",
-        ])
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
+    let mut server = Server::start_on("groups-atomic", &tmp.path().join("srv.db"));
+    let url = server.url.clone();
     let out = tmp.path().join("run");
     let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
         .args([
@@ -255,8 +236,8 @@ fn a_server_that_dies_mid_run_exits_3_without_hanging() {
     while std::fs::metadata(&hist).map(|m| m.len()).unwrap_or(0) < 50_000 {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
     // The run ends on its own, long before its 60 s duration.
     let status = bench.wait().unwrap();
     assert_eq!(status.code(), Some(3));
@@ -287,40 +268,13 @@ fn a_server_that_dies_mid_run_exits_3_without_hanging() {
     );
 }
 
-/// Starts `specstorm serve` on a free port; returns the process and its URL.
-fn serve(db: &Path) -> (std::process::Child, String) {
-    let mut server = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args([
-            "serve",
-            "--variant",
-            "groups-atomic",
-            "--addr",
-            "127.0.0.1:0",
-            "--db",
-        ])
-        .arg(db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    (server, url)
-}
-
 #[test]
 fn concurrent_runs_on_one_service_never_mix() {
     // Same scenario, same seed, same service, at the same time: each run
     // audits exactly its own rows.
     let tmp = tempfile::tempdir().unwrap();
-    let (mut server, url) = serve(&tmp.path().join("shared.db"));
+    let mut server = Server::start_on("groups-atomic", &tmp.path().join("shared.db"));
+    let url = server.url.clone();
     let set_url = format!("target.url=\"{url}\"");
     let runs: Vec<_> = ["a", "b", "c"]
         .iter()
@@ -348,8 +302,8 @@ fn concurrent_runs_on_one_service_never_mix() {
         let s = summary(&out);
         assert_eq!(s["history"]["event_rows"], 500, "{}", s["history"]);
     }
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
 }
 
 #[cfg(unix)]
@@ -399,7 +353,8 @@ fn ctrl_c_at_the_terminal_leaves_the_spawned_server_for_the_audit() {
 #[test]
 fn a_server_that_hangs_ends_the_run_without_waiting_for_its_duration() {
     let tmp = tempfile::tempdir().unwrap();
-    let (mut server, url) = serve(&tmp.path().join("hung.db"));
+    let mut server = Server::start_on("groups-atomic", &tmp.path().join("hung.db"));
+    let url = server.url.clone();
     let out = tmp.path().join("run");
     let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
         .args([
@@ -426,12 +381,12 @@ fn a_server_that_hangs_ends_the_run_without_waiting_for_its_duration() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // The server stops answering (but keeps its connections open).
-    let pid = server.id().to_string();
+    let pid = server.child.id().to_string();
     Command::new("kill").args(["-STOP", &pid]).status().unwrap();
     let status = bench.wait().unwrap();
     Command::new("kill").args(["-CONT", &pid]).status().unwrap();
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
     assert_eq!(status.code(), Some(3));
     let s = summary(&out);
     // It ended because the target went silent, long before its 120 s.
