@@ -9,13 +9,12 @@ use crate::client::http::{Answer, HttpClient};
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
-use crate::runtime::{missed_ops, Clock, Control, LoadOutcome, LoadPlan};
+use crate::runtime::{missed_ops, Clock, Control, LoadOutcome, LoadPlan, Progress};
 use crate::scenario::Scenario;
 use crate::stats::Stats;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Non-conforming answers: how many, and the first few examples.
 #[derive(Debug, Default)]
@@ -113,8 +112,7 @@ pub fn run_load_http(
         };
         let shared = &shared;
         let coordinator = async {
-            let mut last_progress = Instant::now();
-            let mut last_done = 0u64;
+            let mut progress = Progress::new(progress_every);
             loop {
                 let now = plan.clock.now();
                 let exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
@@ -134,20 +132,10 @@ pub fn run_load_http(
                     return (now, exhausted);
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
-                if let Some(every) = progress_every {
-                    if last_progress.elapsed() >= every {
-                        let done = plan.control.completed.load(Ordering::Relaxed);
-                        let rate =
-                            (done - last_done) as f64 / last_progress.elapsed().as_secs_f64();
-                        let _ = writeln!(
-                            std::io::stderr(),
-                            "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
-                            (now - started) as f64 / 1e9
-                        );
-                        last_done = done;
-                        last_progress = Instant::now();
-                    }
-                }
+                progress.tick(
+                    plan.control.completed.load(Ordering::Relaxed),
+                    now - started,
+                );
             }
         };
         let (total, (stopped_at, exhausted)) = tokio::join!(work, coordinator);

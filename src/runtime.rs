@@ -133,8 +133,7 @@ pub fn run_load(
         }
         // The coordinator: stop on the deadline, when every ingester ran
         // out of ops, or on the user's signal.
-        let mut last_progress = Instant::now();
-        let mut last_done = 0u64;
+        let mut progress = Progress::new(progress_every);
         loop {
             let now = plan.clock.now();
             exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
@@ -147,21 +146,10 @@ pub fn run_load(
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
-            if let Some(every) = progress_every {
-                if last_progress.elapsed() >= every {
-                    let done = plan.control.completed.load(Ordering::Relaxed);
-                    let rate = (done - last_done) as f64 / last_progress.elapsed().as_secs_f64();
-                    // Never panic here: this loop is what stops the load
-                    // (stderr may be a closed pipe).
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
-                        (now - started) as f64 / 1e9
-                    );
-                    last_done = done;
-                    last_progress = Instant::now();
-                }
-            }
+            progress.tick(
+                plan.control.completed.load(Ordering::Relaxed),
+                now - started,
+            );
         }
         for h in handles {
             total.merge(&h.join().expect("worker thread panicked"));
@@ -177,6 +165,43 @@ pub fn run_load(
         fresh_events,
         ops,
         missed,
+    }
+}
+
+/// Plain progress lines on stderr, one every so often: elapsed, ops done,
+/// ops/s since the last line.
+pub struct Progress {
+    every: Option<Duration>,
+    last: Instant,
+    last_done: u64,
+}
+
+impl Progress {
+    /// Lines every `every` (None: silent).
+    pub fn new(every: Option<Duration>) -> Self {
+        Progress {
+            every,
+            last: Instant::now(),
+            last_done: 0,
+        }
+    }
+
+    /// Prints a line if one is due; `done` ops so far, `elapsed_ns` since the start.
+    pub fn tick(&mut self, done: u64, elapsed_ns: u64) {
+        let Some(every) = self.every else { return };
+        if self.last.elapsed() < every {
+            return;
+        }
+        let rate = (done - self.last_done) as f64 / self.last.elapsed().as_secs_f64();
+        // Never panic here: the loop that calls this is what stops the load
+        // (stderr may be a closed pipe).
+        let _ = writeln!(
+            std::io::stderr(),
+            "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
+            elapsed_ns as f64 / 1e9
+        );
+        self.last_done = done;
+        self.last = Instant::now();
     }
 }
 

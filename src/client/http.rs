@@ -157,21 +157,10 @@ impl HttpClient {
             fingerprint: &op.fingerprint,
             message: &op.message,
         };
-        let resp = match self
-            .client
-            .post(self.url(&["v1", "events"]))
-            .json(&body)
-            .send()
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => return transport_error(&e),
-        };
-        let status = resp.status();
-        let retry_after = retry_after(&resp);
-        let text = match resp.text().await {
-            Ok(t) => t,
-            Err(e) => return transport_error(&e),
+        let req = self.client.post(self.url(&["v1", "events"])).json(&body);
+        let (status, retry_after, text) = match exchange(req).await {
+            Ok(x) => x,
+            Err(a) => return a,
         };
         match status.as_u16() {
             200 => match serde_json::from_str::<IngestAnswer>(&text) {
@@ -195,16 +184,12 @@ impl HttpClient {
     /// count), 409 refused (fail, and a probe: status and count), 404 no
     /// such group (fail).
     pub async fn resolve(&self, group_id: &str) -> Answer {
-        let url = self.url(&["v1", "groups", group_id, "resolve"]);
-        let resp = match self.client.post(url).send().await {
-            Ok(r) => r,
-            Err(e) => return transport_error(&e),
-        };
-        let status = resp.status();
-        let retry_after = retry_after(&resp);
-        let text = match resp.text().await {
-            Ok(t) => t,
-            Err(e) => return transport_error(&e),
+        let req = self
+            .client
+            .post(self.url(&["v1", "groups", group_id, "resolve"]));
+        let (status, retry_after, text) = match exchange(req).await {
+            Ok(x) => x,
+            Err(a) => return a,
         };
         let what = "POST /v1/groups/{id}/resolve";
         match status.as_u16() {
@@ -289,6 +274,18 @@ impl HttpClient {
         file.flush().map_err(|e| e.to_string())?;
         Ok(bytes)
     }
+}
+
+/// Sends a request and reads the whole answer: (status, Retry-After, body),
+/// or the transport error's answer.
+async fn exchange(
+    req: reqwest::RequestBuilder,
+) -> Result<(StatusCode, Option<Duration>, String), Answer> {
+    let resp = req.send().await.map_err(|e| transport_error(&e))?;
+    let status = resp.status();
+    let wait = retry_after(&resp);
+    let text = resp.text().await.map_err(|e| transport_error(&e))?;
+    Ok((status, wait, text))
 }
 
 /// A request that got no answer: refused before it was written is `fail`
