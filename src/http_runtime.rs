@@ -9,7 +9,7 @@ use crate::client::http::{Answer, HttpClient};
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
-use crate::runtime::{missed_ops, Clock, Control, LoadOutcome, LoadPlan, Progress};
+use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan, Progress};
 use crate::scenario::Scenario;
 use crate::stats::Stats;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -141,16 +141,14 @@ pub fn run_load_http(
         let (total, (stopped_at, exhausted)) = tokio::join!(work, coordinator);
         (total, stopped_at, exhausted)
     });
-    let elapsed_ns = plan.clock.now() - started;
-    let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
-    let missed = missed_ops(s, &total, stopped_at - started, exhausted);
-    LoadOutcome {
-        stats: total,
-        elapsed_ns,
-        fresh_events,
-        ops: shared.next_op.load(Ordering::Relaxed),
-        missed,
-    }
+    LoadOutcome::new(
+        s,
+        total,
+        &shared.gen,
+        shared.next_op.load(Ordering::Relaxed),
+        (started, stopped_at, plan.clock.now()),
+        exhausted,
+    )
 }
 
 /// Records one request as an op (invoke and completion) and its latency.

@@ -63,6 +63,29 @@ pub struct LoadOutcome {
     pub missed: u64,
 }
 
+impl LoadOutcome {
+    /// The outcome of a load that started, stopped and ended at `times`
+    /// (ns since run start), with `ops` invoked; `exhausted` when the
+    /// ingesters ran out of ops (for the open model's missed count).
+    pub fn new(
+        s: &Scenario,
+        stats: Stats,
+        gen: &Mutex<IngestGenerator>,
+        ops: u64,
+        (started, stopped_at, ended): (u64, u64, u64),
+        exhausted: bool,
+    ) -> Self {
+        let missed = missed_ops(s, &stats, stopped_at - started, exhausted);
+        LoadOutcome {
+            fresh_events: gen.lock().expect("generator lock").fresh_events(),
+            stats,
+            elapsed_ns: ended - started,
+            ops,
+            missed,
+        }
+    }
+}
+
 /// Everything the workers share.
 pub struct LoadPlan<'a> {
     /// The resolved scenario.
@@ -155,17 +178,14 @@ pub fn run_load(
             total.merge(&h.join().expect("worker thread panicked"));
         }
     });
-    let elapsed_ns = plan.clock.now() - started;
-    let ops = shared.next_op.load(Ordering::Relaxed);
-    let fresh_events = shared.gen.lock().expect("generator lock").fresh_events();
-    let missed = missed_ops(s, &total, stopped_at - started, exhausted);
-    LoadOutcome {
-        stats: total,
-        elapsed_ns,
-        fresh_events,
-        ops,
-        missed,
-    }
+    LoadOutcome::new(
+        s,
+        total,
+        &shared.gen,
+        shared.next_op.load(Ordering::Relaxed),
+        (started, stopped_at, plan.clock.now()),
+        exhausted,
+    )
 }
 
 /// Plain progress lines on stderr, one every so often: elapsed, ops done,

@@ -221,54 +221,29 @@ fn a_database_that_holds_rows_is_refused_unless_reused() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("shared.db");
     let set_db = format!("target.path=\"{}\"", db.display());
-    let first = tmp.path().join("r1");
-    let o = specstorm(&[
-        "run",
-        "scenarios/smoke.toml",
-        "-q",
-        "--set",
-        "stop.events=200",
-        "--set",
-        &set_db,
-        "--out",
-        first.to_str().unwrap(),
-    ]);
+    let run = |name: &str, extra: &[&str]| {
+        let out = tmp.path().join(name);
+        let mut args = vec![
+            "run",
+            "scenarios/smoke.toml",
+            "-q",
+            "--set",
+            "stop.events=200",
+        ];
+        args.extend_from_slice(&["--set", &set_db]);
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        (specstorm(&args), out)
+    };
+    let (o, _) = run("r1", &[]);
     assert_eq!(o.status.code(), Some(0));
-    let second = tmp.path().join("r2");
-    let o = specstorm(&[
-        "run",
-        "scenarios/smoke.toml",
-        "-q",
-        "--set",
-        "stop.events=200",
-        "--set",
-        &set_db,
-        "--out",
-        second.to_str().unwrap(),
-    ]);
+    let (o, _) = run("r2", &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("already holds rows"));
     // Reused: the run works in its own namespace and audits only its rows.
-    let third = tmp.path().join("r3");
-    let o = specstorm(&[
-        "run",
-        "scenarios/smoke.toml",
-        "-q",
-        "--set",
-        "stop.events=200",
-        "--set",
-        &set_db,
-        "--set",
-        "target.reuse=true",
-        "--out",
-        third.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    let (o, third) = run("r3", &["--set", "target.reuse=true"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
     let s = summary(&third);
     assert_eq!(s["history"]["event_rows"], 200);
     assert!(third.join("target.db").exists());
