@@ -17,6 +17,7 @@ pub mod client;
 pub mod generator;
 pub mod history;
 pub mod http_runtime;
+pub mod nemesis;
 pub mod probe;
 pub mod report;
 pub mod run;

@@ -168,10 +168,13 @@ impl Facts {
             Entry::Ok(c) => self.complete(CompletionType::Ok, c)?,
             Entry::Fail(c) => self.complete(CompletionType::Fail, c)?,
             Entry::Info(c) => self.complete(CompletionType::Info, c)?,
+            Entry::Fault(f) => self.fault(f),
             Entry::Footer(_) => {}
         }
         Ok(())
     }
+
+    fn fault(&mut self, _f: crate::history::FaultEntry) {}
 
     fn complete(&mut self, kind: CompletionType, c: Completion) -> anyhow::Result<()> {
         let Some((invoke, steps)) = self.inflight.remove(&c.op) else {

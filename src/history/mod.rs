@@ -10,7 +10,7 @@ pub mod writer;
 use serde::{Deserialize, Serialize};
 
 /// Version of the history file format; bumped on any incompatible change.
-pub const HISTORY_SCHEMA_VERSION: u32 = 1;
+pub const HISTORY_SCHEMA_VERSION: u32 = 2;
 
 /// The op kinds of the groups workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -191,6 +191,10 @@ pub struct OpResult {
     /// Why the op failed or is indeterminate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A crash fault abandoned the op after this step (the worker died
+    /// mid-request): nothing of the op ran after its completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crashed_after: Option<String>,
 }
 
 /// An op ends.
@@ -220,6 +224,51 @@ pub struct Footer {
     pub ops: u64,
 }
 
+/// What a fault entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultAction {
+    /// A fault with a duration began (kill: the server was killed; lock:
+    /// the write lock was taken).
+    Start,
+    /// It ended (kill: the restart begins now, before the new server
+    /// listens; lock: the lock was released).
+    Stop,
+    /// One injection into one op (crash, pause, proxy toxic).
+    Inject,
+}
+
+/// A nemesis event: a fault started, stopped, or was injected into one op.
+/// The checkers read them to narrow when an indeterminate op can have taken
+/// effect (a killed server runs nothing after the kill; a request the
+/// proxy never forwarded had no effect; one it forwarded was answered by
+/// the server before the proxy dropped the answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultEntry {
+    /// ns since run start.
+    pub t: u64,
+    /// Index of the fault in the scenario's `[[faults]]`.
+    pub fault: u32,
+    /// Its kind.
+    pub kind: crate::scenario::FaultKind,
+    /// start, stop or inject.
+    pub action: FaultAction,
+    /// The op it hit (inject).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<u64>,
+    /// crash: the step after which the op was abandoned; pause: the step
+    /// it delayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// Proxy: whether the request reached the server (false: certainly no
+    /// effect; true: the server answered before the proxy dropped it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded: Option<bool>,
+    /// Free text: the toxic, the delay, the pid killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 /// One line of `history.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -236,6 +285,8 @@ pub enum Entry {
     Fail(Completion),
     /// The op is indeterminate.
     Info(Completion),
+    /// A nemesis event.
+    Fault(FaultEntry),
     /// Last line, when the history was written to the end.
     Footer(Footer),
 }

@@ -39,6 +39,9 @@ pub struct Scenario {
     pub retry: Retry,
     /// `[resolve]`: the resolvers' pace.
     pub resolve: Resolve,
+    /// `[[faults]]`: the nemesis's fault schedule (default: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Fault>,
 }
 
 /// The workload a scenario runs.
@@ -219,6 +222,178 @@ pub struct Resolve {
     pub interval: Duration,
 }
 
+/// `faults[].kind`: what a fault does (see `scenarios/README.md`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum FaultKind {
+    /// A worker abandons its op after a step, as a stateless worker dies
+    /// mid-request: the op is `info`, its event is sent again later.
+    Crash,
+    /// A delay (with jitter) before a step, widening race windows.
+    Pause,
+    /// The built-in fault proxy between the bench and an HTTP target.
+    Proxy,
+    /// SIGKILL of the spawned reference server, restarted on the same
+    /// database after a pause.
+    Kill,
+    /// A connection that holds SQLite's write lock for a while.
+    Lock,
+}
+
+impl FaultKind {
+    /// Every kind, in report order.
+    pub const ALL: [FaultKind; 5] = [
+        FaultKind::Crash,
+        FaultKind::Pause,
+        FaultKind::Proxy,
+        FaultKind::Kill,
+        FaultKind::Lock,
+    ];
+
+    /// Lowercase name, as in scenarios, the history and the summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Crash => "crash",
+            FaultKind::Pause => "pause",
+            FaultKind::Proxy => "proxy",
+            FaultKind::Kill => "kill",
+            FaultKind::Lock => "lock",
+        }
+    }
+}
+
+/// `faults[].ops`: which ops a per-op fault may hit.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FaultOps {
+    /// Ingest ops only.
+    Ingest,
+    /// Resolve ops only.
+    Resolve,
+    /// Every op.
+    All,
+}
+
+/// `faults[].toxic`: what the fault proxy does to a request (Toxiproxy's
+/// toxics, at the level of one HTTP request).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Toxic {
+    /// Delay the request by `delay` ± `jitter` before forwarding it.
+    Latency,
+    /// Forward the request, let the server answer, then drop the
+    /// connection instead of answering (committed but unanswered).
+    DropResponse,
+    /// Reset the connection before forwarding (not committed).
+    Reset,
+    /// Answer `status` (a 5xx) without forwarding (not committed).
+    Error,
+}
+
+impl Toxic {
+    /// snake_case name, as in scenarios and the history.
+    pub fn name(self) -> &'static str {
+        match self {
+            Toxic::Latency => "latency",
+            Toxic::DropResponse => "drop_response",
+            Toxic::Reset => "reset",
+            Toxic::Error => "error",
+        }
+    }
+}
+
+/// One `[[faults]]` entry. `kind` says which other keys apply (the loader
+/// refuses the rest and fills the kind's defaults, so a resolved scenario
+/// has exactly the keys of its kind):
+///
+/// | kind | keys (default) |
+/// |---|---|
+/// | crash | probability (0.01, per op), ops (ingest), step (none: a random step) |
+/// | pause | probability (0.1, per matching step), ops (all), step (none: every step), delay (2ms), jitter (1ms) |
+/// | proxy | toxic (required), probability (0.01 per request; latency 1.0), ops (all), delay (latency: 5ms), jitter (latency: 0s), status (error: 503) |
+/// | kill | every (5s), delay (500ms: down time before the restart) |
+/// | lock | every (2s), hold (200ms) |
+///
+/// Every kind: start (0s) and stop (none), the window in which the fault
+/// is active, measured from the start of the load.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    /// What the fault does.
+    pub kind: FaultKind,
+    /// The fault is active from this long after the load started (default 0s).
+    #[serde(with = "humantime_serde_compat")]
+    pub start: Duration,
+    /// ... until this long after the load started (None: until the end).
+    #[serde(
+        default,
+        with = "humantime_serde_compat::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stop: Option<Duration>,
+    /// crash: per op; pause: per matching step; proxy: per request (0..=1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    /// crash, pause, proxy: which ops it may hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<FaultOps>,
+    /// crash: the step after which the worker abandons the op; pause: the
+    /// step before which it waits. None: a random step (crash), every step
+    /// (pause). Checked against the variant's step names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// pause, proxy latency: the delay; kill: down time before the restart.
+    #[serde(
+        default,
+        with = "humantime_serde_compat::option_keep",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub delay: Option<Duration>,
+    /// pause, proxy latency: uniform jitter added to `delay`, 0..=jitter.
+    #[serde(
+        default,
+        with = "humantime_serde_compat::option_keep",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub jitter: Option<Duration>,
+    /// proxy: what it does to a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toxic: Option<Toxic>,
+    /// proxy error: the status answered (500..=599).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// kill, lock: period (the first injection comes one period after `start`).
+    #[serde(
+        default,
+        with = "humantime_serde_compat::option_keep",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub every: Option<Duration>,
+    /// lock: how long the write lock is held each time.
+    #[serde(
+        default,
+        with = "humantime_serde_compat::option_keep",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hold: Option<Duration>,
+}
+
+impl Fault {
+    /// Whether the fault is active `since_load` after the load started.
+    pub fn active(&self, since_load: Duration) -> bool {
+        since_load >= self.start && self.stop.is_none_or(|s| since_load < s)
+    }
+
+    /// Whether a per-op fault may hit an op of this kind (ingest = true).
+    pub fn hits(&self, ingest: bool) -> bool {
+        match self.ops.unwrap_or(FaultOps::All) {
+            FaultOps::All => true,
+            FaultOps::Ingest => ingest,
+            FaultOps::Resolve => !ingest,
+        }
+    }
+}
+
 /// Where a loaded scenario came from.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -271,6 +446,28 @@ pub mod humantime_serde_compat {
                 ))
             })?;
             Ok(if d.is_zero() { None } else { Some(d) })
+        }
+    }
+
+    /// `Option<Duration>` where a zero duration is a value (a 0s jitter).
+    pub mod option_keep {
+        use super::*;
+
+        /// Writes None as null, else as a humantime string.
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            super::option::serialize(d, s)
+        }
+
+        /// `None` (JSON null) or a duration string, zero included.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            match Option::<String>::deserialize(d)? {
+                None => Ok(None),
+                Some(text) => humantime::parse_duration(&text).map(Some).map_err(|e| {
+                    serde::de::Error::custom(format!(
+                        "invalid duration {text:?}: {e} (write e.g. \"30s\", \"250ms\", \"2m\")"
+                    ))
+                }),
+            }
         }
     }
 }

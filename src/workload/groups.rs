@@ -200,6 +200,7 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
             event_count: count.and_then(|(_, v)| v.as_i64()),
             effect_step: same_step.map(|s| s as u32),
             error,
+            crashed_after: None,
         },
     )
 }

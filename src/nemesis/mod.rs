@@ -1,0 +1,281 @@
+//! The nemesis: the scenario's `[[faults]]` turned into decisions, and the
+//! record of every injection. Per-op faults (crash, pause, proxy toxics)
+//! are decided by [`FaultPlan`] from (seed, fault, op key, step) alone, never
+//! from a shared random stream, so the same seed gives the same fault plan
+//! whatever the timing; timed faults (kill, lock) run on their own threads
+//! ([`kill`], [`lock`]) on the scenario's period.
+
+pub mod kill;
+pub mod lock;
+pub mod proxy;
+
+use crate::history::writer::HistorySink;
+use crate::history::{Entry, FaultAction, FaultEntry};
+use crate::runtime::Clock;
+use crate::scenario::{Fault, FaultKind, Toxic};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The deterministic identity of an op, independent of timing: the
+/// generator stream it came from (0 = ingest, r + 1 = resolver r), its
+/// index in that stream, and the client's resend number (HTTP retries).
+pub fn op_key(stream: u32, index: u64, resend: u32) -> u64 {
+    ((stream as u64) << 48) ^ (index & ((1 << 40) - 1)) ^ ((resend as u64 & 0xff) << 40)
+}
+
+/// The RNG of one draw: ChaCha8 seeded from (seed, fault, key, step) by a
+/// SplitMix64 mix, so no draw depends on any other.
+pub fn draw_rng(seed: u64, fault: u32, key: u64, step: u32) -> ChaCha8Rng {
+    let mut x = seed;
+    for v in [fault as u64, key, step as u64] {
+        x = splitmix(x ^ v.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+    ChaCha8Rng::seed_from_u64(x)
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A duration of `base` plus a uniform jitter in `0..=jitter`.
+fn jittered(rng: &mut ChaCha8Rng, base: Duration, jitter: Duration) -> Duration {
+    let j = jitter.as_nanos() as u64;
+    base + Duration::from_nanos(if j == 0 { 0 } else { rng.random_range(0..=j) })
+}
+
+/// What the nemesis does to one op between its steps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpFaults {
+    /// Abandon the op after this step index (crash), and the fault's index.
+    pub crash_after: Option<(usize, u32)>,
+    /// Wait before step index i: (step, delay, fault index).
+    pub pauses: Vec<(usize, Duration, u32)>,
+}
+
+impl OpFaults {
+    /// Whether nothing is injected.
+    pub fn is_empty(&self) -> bool {
+        self.crash_after.is_none() && self.pauses.is_empty()
+    }
+
+    /// The pause before step `i`, if any.
+    pub fn pause_before(&self, i: usize) -> Option<(Duration, u32)> {
+        self.pauses
+            .iter()
+            .find(|(s, _, _)| *s == i)
+            .map(|(_, d, f)| (*d, *f))
+    }
+
+    /// Whether the op is abandoned after step `i` (crash), with the fault index.
+    pub fn crash_after(&self, i: usize) -> Option<u32> {
+        self.crash_after.filter(|(s, _)| *s == i).map(|(_, f)| f)
+    }
+}
+
+/// What the proxy does to one request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ProxyAction {
+    /// Forward it untouched.
+    Forward,
+    /// Wait, then forward.
+    Delay(Duration),
+    /// Forward it, then drop the connection instead of answering.
+    DropResponse,
+    /// Reset the connection without forwarding.
+    Reset,
+    /// Answer this status without forwarding.
+    Error(u16),
+}
+
+/// The scenario's faults with the seed: every per-op decision, and the
+/// count of injections per fault (shared with the dashboard and summary).
+#[derive(Debug)]
+pub struct FaultPlan {
+    seed: u64,
+    faults: Vec<Fault>,
+    injected: Vec<AtomicU64>,
+}
+
+impl FaultPlan {
+    /// The plan of a scenario's `faults` under `seed`.
+    pub fn new(seed: u64, faults: &[Fault]) -> Self {
+        FaultPlan {
+            seed,
+            faults: faults.to_vec(),
+            injected: faults.iter().map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// The faults, in scenario order.
+    pub fn faults(&self) -> &[Fault] {
+        &self.faults
+    }
+
+    /// Whether any fault of `kind` is scheduled.
+    pub fn has(&self, kind: FaultKind) -> bool {
+        self.faults.iter().any(|f| f.kind == kind)
+    }
+
+    /// Counts one injection of fault `i`.
+    pub fn count(&self, i: u32) {
+        self.injected[i as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Injections so far per kind (every kind of the schedule listed, 0 included).
+    pub fn injected_by_kind(&self) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for (f, n) in self.faults.iter().zip(&self.injected) {
+            *m.entry(f.kind.name().to_string()).or_default() += n.load(Ordering::Relaxed);
+        }
+        m
+    }
+
+    /// The crash and pause decisions for one op, drawn from (seed, fault,
+    /// `key`, step). `steps` are the op program's step names; `ingest` says
+    /// which op kind it is; `since_load` is when the op starts (for the
+    /// faults' windows).
+    pub fn for_op(&self, key: u64, ingest: bool, steps: &[&str], since_load: Duration) -> OpFaults {
+        let mut out = OpFaults::default();
+        for (i, f) in self.faults.iter().enumerate() {
+            if !f.hits(ingest) || !f.active(since_load) {
+                continue;
+            }
+            let fi = i as u32;
+            let p = f.probability.unwrap_or(0.0);
+            let named = |name: &String| steps.iter().position(|s| s == name);
+            match f.kind {
+                FaultKind::Crash if out.crash_after.is_none() => {
+                    let mut rng = draw_rng(self.seed, fi, key, u32::MAX);
+                    if !rng.random_bool(p) {
+                        continue;
+                    }
+                    let at = match &f.step {
+                        Some(name) => named(name),
+                        None => Some(rng.random_range(0..steps.len())),
+                    };
+                    if let Some(at) = at {
+                        out.crash_after = Some((at, fi));
+                    }
+                }
+                FaultKind::Pause => {
+                    for (s, name) in steps.iter().enumerate() {
+                        if f.step.as_deref().is_some_and(|n| n != *name) {
+                            continue;
+                        }
+                        let mut rng = draw_rng(self.seed, fi, key, s as u32);
+                        if rng.random_bool(p) && out.pause_before(s).is_none() {
+                            let d = jittered(
+                                &mut rng,
+                                f.delay.unwrap_or_default(),
+                                f.jitter.unwrap_or_default(),
+                            );
+                            out.pauses.push((s, d, fi));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// What the proxy does to the request of the op with `key`: the first
+    /// proxy fault (in scenario order) whose draw hits, with its index.
+    pub fn proxy_action(
+        &self,
+        key: u64,
+        ingest: bool,
+        since_load: Duration,
+    ) -> (ProxyAction, Option<u32>) {
+        for (i, f) in self.faults.iter().enumerate() {
+            if f.kind != FaultKind::Proxy || !f.hits(ingest) || !f.active(since_load) {
+                continue;
+            }
+            let mut rng = draw_rng(self.seed, i as u32, key, u32::MAX - 1);
+            if !rng.random_bool(f.probability.unwrap_or(0.0)) {
+                continue;
+            }
+            let action = match f.toxic {
+                Some(Toxic::Latency) => ProxyAction::Delay(jittered(
+                    &mut rng,
+                    f.delay.unwrap_or_default(),
+                    f.jitter.unwrap_or_default(),
+                )),
+                Some(Toxic::DropResponse) => ProxyAction::DropResponse,
+                Some(Toxic::Reset) => ProxyAction::Reset,
+                Some(Toxic::Error) => ProxyAction::Error(f.status.unwrap_or(503)),
+                None => continue,
+            };
+            return (action, Some(i as u32));
+        }
+        (ProxyAction::Forward, None)
+    }
+}
+
+/// Writes fault entries into the history and counts them.
+#[derive(Clone)]
+pub struct Recorder {
+    /// The plan whose counters this recorder bumps.
+    pub plan: Arc<FaultPlan>,
+    /// The run's history.
+    pub sink: HistorySink,
+    /// The run's clock.
+    pub clock: Clock,
+}
+
+impl Recorder {
+    /// Records (and counts, for start and inject) one fault event now.
+    pub fn record(
+        &self,
+        fault: u32,
+        action: FaultAction,
+        op: Option<u64>,
+        step: Option<String>,
+        forwarded: Option<bool>,
+        detail: Option<String>,
+    ) {
+        if action != FaultAction::Stop {
+            self.plan.count(fault);
+        }
+        let kind = self.plan.faults[fault as usize].kind;
+        self.sink.send_entry(&Entry::Fault(FaultEntry {
+            t: self.clock.now(),
+            fault,
+            kind,
+            action,
+            op,
+            step,
+            forwarded,
+            detail,
+        }));
+    }
+
+    /// The fault entry of one injection into op `op`, for the op's own
+    /// history batch (so it stays next to the op's steps); counts it.
+    pub fn inject_entry(
+        &self,
+        fault: u32,
+        op: u64,
+        step: Option<String>,
+        detail: Option<String>,
+    ) -> Entry {
+        self.plan.count(fault);
+        Entry::Fault(FaultEntry {
+            t: self.clock.now(),
+            fault,
+            kind: self.plan.faults[fault as usize].kind,
+            action: FaultAction::Inject,
+            op: Some(op),
+            step,
+            forwarded: None,
+            detail,
+        })
+    }
+}
