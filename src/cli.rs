@@ -140,6 +140,10 @@ pub struct ServeArgs {
     /// PRAGMA busy_timeout (e.g. 5s, 250ms).
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub busy_timeout: Duration,
+    /// Test only: obey the bench's `x-specstorm-fault` header (crash after
+    /// a step, pause before one). Never use in production.
+    #[arg(long)]
+    pub fault_hooks: bool,
 }
 
 /// Runs the parsed command line; returns the process exit code.
@@ -178,6 +182,7 @@ pub fn main(cli: Cli) -> i32 {
                 journal_mode: a.journal_mode,
                 synchronous: a.synchronous,
                 busy_timeout: a.busy_timeout,
+                fault_hooks: a.fault_hooks,
             };
             match serve(&opts) {
                 Ok(()) => 0,

@@ -148,7 +148,26 @@ impl IngestGenerator {
                 .open_rate
                 .map(|rate| (seq as f64 * 1e9 / rate).round() as u64),
             group: event.group,
+            key: crate::nemesis::op_key(0, seq, 0),
         })
+    }
+
+    /// Sends `op`'s event again later with the same id (attempt + 1), as a
+    /// client whose worker died mid-request does: due `lag` ops after the
+    /// op itself (at once if that is past). Used for crash faults; the
+    /// retry is still handed out after `stop.events` is reached.
+    pub fn requeue(&mut self, op: &IngestOp, lag: u64) {
+        let due = op.key & ((1 << 40) - 1);
+        self.tie += 1;
+        self.pending.push(Reverse((due + lag.max(1), self.tie, 0)));
+        self.pending_events.insert(
+            self.tie,
+            Event {
+                id: op.event_id.clone(),
+                group: op.group,
+                attempt: op.attempt + 1,
+            },
+        );
     }
 
     fn fresh_event(&mut self) -> Event {
@@ -187,6 +206,8 @@ impl IngestGenerator {
 pub struct ResolveGenerator {
     rng: ChaCha8Rng,
     keys: KeySpace,
+    stream: u32,
+    n: u64,
 }
 
 impl ResolveGenerator {
@@ -196,6 +217,8 @@ impl ResolveGenerator {
         ResolveGenerator {
             rng: ChaCha8Rng::seed_from_u64(seed.rotate_left(17)),
             keys: KeySpace::new(&scenario.keys, namespace),
+            stream: index + 1,
+            n: 0,
         }
     }
 
@@ -203,11 +226,13 @@ impl ResolveGenerator {
     pub fn next_op(&mut self) -> ResolveOp {
         let group = self.keys.pick(&mut self.rng);
         let (project, fingerprint, group_id) = self.keys.names(group);
+        self.n += 1;
         ResolveOp {
             project,
             fingerprint,
             group_id,
             group,
+            key: crate::nemesis::op_key(self.stream, self.n - 1, 0),
         }
     }
 }

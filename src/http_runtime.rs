@@ -5,7 +5,12 @@
 //! bounded by the client's timeouts, so a stop is never more than one
 //! request timeout away.
 
-use crate::client::http::{Answer, HttpClient};
+use crate::client::http::{Answer, HttpClient, Tag};
+use crate::history::FaultAction;
+use crate::nemesis::Recorder;
+use crate::scenario::FaultKind;
+use crate::server::routes::fault_header;
+use crate::statements::OpProgram;
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
@@ -56,6 +61,51 @@ struct Shared {
     dead: AtomicBool,
     /// When the service last answered anything (ns since run start).
     last_answer: AtomicU64,
+    /// The fault plan and the history it records injections in.
+    nemesis: Recorder,
+    /// When the load started, ns (fault windows count from here).
+    started: u64,
+    /// The ingest and resolve programs (step names for the fault hook).
+    programs: (OpProgram, OpProgram),
+    /// Kill faults are scheduled: a refused connection or a silence of a
+    /// few seconds is the nemesis at work, not a dead target.
+    kills: bool,
+}
+
+impl Shared {
+    /// The tag of one request: op id, key, and the fault hook's decisions
+    /// (crash, pause), recorded as injected when requested.
+    fn tag(&self, op: u64, key: u64, ingest: bool) -> Tag {
+        let plan = &self.nemesis.plan;
+        let mut tag = Tag {
+            op,
+            key,
+            hook: None,
+        };
+        if !(plan.has(FaultKind::Crash) || plan.has(FaultKind::Pause)) {
+            return tag;
+        }
+        let program = if ingest {
+            &self.programs.0
+        } else {
+            &self.programs.1
+        };
+        let names: Vec<&str> = program.steps.iter().map(|s| s.name.as_str()).collect();
+        let since = Duration::from_nanos(self.clock.now().saturating_sub(self.started));
+        let faults = plan.for_op(key, ingest, &names, since);
+        for (i, d, f) in &faults.pauses {
+            self.nemesis.record(
+                *f,
+                FaultAction::Inject,
+                Some(op),
+                Some(names[*i].to_string()),
+                None,
+                Some(format!("pause {d:?} before {} (fault hook)", names[*i])),
+            );
+        }
+        tag.hook = fault_header(&faults, program);
+        tag
+    }
 }
 
 /// Runs the load against an HTTP target. Returns when the stop condition
@@ -82,6 +132,10 @@ pub fn run_load_http(
         nonconforming,
         dead: AtomicBool::new(false),
         last_answer: AtomicU64::new(plan.clock.now()),
+        nemesis: plan.nemesis.clone(),
+        started: plan.clock.now(),
+        programs: (plan.variant.ingest.clone(), plan.variant.resolve.clone()),
+        kills: plan.nemesis.plan.has(FaultKind::Kill),
     });
     // Two workers: each task runs next to the connection it uses.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -120,7 +174,12 @@ pub fn run_load_http(
                 // (hung, stopped) ends the run instead of letting it time
                 // out request after request until its duration.
                 let silent = now.saturating_sub(shared.last_answer.load(Ordering::Relaxed));
-                if silent > 2 * s.target.request_timeout.as_nanos() as u64 {
+                let mut limit = 2 * s.target.request_timeout.as_nanos() as u64;
+                if shared.kills {
+                    // A killed server is silent until its restart.
+                    limit += kill_downtime(s).as_nanos() as u64 + 10_000_000_000;
+                }
+                if silent > limit {
                     shared.dead.store(true, Ordering::Release);
                 }
                 if exhausted
@@ -149,6 +208,41 @@ pub fn run_load_http(
         (started, stopped_at, plan.clock.now()),
         exhausted,
     )
+}
+
+impl Shared {
+    /// A crash the reference server's fault hook reports: recorded as injected.
+    fn note_crash(&self, op: u64, answer: &Answer) {
+        let Some(step) = &answer.result.crashed_after else {
+            return;
+        };
+        if let Some(f) = self
+            .nemesis
+            .plan
+            .faults()
+            .iter()
+            .position(|f| f.kind == FaultKind::Crash)
+        {
+            self.nemesis.record(
+                f as u32,
+                FaultAction::Inject,
+                Some(op),
+                Some(step.clone()),
+                None,
+                Some(format!("crash after {step} (fault hook)")),
+            );
+        }
+    }
+}
+
+/// The longest down time of the scenario's kill faults.
+fn kill_downtime(s: &Scenario) -> Duration {
+    s.faults
+        .iter()
+        .filter(|f| f.kind == FaultKind::Kill)
+        .filter_map(|f| f.delay)
+        .max()
+        .unwrap_or_default()
 }
 
 /// Records one request as an op (invoke and completion) and its latency.
@@ -212,9 +306,11 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
         // An indeterminate answer is sent again with the same event id, as
         // a real client would, up to the retry budget.
         for attempt in 0..=retries {
+            let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
+            let tag = shared.tag(id, op.key ^ ((attempt as u64 & 0xff) << 40), true);
             let invoke = Invoke {
                 t: plan.clock.now(),
-                op: shared.next_op.fetch_add(1, Ordering::Relaxed),
+                op: id,
                 worker,
                 f: OpKind::Ingest,
                 event_id: Some(op.event_id.clone()),
@@ -227,7 +323,8 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
                 attempt: Some(op.attempt),
                 intended: if attempt == 0 { op.intended_ns } else { None },
             };
-            let answer = shared.client.ingest(&op).await;
+            let answer = shared.client.ingest(&op, Some(&tag)).await;
+            shared.note_crash(id, &answer);
             record(
                 shared,
                 &mut stats,
@@ -243,9 +340,20 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
                     let _ = shared.learned[op.group as usize].set(g.clone());
                 }
             }
+            let refused = answer.kind == CompletionType::Fail
+                && answer.transport
+                && answer
+                    .result
+                    .error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("connect"));
             let again = match (answer.kind, answer.retry_after) {
                 (CompletionType::Info, _) => Some(Duration::from_millis(5 << attempt.min(6))),
                 (CompletionType::Fail, Some(wait)) => Some(wait),
+                // The nemesis killed the server: wait for its restart.
+                (CompletionType::Fail, None) if refused && shared.kills => {
+                    Some(Duration::from_millis(50))
+                }
                 _ => None,
             };
             match again {
@@ -253,13 +361,7 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
                     tokio::time::sleep(wait).await;
                 }
                 _ => {
-                    if answer.kind == CompletionType::Fail
-                        && answer
-                            .result
-                            .error
-                            .as_deref()
-                            .is_some_and(|e| e.contains("connect"))
-                    {
+                    if refused && !shared.kills {
                         // Refused connections: the target is gone.
                         shared.dead.store(true, Ordering::Release);
                         break 'ops;
@@ -287,9 +389,11 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
             tokio::time::sleep(Duration::from_millis(1)).await;
             continue;
         };
+        let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
+        let tag = shared.tag(id, op.key, false);
         let invoke = Invoke {
             t: plan.clock.now(),
-            op: shared.next_op.fetch_add(1, Ordering::Relaxed),
+            op: id,
             worker,
             f: OpKind::Resolve,
             event_id: None,
@@ -299,7 +403,12 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
             attempt: None,
             intended: None,
         };
-        let answer = shared.client.resolve(&group_id).await;
+        let answer = shared.client.resolve(&group_id, Some(&tag)).await;
+        shared.note_crash(id, &answer);
+        if answer.transport && answer.kind == CompletionType::Fail && shared.kills {
+            // Refused while the server is down: do not spin.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         record(shared, &mut stats, invoke, &answer, None);
         match answer.result.resolved {
             Some(true) => stats.resolved += 1,

@@ -11,10 +11,14 @@ use crate::history::reader;
 use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
 use crate::http_runtime::{run_load_http, Nonconforming};
+use crate::nemesis::kill::KillNemesis;
+use crate::nemesis::lock::LockNemesis;
+use crate::nemesis::proxy::FaultProxy;
+use crate::nemesis::{FaultPlan, Recorder};
 use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::runtime::LoadOutcome;
 use crate::runtime::{run_load, Clock, Control, LoadPlan};
-use crate::scenario::{self, Scenario, TargetKind};
+use crate::scenario::{self, FaultKind, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
 use crate::workload::Value;
@@ -23,7 +27,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// Why a run could not produce a verdict; each maps to a cli.md exit code.
@@ -257,6 +261,11 @@ fn execute(
         namespace: namespace.clone(),
     }));
     let clock = Clock::start();
+    let nemesis = Recorder {
+        plan: Arc::new(FaultPlan::new(s.seed, &s.faults)),
+        sink: sink.clone(),
+        clock,
+    };
     let plan = LoadPlan {
         scenario: s,
         variant: &p.variant,
@@ -264,6 +273,7 @@ fn execute(
         sink: sink.clone(),
         clock,
         control: &control,
+        nemesis: nemesis.clone(),
     };
     let phase = if http {
         http_phase(opts, p, run_dir, &plan, control.clone())
@@ -356,6 +366,7 @@ fn execute(
         }),
         invariants: summary::invariants(&results),
         stranded_events: stranded,
+        faults_injected: nemesis.plan.injected_by_kind(),
         coverage,
         history: BTreeMap::from([
             ("file".to_string(), serde_json::json!("history.jsonl")),
@@ -452,7 +463,15 @@ fn sqlite_phase(
             })?);
     }
     let resolve_conns = conns.split_off(s.load.ingesters as usize);
+    let locks = LockNemesis::start(
+        db_path.clone(),
+        target.clone(),
+        faults_of(s, FaultKind::Lock),
+        plan.nemesis.clone(),
+        plan.clock.now(),
+    );
     let load = run_load(plan, conns, resolve_conns, opts.progress);
+    locks.stop();
     let mut conn = sqlite::open(&db_path, target)
         .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
     let tables = snapshot(&mut conn, &p.variant, plan.namespace, &plan.clock)
@@ -482,6 +501,7 @@ fn http_phase(
 ) -> Result<Phase, RunError> {
     let s = &p.scenario;
     let t = &s.target;
+    let faults = &plan.nemesis.plan;
     let mut server = None;
     let url = match &t.url {
         Some(url) => url.clone(),
@@ -489,22 +509,25 @@ fn http_phase(
             // The server gets the very statement file this run checked.
             let db = t.path.clone().unwrap_or_else(|| run_dir.join("target.db"));
             let variant = run_dir.join("variant.sql");
+            let hooks = faults.has(FaultKind::Crash) || faults.has(FaultKind::Pause);
             let spawned = SpawnedServer::start(
                 &variant.to_string_lossy(),
                 &db,
                 t,
                 &run_dir.join("server.log"),
+                hooks,
             )
             .map_err(RunError::Target)?;
             let url = spawned.url.clone();
-            server = Some(spawned);
+            server = Some(Arc::new(Mutex::new(spawned)));
             url
         }
     };
     // A client's pooled connections belong to the runtime that opened them:
     // each runtime below gets a client of its own, or requests hang.
-    let client = || HttpClient::new(&url, t.connect_timeout, t.request_timeout);
-    let probe = client()?;
+    let client_of =
+        |url: &str| HttpClient::new(url, t.connect_timeout, t.request_timeout);
+    let probe = client_of(&url)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -520,24 +543,60 @@ fn http_phase(
     }
     ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
     let nonconforming = Arc::new(Nonconforming::default());
+    let load_start = plan.clock.now();
+    // The nemesis's timed faults, and the fault proxy the load goes through.
+    let mut proxy = if faults.has(FaultKind::Proxy) {
+        Some(
+            FaultProxy::start(&url, plan.nemesis.clone(), load_start)
+                .map_err(|e| RunError::Target(format!("the fault proxy: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let load_url = proxy.as_ref().map_or(url.clone(), |p| p.url.clone());
+    let kills = server.as_ref().map(|srv| {
+        KillNemesis::start(
+            srv.clone(),
+            faults_of(s, FaultKind::Kill),
+            plan.nemesis.clone(),
+            load_start,
+        )
+    });
+    let locks = LockNemesis::start(
+        t.path.clone().unwrap_or_else(|| run_dir.join("target.db")),
+        t.sqlite(),
+        if server.is_some() {
+            faults_of(s, FaultKind::Lock)
+        } else {
+            Vec::new()
+        },
+        plan.nemesis.clone(),
+        load_start,
+    );
     let load = run_load_http(
         plan,
         control,
-        client()?,
+        client_of(&load_url)?,
         nonconforming.clone(),
         opts.progress,
     );
-    let mut target_error = None;
-    let alive = server.as_mut().is_none_or(|srv| srv.alive());
+    locks.stop();
+    let mut target_error = kills.and_then(KillNemesis::stop);
+    if let Some(p) = proxy.as_mut() {
+        p.stop();
+    }
+    let alive = server
+        .as_ref()
+        .is_none_or(|srv| srv.lock().expect("server").alive());
     if !alive {
-        target_error = Some("the spawned reference server died during the run".to_string());
+        target_error.get_or_insert("the spawned reference server died during the run".to_string());
     }
     let export = run_dir.join("export.json");
     let read_start = plan.clock.now();
-    let exported = rt.block_on(client()?.export_to(&export));
+    let exported = rt.block_on(client_of(&url)?.export_to(&export));
     let read_end = plan.clock.now();
-    if let Some(mut srv) = server {
-        srv.stop();
+    if let Some(srv) = server {
+        srv.lock().expect("server").stop();
     }
     let mut tables = Tables {
         read_start,
@@ -569,6 +628,16 @@ fn http_phase(
         target_desc: format!("http {url}"),
         target_error,
     })
+}
+
+/// The scenario's faults of `kind`, with their index in `[[faults]]`.
+fn faults_of(s: &Scenario, kind: FaultKind) -> Vec<(u32, scenario::Fault)> {
+    s.faults
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.kind == kind)
+        .map(|(i, f)| (i as u32, f.clone()))
+        .collect()
 }
 
 /// Refuses a database that holds rows unless the scenario reuses it; then

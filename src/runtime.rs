@@ -5,7 +5,9 @@
 //! the op counter and the history channel.
 
 use crate::client::sqlite::{exec_step, StepError};
-use crate::generator::{IngestGenerator, ResolveGenerator};
+use crate::generator::{IngestGenerator, ResolveGenerator, LATER_WINDOW};
+use crate::nemesis::{draw_rng, OpFaults, Recorder};
+use rand::RngExt;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
 use crate::scenario::{LoadModel, Scenario};
@@ -100,6 +102,8 @@ pub struct LoadPlan<'a> {
     pub clock: Clock,
     /// Stop, abort and interrupt signals.
     pub control: &'a Control,
+    /// The fault plan and the history it records injections in.
+    pub nemesis: Recorder,
 }
 
 struct Shared<'a> {
@@ -107,26 +111,51 @@ struct Shared<'a> {
     gen: Mutex<IngestGenerator>,
     next_op: AtomicU64,
     ingesters_left: AtomicUsize,
+    /// When the load started (fault windows count from here), ns.
+    started: u64,
+    ingest_steps: Vec<&'a str>,
+    resolve_steps: Vec<&'a str>,
+}
+
+impl Shared<'_> {
+    /// The nemesis's decisions for an op with `key` starting now.
+    fn faults(&self, key: u64, ingest: bool) -> OpFaults {
+        let n = &self.plan.nemesis;
+        if n.plan.faults().is_empty() {
+            return OpFaults::default();
+        }
+        let since = Duration::from_nanos(self.plan.clock.now().saturating_sub(self.started));
+        let steps = if ingest {
+            &self.ingest_steps
+        } else {
+            &self.resolve_steps
+        };
+        n.plan.for_op(key, ingest, steps, since)
+    }
 }
 
 /// Runs the load: `ingest_conns` and `resolve_conns` are the workers'
 /// connections (one worker each). Returns when the stop condition held and
 /// every op in flight ended. Progress lines go to stderr every
 /// `progress_every` (None: silent).
-pub fn run_load(
-    plan: &LoadPlan<'_>,
+pub fn run_load<'a>(
+    plan: &'a LoadPlan<'a>,
     ingest_conns: Vec<Connection>,
     resolve_conns: Vec<Connection>,
     progress_every: Option<Duration>,
 ) -> LoadOutcome {
     let s = plan.scenario;
+    let started = plan.clock.now();
+    let names = |p: &'a OpProgram| p.steps.iter().map(|s| s.name.as_str()).collect();
     let shared = Shared {
         plan,
         gen: Mutex::new(IngestGenerator::new(s, plan.namespace)),
         next_op: AtomicU64::new(0),
         ingesters_left: AtomicUsize::new(ingest_conns.len()),
+        started,
+        ingest_steps: names(&plan.variant.ingest),
+        resolve_steps: names(&plan.variant.resolve),
     };
-    let started = plan.clock.now();
     let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
     let mut total = Stats::default();
     let mut stopped_at = started;
@@ -297,14 +326,26 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
         };
         let program = &plan.variant.ingest;
         let counting = plan.variant.counting_step;
+        let faults = shared.faults(op.key, true);
         let (kind, result) = drive(
             plan,
             &conn,
             program,
             op.builtins(wall_ms()),
             invoke,
+            &faults,
             |m, n| ingest_result(m, n, counting),
         );
+        if result.2.crashed_after.is_some() {
+            // The client of a dead worker sends the event again later.
+            let lag = draw_rng(plan.scenario.seed, u32::MAX, op.key, 0)
+                .random_range(1..=LATER_WINDOW / 4);
+            shared
+                .gen
+                .lock()
+                .expect("generator lock")
+                .requeue(&op, lag);
+        }
         let from = op.intended_ns.unwrap_or(result.0);
         stats.record(OpKind::Ingest, kind, result.1.saturating_sub(from));
         if result.2.accepted == Some(false) {
@@ -334,12 +375,14 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) -> S
             attempt: None,
             intended: None,
         };
+        let faults = shared.faults(op.key, false);
         let (kind, (start, end, result)) = drive(
             plan,
             &conn,
             &plan.variant.resolve,
             op.builtins(wall_ms()),
             invoke,
+            &faults,
             resolve_result,
         );
         stats.record(OpKind::Resolve, kind, end.saturating_sub(start));
@@ -364,15 +407,17 @@ fn drive<'p>(
     program: &'p OpProgram,
     builtins: Vec<Value>,
     invoke: Invoke,
+    faults: &OpFaults,
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 ) -> (CompletionType, (u64, u64, OpResult)) {
     let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
-    let mut batch = Batch::default();
-    batch.push(&Entry::Invoke(invoke));
+    let batch = std::cell::RefCell::new(Batch::default());
+    batch.borrow_mut().push(&Entry::Invoke(invoke));
     let (kind, result) = run_steps(
         conn,
         program,
         builtins,
+        faults,
         || plan.control.abort.load(Ordering::Acquire),
         || plan.clock.now(),
         |i, start, end, r| {
@@ -380,7 +425,7 @@ fn drive<'p>(
                 Ok(out) => (out.changes, out.rows.len() as u64, None, false),
                 Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
             };
-            batch.push(&Entry::Step(Step {
+            batch.borrow_mut().push(&Entry::Step(Step {
                 op,
                 idx: i as u32,
                 step: program.steps[i].name.clone(),
@@ -392,9 +437,20 @@ fn drive<'p>(
                 maybe_applied,
             }));
         },
+        |fault, i, pause| {
+            let step = program.steps[i].name.clone();
+            let detail = match pause {
+                Some(d) => format!("pause {d:?} before {step}"),
+                None => format!("crash after {step}"),
+            };
+            batch
+                .borrow_mut()
+                .push(&plan.nemesis.inject_entry(fault, op, Some(step), Some(detail)));
+        },
         interpret,
     );
     let t1 = plan.clock.now();
+    let mut batch = batch.into_inner();
     batch.push(&Entry::completion(
         kind,
         Completion {
@@ -413,17 +469,23 @@ fn drive<'p>(
 /// Runs one op's step machine on `conn` to its end, each step one statement
 /// in autocommit ([`exec_step`]); shared by the load runtime and the HTTP
 /// server. Before each step, `abort()` may abandon the op (`fail`, or
-/// `info` once a step changed rows). After each step, `on_step` gets the
+/// `info` once a step changed rows), and a pause fault waits; after a
+/// step, a crash fault abandons the op (`info`, `crashed_after` set), as a
+/// stateless worker that dies mid-request; `on_fault(fault, step, pause)`
+/// hears of each injection first. After each step, `on_step` gets the
 /// step index, its start and end on `now`, and its outcome. A failed step
 /// ends the op: `info` if it may have applied or an earlier step changed
 /// rows, else `fail`. An op that ends normally is read by `interpret`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_steps<'p>(
     conn: &Connection,
     program: &'p OpProgram,
     builtins: Vec<Value>,
+    faults: &OpFaults,
     abort: impl Fn() -> bool,
     now: impl Fn() -> u64,
     mut on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
+    mut on_fault: impl FnMut(u32, usize, Option<Duration>),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 ) -> (CompletionType, OpResult) {
     let mut m = StepMachine::new(program, builtins);
@@ -446,6 +508,10 @@ pub fn run_steps<'p>(
             unreachable!("an op with no step is refused by the statement checker")
         };
         let step = &program.steps[i];
+        if let Some((delay, fault)) = faults.pause_before(i) {
+            on_fault(fault, i, Some(delay));
+            std::thread::sleep(delay);
+        }
         let start = now();
         let r = exec_step(conn, step, &m.params());
         let end = now();
@@ -453,6 +519,19 @@ pub fn run_steps<'p>(
         match r {
             Ok(out) => {
                 let next = m.advance(out);
+                if let Some(fault) = faults.crash_after(i) {
+                    // The worker dies here: whatever the op did so far
+                    // stays, and nobody hears how it ended.
+                    on_fault(fault, i, None);
+                    return (
+                        CompletionType::Info,
+                        OpResult {
+                            error: Some(format!("crash fault after step {}", step.name)),
+                            crashed_after: Some(step.name.clone()),
+                            ..Default::default()
+                        },
+                    );
+                }
                 if next != Next::Continue {
                     return interpret(&m, next);
                 }

@@ -23,6 +23,7 @@ fn op(id: &str) -> IngestOp {
         attempt: 0,
         intended_ns: None,
         group: 0,
+        key: 0,
     }
 }
 

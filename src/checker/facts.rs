@@ -65,6 +65,8 @@ pub struct ResolveFact {
 pub struct UnknownResolve {
     /// The resolve op's id.
     pub op: u64,
+    /// When the client saw it end (None: never).
+    pub completed: Option<u64>,
     /// When it may have taken effect: from its invoke to its completion
     /// (in-process: nothing runs after the completion), or open-ended.
     pub span: Span,
@@ -131,6 +133,15 @@ pub struct Facts {
     pub ops: u64,
     /// Ops invoked and never completed (counted as indeterminate).
     pub unfinished: u64,
+    /// Kills of the server: (the instant the old process was gone, the
+    /// instant just before the new one was spawned; None: never restarted).
+    pub kills: Vec<(u64, Option<u64>)>,
+    /// Per op the fault proxy hit: whether it forwarded the request, and
+    /// when it recorded that (after the server's answer, if forwarded).
+    pub proxied: HashMap<u64, (bool, u64)>,
+    /// Indeterminate ingest attempts of a remote target, judged Maybe or
+    /// not once every fault entry is known: (event id, op, invoke, completion).
+    pending_maybe: Vec<(String, u64, u64, Option<u64>)>,
 }
 
 impl Facts {
@@ -174,7 +185,73 @@ impl Facts {
         Ok(())
     }
 
-    fn fault(&mut self, _f: crate::history::FaultEntry) {}
+    fn fault(&mut self, f: crate::history::FaultEntry) {
+        use crate::history::FaultAction;
+        use crate::scenario::FaultKind;
+        match (f.kind, f.action) {
+            (FaultKind::Kill, FaultAction::Start) => self.kills.push((f.t, None)),
+            (FaultKind::Kill, FaultAction::Stop) => {
+                // A stop closes the latest kill still open.
+                if let Some(k) = self.kills.iter_mut().rev().find(|k| k.1.is_none()) {
+                    k.1 = Some(f.t);
+                }
+            }
+            (FaultKind::Proxy, FaultAction::Inject) => {
+                // Only two toxics say something about the server: a request
+                // never forwarded, and an answer dropped after it arrived
+                // (recorded after the server answered). A delayed request
+                // is recorded before it is forwarded: it narrows nothing.
+                let dropped = f
+                    .detail
+                    .as_deref()
+                    .is_some_and(|d| d.starts_with("drop_response"));
+                match (f.op, f.forwarded) {
+                    (Some(op), Some(false)) => {
+                        self.proxied.insert(op, (false, f.t));
+                    }
+                    (Some(op), Some(true)) if dropped => {
+                        self.proxied.insert(op, (true, f.t));
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// When an indeterminate op of a remote target can have taken effect,
+    /// from what the nemesis recorded: None if it certainly had no effect,
+    /// else the latest instant (None inside: open-ended).
+    ///
+    /// Sound because every fault entry is written from the bench's own
+    /// view: a proxy that did not forward a request kept it from the
+    /// server; one that forwarded it recorded after the server's answer
+    /// arrived, so the server was done with it by then; a killed process
+    /// runs nothing after the kill's `start` (taken once it was gone), and
+    /// a request that began after the kill and ended before the restart's
+    /// `stop` (taken before the new process was spawned) reached no server.
+    pub fn effect_window(&self, op: u64, invoke: u64, completed: Option<u64>) -> Option<Option<u64>> {
+        let mut end: Option<u64> = None;
+        let mut narrow = |t: u64| end = Some(end.map_or(t, |e| e.min(t)));
+        if let Some(&(forwarded, t)) = self.proxied.get(&op) {
+            if !forwarded {
+                return None;
+            }
+            narrow(t);
+        }
+        if let Some(c) = completed {
+            for &(killed, restarted) in &self.kills {
+                if restarted.is_some_and(|r| c >= r) {
+                    continue;
+                }
+                if invoke >= killed {
+                    return None;
+                }
+                narrow(killed);
+            }
+        }
+        Some(end)
+    }
 
     fn complete(&mut self, kind: CompletionType, c: Completion) -> anyhow::Result<()> {
         let Some((invoke, steps)) = self.inflight.remove(&c.op) else {
@@ -193,6 +270,32 @@ impl Facts {
             self.unfinished += 1;
             self.op_done(invoke, steps, None);
         }
+        if self.step_log {
+            return;
+        }
+        for (id, op, invoke, completed) in std::mem::take(&mut self.pending_maybe) {
+            if self.effect_window(op, invoke, completed).is_some() {
+                if let Some(e) = self.events.get_mut(&id) {
+                    e.maybe = true;
+                }
+            }
+        }
+        let mut groups = std::mem::take(&mut self.groups);
+        for g in groups.values_mut() {
+            g.unknown_resolves.retain_mut(|u| {
+                if u.span.end.is_some() {
+                    return true;
+                }
+                match self.effect_window(u.op, u.span.start, u.completed) {
+                    None => false,
+                    Some(end) => {
+                        u.span.end = end;
+                        true
+                    }
+                }
+            });
+        }
+        self.groups = groups;
     }
 
     fn key(&mut self, project: &str, fingerprint: &str) -> u32 {
@@ -280,7 +383,21 @@ impl Facts {
                     None => (false, true, None),
                 },
                 Some((CompletionType::Fail, _)) => (false, false, None),
-                Some((CompletionType::Info, _)) | None => (false, true, None),
+                Some((CompletionType::Info, c)) => {
+                    // A crash the server's fault hook reports ran nothing
+                    // after its answer; other faults are judged at the end.
+                    self.pending_maybe.push((
+                        id.clone(),
+                        invoke.op,
+                        invoke.t,
+                        Some(c.t),
+                    ));
+                    (false, false, None)
+                }
+                None => {
+                    self.pending_maybe.push((id.clone(), invoke.op, invoke.t, None));
+                    (false, false, None)
+                }
             }
         };
         let acked =
@@ -335,9 +452,37 @@ impl Facts {
         // In-process, nothing of an op runs after its completion, so an
         // indeterminate resolve's window closes there; a remote target may
         // still run it later (open-ended).
-        let unknown_span = Span {
-            start: invoke.t,
-            end: if self.step_log { op_span.end } else { None },
+        let completed = completion.as_ref().map(|(_, c)| c.t);
+        let crashed = completion
+            .as_ref()
+            .is_some_and(|(_, c)| c.result.crashed_after.is_some());
+        // Where steps are logged, the statements that may have changed the
+        // group bound the window; none of them: the op changed nothing.
+        let logged = self.step_log.then(|| {
+            let mut touched = steps.iter().filter(|s| s.applied() || s.maybe_applied());
+            touched.next().map(|first| Span {
+                start: first.start,
+                end: steps
+                    .iter()
+                    .filter(|s| s.applied() || s.maybe_applied())
+                    .map(|s| s.end)
+                    .try_fold(0u64, |m, e| e.map(|e| m.max(e)))
+                    .or(op_span.end),
+            })
+        });
+        // An indeterminate resolve whose logged steps changed nothing
+        // certainly had no effect.
+        let no_effect = logged == Some(None) && completion.is_some();
+        let unknown_span = match logged {
+            Some(Some(span)) => span,
+            // A crash the reference server's fault hook reports: nothing of
+            // the op ran after its answer.
+            _ if crashed => op_span,
+            _ if self.step_log => op_span,
+            _ => Span {
+                start: invoke.t,
+                end: None,
+            },
         };
         let g = self.groups.entry(invoke.group_id.clone()).or_default();
         // The instant of the statement that produced the answer: its step's
@@ -362,6 +507,7 @@ impl Facts {
                     }),
                     None => g.unknown_resolves.push(UnknownResolve {
                         op: invoke.op,
+                        completed,
                         span: unknown_span,
                     }),
                 }
@@ -381,8 +527,10 @@ impl Facts {
                 }
             }
             Some((CompletionType::Ok, _)) => {}
+            Some((CompletionType::Info, _)) | None if no_effect => {}
             Some((CompletionType::Info, _)) | None => g.unknown_resolves.push(UnknownResolve {
                 op: invoke.op,
+                completed,
                 span: unknown_span,
             }),
         }
@@ -409,6 +557,11 @@ fn stop_cause(
         .any(|s| s.idx == counting && s.end.is_some() && s.changes == 0)
     {
         return "counting step changed no row (group missing)".into();
+    }
+    if let Some((_, c)) = completion {
+        if let Some(step) = &c.result.crashed_after {
+            return format!("crash after step {step}");
+        }
     }
     match completion {
         None => "never completed (run aborted)".into(),

@@ -95,6 +95,11 @@ pub struct CheckResult {
     /// What the verdict rests on (bounds used, premises).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The earliest instant (ns since run start) at which a violation was
+    /// visible: the latest evidence of the earliest violation found (its
+    /// probe). None when no violation carries timed evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_violation_ns: Option<u64>,
 }
 
 impl CheckResult {
@@ -108,12 +113,16 @@ impl CheckResult {
             unknowns: 0,
             unknown_examples: Vec::new(),
             notes: Vec::new(),
+            first_violation_ns: None,
         }
     }
 
     /// Records a violation (kept in full up to [`MAX_KEPT`]); the verdict becomes violated.
     pub fn violation(&mut self, f: Finding) {
         self.violations += 1;
+        if let Some(at) = f.evidence.iter().map(|e| e.t).max() {
+            self.first_violation_ns = Some(self.first_violation_ns.map_or(at, |t| t.min(at)));
+        }
         if self.examples.len() < MAX_KEPT {
             self.examples.push(f);
         }

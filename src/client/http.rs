@@ -98,6 +98,32 @@ struct RefusedAnswer {
     event_count: i64,
 }
 
+/// What the bench tells a request about itself: the op id and key (read
+/// by the fault proxy, to draw and record its faults per op), and the
+/// test-only fault hook header for the reference server.
+#[derive(Debug, Clone, Default)]
+pub struct Tag {
+    /// Op id in the history.
+    pub op: u64,
+    /// The op's deterministic key ([`crate::nemesis::op_key`]).
+    pub key: u64,
+    /// `x-specstorm-fault` value, if the nemesis chose crash or pause.
+    pub hook: Option<String>,
+}
+
+impl Tag {
+    fn apply(&self, req: reqwest::RequestBuilder, f: &str) -> reqwest::RequestBuilder {
+        let req = req
+            .header("x-specstorm-op", self.op)
+            .header("x-specstorm-key", self.key)
+            .header("x-specstorm-f", f);
+        match &self.hook {
+            Some(h) => req.header(crate::server::routes::FAULT_HEADER, h),
+            None => req,
+        }
+    }
+}
+
 /// A client of one service: connection reuse (keep-alive pool), connect and
 /// request timeouts.
 #[derive(Clone)]
@@ -150,14 +176,19 @@ impl HttpClient {
     }
 
     /// `POST /v1/events`: one ingest attempt.
-    pub async fn ingest(&self, op: &IngestOp) -> Answer {
+    /// `tag` (None outside a run) names the op to the fault proxy and
+    /// carries the fault hook.
+    pub async fn ingest(&self, op: &IngestOp, tag: Option<&Tag>) -> Answer {
         let body = EventBody {
             id: &op.event_id,
             project: &op.project,
             fingerprint: &op.fingerprint,
             message: &op.message,
         };
-        let req = self.client.post(self.url(&["v1", "events"])).json(&body);
+        let mut req = self.client.post(self.url(&["v1", "events"])).json(&body);
+        if let Some(t) = tag {
+            req = t.apply(req, "ingest");
+        }
         let (status, retry_after, text) = match exchange(req).await {
             Ok(x) => x,
             Err(a) => return a,
@@ -183,10 +214,13 @@ impl HttpClient {
     /// `POST /v1/groups/{group_id}/resolve`: 200 resolved (ok, with the
     /// count), 409 refused (fail, and a probe: status and count), 404 no
     /// such group (fail).
-    pub async fn resolve(&self, group_id: &str) -> Answer {
-        let req = self
+    pub async fn resolve(&self, group_id: &str, tag: Option<&Tag>) -> Answer {
+        let mut req = self
             .client
             .post(self.url(&["v1", "groups", group_id, "resolve"]));
+        if let Some(t) = tag {
+            req = t.apply(req, "resolve");
+        }
         let (status, retry_after, text) = match exchange(req).await {
             Ok(x) => x,
             Err(a) => return a,
@@ -339,7 +373,16 @@ fn by_status(status: StatusCode, body: &str, retry_after: Option<Duration>, what
             retry_after: Some(retry_after.unwrap_or(Duration::from_millis(100))),
             ..Answer::error(CompletionType::Fail, format!("{status}: too many requests"))
         },
-        500..=599 => Answer::error(CompletionType::Info, format!("{status} {}", excerpt(body))),
+        500..=599 => {
+            let mut a = Answer::error(CompletionType::Info, format!("{status} {}", excerpt(body)));
+            // The reference server's fault hook says where it crashed.
+            if status.as_u16() == 500 {
+                a.result.crashed_after = serde_json::from_str::<serde_json::Value>(body)
+                    .ok()
+                    .and_then(|v| v.get("crashed_after")?.as_str().map(str::to_owned));
+            }
+            a
+        }
         _ => Answer::nonconforming(what, status, body),
     }
 }

@@ -6,7 +6,7 @@
 use crate::scenario::Target;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,68 +20,80 @@ pub struct SpawnedServer {
     child: Option<Child>,
     /// Its base URL (`http://127.0.0.1:PORT`).
     pub url: String,
+    launch: Launch,
+}
+
+/// How the server was started, to start it again after a kill.
+struct Launch {
+    variant: String,
+    db: PathBuf,
+    target: Target,
+    log: PathBuf,
+    fault_hooks: bool,
 }
 
 impl SpawnedServer {
     /// Starts `specstorm serve --variant VARIANT --db DB --addr 127.0.0.1:0`
-    /// with the target's pragmas and worker count; its request log goes to
-    /// `log`. Errors: it cannot be started or does not say where it
-    /// listens within 20 s (with what it printed).
-    pub fn start(variant: &str, db: &Path, target: &Target, log: &Path) -> Result<Self, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find my own binary: {e}"))?;
-        let log_file = std::fs::File::create(log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let mut child = Command::new(exe)
-            .arg("serve")
-            .arg("--variant")
-            .arg(variant)
-            .arg("--db")
-            .arg(db)
-            .args(["--addr", "127.0.0.1:0"])
-            .args(["--workers", &target.server_workers.to_string()])
-            .args(["--journal-mode", &target.journal_mode])
-            .args(["--synchronous", &target.synchronous])
-            .args([
-                "--busy-timeout",
-                &humantime::format_duration(target.busy_timeout).to_string(),
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log_file)
-            // Its own process group: a Ctrl-C at the terminal stops the run
-            // gracefully, and the run still needs the server for the audit.
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("cannot start the reference server: {e}"))?;
-        let stdout = child.stdout.take().expect("piped");
-        // Read the first line on a thread, so a silent server cannot hang us.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let mut server = SpawnedServer {
-            child: Some(child),
-            url: String::new(),
+    /// with the target's pragmas and worker count (and `--fault-hooks`
+    /// when the nemesis drives crash or pause faults through it); its
+    /// request log goes to `log`. Errors: it cannot be started or does not
+    /// say where it listens within 20 s (with what it printed).
+    pub fn start(
+        variant: &str,
+        db: &Path,
+        target: &Target,
+        log: &Path,
+        fault_hooks: bool,
+    ) -> Result<Self, String> {
+        let launch = Launch {
+            variant: variant.to_string(),
+            db: db.to_path_buf(),
+            target: target.clone(),
+            log: log.to_path_buf(),
+            fault_hooks,
         };
-        let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
-        match line.trim().strip_prefix("listening on ") {
-            Some(url) => {
-                server.url = url.to_string();
-                Ok(server)
-            }
-            None => {
-                server.stop();
-                let log = std::fs::read_to_string(log).unwrap_or_default();
-                Err(format!(
-                    "the reference server did not start: {}",
-                    crate::client::http::excerpt(log.trim())
-                ))
-            }
-        }
+        let (child, url) = launch.spawn("127.0.0.1:0", false)?;
+        Ok(SpawnedServer {
+            child: Some(child),
+            url,
+            launch,
+        })
     }
 
+    /// SIGKILL: the server dies at once, mid-request, as a crashed process
+    /// does (the kill nemesis). Returns its pid; waits until it is gone.
+    pub fn kill(&mut self) -> Option<u32> {
+        let mut child = self.child.take()?;
+        let pid = child.id();
+        let _ = child.kill();
+        let _ = child.wait();
+        Some(pid)
+    }
+
+    /// Starts the server again on the same address and database (after
+    /// [`SpawnedServer::kill`]). Errors: as for [`SpawnedServer::start`],
+    /// after a few tries (the port may take a moment to be free).
+    pub fn restart(&mut self) -> Result<u32, String> {
+        self.kill();
+        let addr = self
+            .url
+            .strip_prefix("http://")
+            .unwrap_or(&self.url)
+            .to_string();
+        let mut last = String::new();
+        for _ in 0..20 {
+            match self.launch.spawn(&addr, true) {
+                Ok((child, _)) => {
+                    let pid = child.id();
+                    self.child = Some(child);
+                    return Ok(pid);
+                }
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(last)
+    }
     /// Whether the server process is still running.
     pub fn alive(&mut self) -> bool {
         self.child
@@ -114,5 +126,67 @@ impl SpawnedServer {
 impl Drop for SpawnedServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+impl Launch {
+    /// Spawns the server on `addr`; returns it and the URL it printed.
+    fn spawn(&self, addr: &str, append: bool) -> Result<(Child, String), String> {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find my own binary: {e}"))?;
+        let log_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(append)
+            .write(true)
+            .truncate(!append)
+            .open(&self.log)
+            .map_err(|e| format!("cannot create {}: {e}", self.log.display()))?;
+        let t = &self.target;
+        let mut cmd = Command::new(exe);
+        cmd.arg("serve")
+            .arg("--variant")
+            .arg(&self.variant)
+            .arg("--db")
+            .arg(&self.db)
+            .args(["--addr", addr])
+            .args(["--workers", &t.server_workers.to_string()])
+            .args(["--journal-mode", &t.journal_mode])
+            .args(["--synchronous", &t.synchronous])
+            .args([
+                "--busy-timeout",
+                &humantime::format_duration(t.busy_timeout).to_string(),
+            ]);
+        if self.fault_hooks {
+            cmd.arg("--fault-hooks");
+        }
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log_file)
+            // Its own process group: a Ctrl-C at the terminal stops the run
+            // gracefully, and the run still needs the server for the audit.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start the reference server: {e}"))?;
+        let stdout = child.stdout.take().expect("piped");
+        // Read the first line on a thread, so a silent server cannot hang us.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
+        match line.trim().strip_prefix("listening on ") {
+            Some(url) => Ok((child, url.to_string())),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                Err(format!(
+                    "the reference server did not start: {}",
+                    crate::client::http::excerpt(log.trim())
+                ))
+            }
+        }
     }
 }

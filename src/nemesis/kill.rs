@@ -1,1 +1,134 @@
-//! (stub) kill fault.
+//! The kill nemesis: SIGKILL the spawned reference server on the fault's
+//! period, wait its down time, and start it again on the same address and
+//! database file. Nothing committed may be lost across it (TypeOK checks
+//! that every acknowledged event is in the final tables); requests in
+//! flight at the kill end `info` (reset) and the client resends them.
+//!
+//! The history gets `start` once the process is gone (nothing of it runs
+//! after that instant: the checkers close indeterminate ops' windows
+//! there) and `stop` just before the new process is spawned.
+
+use super::Recorder;
+use crate::client::spawn::SpawnedServer;
+use crate::history::FaultAction;
+use crate::scenario::Fault;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The running kill nemesis (one thread per kill fault).
+pub struct KillNemesis {
+    done: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<()>>,
+    /// Why a restart failed, if one did (the run then exits 3).
+    pub failure: Arc<Mutex<Option<String>>>,
+}
+
+impl KillNemesis {
+    /// Starts one thread per `(index, fault)` of kind kill; `load_start` is
+    /// the clock ns at which the load started.
+    pub fn start(
+        server: Arc<Mutex<SpawnedServer>>,
+        faults: Vec<(u32, Fault)>,
+        recorder: Recorder,
+        load_start: u64,
+    ) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let failure = Arc::new(Mutex::new(None));
+        let handles = faults
+            .into_iter()
+            .map(|(i, f)| {
+                let (server, recorder, done, failure) = (
+                    server.clone(),
+                    recorder.clone(),
+                    done.clone(),
+                    failure.clone(),
+                );
+                std::thread::Builder::new()
+                    .name(format!("nemesis-kill-{i}"))
+                    .spawn(move || {
+                        run(&server, i, &f, &recorder, load_start, &done, &failure)
+                    })
+                    .expect("spawn the kill nemesis")
+            })
+            .collect();
+        KillNemesis {
+            done,
+            handles,
+            failure,
+        }
+    }
+
+    /// Stops the nemesis; a server it left down is started again first.
+    pub fn stop(mut self) -> Option<String> {
+        self.done.store(true, Ordering::Release);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+        self.failure.lock().expect("failure").clone()
+    }
+}
+
+/// Sleeps until `until` (clock ns) unless `done` is set first; false if it was.
+pub(super) fn sleep_until(recorder: &Recorder, until: u64, done: &AtomicBool) -> bool {
+    loop {
+        if done.load(Ordering::Acquire) {
+            return false;
+        }
+        let now = recorder.clock.now();
+        if now >= until {
+            return true;
+        }
+        std::thread::sleep(Duration::from_nanos((until - now).min(20_000_000)));
+    }
+}
+
+fn run(
+    server: &Mutex<SpawnedServer>,
+    index: u32,
+    f: &Fault,
+    recorder: &Recorder,
+    load_start: u64,
+    done: &AtomicBool,
+    failure: &Mutex<Option<String>>,
+) {
+    let every = f.every.unwrap_or(Duration::from_secs(5)).as_nanos() as u64;
+    let down = f.delay.unwrap_or(Duration::from_millis(500));
+    let mut next = load_start + f.start.as_nanos() as u64 + every;
+    loop {
+        if !sleep_until(recorder, next, done) {
+            return;
+        }
+        let since = Duration::from_nanos(next - load_start);
+        if f.stop.is_some_and(|s| since >= s) {
+            return;
+        }
+        let pid = server.lock().expect("server").kill();
+        recorder.record(
+            index,
+            FaultAction::Start,
+            None,
+            None,
+            None,
+            Some(format!("SIGKILL pid {}", pid.unwrap_or(0))),
+        );
+        // The down time is served even when the load stops meanwhile: the
+        // audit needs the server back, and it comes back below.
+        std::thread::sleep(down);
+        recorder.record(
+            index,
+            FaultAction::Stop,
+            None,
+            None,
+            None,
+            Some(format!("restart after {down:?}")),
+        );
+        if let Err(e) = server.lock().expect("server").restart() {
+            *failure.lock().expect("failure") =
+                Some(format!("the reference server could not be restarted: {e}"));
+            return;
+        }
+        next += every;
+    }
+}

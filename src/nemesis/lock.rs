@@ -1,1 +1,108 @@
-//! (stub) lock fault.
+//! The lock nemesis: a connection of its own that takes SQLite's write
+//! lock (`BEGIN IMMEDIATE`) on the fault's period and holds it for `hold`,
+//! so that the workers' statements meet `SQLITE_BUSY` once their
+//! busy_timeout runs out (set it small to get storms). Such steps fail
+//! without applying anything, and their ops end `fail` or `info` by the
+//! usual rule; the history gets `start` when the lock is taken and `stop`
+//! when it is released.
+
+use super::kill::sleep_until;
+use super::Recorder;
+use crate::client::sqlite;
+use crate::history::FaultAction;
+use crate::scenario::{Fault, SqliteTarget};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The running lock nemesis (one thread per lock fault).
+pub struct LockNemesis {
+    done: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl LockNemesis {
+    /// Starts one thread per `(index, fault)` of kind lock on the database
+    /// at `db`; `load_start` is the clock ns at which the load started.
+    pub fn start(
+        db: PathBuf,
+        target: SqliteTarget,
+        faults: Vec<(u32, Fault)>,
+        recorder: Recorder,
+        load_start: u64,
+    ) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let handles = faults
+            .into_iter()
+            .map(|(i, f)| {
+                let (db, target, recorder, done) =
+                    (db.clone(), target.clone(), recorder.clone(), done.clone());
+                std::thread::Builder::new()
+                    .name(format!("nemesis-lock-{i}"))
+                    .spawn(move || run(&db, &target, i, &f, &recorder, load_start, &done))
+                    .expect("spawn the lock nemesis")
+            })
+            .collect();
+        LockNemesis { done, handles }
+    }
+
+    /// Stops the nemesis (a lock it holds is released first).
+    pub fn stop(mut self) {
+        self.done.store(true, Ordering::Release);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+fn run(
+    db: &PathBuf,
+    target: &SqliteTarget,
+    index: u32,
+    f: &Fault,
+    recorder: &Recorder,
+    load_start: u64,
+    done: &AtomicBool,
+) {
+    let every = f.every.unwrap_or(Duration::from_secs(2)).as_nanos() as u64;
+    let hold = f.hold.unwrap_or(Duration::from_millis(200));
+    // The nemesis waits as long as it would hold the lock to get it.
+    let mut mine = target.clone();
+    mine.busy_timeout = hold.max(Duration::from_millis(100));
+    let conn = match sqlite::open(db, &mine) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!("lock nemesis: cannot open {}: {e}", db.display());
+            return;
+        }
+    };
+    let mut next = load_start + f.start.as_nanos() as u64 + every;
+    loop {
+        if !sleep_until(recorder, next, done) {
+            return;
+        }
+        let since = Duration::from_nanos(next - load_start);
+        if f.stop.is_some_and(|s| since >= s) {
+            return;
+        }
+        next += every;
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            tracing::debug!("lock nemesis: could not take the write lock: {e}");
+            continue;
+        }
+        recorder.record(
+            index,
+            FaultAction::Start,
+            None,
+            None,
+            None,
+            Some(format!("write lock held for {hold:?}")),
+        );
+        let until = recorder.clock.now() + hold.as_nanos() as u64;
+        sleep_until(recorder, until, done);
+        let _ = conn.execute_batch("COMMIT");
+        recorder.record(index, FaultAction::Stop, None, None, None, None);
+    }
+}

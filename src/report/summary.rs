@@ -74,6 +74,10 @@ pub struct InvariantSummary {
     /// The first violation's (or else the first unknown's) explanation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
+    /// Time to the first violation: when it became visible, s after the
+    /// run started (its probe's instant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_violation_s: Option<f64>,
 }
 
 /// Where the run came from and how to run it again (cli.md).
@@ -152,6 +156,10 @@ pub struct Summary {
     pub invariants: BTreeMap<String, InvariantSummary>,
     /// Stranded events (groups.md; reported, fails no run by default).
     pub stranded_events: Stranded,
+    /// Faults injected per kind (`[[faults]]`; absent without a schedule):
+    /// per-op injections, and for kill and lock the times they began.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub faults_injected: BTreeMap<String, u64>,
     /// What the run exercised; a gap makes it inconclusive (exit 4).
     pub coverage: Coverage,
     /// The history file: `file`, `bytes`, `ops`, `unfinished_ops`, ...
@@ -237,6 +245,9 @@ pub fn invariants(results: &[CheckResult]) -> BTreeMap<String, InvariantSummary>
                     violations: r.violations,
                     unknowns: r.unknowns,
                     first,
+                    first_violation_s: r
+                        .first_violation_ns
+                        .map(|ns| (ns as f64 / 1e6).round() / 1e3),
                 },
             )
         })

@@ -71,6 +71,10 @@ pub struct ServeOptions {
     pub synchronous: String,
     /// `PRAGMA busy_timeout`.
     pub busy_timeout: Duration,
+    /// Honour the test-only `x-specstorm-fault` request header (crash and
+    /// pause between steps, driven by the bench). Off by default: a server
+    /// in production must never crash on a client's say-so.
+    pub fault_hooks: bool,
 }
 
 /// Why the server could not run; maps to the CLI's exit codes.
@@ -135,6 +139,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         pool: pool.clone(),
         db: opts.db.clone(),
         target,
+        fault_hooks: opts.fault_hooks,
     });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -6,6 +6,7 @@
 //! SQLite never runs on the async runtime's threads.
 
 use crate::history::{CompletionType, OpResult};
+use crate::nemesis::OpFaults;
 use crate::runtime::{run_steps, wall_ms};
 use crate::statements::GroupsVariant;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
@@ -36,6 +37,8 @@ pub enum Op {
 
 struct Job {
     op: Op,
+    /// Test-only fault hook: pauses and a crash between the op's steps.
+    faults: OpFaults,
     reply: oneshot::Sender<OpAnswer>,
     /// Held until the job is answered: bounds the jobs queued or running
     /// to the channel's capacity, so a send never blocks the runtime.
@@ -82,7 +85,7 @@ impl Pool {
     }
 
     /// Runs `op` on some worker and waits (asynchronously) for its answer.
-    pub async fn run(&self, op: Op) -> Result<OpAnswer, SubmitError> {
+    pub async fn run(&self, op: Op, faults: OpFaults) -> Result<OpAnswer, SubmitError> {
         let tx = self.sender().ok_or(SubmitError::Closed)?;
         let permit = self
             .permits
@@ -93,6 +96,7 @@ impl Pool {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             op,
+            faults,
             reply,
             _permit: permit,
         };
@@ -139,9 +143,11 @@ fn worker(variant: &GroupsVariant, conn: Connection, rx: Receiver<Job>) {
                     &conn,
                     &variant.ingest,
                     op.builtins(wall_ms()),
+                    &job.faults,
                     || false,
                     || 0,
                     |_, _, _, _| {},
+                    |_, _, _| {},
                     |m, n| ingest_result(m, n, counting),
                 )
             }
@@ -149,9 +155,11 @@ fn worker(variant: &GroupsVariant, conn: Connection, rx: Receiver<Job>) {
                 &conn,
                 &variant.resolve,
                 op.builtins(wall_ms()),
+                &job.faults,
                 || false,
                 || 0,
                 |_, _, _, _| {},
+                |_, _, _| {},
                 resolve_result,
             ),
         };

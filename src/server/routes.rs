@@ -7,11 +7,12 @@ use super::export;
 use super::pool::{Op, OpAnswer, Pool};
 use crate::history::CompletionType;
 use crate::scenario::SqliteTarget;
-use crate::statements::GroupsVariant;
+use crate::nemesis::OpFaults;
+use crate::statements::{GroupsVariant, OpProgram};
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -20,7 +21,7 @@ use serde::Deserialize;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio_stream::wrappers::ReceiverStream;
 
 /// What every handler shares.
@@ -33,6 +34,8 @@ pub struct AppState {
     pub db: PathBuf,
     /// Pragmas of every connection.
     pub target: SqliteTarget,
+    /// Obey the test-only `x-specstorm-fault` header.
+    pub fault_hooks: bool,
 }
 
 /// The router of contract v1 (groups), with request logging.
@@ -97,7 +100,65 @@ fn unavailable(a: &OpAnswer) -> Response {
     error(StatusCode::SERVICE_UNAVAILABLE, why)
 }
 
-async fn ingest(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
+/// The test-only fault hook header: `crash-after=STEP` and/or
+/// `pause=STEP:NANOS`, separated by `;` (the bench's decisions for this op,
+/// made by its fault plan). Unknown step names are ignored.
+pub const FAULT_HEADER: &str = "x-specstorm-fault";
+
+/// The header value for `faults` on `program` (step names by index).
+pub fn fault_header(faults: &OpFaults, program: &OpProgram) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some((i, _)) = faults.crash_after {
+        parts.push(format!("crash-after={}", program.steps[i].name));
+    }
+    for (i, d, _) in &faults.pauses {
+        parts.push(format!("pause={}:{}", program.steps[*i].name, d.as_nanos()));
+    }
+    (!parts.is_empty()).then(|| parts.join(";"))
+}
+
+/// Reads the fault hook header (only when the server was started with
+/// `--fault-hooks`) into decisions on `program`'s steps.
+fn hook_faults(st: &AppState, headers: &HeaderMap, program: &OpProgram) -> OpFaults {
+    let mut out = OpFaults::default();
+    if !st.fault_hooks {
+        return out;
+    }
+    let Some(v) = headers.get(FAULT_HEADER).and_then(|v| v.to_str().ok()) else {
+        return out;
+    };
+    let index = |name: &str| program.steps.iter().position(|s| s.name == name);
+    for part in v.split(';').map(str::trim) {
+        if let Some(step) = part.strip_prefix("crash-after=") {
+            out.crash_after = index(step).map(|i| (i, 0));
+        } else if let Some(rest) = part.strip_prefix("pause=") {
+            if let Some((step, ns)) = rest.rsplit_once(':') {
+                if let (Some(i), Ok(ns)) = (index(step), ns.parse::<u64>()) {
+                    out.pauses.push((i, Duration::from_nanos(ns), 0));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A crashed op: 500, and what the hook did, so the bench can tell the
+/// crash from any other 5xx (both are `info` to it).
+fn crashed(a: &OpAnswer) -> Option<Response> {
+    let step = a.result.crashed_after.as_ref()?;
+    Some(
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({
+                "error": format!("crashed by the fault hook after step {step}"),
+                "crashed_after": step,
+            })),
+        )
+            .into_response(),
+    )
+}
+
+async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
     let ev = match parse_body(&body) {
         Ok(ev) => ev,
         Err((status, why)) => return error(status, why),
@@ -119,11 +180,16 @@ async fn ingest(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
         attempt: 0,
         intended_ns: None,
         group: 0,
+        key: 0,
     };
-    let a = match st.pool.run(Op::Ingest(op)).await {
+    let faults = hook_faults(&st, &headers, &st.variant.ingest);
+    let a = match st.pool.run(Op::Ingest(op), faults).await {
         Ok(a) => a,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     };
+    if let Some(r) = crashed(&a) {
+        return r;
+    }
     match (a.kind, a.result.accepted) {
         (CompletionType::Ok, Some(accepted)) => (
             StatusCode::OK,
@@ -134,17 +200,26 @@ async fn ingest(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
     }
 }
 
-async fn resolve(State(st): State<Arc<AppState>>, Path(g): Path<String>) -> Response {
+async fn resolve(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(g): Path<String>,
+) -> Response {
     let op = ResolveOp {
         project: String::new(),
         fingerprint: String::new(),
         group_id: g,
         group: 0,
+        key: 0,
     };
-    let a = match st.pool.run(Op::Resolve(op)).await {
+    let faults = hook_faults(&st, &headers, &st.variant.resolve);
+    let a = match st.pool.run(Op::Resolve(op), faults).await {
         Ok(a) => a,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     };
+    if let Some(r) = crashed(&a) {
+        return r;
+    }
     let r = &a.result;
     match (a.kind, r.resolved, r.error.is_none()) {
         (CompletionType::Ok, Some(true), true) => (

@@ -26,6 +26,9 @@ pub struct IngestOp {
     pub intended_ns: Option<u64>,
     /// Index of the group in the scenario's key space (0 outside a run).
     pub group: u64,
+    /// The op's deterministic identity for the fault plan
+    /// ([`crate::nemesis::op_key`]; 0 outside a run).
+    pub key: u64,
 }
 
 impl IngestOp {
@@ -53,6 +56,9 @@ pub struct ResolveOp {
     pub group_id: String,
     /// Index of the group in the scenario's key space (0 outside a run).
     pub group: u64,
+    /// The op's deterministic identity for the fault plan
+    /// ([`crate::nemesis::op_key`]; 0 outside a run).
+    pub key: u64,
 }
 
 impl ResolveOp {
