@@ -6,16 +6,16 @@
 //! request timeout away.
 
 use crate::client::http::{Answer, HttpClient, Tag};
-use crate::history::FaultAction;
-use crate::nemesis::Recorder;
-use crate::scenario::FaultKind;
-use crate::server::routes::fault_header;
-use crate::statements::OpProgram;
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
+use crate::history::FaultAction;
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
+use crate::nemesis::Recorder;
 use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan, Progress};
+use crate::scenario::FaultKind;
 use crate::scenario::Scenario;
+use crate::server::routes::fault_header;
+use crate::statements::OpProgram;
 use crate::stats::Stats;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -525,8 +525,7 @@ fn http_phase(
     };
     // A client's pooled connections belong to the runtime that opened them:
     // each runtime below gets a client of its own, or requests hang.
-    let client_of =
-        |url: &str| HttpClient::new(url, t.connect_timeout, t.request_timeout);
+    let client_of = |url: &str| HttpClient::new(url, t.connect_timeout, t.request_timeout);
     let probe = client_of(&url)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

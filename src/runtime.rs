@@ -6,15 +6,15 @@
 
 use crate::client::sqlite::{exec_step, StepError};
 use crate::generator::{IngestGenerator, ResolveGenerator, LATER_WINDOW};
-use crate::nemesis::{draw_rng, OpFaults, Recorder};
-use rand::RngExt;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
+use crate::nemesis::{draw_rng, OpFaults, Recorder};
 use crate::scenario::{LoadModel, Scenario};
 use crate::statements::{GroupsVariant, OpProgram};
 use crate::stats::Stats;
 use crate::workload::groups::{ingest_result, resolve_result};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
+use rand::RngExt;
 use rusqlite::Connection;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -340,11 +340,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
             // The client of a dead worker sends the event again later.
             let lag = draw_rng(plan.scenario.seed, u32::MAX, op.key, 0)
                 .random_range(1..=LATER_WINDOW / 4);
-            shared
-                .gen
-                .lock()
-                .expect("generator lock")
-                .requeue(&op, lag);
+            shared.gen.lock().expect("generator lock").requeue(&op, lag);
         }
         let from = op.intended_ns.unwrap_or(result.0);
         stats.record(OpKind::Ingest, kind, result.1.saturating_sub(from));
@@ -443,9 +439,12 @@ fn drive<'p>(
                 Some(d) => format!("pause {d:?} before {step}"),
                 None => format!("crash after {step}"),
             };
-            batch
-                .borrow_mut()
-                .push(&plan.nemesis.inject_entry(fault, op, Some(step), Some(detail)));
+            batch.borrow_mut().push(&plan.nemesis.inject_entry(
+                fault,
+                op,
+                Some(step),
+                Some(detail),
+            ));
         },
         interpret,
     );

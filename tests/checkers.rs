@@ -1644,3 +1644,278 @@ fn sim_naive_violations_are_found_and_real() {
     );
     eprintln!("naive: {found} violations found, {dirty_runs} runs observed dirty");
 }
+
+// ---------------------------------------------------------------------------
+// Faults (the nemesis): what fault entries and crashes do to the verdicts
+// ---------------------------------------------------------------------------
+
+use specstorm::history::{FaultAction, FaultEntry};
+use specstorm::scenario::FaultKind;
+
+impl Hist {
+    fn fault(
+        &mut self,
+        t: u64,
+        kind: FaultKind,
+        action: FaultAction,
+        op: Option<u64>,
+    ) -> &mut FaultEntry {
+        self.entries.push(Entry::Fault(FaultEntry {
+            t,
+            fault: 0,
+            kind,
+            action,
+            op,
+            step: None,
+            forwarded: None,
+            detail: None,
+        }));
+        match self.entries.last_mut() {
+            Some(Entry::Fault(f)) => f,
+            _ => unreachable!(),
+        }
+    }
+
+    fn proxied(&mut self, t: u64, op: u64, forwarded: bool, detail: &str) {
+        let f = self.fault(t, FaultKind::Proxy, FaultAction::Inject, Some(op));
+        f.forwarded = Some(forwarded);
+        f.detail = Some(detail.into());
+    }
+}
+
+fn crashed_res(step: &str) -> OpResult {
+    OpResult {
+        error: Some(format!("crash fault after step {step}")),
+        crashed_after: Some(step.into()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn crash_after_s1_strands_the_event_by_cause_and_breaks_nothing() {
+    // Step log: e2's worker crashed after s1; its retry stopped at s1
+    // (duplicate). The row is there, never counted: stranded, by "crash".
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    let op = h.ingest(
+        "e2",
+        "f1",
+        20,
+        vec![st("s1", 21, 22, 1)],
+        End::Info(23, crashed_res("s1")),
+    );
+    h.ingest_duplicate("e2", "f1", 30);
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
+    let (results, s) = all(&h, &t);
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    }
+    assert_eq!(s.total, 1, "{s:?}");
+    assert_eq!(
+        s.by_cause,
+        BTreeMap::from([("crash after step s1".to_string(), 1)])
+    );
+    assert_eq!(s.examples, vec![("e2".to_string(), op)]);
+    // A count of 2 would be a double count or a count from nowhere: the
+    // step log says e2 was never counted (no Maybe), so CountExact fails.
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 2)]);
+    assert_eq!(count_exact(&h, &t).verdict, Verdict::Violated);
+}
+
+#[test]
+fn crash_after_the_counting_step_is_done_and_not_stranded() {
+    let mut h = Hist::new(true, 2);
+    h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![
+            st("s1", 11, 12, 1),
+            st("s2", 13, 14, 1),
+            st("s3", 15, 16, 1),
+        ],
+        End::Info(17, crashed_res("s3")),
+    );
+    let t = tables(&[("e1", "f1")], &[("f1", "open", 1)]);
+    let (results, s) = all(&h, &t);
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    }
+    assert_eq!(s.total, 0, "{s:?}");
+    // And it is Done, not Maybe: a count of 0 is a lost increment.
+    let t = tables(&[("e1", "f1")], &[("f1", "open", 0)]);
+    assert_eq!(count_exact(&h, &t).verdict, Verdict::Violated);
+}
+
+/// e1, e2 counted; R returned 1 after e1; `q` is an indeterminate resolve
+/// (made by `make_q`); the final row is (resolved, 2): only Q can explain it.
+fn q_history(step_log: bool, make_q: impl FnOnce(&mut Hist) -> u64) -> (Hist, u64) {
+    let mut h = Hist::new(step_log, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.resolve_ok("f1", 20, 1);
+    h.ingest_counted("e2", "f1", 30);
+    let q = make_q(&mut h);
+    (h, q)
+}
+
+fn final_resolved_2() -> Tables {
+    tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)])
+}
+
+#[test]
+fn step_log_resolve_crashed_before_its_update_is_no_unknown() {
+    // A crash after the (refused, 0-change) update: the log says the op
+    // changed nothing, so it explains nothing: violated, not unknown.
+    let (h, _) = q_history(true, |h| {
+        h.op(
+            OpKind::Resolve,
+            None,
+            "f1",
+            50,
+            vec![st("update", 51, 52, 0)],
+            End::Info(53, crashed_res("update")),
+        )
+    });
+    let r = nmr(&h, &final_resolved_2());
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (1, 0));
+}
+
+#[test]
+fn step_log_resolve_crashed_after_its_update_applied_is_unknown() {
+    // The update applied (1 row) and the worker died before answering: it
+    // may be the resolve that returned 2, so unknown, never violated.
+    let (h, q) = q_history(true, |h| {
+        h.op(
+            OpKind::Resolve,
+            None,
+            "f1",
+            50,
+            vec![St {
+                rows: 1,
+                ..st("update", 51, 52, 1)
+            }],
+            End::Info(53, crashed_res("update")),
+        )
+    });
+    let r = nmr(&h, &final_resolved_2());
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (0, 1));
+    assert!(expls(&r).contains(&format!("[{q}]")), "{r:?}");
+}
+
+#[test]
+fn busy_resolve_that_changed_nothing_is_no_unknown() {
+    // Lock pressure: the update failed with SQLITE_BUSY (nothing applied).
+    let (h, _) = q_history(true, |h| {
+        h.op(
+            OpKind::Resolve,
+            None,
+            "f1",
+            50,
+            vec![err_st("update", 51, 52, "database is locked", false)],
+            End::Fail(53, err_res("step update: database is locked")),
+        )
+    });
+    let r = nmr(&h, &final_resolved_2());
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+}
+
+/// Without a step log: Q is an `info` resolve invoked at 50, seen to end at 55.
+fn remote_q(extra: impl FnOnce(&mut Hist, u64)) -> Hist {
+    let (mut h, q) = q_history(false, |h| h.resolve_info("f1", 50, Some(55)));
+    extra(&mut h, q);
+    h
+}
+
+#[test]
+fn remote_info_resolve_is_open_ended_unknown_without_fault_entries() {
+    let h = remote_q(|_, _| {});
+    let r = nmr(&h, &final_resolved_2());
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+}
+
+#[test]
+fn proxy_reset_before_forwarding_means_no_effect() {
+    // The proxy never forwarded Q: it explains nothing, so violated.
+    let h = remote_q(|h, q| h.proxied(52, q, false, "reset"));
+    let r = nmr(&h, &final_resolved_2());
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!((r.violations, r.unknowns), (1, 0));
+}
+
+#[test]
+fn proxy_drop_response_closes_the_window_at_the_drop() {
+    // The server answered Q before the proxy dropped the answer at 53; a
+    // successful resolve R2 [61, 63] that returned 1 came after: Q cannot
+    // be the last one, so the probe is violated, not unknown.
+    let h = remote_q(|h, q| {
+        h.proxied(53, q, true, "drop_response (upstream 200)");
+        h.resolve_ok("f1", 60, 1);
+    });
+    let r = nmr(&h, &final_resolved_2());
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    // The same with the drop recorded after R2 began: Q may be last.
+    let h = remote_q(|h, q| {
+        h.proxied(62, q, true, "drop_response (upstream 200)");
+        h.resolve_ok("f1", 60, 1);
+    });
+    assert_eq!(nmr(&h, &final_resolved_2()).verdict, Verdict::Unknown);
+}
+
+#[test]
+fn proxy_latency_note_narrows_nothing() {
+    // A delayed request is recorded before it is forwarded: no narrowing.
+    let h = remote_q(|h, q| {
+        h.proxied(51, q, true, "latency 5ms");
+        h.resolve_ok("f1", 60, 1);
+    });
+    assert_eq!(nmr(&h, &final_resolved_2()).verdict, Verdict::Unknown);
+}
+
+#[test]
+fn kill_closes_the_windows_of_the_killed_process() {
+    // Q invoked at 50, server killed at 52 (gone), Q seen failing at 55,
+    // restart begins at 58; R2 [61, 63] returned 1 after: violated.
+    let h = remote_q(|h, _| {
+        h.fault(52, FaultKind::Kill, FaultAction::Start, None);
+        h.fault(58, FaultKind::Kill, FaultAction::Stop, None);
+        h.resolve_ok("f1", 60, 1);
+    });
+    assert_eq!(nmr(&h, &final_resolved_2()).verdict, Verdict::Violated);
+    // Q ended after the restart began: it may have reached the new server.
+    let h = remote_q(|h, _| {
+        h.fault(52, FaultKind::Kill, FaultAction::Start, None);
+        h.fault(54, FaultKind::Kill, FaultAction::Stop, None);
+        h.resolve_ok("f1", 60, 1);
+    });
+    assert_eq!(nmr(&h, &final_resolved_2()).verdict, Verdict::Unknown);
+    // Q invoked while the server was down and ended before the restart:
+    // it reached no server at all.
+    let h = remote_q(|h, _| {
+        h.fault(45, FaultKind::Kill, FaultAction::Start, None);
+        h.fault(58, FaultKind::Kill, FaultAction::Stop, None);
+    });
+    assert_eq!(nmr(&h, &final_resolved_2()).verdict, Verdict::Violated);
+}
+
+#[test]
+fn proxy_reset_ingest_is_no_maybe() {
+    // Without a step log an `info` ingest is Maybe; one the proxy never
+    // forwarded is not, so a count that needs it is violated.
+    let build = |reset: bool| {
+        let mut h = Hist::new(false, 2);
+        h.ingest_counted("e1", "f1", 10);
+        let op = h.ingest("e2", "f1", 20, vec![], End::Info(30, err_res("reset")));
+        if reset {
+            h.proxied(25, op, false, "reset");
+        }
+        h
+    };
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 2)]);
+    assert_eq!(count_exact(&build(false), &t).verdict, Verdict::Holds);
+    assert_eq!(count_exact(&build(true), &t).verdict, Verdict::Violated);
+    // Either way a count of 1 holds (e2 may or may not have counted).
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
+    assert_eq!(count_exact(&build(false), &t).verdict, Verdict::Holds);
+}

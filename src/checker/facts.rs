@@ -230,7 +230,12 @@ impl Facts {
     /// runs nothing after the kill's `start` (taken once it was gone), and
     /// a request that began after the kill and ended before the restart's
     /// `stop` (taken before the new process was spawned) reached no server.
-    pub fn effect_window(&self, op: u64, invoke: u64, completed: Option<u64>) -> Option<Option<u64>> {
+    pub fn effect_window(
+        &self,
+        op: u64,
+        invoke: u64,
+        completed: Option<u64>,
+    ) -> Option<Option<u64>> {
         let mut end: Option<u64> = None;
         let mut narrow = |t: u64| end = Some(end.map_or(t, |e| e.min(t)));
         if let Some(&(forwarded, t)) = self.proxied.get(&op) {
@@ -386,16 +391,13 @@ impl Facts {
                 Some((CompletionType::Info, c)) => {
                     // A crash the server's fault hook reports ran nothing
                     // after its answer; other faults are judged at the end.
-                    self.pending_maybe.push((
-                        id.clone(),
-                        invoke.op,
-                        invoke.t,
-                        Some(c.t),
-                    ));
+                    self.pending_maybe
+                        .push((id.clone(), invoke.op, invoke.t, Some(c.t)));
                     (false, false, None)
                 }
                 None => {
-                    self.pending_maybe.push((id.clone(), invoke.op, invoke.t, None));
+                    self.pending_maybe
+                        .push((id.clone(), invoke.op, invoke.t, None));
                     (false, false, None)
                 }
             }

@@ -47,9 +47,7 @@ impl KillNemesis {
                 );
                 std::thread::Builder::new()
                     .name(format!("nemesis-kill-{i}"))
-                    .spawn(move || {
-                        run(&server, i, &f, &recorder, load_start, &done, &failure)
-                    })
+                    .spawn(move || run(&server, i, &f, &recorder, load_start, &done, &failure))
                     .expect("spawn the kill nemesis")
             })
             .collect();

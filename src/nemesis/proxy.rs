@@ -10,8 +10,14 @@ pub struct FaultProxy {
 
 impl FaultProxy {
     /// Stub.
-    pub fn start(upstream: &str, _recorder: Recorder, _load_start: u64) -> Result<FaultProxy, String> {
-        Ok(FaultProxy { url: upstream.to_string() })
+    pub fn start(
+        upstream: &str,
+        _recorder: Recorder,
+        _load_start: u64,
+    ) -> Result<FaultProxy, String> {
+        Ok(FaultProxy {
+            url: upstream.to_string(),
+        })
     }
     /// Stub.
     pub fn stop(&mut self) {}

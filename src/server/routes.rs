@@ -6,8 +6,8 @@
 use super::export;
 use super::pool::{Op, OpAnswer, Pool};
 use crate::history::CompletionType;
-use crate::scenario::SqliteTarget;
 use crate::nemesis::OpFaults;
+use crate::scenario::SqliteTarget;
 use crate::statements::{GroupsVariant, OpProgram};
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
 use axum::body::{Body, Bytes};
