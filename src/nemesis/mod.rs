@@ -279,3 +279,43 @@ impl Recorder {
         })
     }
 }
+
+/// Checks that every fault's `step` names a step of the ops it may hit
+/// (crash, pause; the ops' programs are `ingest` and `resolve`). Errors:
+/// the fault's index in `[[faults]]` and the reason, naming the steps
+/// there are.
+pub fn check_steps(
+    faults: &[Fault],
+    ingest: &crate::statements::OpProgram,
+    resolve: &crate::statements::OpProgram,
+) -> Result<(), (usize, String)> {
+    use crate::scenario::FaultOps;
+    for (i, f) in faults.iter().enumerate() {
+        let Some(step) = &f.step else { continue };
+        let programs: &[(&str, &crate::statements::OpProgram)] = match f.ops {
+            Some(FaultOps::Ingest) => &[("ingest", ingest)],
+            Some(FaultOps::Resolve) => &[("resolve", resolve)],
+            _ => &[("ingest", ingest), ("resolve", resolve)],
+        };
+        let found = programs
+            .iter()
+            .any(|(_, p)| p.steps.iter().any(|s| &s.name == step));
+        if !found {
+            let names: Vec<String> = programs
+                .iter()
+                .map(|(op, p)| {
+                    let steps: Vec<&str> = p.steps.iter().map(|s| s.name.as_str()).collect();
+                    format!("{op}: {}", steps.join(", "))
+                })
+                .collect();
+            return Err((
+                i,
+                format!(
+                    "`faults[{i}].step` = {step:?} is no step of the ops it may hit (the variant's steps are {})",
+                    names.join("; ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

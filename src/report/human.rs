@@ -77,11 +77,26 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
         s.resolves.get("resolved").copied().unwrap_or(0),
         s.resolves.get("refused").copied().unwrap_or(0)
     );
+    if !s.faults_injected.is_empty() {
+        let f: Vec<_> = s
+            .faults_injected
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let _ = writeln!(o, "  faults injected: {}", f.join(", "));
+    }
     let _ = writeln!(o, "invariants:");
     for r in results {
         let v = match r.verdict {
             Verdict::Holds => "holds".to_string(),
-            Verdict::Violated => format!("VIOLATED ({} violations)", r.violations),
+            Verdict::Violated => match r.first_violation_ns {
+                Some(t) => format!(
+                    "VIOLATED ({} violations, first visible at {:.3}s)",
+                    r.violations,
+                    t as f64 / 1e9
+                ),
+                None => format!("VIOLATED ({} violations)", r.violations),
+            },
             Verdict::Unknown => format!("unknown ({} undecided)", r.unknowns),
         };
         let _ = writeln!(o, "  {:<24} {v}", r.invariant);
