@@ -319,3 +319,104 @@ pub fn check_steps(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::FaultOps;
+
+    fn fault(kind: FaultKind, p: f64, step: Option<&str>) -> Fault {
+        Fault {
+            kind,
+            start: Duration::ZERO,
+            stop: None,
+            probability: Some(p),
+            ops: Some(FaultOps::All),
+            step: step.map(str::to_owned),
+            delay: Some(Duration::from_millis(2)),
+            jitter: Some(Duration::from_millis(1)),
+            toxic: None,
+            status: None,
+            every: None,
+            hold: None,
+        }
+    }
+
+    const STEPS: [&str; 3] = ["s1", "s2", "s3"];
+
+    fn plan_of(seed: u64, faults: &[Fault]) -> Vec<OpFaults> {
+        let plan = FaultPlan::new(seed, faults);
+        (0..2000)
+            .map(|k| plan.for_op(op_key(0, k, 0), true, &STEPS, Duration::ZERO))
+            .collect()
+    }
+
+    #[test]
+    fn same_seed_same_plan_whatever_the_order() {
+        let faults = [
+            fault(FaultKind::Crash, 0.1, None),
+            fault(FaultKind::Pause, 0.2, None),
+        ];
+        let a = plan_of(7, &faults);
+        // Asking in reverse order gives the same decisions per op.
+        let plan = FaultPlan::new(7, &faults);
+        let mut b: Vec<_> = (0..2000)
+            .rev()
+            .map(|k| plan.for_op(op_key(0, k, 0), true, &STEPS, Duration::ZERO))
+            .collect();
+        b.reverse();
+        assert_eq!(a, b);
+        assert_ne!(a, plan_of(8, &faults));
+        let crashes = a.iter().filter(|f| f.crash_after.is_some()).count();
+        assert!(
+            (100..300).contains(&crashes),
+            "{crashes} crashes of 2000 at p = 0.1"
+        );
+        // Every step is chosen when no step is named.
+        for s in 0..3 {
+            assert!(a.iter().any(|f| f.crash_after == Some((s, 0))));
+        }
+    }
+
+    #[test]
+    fn named_step_window_and_ops_are_obeyed() {
+        let mut crash = fault(FaultKind::Crash, 1.0, Some("s2"));
+        crash.ops = Some(FaultOps::Resolve);
+        let plan = FaultPlan::new(1, &[crash.clone()]);
+        // Not an ingest fault.
+        assert!(plan.for_op(1, true, &STEPS, Duration::ZERO).is_empty());
+        assert_eq!(
+            plan.for_op(1, false, &STEPS, Duration::ZERO).crash_after,
+            Some((1, 0))
+        );
+        crash.start = Duration::from_secs(5);
+        crash.stop = Some(Duration::from_secs(6));
+        let plan = FaultPlan::new(1, &[crash]);
+        assert!(plan
+            .for_op(1, false, &STEPS, Duration::from_secs(4))
+            .is_empty());
+        assert!(!plan
+            .for_op(1, false, &STEPS, Duration::from_secs(5))
+            .is_empty());
+        assert!(plan
+            .for_op(1, false, &STEPS, Duration::from_secs(6))
+            .is_empty());
+        // Probability 0 never fires.
+        let plan = FaultPlan::new(1, &[fault(FaultKind::Crash, 0.0, None)]);
+        assert!((0..1000).all(|k| plan.for_op(k, true, &STEPS, Duration::ZERO).is_empty()));
+    }
+
+    #[test]
+    fn pauses_stay_within_delay_plus_jitter() {
+        let a = plan_of(3, &[fault(FaultKind::Pause, 0.5, Some("s3"))]);
+        let pauses: Vec<_> = a.iter().flat_map(|f| f.pauses.clone()).collect();
+        assert!(!pauses.is_empty());
+        for (s, d, _) in pauses {
+            assert_eq!(s, 2);
+            assert!(
+                d >= Duration::from_millis(2) && d <= Duration::from_millis(3),
+                "{d:?}"
+            );
+        }
+    }
+}
