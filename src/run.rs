@@ -85,6 +85,15 @@ pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, Ru
     let dir = path.map(|p| p.parent().unwrap_or(Path::new(".")).to_path_buf());
     let variant = variant::load_groups(&scenario.variant, dir.as_deref())
         .map_err(|e| RunError::Input(e.to_string()))?;
+    // Step names in faults can only be checked against the statement file.
+    if let Err((i, reason)) =
+        crate::nemesis::check_steps(&scenario.faults, &variant.ingest, &variant.resolve)
+    {
+        let file = path.map_or("<embedded default>".to_string(), |p| p.display().to_string());
+        let line = scenario::fault_line(&source.text, i, Some("step"))
+            .map_or(String::new(), |l| format!(":{l}"));
+        return Err(RunError::Input(format!("{file}{line}: {reason}")));
+    }
     Ok(Prepared {
         scenario,
         source,

@@ -455,6 +455,7 @@ fn empty_file_gets_every_default() {
         resolve: Resolve {
             interval: Duration::from_millis(1),
         },
+        faults: vec![],
     };
     assert_eq!(s, expected);
     assert_eq!(s.groups(), 200);
@@ -747,4 +748,494 @@ fn http_timeouts_must_be_positive() {
         .unwrap_err();
     assert_eq!(e.line(), Some(4), "{e}");
     assert!(e.reason().contains("must be more than 0s"), "{e}");
+}
+
+// ---------------------------------------------------------------- faults
+
+/// A target that every fault kind accepts: the spawned reference server.
+const SPAWNED: &str = "[target]\nkind = \"http\"\nspawn = true\n";
+
+/// A fault with only `kind` set and every other key unset.
+fn bare(kind: FaultKind) -> Fault {
+    Fault {
+        kind,
+        start: Duration::ZERO,
+        stop: None,
+        probability: None,
+        ops: None,
+        step: None,
+        delay: None,
+        jitter: None,
+        toxic: None,
+        status: None,
+        every: None,
+        hold: None,
+    }
+}
+
+fn ms(n: u64) -> Option<Duration> {
+    Some(Duration::from_millis(n))
+}
+
+/// The faults of `text` (which must load).
+#[track_caller]
+fn faults_of(text: &str) -> Vec<Fault> {
+    load_text(text).unwrap_or_else(|e| panic!("{e}")).faults
+}
+
+#[test]
+fn no_faults_by_default() {
+    assert!(load_text("").unwrap().faults.is_empty());
+    assert!(load_text("faults = []\n").unwrap().faults.is_empty());
+}
+
+#[test]
+fn crash_defaults() {
+    assert_eq!(
+        faults_of("[[faults]]\nkind = \"crash\"\n"),
+        [Fault {
+            probability: Some(0.01),
+            ops: Some(FaultOps::Ingest),
+            ..bare(FaultKind::Crash)
+        }]
+    );
+    // Written keys are kept; crash and pause also run on the spawned server.
+    let text = format!(
+        "{SPAWNED}\n[[faults]]\nkind = \"crash\"\nstep = \"upsert\"\nops = \"all\"\n\
+         probability = 1\nstart = \"1s\"\nstop = \"3s\"\n"
+    );
+    assert_eq!(
+        faults_of(&text),
+        [Fault {
+            start: Duration::from_secs(1),
+            stop: Some(Duration::from_secs(3)),
+            probability: Some(1.0),
+            ops: Some(FaultOps::All),
+            step: Some("upsert".into()),
+            ..bare(FaultKind::Crash)
+        }]
+    );
+}
+
+#[test]
+fn pause_defaults() {
+    assert_eq!(
+        faults_of("[[faults]]\nkind = \"pause\"\n"),
+        [Fault {
+            probability: Some(0.1),
+            ops: Some(FaultOps::All),
+            delay: ms(2),
+            jitter: ms(1),
+            ..bare(FaultKind::Pause)
+        }]
+    );
+    // A zero jitter is a value, not "unset".
+    let f = &faults_of("[[faults]]\nkind = \"pause\"\njitter = \"0s\"\n")[0];
+    assert_eq!(f.jitter, Some(Duration::ZERO));
+}
+
+#[test]
+fn proxy_defaults_per_toxic() {
+    let proxy = |toxic: &str| {
+        faults_of(&format!(
+            "{SPAWNED}[[faults]]\nkind = \"proxy\"\ntoxic = \"{toxic}\"\n"
+        ))
+    };
+    assert_eq!(
+        proxy("latency"),
+        [Fault {
+            toxic: Some(Toxic::Latency),
+            probability: Some(1.0),
+            ops: Some(FaultOps::All),
+            delay: ms(5),
+            jitter: ms(0),
+            ..bare(FaultKind::Proxy)
+        }]
+    );
+    assert_eq!(
+        proxy("error"),
+        [Fault {
+            toxic: Some(Toxic::Error),
+            probability: Some(0.01),
+            ops: Some(FaultOps::All),
+            status: Some(503),
+            ..bare(FaultKind::Proxy)
+        }]
+    );
+    for (name, toxic) in [
+        ("reset", Toxic::Reset),
+        ("drop_response", Toxic::DropResponse),
+    ] {
+        assert_eq!(
+            proxy(name),
+            [Fault {
+                toxic: Some(toxic),
+                probability: Some(0.01),
+                ops: Some(FaultOps::All),
+                ..bare(FaultKind::Proxy)
+            }]
+        );
+    }
+}
+
+#[test]
+fn kill_and_lock_defaults() {
+    assert_eq!(
+        faults_of(&format!(
+            "{SPAWNED}[[faults]]\nkind = \"kill\"\n[[faults]]\nkind = \"lock\"\n"
+        )),
+        [
+            Fault {
+                every: Some(Duration::from_secs(5)),
+                delay: ms(500),
+                ..bare(FaultKind::Kill)
+            },
+            Fault {
+                every: Some(Duration::from_secs(2)),
+                hold: ms(200),
+                ..bare(FaultKind::Lock)
+            }
+        ]
+    );
+    // Lock also runs on the sqlite target.
+    assert_eq!(
+        faults_of("[[faults]]\nkind = \"lock\"\nhold = \"1s\"\n")[0].hold,
+        Some(Duration::from_secs(1))
+    );
+}
+
+#[test]
+fn faults_as_an_inline_array() {
+    let text = "faults = [\n  { kind = \"crash\", step = \"insert\" },\n  { kind = \"lock\", every = \"1s\" },\n]\n";
+    assert_eq!(
+        faults_of(text),
+        [
+            Fault {
+                probability: Some(0.01),
+                ops: Some(FaultOps::Ingest),
+                step: Some("insert".into()),
+                ..bare(FaultKind::Crash)
+            },
+            Fault {
+                every: Some(Duration::from_secs(1)),
+                hold: ms(200),
+                ..bare(FaultKind::Lock)
+            }
+        ]
+    );
+    // Errors name the line of the entry's inline table.
+    assert_refused(
+        "faults = [\n  { kind = \"crash\" },\n  { kind = \"crash\", hold = \"1s\" },\n]\n",
+        3,
+        &["`faults[1].hold` does not apply to kind = \"crash\""],
+    );
+    assert_refused(
+        "faults = [\n  { kind = \"crash\" },\n  3,\n]\n",
+        3,
+        &["`faults[1]` must be a table", "found integer 3"],
+    );
+}
+
+#[test]
+fn fault_unknown_key_lists_the_keys_of_its_kind() {
+    assert_refused(
+        "seed = 1\n\n[[faults]]\nkind = \"crash\"\nprobabilty = 0.1\n",
+        5,
+        &[
+            "unknown key `probabilty` in faults[0] (kind = \"crash\")",
+            "valid keys: kind, start, stop, probability, ops, step",
+        ],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"lock\"\nperiod = \"1s\"\n",
+        3,
+        &["valid keys: kind, start, stop, every, hold"],
+    );
+}
+
+#[test]
+fn fault_key_of_another_kind_is_refused() {
+    assert_refused(
+        "[[faults]]\nkind = \"pause\"\n\n[[faults]]\nkind = \"crash\"\nhold = \"1s\"\n",
+        6,
+        &["`faults[1].hold` does not apply to kind = \"crash\" (its keys: kind, start, stop, probability, ops, step)"],
+    );
+    // A proxy's keys depend on its toxic.
+    let text =
+        format!("{SPAWNED}\n[[faults]]\nkind = \"proxy\"\ntoxic = \"reset\"\nstatus = 500\n");
+    assert_refused(
+        &text,
+        8,
+        &["`faults[0].status` does not apply to kind = \"proxy\" with toxic = \"reset\" (its keys: kind, start, stop, toxic, probability, ops)"],
+    );
+    let text =
+        format!("{SPAWNED}\n[[faults]]\nkind = \"proxy\"\ndelay = \"1s\"\ntoxic = \"error\"\n");
+    assert_refused(
+        &text,
+        7,
+        &[
+            "`faults[0].delay` does not apply to kind = \"proxy\" with toxic = \"error\"",
+            "status",
+        ],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"kill\"\ntoxic = \"reset\"\n",
+        3,
+        &["`faults[0].toxic` does not apply to kind = \"kill\" (its keys: kind, start, stop, every, delay)"],
+    );
+}
+
+#[test]
+fn fault_probability_outside_0_1() {
+    assert_refused(
+        "[[faults]]\nkind = \"crash\"\nprobability = 1.5\n",
+        3,
+        &["`faults[0].probability` must be from 0 to 1, found 1.5"],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"pause\"\n[[faults]]\nkind = \"pause\"\nprobability = -0.5\n",
+        5,
+        &["`faults[1].probability` must be from 0 to 1, found -0.5"],
+    );
+}
+
+#[test]
+fn fault_status_outside_5xx() {
+    let text = format!("{SPAWNED}[[faults]]\nkind = \"proxy\"\ntoxic = \"error\"\nstatus = 404\n");
+    assert_refused(
+        &text,
+        7,
+        &["`faults[0].status` must be from 500 to 599, found 404"],
+    );
+    let text =
+        format!("{SPAWNED}[[faults]]\nkind = \"proxy\"\ntoxic = \"error\"\nstatus = \"503\"\n");
+    assert_refused(
+        &text,
+        7,
+        &["`faults[0].status` must be a whole number, found string \"503\""],
+    );
+}
+
+#[test]
+fn fault_zero_every_or_hold() {
+    assert_refused(
+        "[[faults]]\nkind = \"lock\"\nevery = \"0s\"\n",
+        3,
+        &["`faults[0].every` must be more than 0s"],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"lock\"\nhold = \"0ms\"\n",
+        3,
+        &["`faults[0].hold` must be more than 0s"],
+    );
+    let text = format!("{SPAWNED}[[faults]]\nkind = \"kill\"\nevery = \"0s\"\n");
+    assert_refused(&text, 6, &["`faults[0].every` must be more than 0s"]);
+}
+
+#[test]
+fn fault_stop_not_after_start() {
+    assert_refused(
+        "[[faults]]\nkind = \"crash\"\nstop = \"1s\"\nstart = \"2s\"\n",
+        3,
+        &["`faults[0].stop` (1s) must be later than `start` (2s)"],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"crash\"\nstart = \"2s\"\nstop = \"2s\"\n",
+        4,
+        &["must be later than `start` (2s)"],
+    );
+    // start defaults to 0s, so stop = "0s" is an empty window.
+    assert_refused(
+        "[[faults]]\nkind = \"pause\"\nstop = \"0s\"\n",
+        3,
+        &["`faults[0].stop` (0s) must be later than `start` (0s)"],
+    );
+}
+
+#[test]
+fn fault_without_kind() {
+    assert_refused(
+        "seed = 1\n\n[[faults]]\nprobability = 0.5\n",
+        3,
+        &[
+            "`faults[0]` has no `kind`",
+            "\"crash\", \"pause\", \"proxy\", \"kill\", \"lock\"",
+        ],
+    );
+    assert_refused(
+        "faults = [{ kind = \"crash\" },\n  { ops = \"all\" }]\n",
+        2,
+        &["`faults[1]` has no `kind`"],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"crush\"\n",
+        2,
+        &["invalid `faults[0].kind` \"crush\"", "\"lock\""],
+    );
+}
+
+#[test]
+fn proxy_fault_without_toxic() {
+    let text = format!("{SPAWNED}\n[[faults]]\nkind = \"proxy\"\nprobability = 0.1\n");
+    assert_refused(
+        &text,
+        5,
+        &[
+            "`faults[0]` has kind = \"proxy\" but no `toxic`",
+            "\"drop_response\"",
+        ],
+    );
+    let text = format!("{SPAWNED}\n[[faults]]\nkind = \"proxy\"\ntoxic = \"slow\"\n");
+    assert_refused(&text, 7, &["invalid `faults[0].toxic` \"slow\""]);
+}
+
+#[test]
+fn fault_wrong_types() {
+    assert_refused(
+        "[[faults]]\nkind = \"pause\"\ndelay = 5\n",
+        3,
+        &[
+            "`faults[0].delay` must be a duration string",
+            "found integer 5",
+        ],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"pause\"\ndelay = \"soon\"\n",
+        3,
+        &["invalid duration \"soon\" for `faults[0].delay`"],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"crash\"\nops = \"writes\"\n",
+        3,
+        &[
+            "invalid `faults[0].ops` \"writes\"",
+            "\"ingest\", \"resolve\", \"all\"",
+        ],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"crash\"\nstep = \" \"\n",
+        3,
+        &["`faults[0].step` must not be empty (leave it out for a random step)"],
+    );
+    assert_refused(
+        "seed = 1\n[faults]\nkind = \"crash\"\n",
+        2,
+        &["`faults` must be an array of tables", "found a table"],
+    );
+    assert_refused(
+        "faults = 3\n",
+        1,
+        &["`faults` must be an array of tables", "found integer 3"],
+    );
+}
+
+#[test]
+fn proxy_fault_needs_an_http_target() {
+    assert_refused(
+        "[[faults]]\nkind = \"crash\"\n\n[[faults]]\nkind = \"proxy\"\ntoxic = \"reset\"\n",
+        5,
+        &["`faults[1]` (kind = \"proxy\") needs target.kind = \"http\""],
+    );
+    // An external service is fine: the proxy sits in front of it.
+    let text = "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:1\"\n[[faults]]\nkind = \"proxy\"\ntoxic = \"latency\"\n";
+    assert_eq!(faults_of(text)[0].toxic, Some(Toxic::Latency));
+}
+
+#[test]
+fn kill_fault_needs_the_spawned_server() {
+    assert_refused(
+        "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:1\"\n\n[[faults]]\nkind = \"kill\"\n",
+        6,
+        &["`faults[0]` (kind = \"kill\") needs `target.spawn = true`"],
+    );
+    assert_refused(
+        "[[faults]]\nkind = \"kill\"\n",
+        2,
+        &["needs target.kind = \"http\" with `spawn = true`"],
+    );
+}
+
+#[test]
+fn crash_and_pause_on_http_need_the_spawned_server() {
+    let external = "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:1\"\n";
+    assert_refused(
+        &format!("{external}[[faults]]\nkind = \"crash\"\n"),
+        5,
+        &[
+            "`faults[0]` (kind = \"crash\") needs `target.spawn = true` on kind = \"http\"",
+            "fault hook",
+        ],
+    );
+    assert_refused(
+        &format!("{external}[[faults]]\nkind = \"pause\"\n"),
+        5,
+        &["(kind = \"pause\") needs `target.spawn = true`"],
+    );
+}
+
+#[test]
+fn lock_fault_needs_a_local_database() {
+    assert_refused(
+        "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:1\"\n\n[[faults]]\n# hold the lock\nkind = \"lock\"\n",
+        7,
+        &["`faults[0]` (kind = \"lock\") needs a local database"],
+    );
+}
+
+#[test]
+fn faults_cannot_be_overridden() {
+    for set in ["faults=[]", "faults.0.probability=0.5"] {
+        assert_set_refused(
+            "[[faults]]\nkind = \"crash\"\n",
+            &[set],
+            set,
+            "faults cannot be set with --set; edit the scenario file",
+        );
+    }
+}
+
+#[test]
+fn fault_line_names_entries_and_keys() {
+    let text = "seed = 1\n\n[[faults]]\nkind = \"crash\"\nstep = \"a\"\n\n[[faults]]\n\nkind = \"pause\"\n";
+    assert_eq!(fault_line(text, 0, None), Some(3));
+    assert_eq!(fault_line(text, 0, Some("step")), Some(5));
+    assert_eq!(fault_line(text, 1, None), Some(7));
+    assert_eq!(fault_line(text, 1, Some("kind")), Some(9));
+    assert_eq!(fault_line(text, 1, Some("step")), None);
+    assert_eq!(fault_line(text, 2, None), None);
+    let inline =
+        "faults = [\n  { kind = \"crash\" },\n  { kind = \"pause\",\n    step = \"b\" },\n]\n";
+    assert_eq!(fault_line(inline, 1, None), Some(3));
+    assert_eq!(fault_line(inline, 1, Some("step")), Some(4));
+    assert_eq!(fault_line("seed = 1\n", 0, None), None);
+    assert_eq!(fault_line("[[[", 0, None), None);
+}
+
+#[test]
+fn faults_round_trip_through_to_toml() {
+    let text = format!(
+        "{SPAWNED}\
+         [[faults]]\nkind = \"crash\"\n\
+         [[faults]]\nkind = \"crash\"\nstep = \"upsert\"\nstart = \"1s\"\nstop = \"1m 30s\"\nops = \"resolve\"\n\
+         [[faults]]\nkind = \"pause\"\njitter = \"0s\"\n\
+         [[faults]]\nkind = \"proxy\"\ntoxic = \"latency\"\n\
+         [[faults]]\nkind = \"proxy\"\ntoxic = \"error\"\nstatus = 500\nprobability = 0.125\n\
+         [[faults]]\nkind = \"proxy\"\ntoxic = \"drop_response\"\n\
+         [[faults]]\nkind = \"kill\"\ndelay = \"0s\"\n\
+         [[faults]]\nkind = \"lock\"\nhold = \"1s 500ms\"\n"
+    );
+    let s = load_text(&text).unwrap();
+    assert_eq!(s.faults.len(), 8);
+    let saved = s.to_toml();
+    assert!(
+        saved.contains("# stop: not set (active until the end)"),
+        "{saved}"
+    );
+    assert!(saved.contains("# step: not set (a random step)"), "{saved}");
+    assert!(saved.contains("# step: not set (every step)"), "{saved}");
+    let back = load_str("other-name", Some(Path::new("resolved.toml")), &saved, &[])
+        .unwrap_or_else(|e| panic!("{e}\n{saved}"));
+    assert_eq!(back, s, "{saved}");
+    // Saving again gives the same text.
+    assert_eq!(back.to_toml(), saved);
 }

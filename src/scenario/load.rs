@@ -9,10 +9,15 @@
 //! keys are checked here against [`SCHEMA`], which mirrors the types in
 //! `mod.rs`, while the file is still a span-keeping `toml_edit` document.
 //! Serde then only converts an already valid document.
+//!
+//! `[[faults]]` entries are checked the same way against [`FAULT_FIELDS`]
+//! and [`fault_keys`]: which keys an entry may hold, and their defaults,
+//! depend on its `kind` (and, for the proxy, its `toxic`).
 
-use super::{LoadModel, Scenario, Skew, Source, Target, TargetKind};
+use super::{Fault, FaultKind, LoadModel, Scenario, Skew, Source, Target, TargetKind};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::time::Duration;
 use toml_edit::{Document, DocumentMut, InlineTable, Item, Key, Table, TableLike, Value};
 
 /// The scenario run when none is given: `scenarios/default.toml`, built in.
@@ -27,6 +32,12 @@ const BUILTIN_VARIANTS: &[&str] = &["groups-atomic", "groups-naive"];
 
 const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
 const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
+/// `faults[].kind`: the names of [`FaultKind`].
+const FAULT_KINDS: &[&str] = &["crash", "pause", "proxy", "kill", "lock"];
+/// `faults[].ops`: the names of `FaultOps`.
+const FAULT_OPS: &[&str] = &["ingest", "resolve", "all"];
+/// `faults[].toxic`: the names of `Toxic`.
+const TOXICS: &[&str] = &["latency", "drop_response", "reset", "error"];
 
 /// Most concurrent workers of one kind: far beyond what SQLite serves, and a
 /// typo such as `ingesters = 80000` should not open 80000 connections.
@@ -145,6 +156,13 @@ pub fn load(
 /// outside 0..=1, retries enabled with `max_retries = 0`, a hot set of no
 /// group or more groups than exist, zero projects or fingerprints, an empty
 /// name, variant or path, or an unknown built-in variant).
+///
+/// `[[faults]]` entries (an array of tables, or `faults = [{ ... }]`) are
+/// refused without a `kind` (or a `toxic` for the proxy), with a key that
+/// does not apply to their kind, a probability outside 0..=1, a status
+/// outside 500..=599, a zero `every` or `hold`, an empty `step`, a `stop`
+/// not later than `start`, or a target the kind cannot act on. Each entry
+/// gets its kind's defaults. Faults cannot be set with `--set`.
 pub fn load_str(
     name: &str,
     path: Option<&Path>,
@@ -200,10 +218,16 @@ impl Scenario {
         let text = toml::to_string(self).expect("a Scenario always serializes to TOML");
         // Serde leaves out None values; say what they mean instead.
         let sqlite = &self.target;
+        let mut faults = self.faults.iter();
         let mut out = String::new();
         for line in text.lines() {
             out.push_str(line);
             out.push('\n');
+            if line == "[[faults]]" {
+                if let Some(fault) = faults.next() {
+                    out.push_str(&unset_fault_keys(fault));
+                }
+            }
             if line == "[target]" && sqlite.path.is_none() {
                 out.push_str("# path: not set (target.db inside the run folder)\n");
             }
@@ -218,6 +242,23 @@ impl Scenario {
     pub fn groups(&self) -> u64 {
         u64::from(self.keys.projects) * u64::from(self.keys.fingerprints)
     }
+}
+
+/// Comments for the keys of a resolved fault that are not set (serde leaves
+/// them out), saying what that means.
+fn unset_fault_keys(fault: &Fault) -> String {
+    let mut out = String::new();
+    if fault.stop.is_none() {
+        out.push_str("# stop: not set (active until the end)\n");
+    }
+    if fault.step.is_none() {
+        match fault.kind {
+            FaultKind::Crash => out.push_str("# step: not set (a random step)\n"),
+            FaultKind::Pause => out.push_str("# step: not set (every step)\n"),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// What a key holds; checked before serde sees the document.
@@ -423,6 +464,65 @@ const SCHEMA: &[Section] = &[
     },
 ];
 
+/// Every key a `[[faults]]` entry may hold, and its type: mirrors [`Fault`].
+/// Which of them apply to an entry, and their defaults, depend on its kind:
+/// see [`fault_keys`].
+const FAULT_FIELDS: &[Field] = &[
+    field("kind", Kind::OneOf(FAULT_KINDS), None),
+    field("start", Kind::Duration, None),
+    field("stop", Kind::Duration, None),
+    field("probability", Kind::Fraction, None),
+    field("ops", Kind::OneOf(FAULT_OPS), None),
+    field("step", Kind::Str, None),
+    field("delay", Kind::Duration, None),
+    field("jitter", Kind::Duration, None),
+    field("toxic", Kind::OneOf(TOXICS), None),
+    field("status", Kind::Int { min: 500, max: 599 }, None),
+    field("every", Kind::Duration, None),
+    field("hold", Kind::Duration, None),
+];
+
+/// The keys of a fault of `kind` (a name of [`FAULT_KINDS`]) and, for the
+/// proxy, `toxic`, with their defaults as TOML value text (None: the key
+/// may stay unset). Mirrors the table in [`Fault`]'s documentation and
+/// `scenarios/README.md`.
+fn fault_keys(kind: &str, toxic: Option<&str>) -> Vec<(&'static str, Option<&'static str>)> {
+    let mut keys = vec![("kind", None), ("start", Some("\"0s\"")), ("stop", None)];
+    match kind {
+        "crash" => keys.extend([
+            ("probability", Some("0.01")),
+            ("ops", Some("\"ingest\"")),
+            ("step", None),
+        ]),
+        "pause" => keys.extend([
+            ("probability", Some("0.1")),
+            ("ops", Some("\"all\"")),
+            ("step", None),
+            ("delay", Some("\"2ms\"")),
+            ("jitter", Some("\"1ms\"")),
+        ]),
+        "proxy" => {
+            let latency = toxic == Some("latency");
+            keys.extend([
+                ("toxic", None),
+                ("probability", Some(if latency { "1.0" } else { "0.01" })),
+                ("ops", Some("\"all\"")),
+            ]);
+            match toxic {
+                Some("latency") => {
+                    keys.extend([("delay", Some("\"5ms\"")), ("jitter", Some("\"0s\""))])
+                }
+                Some("error") => keys.push(("status", Some("503"))),
+                _ => {}
+            }
+        }
+        "kill" => keys.extend([("every", Some("\"5s\"")), ("delay", Some("\"500ms\""))]),
+        "lock" => keys.extend([("every", Some("\"2s\"")), ("hold", Some("\"200ms\""))]),
+        _ => {}
+    }
+    keys
+}
+
 /// The field at `path` (`["load", "ingesters"]`, or `["seed"]`), if any.
 fn schema_field(path: &[String]) -> Option<&'static Field> {
     let (section, key) = match path {
@@ -472,6 +572,11 @@ impl Override {
             .collect();
         if path.iter().any(|segment| segment.is_empty()) {
             return Err(fail(format!("invalid key `{key}`: empty key segment")));
+        }
+        if path[0] == "faults" {
+            return Err(fail(
+                "faults cannot be set with --set; edit the scenario file".to_owned(),
+            ));
         }
         let text = value.trim();
         let value = match text.parse::<Value>() {
@@ -580,7 +685,51 @@ fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// Inserts every missing key that has a default, and `name`.
+/// Each fault needs a target it can act on: the proxy an HTTP target; kill
+/// the spawned reference server; crash and pause, on an HTTP target, the
+/// spawned server's test-only fault hook; lock a database the bench can
+/// open (the `sqlite` target's, or the spawned server's). Errors name the
+/// line of the fault's `kind`.
+fn check_fault_targets(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let t = &s.target;
+    let http = t.kind == TargetKind::Http;
+    for (index, f) in s.faults.iter().enumerate() {
+        let needs = match f.kind {
+            FaultKind::Proxy if !http => {
+                "target.kind = \"http\" (the fault proxy sits between the bench and an HTTP \
+                 service)"
+            }
+            FaultKind::Kill if !http => {
+                "target.kind = \"http\" with `spawn = true` (it kills and restarts the spawned \
+                 reference server)"
+            }
+            FaultKind::Kill if !t.spawn => {
+                "`target.spawn = true` (it kills and restarts the spawned reference server; an \
+                 external service is out of reach)"
+            }
+            FaultKind::Crash | FaultKind::Pause if http && !t.spawn => {
+                "`target.spawn = true` on kind = \"http\" (it is driven through the reference \
+                 server's test-only fault hook, which an external service does not have)"
+            }
+            FaultKind::Lock if http && !t.spawn => {
+                "a local database: target.kind = \"sqlite\", or \"http\" with `spawn = true` \
+                 (an external service's database is out of reach)"
+            }
+            _ => continue,
+        };
+        return Err(ctx.error(
+            &["faults", &index.to_string(), "kind"],
+            format!(
+                "`faults[{index}]` (kind = \"{}\") needs {needs}",
+                f.kind.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Inserts every missing key that has a default, and `name`; into each
+/// `[[faults]]` entry, the defaults of its kind.
 fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     let root = doc.as_table_mut();
     if !root.contains_key("name") {
@@ -602,6 +751,32 @@ fn fill_defaults(doc: &mut DocumentMut, name: &str) {
                 if !table.contains_key(field.key) {
                     let value: Value = default.parse().expect("SCHEMA defaults are valid TOML");
                     table.insert(field.key, Item::Value(value));
+                }
+            }
+        }
+    }
+    // check_keys made sure `faults` is an array of tables, each with a
+    // valid kind (and toxic for the proxy).
+    let entries: Vec<&mut dyn TableLike> = match root.get_mut("faults") {
+        Some(Item::ArrayOfTables(array)) => {
+            array.iter_mut().map(|t| t as &mut dyn TableLike).collect()
+        }
+        Some(Item::Value(Value::Array(array))) => array
+            .iter_mut()
+            .filter_map(|v| v.as_inline_table_mut())
+            .map(|t| t as &mut dyn TableLike)
+            .collect(),
+        _ => Vec::new(),
+    };
+    for entry in entries {
+        let kind = entry.get("kind").and_then(Item::as_str).unwrap_or_default();
+        let toxic = entry.get("toxic").and_then(Item::as_str);
+        let keys = fault_keys(kind, toxic);
+        for (key, default) in keys {
+            if let Some(default) = default {
+                if !entry.contains_key(key) {
+                    let value: Value = default.parse().expect("fault defaults are valid TOML");
+                    entry.insert(key, Item::Value(value));
                 }
             }
         }
@@ -642,11 +817,13 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
                 };
                 check_value(ctx, &[key, sub], field.kind, item)?;
             }
+        } else if key == "faults" {
+            check_faults(ctx, item)?;
         } else {
             return Err(ctx.error(
                 &[key],
                 format!(
-                    "unknown key `{key}`; valid top-level keys: {}, and the tables {}",
+                    "unknown key `{key}`; valid top-level keys: {}, and the tables {}, [[faults]]",
                     top.fields
                         .iter()
                         .map(|f| f.key)
@@ -664,8 +841,144 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// Refuses a `faults` that is not an array of tables, and checks each entry
+/// ([`check_fault`]).
+fn check_faults(ctx: &Context, item: &Item) -> Result<(), ScenarioError> {
+    // Each entry, or what it is when it is not a table.
+    let entries: Vec<Result<&dyn TableLike, String>> = match item {
+        Item::ArrayOfTables(array) => array.iter().map(|t| Ok(t as &dyn TableLike)).collect(),
+        Item::Value(Value::Array(array)) => array
+            .iter()
+            .map(|v| match v.as_inline_table() {
+                Some(t) => Ok(t as &dyn TableLike),
+                None => Err(describe(&Item::Value(v.clone()))),
+            })
+            .collect(),
+        _ => {
+            return Err(ctx.error(
+                &["faults"],
+                format!(
+                    "`faults` must be an array of tables ([[faults]] entries, or \
+                     faults = [{{ kind = ... }}]), found {}",
+                    describe(item)
+                ),
+            ))
+        }
+    };
+    for (index, entry) in entries.into_iter().enumerate() {
+        let entry = entry.map_err(|found| {
+            ctx.error(
+                &["faults", &index.to_string()],
+                format!("`faults[{index}]` must be a table such as {{ kind = \"crash\" }}, found {found}"),
+            )
+        })?;
+        check_fault(ctx, index, entry)?;
+    }
+    Ok(())
+}
+
+/// Checks one `[[faults]]` entry: a valid `kind` (and `toxic` for the
+/// proxy), only the keys of that kind, each of the right type, and possible
+/// values (`every` and `hold` more than 0s, a non-empty `step`, `stop`
+/// later than `start`).
+fn check_fault(ctx: &Context, index: usize, entry: &dyn TableLike) -> Result<(), ScenarioError> {
+    let i = index.to_string();
+    let name = format!("faults[{index}]");
+    let Some(kind_item) = entry.get("kind") else {
+        return Err(ctx.error(
+            &["faults", &i],
+            format!(
+                "`{name}` has no `kind`: give one of {}",
+                quoted_list(FAULT_KINDS)
+            ),
+        ));
+    };
+    check_value(
+        ctx,
+        &["faults", &i, "kind"],
+        Kind::OneOf(FAULT_KINDS),
+        kind_item,
+    )?;
+    let kind = kind_item.as_str().expect("check_value accepted a string");
+    let toxic = if kind == "proxy" {
+        let Some(item) = entry.get("toxic") else {
+            return Err(ctx.error(
+                &["faults", &i],
+                format!(
+                    "`{name}` has kind = \"proxy\" but no `toxic`: give one of {}",
+                    quoted_list(TOXICS)
+                ),
+            ));
+        };
+        check_value(ctx, &["faults", &i, "toxic"], Kind::OneOf(TOXICS), item)?;
+        item.as_str()
+    } else {
+        None
+    };
+    let keys = fault_keys(kind, toxic);
+    let names = keys.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
+    let of_kind = match toxic {
+        Some(toxic) => format!("kind = \"{kind}\" with toxic = \"{toxic}\""),
+        None => format!("kind = \"{kind}\""),
+    };
+    let duration = |item: &Item| {
+        item.as_str()
+            .and_then(|text| humantime::parse_duration(text).ok())
+            .expect("check_value accepted a duration")
+    };
+    for (key, item) in entry.iter() {
+        let path = ["faults", i.as_str(), key];
+        let Some(field) = FAULT_FIELDS.iter().find(|f| f.key == key) else {
+            return Err(ctx.error(
+                &path,
+                format!("unknown key `{key}` in {name} ({of_kind}); valid keys: {names}"),
+            ));
+        };
+        if !keys.iter().any(|(k, _)| *k == key) {
+            return Err(ctx.error(
+                &path,
+                format!("`{name}.{key}` does not apply to {of_kind} (its keys: {names})"),
+            ));
+        }
+        check_value(ctx, &path, field.kind, item)?;
+        match key {
+            "every" | "hold" if duration(item).is_zero() => {
+                return Err(ctx.error(&path, format!("`{name}.{key}` must be more than 0s")));
+            }
+            "step" if item.as_str().is_some_and(|step| step.trim().is_empty()) => {
+                let unset = if kind == "crash" {
+                    "a random step"
+                } else {
+                    "every step"
+                };
+                return Err(ctx.error(
+                    &path,
+                    format!("`{name}.step` must not be empty (leave it out for {unset})"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    if let Some(stop) = entry.get("stop") {
+        let start = entry.get("start").map_or(Duration::ZERO, duration);
+        let stop = duration(stop);
+        if stop <= start {
+            return Err(ctx.error(
+                &["faults", &i, "stop"],
+                format!(
+                    "`{name}.stop` ({}) must be later than `start` ({}); leave `stop` \
+                     out to keep the fault active until the end",
+                    humantime::format_duration(stop),
+                    humantime::format_duration(start)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<(), ScenarioError> {
-    let key = path.join(".");
+    let key = display_path(path);
     let wrong_type = || {
         ctx.error(
             path,
@@ -769,6 +1082,7 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
     }
     let sqlite = &s.target;
     check_target(ctx, sqlite)?;
+    check_fault_targets(ctx, s)?;
     if sqlite
         .path
         .as_ref()
@@ -876,26 +1190,17 @@ impl Context<'_> {
         if let Some(ov) = self.override_of(path) {
             return Origin::Set(ov);
         }
-        let mut item = self.spans.as_item();
-        let mut line = 0;
-        for segment in path {
-            let Some(table) = item.as_table_like() else {
-                break;
-            };
-            let Some((key, child)) = table.get_key_value(segment) else {
+        match locate(self.text, self.spans.as_item(), path, 0) {
+            Located::Found(line) | Located::Blocked(line) => Origin::Line(line),
+            Located::Missing(line) => {
                 // Not in the file: an override may have created it on its
                 // way to a deeper key (`--set seed.x=1` creates `seed`).
                 let below = self.overrides.iter().rev().find(|ov| {
                     ov.path.len() > path.len() && ov.path.iter().zip(path).all(|(a, b)| a == b)
                 });
-                return below.map_or(Origin::Default(line), Origin::Set);
-            };
-            if let Some(span) = key.span() {
-                line = line_of(self.text, span.start);
+                below.map_or(Origin::Default(line), Origin::Set)
             }
-            item = child;
         }
-        Origin::Line(line)
     }
 
     /// Whether `path` was written in the file or set by an override.
@@ -920,11 +1225,104 @@ impl Context<'_> {
                 line,
                 reason: format!(
                     "{reason} (`{}` is not set: its default applies)",
-                    path.join(".")
+                    display_path(path)
                 ),
             },
         }
     }
+}
+
+/// Where a path is in the file.
+enum Located {
+    /// On this line.
+    Found(usize),
+    /// Not in the file; the line is that of its nearest ancestor (0: none).
+    Missing(usize),
+    /// A value that is not a table (or array) stands in the way: its line.
+    Blocked(usize),
+}
+
+/// Finds `path` below `item`, whose own line is `line`. A segment below an
+/// array (`[[faults]]`, or an array value) is an index; the line of an
+/// array element is that of its `[[...]]` header or its value.
+fn locate(text: &str, item: &Item, path: &[&str], line: usize) -> Located {
+    let Some((segment, rest)) = path.split_first() else {
+        return Located::Found(line);
+    };
+    let index = segment.parse::<usize>().ok();
+    let line_at =
+        |span: Option<std::ops::Range<usize>>| span.map_or(line, |s| line_of(text, s.start));
+    match item {
+        // A name below an array: the array stands in the way, as a value does.
+        Item::ArrayOfTables(_) | Item::Value(Value::Array(_)) if index.is_none() => {
+            Located::Blocked(line)
+        }
+        Item::ArrayOfTables(array) => match index.and_then(|i| array.get(i)) {
+            Some(table) => locate_in(text, table, rest, line_at(table.span())),
+            None => Located::Missing(line),
+        },
+        Item::Value(Value::Array(array)) => match index.and_then(|i| array.get(i)) {
+            Some(value) => {
+                let line = line_at(value.span());
+                match value.as_inline_table() {
+                    Some(table) => locate_in(text, table, rest, line),
+                    None if rest.is_empty() => Located::Found(line),
+                    None => Located::Blocked(line),
+                }
+            }
+            None => Located::Missing(line),
+        },
+        _ => match item.as_table_like() {
+            Some(table) => locate_in(text, table, path, line),
+            None => Located::Blocked(line),
+        },
+    }
+}
+
+/// Finds `path` below `table`, whose own line is `line`.
+fn locate_in(text: &str, table: &dyn TableLike, path: &[&str], line: usize) -> Located {
+    let Some((segment, rest)) = path.split_first() else {
+        return Located::Found(line);
+    };
+    let Some((key, child)) = table.get_key_value(segment) else {
+        return Located::Missing(line);
+    };
+    let line = key.span().map_or(line, |span| line_of(text, span.start));
+    locate(text, child, rest, line)
+}
+
+/// The 1-based line of `faults[index].key` in a scenario's text, or of the
+/// entry itself (its `[[faults]]` header, or its inline table) when `key`
+/// is None. None when the text is not valid TOML or holds no such entry or
+/// key.
+///
+/// The loader names these lines itself; this is for the checks made after
+/// loading (a fault's `step` against the variant's step names).
+pub fn fault_line(text: &str, index: usize, key: Option<&str>) -> Option<usize> {
+    let doc = Document::parse(text).ok()?;
+    let index = index.to_string();
+    let mut path = vec!["faults", index.as_str()];
+    path.extend(key);
+    match locate(text, doc.as_item(), &path, 0) {
+        Located::Found(line) => Some(line),
+        Located::Missing(_) | Located::Blocked(_) => None,
+    }
+}
+
+/// A key path as the user writes it: `load.ingesters`, `faults[1].hold`.
+fn display_path(path: &[&str]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            let _ = write!(out, "[{segment}]");
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(segment);
+        }
+    }
+    out
 }
 
 /// The 1-based line of a byte offset.

@@ -1,14 +1,16 @@
 //! Scenarios: the TOML file that says what to run (workload, variant, target,
-//! load, stop condition, keys, retries, seed).
+//! load, stop condition, keys, retries, seed, and the `[[faults]]` schedule).
 //!
 //! [`load`] reads a file (or the embedded default), applies `--set`
 //! overrides, fills documented defaults, and refuses unknown keys, wrong
 //! types and impossible values with file, line and reason before anything
 //! runs. Every key and its default is documented in `scenarios/README.md`.
+//! [`fault_line`] finds the line of a fault's key, for checks made after
+//! loading.
 
 mod load;
 
-pub use load::{load, load_str, ScenarioError, DEFAULT_SCENARIO};
+pub use load::{fault_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
