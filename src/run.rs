@@ -89,7 +89,9 @@ pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, Ru
     if let Err((i, reason)) =
         crate::nemesis::check_steps(&scenario.faults, &variant.ingest, &variant.resolve)
     {
-        let file = path.map_or("<embedded default>".to_string(), |p| p.display().to_string());
+        let file = path.map_or("<embedded default>".to_string(), |p| {
+            p.display().to_string()
+        });
         let line = scenario::fault_line(&source.text, i, Some("step"))
             .map_or(String::new(), |l| format!(":{l}"));
         return Err(RunError::Input(format!("{file}{line}: {reason}")));
@@ -290,6 +292,9 @@ fn execute(
         sqlite_phase(opts, p, run_dir, &plan)
     };
     drop(plan);
+    // Every sender must be gone for the writer to finish.
+    let faults = nemesis.plan.clone();
+    drop(nemesis);
     let interrupted = control.interrupted.load(Ordering::Acquire);
     sink.send_entry(&Entry::Footer(Footer {
         t: clock.now(),
@@ -375,7 +380,7 @@ fn execute(
         }),
         invariants: summary::invariants(&results),
         stranded_events: stranded,
-        faults_injected: nemesis.plan.injected_by_kind(),
+        faults_injected: faults.injected_by_kind(),
         coverage,
         history: BTreeMap::from([
             ("file".to_string(), serde_json::json!("history.jsonl")),

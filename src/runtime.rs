@@ -520,16 +520,18 @@ pub fn run_steps<'p>(
                 let next = m.advance(out);
                 if let Some(fault) = faults.crash_after(i) {
                     // The worker dies here: whatever the op did so far
-                    // stays, and nobody hears how it ended.
+                    // stays, and nobody hears how it ended. What the
+                    // statements did is kept for the step log's reader (an
+                    // op that would have ended here says how).
                     on_fault(fault, i, None);
-                    return (
-                        CompletionType::Info,
-                        OpResult {
-                            error: Some(format!("crash fault after step {}", step.name)),
-                            crashed_after: Some(step.name.clone()),
-                            ..Default::default()
-                        },
-                    );
+                    let mut result = if next == Next::Continue {
+                        OpResult::default()
+                    } else {
+                        interpret(&m, next).1
+                    };
+                    result.error = Some(format!("crash fault after step {}", step.name));
+                    result.crashed_after = Some(step.name.clone());
+                    return (CompletionType::Info, result);
                 }
                 if next != Next::Continue {
                     return interpret(&m, next);

@@ -1919,3 +1919,37 @@ fn proxy_reset_ingest_is_no_maybe() {
     let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
     assert_eq!(count_exact(&build(false), &t).verdict, Verdict::Holds);
 }
+
+#[test]
+fn step_log_resolve_crashed_after_its_update_keeps_the_returned_count() {
+    // In-process, the step log holds what the resolving statement returned
+    // even though the worker died before answering: it explains the probe.
+    let build = |count: i64| {
+        q_history(true, |h| {
+            h.op(
+                OpKind::Resolve,
+                None,
+                "f1",
+                50,
+                vec![St {
+                    rows: 1,
+                    ..st("update", 51, 52, 1)
+                }],
+                End::Info(
+                    53,
+                    OpResult {
+                        crashed_after: Some("update".into()),
+                        ..resolved_res(count)
+                    },
+                ),
+            )
+        })
+        .0
+    };
+    assert_eq!(nmr(&build(2), &final_resolved_2()).verdict, Verdict::Holds);
+    // Had it returned 1, nothing explains the (resolved, 2) row: violated.
+    assert_eq!(
+        nmr(&build(1), &final_resolved_2()).verdict,
+        Verdict::Violated
+    );
+}

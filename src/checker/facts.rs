@@ -529,6 +529,21 @@ impl Facts {
                 }
             }
             Some((CompletionType::Ok, _)) => {}
+            // In-process, a worker that crashed right after the resolving
+            // statement: the step log holds what that statement returned.
+            Some((CompletionType::Info, c))
+                if self.step_log
+                    && c.result.crashed_after.is_some()
+                    && c.result.resolved == Some(true)
+                    && c.result.event_count.is_some()
+                    && c.result.effect_step.is_some() =>
+            {
+                g.resolves.push(ResolveFact {
+                    op: invoke.op,
+                    span: effect_span(c),
+                    count: c.result.event_count.unwrap_or_default(),
+                })
+            }
             Some((CompletionType::Info, _)) | None if no_effect => {}
             Some((CompletionType::Info, _)) | None => g.unknown_resolves.push(UnknownResolve {
                 op: invoke.op,

@@ -5,6 +5,7 @@
 //! `info` and is reported as non-conforming, with an example.
 
 use crate::history::{CompletionType, OpResult};
+use crate::nemesis::proxy;
 use crate::workload::groups::IngestOp;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
@@ -114,9 +115,9 @@ pub struct Tag {
 impl Tag {
     fn apply(&self, req: reqwest::RequestBuilder, f: &str) -> reqwest::RequestBuilder {
         let req = req
-            .header("x-specstorm-op", self.op)
-            .header("x-specstorm-key", self.key)
-            .header("x-specstorm-f", f);
+            .header(proxy::OP_HEADER, self.op)
+            .header(proxy::KEY_HEADER, self.key)
+            .header(proxy::F_HEADER, f);
         match &self.hook {
             Some(h) => req.header(crate::server::routes::FAULT_HEADER, h),
             None => req,
@@ -143,6 +144,8 @@ impl HttpClient {
             .timeout(request)
             .pool_max_idle_per_host(1024)
             .tcp_nodelay(true)
+            // The target is named exactly: no system proxy in between.
+            .no_proxy()
             .build()?;
         Ok(HttpClient {
             client,
