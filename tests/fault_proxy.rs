@@ -10,7 +10,7 @@ use common::Server;
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use specstorm::client::http::HttpClient;
+use specstorm::client::http::{HttpClient, Tag};
 use specstorm::history::writer::HistoryWriter;
 use specstorm::history::{reader, CompletionType, Entry, FaultAction, FaultEntry};
 use specstorm::nemesis::proxy::FaultProxy;
@@ -18,8 +18,7 @@ use specstorm::nemesis::{op_key, FaultPlan, ProxyAction, Recorder};
 use specstorm::runtime::Clock;
 use specstorm::scenario::{Fault, FaultKind, FaultOps, Toxic};
 use specstorm::workload::groups::IngestOp;
-use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -156,72 +155,33 @@ fn exported_ids(c: &Client, url: &str) -> Vec<String> {
         .collect()
 }
 
-/// A relay in front of `proxy` that adds `x-specstorm-*` tags to the first
-/// request of each connection, so the bench's own `HttpClient` (which
-/// sends no tags) can be put through a toxic. Bytes and closes are relayed
-/// as they are, so the client sees exactly what the proxy does.
-fn tagger(proxy: &str, op: u64, key: u64, f: &str) -> String {
-    let target = proxy.strip_prefix("http://").unwrap().to_string();
-    let tags = format!("x-specstorm-op: {op}\r\nx-specstorm-key: {key}\r\nx-specstorm-f: {f}\r\n");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for inbound in listener.incoming() {
-            let Ok(mut inbound) = inbound else { return };
-            let (target, tags) = (target.clone(), tags.clone());
-            std::thread::spawn(move || {
-                let Ok(mut outbound) = TcpStream::connect(&target) else {
-                    return;
-                };
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match inbound.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let line = head.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
-                let mut first = head[..line].to_vec();
-                first.extend_from_slice(tags.as_bytes());
-                first.extend_from_slice(&head[line..]);
-                if outbound.write_all(&first).is_err() {
-                    return;
-                }
-                let (mut up_r, mut down_w) =
-                    (outbound.try_clone().unwrap(), inbound.try_clone().unwrap());
-                let back = std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut up_r, &mut down_w);
-                    let _ = down_w.shutdown(Shutdown::Both);
-                });
-                let _ = std::io::copy(&mut inbound, &mut outbound);
-                let _ = outbound.shutdown(Shutdown::Write);
-                let _ = back.join();
-            });
-        }
-    });
-    url
-}
-
 /// One ingest of event `id` by the bench's `HttpClient`, tagged as op `op`.
 fn http_client_ingest(proxy: &str, op: u64, id: &str) -> specstorm::client::http::Answer {
-    let url = tagger(proxy, op, op_key(0, op, 0), "ingest");
+    let tag = Tag {
+        op,
+        key: op_key(0, op, 0),
+        hook: None,
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let c = HttpClient::new(&url, Duration::from_secs(2), Duration::from_secs(20)).unwrap();
-        c.ingest(&IngestOp {
-            event_id: id.into(),
-            project: "p".into(),
-            fingerprint: "f".into(),
-            group_id: "g:p:f".into(),
-            message: "boom".into(),
-            attempt: 0,
-            intended_ns: None,
-            group: 0,
-        })
+        let c = HttpClient::new(proxy, Duration::from_secs(2), Duration::from_secs(20)).unwrap();
+        c.ingest(
+            &IngestOp {
+                event_id: id.into(),
+                project: "p".into(),
+                fingerprint: "f".into(),
+                group_id: "g:p:f".into(),
+                message: "boom".into(),
+                attempt: 0,
+                intended_ns: None,
+                group: 0,
+                key: 0,
+            },
+            Some(&tag),
+        )
         .await
     })
 }
