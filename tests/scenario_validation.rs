@@ -592,6 +592,12 @@ fn every_shipped_scenario_loads() {
     assert_eq!(
         names,
         [
+            "chaos-all.toml",
+            "chaos-crash.toml",
+            "chaos-kill.toml",
+            "chaos-lock.toml",
+            "chaos-pause.toml",
+            "chaos-proxy.toml",
             "default.toml",
             "groups-atomic.toml",
             "groups-naive.toml",
@@ -602,8 +608,12 @@ fn every_shipped_scenario_loads() {
         ]
     );
     for name in &names {
-        let (s, _) = shipped(name);
+        let (s, path) = shipped(name);
         assert_eq!(s.name, name.trim_end_matches(".toml"));
+        // With its statement file too (fault steps are checked against it).
+        if let Err(e) = specstorm::run::prepare(Some(&path), &[]) {
+            panic!("{name}: {e}");
+        }
     }
 }
 
