@@ -269,6 +269,13 @@ fn execute(
         // Only the in-process target sees every statement.
         step_log: !http,
         counting_step: p.variant.counting_step as u32,
+        ingest_steps: p
+            .variant
+            .ingest
+            .steps
+            .iter()
+            .map(|s| s.name.clone())
+            .collect(),
         namespace: namespace.clone(),
     }));
     let clock = Clock::start();

@@ -137,6 +137,7 @@ impl Hist {
                 step_log,
                 counting_step,
                 namespace: String::new(),
+                ingest_steps: vec!["s1".into(), "s2".into(), "s3".into()],
             })],
             next_op: 1,
         }
@@ -1468,6 +1469,7 @@ fn simulate(seed: u64, naive: bool, step_log: bool, crashes: bool) -> SimOut {
             step_log,
             counting_step: if naive { 3 } else { 2 },
             namespace: String::new(),
+            ingest_steps: vec![],
         })],
         events: BTreeMap::new(),
         groups: BTreeMap::new(),

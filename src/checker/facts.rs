@@ -139,6 +139,9 @@ pub struct Facts {
     /// Per op the fault proxy hit: whether it forwarded the request, and
     /// when it recorded that (after the server's answer, if forwarded).
     pub proxied: HashMap<u64, (bool, u64)>,
+    /// Per op whose answer the fault proxy dropped: what the server had
+    /// answered (it did that, though the client never heard it).
+    pub dropped_answers: HashMap<u64, DroppedAnswer>,
     /// Indeterminate ingest attempts of a remote target, judged Maybe or
     /// not once every fault entry is known: (event id, op, invoke, completion).
     pending_maybe: Vec<(String, u64, u64, Option<u64>)>,
@@ -185,6 +188,18 @@ impl Facts {
         Ok(())
     }
 
+    /// A remote attempt the reference server's fault hook crashed after a
+    /// step before the counting step (step names from the header).
+    fn crashed_before_count(&self, r: &crate::history::OpResult) -> bool {
+        let (Some(step), Some(h)) = (&r.crashed_after, &self.header) else {
+            return false;
+        };
+        h.ingest_steps
+            .iter()
+            .position(|s| s == step)
+            .is_some_and(|i| i < self.counting_step as usize)
+    }
+
     fn fault(&mut self, f: crate::history::FaultEntry) {
         use crate::history::FaultAction;
         use crate::scenario::FaultKind;
@@ -211,6 +226,9 @@ impl Facts {
                     }
                     (Some(op), Some(true)) if dropped => {
                         self.proxied.insert(op, (true, f.t));
+                        if let Some(a) = f.detail.as_deref().and_then(dropped_answer) {
+                            self.dropped_answers.insert(op, a);
+                        }
                     }
                     _ => {}
                 }
@@ -279,15 +297,40 @@ impl Facts {
             return;
         }
         for (id, op, invoke, completed) in std::mem::take(&mut self.pending_maybe) {
-            if self.effect_window(op, invoke, completed).is_some() {
-                if let Some(e) = self.events.get_mut(&id) {
-                    e.maybe = true;
+            let dropped = self.dropped_answers.get(&op).copied();
+            let may = self.effect_window(op, invoke, completed).is_some();
+            let Some(e) = self.events.get_mut(&id) else {
+                continue;
+            };
+            match dropped {
+                // The server said it counted the event (the client never
+                // heard it, so it is not acknowledged).
+                Some(DroppedAnswer::Ingest(true)) => {
+                    e.done = true;
+                    e.counted += 1;
                 }
+                Some(DroppedAnswer::Ingest(false)) => {}
+                _ => e.maybe |= may,
             }
         }
         let mut groups = std::mem::take(&mut self.groups);
         for g in groups.values_mut() {
+            let mut known = Vec::new();
             g.unknown_resolves.retain_mut(|u| {
+                if let (Some(DroppedAnswer::Resolved(count)), Some(&(_, t))) =
+                    (self.dropped_answers.get(&u.op), self.proxied.get(&u.op))
+                {
+                    // It resolved, with this count, before the drop.
+                    known.push(ResolveFact {
+                        op: u.op,
+                        span: Span {
+                            start: u.span.start,
+                            end: Some(t),
+                        },
+                        count: *count,
+                    });
+                    return false;
+                }
                 if u.span.end.is_some() {
                     return true;
                 }
@@ -299,6 +342,7 @@ impl Facts {
                     }
                 }
             });
+            g.resolves.extend(known);
         }
         self.groups = groups;
     }
@@ -369,6 +413,7 @@ impl Facts {
         };
         let key = self.key(&invoke.project, &invoke.fingerprint);
         let counting = self.counting_step;
+        let mut hook_insert = None;
         let (done, maybe, counting_span) = if self.step_log {
             let s = steps.iter().find(|s| s.idx == counting);
             let done = s.is_some_and(Step::applied);
@@ -388,9 +433,18 @@ impl Facts {
                     None => (false, true, None),
                 },
                 Some((CompletionType::Fail, _)) => (false, false, None),
+                Some((CompletionType::Info, c)) if self.crashed_before_count(&c.result) => {
+                    // The reference server's fault hook crashed it before
+                    // the counting step (and ran nothing after): certainly
+                    // not counted; if its row is there, it is stranded.
+                    let step = c.result.crashed_after.clone().unwrap_or_default();
+                    let cause = self.cause(format!("crash after step {step} (fault hook)"));
+                    hook_insert = Some(cause);
+                    (false, false, None)
+                }
                 Some((CompletionType::Info, c)) => {
-                    // A crash the server's fault hook reports ran nothing
-                    // after its answer; other faults are judged at the end.
+                    // Other indeterminate attempts are judged at the end,
+                    // once every fault entry is known.
                     self.pending_maybe
                         .push((id.clone(), invoke.op, invoke.t, Some(c.t)));
                     (false, false, None)
@@ -426,6 +480,10 @@ impl Facts {
         }
         if inserted {
             ev.insert = Some((invoke.op, cause));
+        } else if let (Some(c), None) = (hook_insert, ev.insert) {
+            // Without a step log: if the row is there and nothing counted
+            // it, an attempt that crashed before counting inserted it.
+            ev.insert = Some((invoke.op, Some(c)));
         }
         if let Some((start, Some(end))) = counting_span {
             self.groups
@@ -551,6 +609,35 @@ impl Facts {
                 span: unknown_span,
             }),
         }
+    }
+}
+
+/// What the server answered to a request whose answer the proxy dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DroppedAnswer {
+    /// `200 {"accepted": b, ...}` to an ingest.
+    Ingest(bool),
+    /// `200 {"resolved": true, "event_count": n}` to a resolve.
+    Resolved(i64),
+}
+
+/// The contract's answer in a dropped answer's detail, if it is one of the
+/// two that tell what happened (anything else narrows nothing).
+fn dropped_answer(detail: &str) -> Option<DroppedAnswer> {
+    let (status, body) = crate::nemesis::proxy::parse_drop_detail(detail)?;
+    if status != 200 {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    if let Some(a) = v.get("accepted").and_then(|a| a.as_bool()) {
+        return Some(DroppedAnswer::Ingest(a));
+    }
+    match (
+        v.get("resolved")?.as_bool()?,
+        v.get("event_count")?.as_i64(),
+    ) {
+        (true, Some(n)) => Some(DroppedAnswer::Resolved(n)),
+        _ => None,
     }
 }
 

@@ -18,6 +18,10 @@ pub struct Stranded {
     /// A few stranded event ids with the op that inserted them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<(String, u64)>,
+    /// Events in the table that may or may not have been counted (an
+    /// indeterminate attempt, not Done): stranded or not, nobody can say.
+    #[serde(default)]
+    pub undetermined: u64,
 }
 
 /// Events present in the final table, certainly not counted (neither Done
@@ -32,6 +36,11 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
         })
         .collect();
     ids.sort_by_key(|(id, _)| *id);
+    s.undetermined = facts
+        .events
+        .iter()
+        .filter(|(id, e)| e.is_maybe() && tables.event_ids.contains(*id))
+        .count() as u64;
     for (id, e) in ids {
         let (op, cause) = e.insert.expect("filtered");
         let cause = cause

@@ -88,6 +88,10 @@ pub struct Header {
     /// Prefix of every project of this run (empty on a fresh database).
     #[serde(default)]
     pub namespace: String,
+    /// The ingest op's step names, in order (where a crash fault's
+    /// `crashed_after` step lies against the counting step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ingest_steps: Vec<String>,
 }
 
 /// An op begins. `t` is ns since run start; for the open load model

@@ -392,7 +392,7 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             // The server decided once it sent its status; read the rest so
             // the whole answer was given before it is dropped.
             let detail = match up.bytes().await {
-                Ok(_) => format!("drop_response: upstream answered {}", status.as_u16()),
+                Ok(body) => drop_detail(status.as_u16(), &String::from_utf8_lossy(&body)),
                 Err(e) => format!(
                     "drop_response: upstream answered {}, its body broke off: {}",
                     status.as_u16(),
@@ -412,4 +412,23 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             json_error(status, INJECTED)
         }
     }
+}
+
+/// The detail of a dropped answer: `drop_response: upstream answered
+/// STATUS: BODY` (bodies of more than 1 KiB are left out). The checkers
+/// read it back with [`parse_drop_detail`]: the server's answer is what the
+/// server did, even though the client never heard it.
+pub fn drop_detail(status: u16, body: &str) -> String {
+    if body.len() <= 1024 {
+        format!("drop_response: upstream answered {status}: {body}")
+    } else {
+        format!("drop_response: upstream answered {status}")
+    }
+}
+
+/// (status, body) of a [`drop_detail`], if it holds the body.
+pub fn parse_drop_detail(detail: &str) -> Option<(u16, &str)> {
+    let rest = detail.strip_prefix("drop_response: upstream answered ")?;
+    let (status, body) = rest.split_once(": ")?;
+    Some((status.parse().ok()?, body))
 }

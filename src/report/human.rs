@@ -114,8 +114,16 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
         let _ = writeln!(o, "not exercised: {gap}");
     }
     let st = &s.stranded_events;
+    let undetermined = if st.undetermined > 0 {
+        format!(
+            "; {} more may be (an indeterminate attempt, nobody can say)",
+            st.undetermined
+        )
+    } else {
+        String::new()
+    };
     if st.total == 0 {
-        let _ = writeln!(o, "stranded events: 0");
+        let _ = writeln!(o, "stranded events: 0{undetermined}");
     } else {
         let causes: Vec<_> = st
             .by_cause
@@ -124,7 +132,7 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             .collect();
         let _ = writeln!(
             o,
-            "stranded events: {} (inserted, never counted; retries stop at s1): {}",
+            "stranded events: {} (inserted, never counted; retries stop at s1): {}{undetermined}",
             st.total,
             causes.join(", ")
         );
