@@ -405,9 +405,12 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
         };
         let answer = shared.client.resolve(&group_id, Some(&tag)).await;
         shared.note_crash(id, &answer);
-        if answer.transport && answer.kind == CompletionType::Fail && shared.kills {
-            // Refused while the server is down: do not spin.
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        if answer.kind == CompletionType::Info
+            || (answer.transport && answer.kind == CompletionType::Fail && shared.kills)
+        {
+            // A target in trouble (down, 5xx, timeouts): back off a little
+            // instead of spinning on it, as a real client would.
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         record(shared, &mut stats, invoke, &answer, None);
         match answer.result.resolved {

@@ -284,6 +284,11 @@ async fn send(
     if let Some(ct) = parts.headers.get(CONTENT_TYPE) {
         req = req.header(CONTENT_TYPE, ct.clone());
     }
+    // The reference server's fault hook rides through (crash and pause
+    // faults together with proxy faults).
+    if let Some(h) = parts.headers.get(crate::server::routes::FAULT_HEADER) {
+        req = req.header(crate::server::routes::FAULT_HEADER, h.clone());
+    }
     if let Some(t) = timeout {
         req = req.timeout(t);
     }
