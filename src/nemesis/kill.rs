@@ -68,6 +68,49 @@ impl KillNemesis {
     }
 }
 
+/// The ticks of a timed fault: one period after `start`, then every
+/// period, while the fault's window is open and `done` is not set.
+pub(super) struct Ticks<'a> {
+    recorder: &'a Recorder,
+    load_start: u64,
+    next: u64,
+    every: u64,
+    stop: Option<Duration>,
+    done: &'a AtomicBool,
+}
+
+impl<'a> Ticks<'a> {
+    /// The ticks of `f` (period `every`), from `load_start` (clock ns).
+    pub(super) fn new(
+        f: &Fault,
+        every: Duration,
+        recorder: &'a Recorder,
+        load_start: u64,
+        done: &'a AtomicBool,
+    ) -> Self {
+        let every = every.as_nanos() as u64;
+        Ticks {
+            recorder,
+            load_start,
+            next: load_start + f.start.as_nanos() as u64 + every,
+            every,
+            stop: f.stop,
+            done,
+        }
+    }
+
+    /// Sleeps until the next tick; false when there is none (the window
+    /// closed, or the nemesis is stopping).
+    pub(super) fn wait(&mut self) -> bool {
+        if !sleep_until(self.recorder, self.next, self.done) {
+            return false;
+        }
+        let since = Duration::from_nanos(self.next - self.load_start);
+        self.next += self.every;
+        self.stop.is_none_or(|s| since < s)
+    }
+}
+
 /// Sleeps until `until` (clock ns) unless `done` is set first; false if it was.
 pub(super) fn sleep_until(recorder: &Recorder, until: u64, done: &AtomicBool) -> bool {
     loop {
@@ -91,17 +134,10 @@ fn run(
     done: &AtomicBool,
     failure: &Mutex<Option<String>>,
 ) {
-    let every = f.every.unwrap_or(Duration::from_secs(5)).as_nanos() as u64;
+    let every = f.every.unwrap_or(Duration::from_secs(5));
     let down = f.delay.unwrap_or(Duration::from_millis(500));
-    let mut next = load_start + f.start.as_nanos() as u64 + every;
-    loop {
-        if !sleep_until(recorder, next, done) {
-            return;
-        }
-        let since = Duration::from_nanos(next - load_start);
-        if f.stop.is_some_and(|s| since >= s) {
-            return;
-        }
+    let mut ticks = Ticks::new(f, every, recorder, load_start, done);
+    while ticks.wait() {
         let pid = server.lock().expect("server").kill();
         recorder.record(
             index,
@@ -127,6 +163,5 @@ fn run(
                 Some(format!("the reference server could not be restarted: {e}"));
             return;
         }
-        next += every;
     }
 }

@@ -6,7 +6,7 @@
 //! usual rule; the history gets `start` when the lock is taken and `stop`
 //! when it is released.
 
-use super::kill::sleep_until;
+use super::kill::{sleep_until, Ticks};
 use super::Recorder;
 use crate::client::sqlite;
 use crate::history::FaultAction;
@@ -58,7 +58,7 @@ impl LockNemesis {
 }
 
 fn run(
-    db: &PathBuf,
+    db: &std::path::Path,
     target: &SqliteTarget,
     index: u32,
     f: &Fault,
@@ -66,7 +66,7 @@ fn run(
     load_start: u64,
     done: &AtomicBool,
 ) {
-    let every = f.every.unwrap_or(Duration::from_secs(2)).as_nanos() as u64;
+    let every = f.every.unwrap_or(Duration::from_secs(2));
     let hold = f.hold.unwrap_or(Duration::from_millis(200));
     // The nemesis waits as long as it would hold the lock to get it.
     let mut mine = target.clone();
@@ -78,16 +78,8 @@ fn run(
             return;
         }
     };
-    let mut next = load_start + f.start.as_nanos() as u64 + every;
-    loop {
-        if !sleep_until(recorder, next, done) {
-            return;
-        }
-        let since = Duration::from_nanos(next - load_start);
-        if f.stop.is_some_and(|s| since >= s) {
-            return;
-        }
-        next += every;
+    let mut ticks = Ticks::new(f, every, recorder, load_start, done);
+    while ticks.wait() {
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
             tracing::debug!("lock nemesis: could not take the write lock: {e}");
             continue;
