@@ -596,6 +596,7 @@ fn every_shipped_scenario_loads() {
             "chaos-crash.toml",
             "chaos-kill.toml",
             "chaos-lock.toml",
+            "chaos-pause-naive.toml",
             "chaos-pause.toml",
             "chaos-proxy.toml",
             "default.toml",
