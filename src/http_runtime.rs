@@ -75,7 +75,8 @@ struct Shared {
 impl Shared {
     /// The tag of one request: op id, key, and the fault hook's decisions
     /// (crash, pause), recorded as injected when requested.
-    fn tag(&self, op: u64, key: u64, ingest: bool) -> Tag {
+    /// Also returns the crash fault asked for, if any (its index).
+    fn tag(&self, op: u64, key: u64, ingest: bool) -> (Tag, Option<u32>) {
         let plan = &self.nemesis.plan;
         let mut tag = Tag {
             op,
@@ -83,7 +84,7 @@ impl Shared {
             hook: None,
         };
         if !(plan.has(FaultKind::Crash) || plan.has(FaultKind::Pause)) {
-            return tag;
+            return (tag, None);
         }
         let program = if ingest {
             &self.programs.0
@@ -100,11 +101,16 @@ impl Shared {
                 Some(op),
                 Some(names[*i].to_string()),
                 None,
-                Some(format!("pause {d:?} before {} (fault hook)", names[*i])),
+                // Counted when asked of the server: it pauses if the op
+                // gets as far as that step.
+                Some(format!(
+                    "pause {d:?} before {} requested (fault hook)",
+                    names[*i]
+                )),
             );
         }
         tag.hook = fault_header(&faults, program);
-        tag
+        (tag, faults.crash_after.map(|(_, f)| f))
     }
 }
 
@@ -144,7 +150,10 @@ pub fn run_load_http(
         .build()
         .expect("a tokio runtime");
     let started = plan.clock.now();
-    let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
+    let deadline = s
+        .stop
+        .duration
+        .map(|d| started.saturating_add(crate::nemesis::kill::ns(d)));
     let (total, stopped_at, exhausted) = rt.block_on(async {
         let mut tasks = Vec::new();
         for w in 0..s.load.ingesters {
@@ -212,26 +221,18 @@ pub fn run_load_http(
 
 impl Shared {
     /// A crash the reference server's fault hook reports: recorded as injected.
-    fn note_crash(&self, op: u64, answer: &Answer) {
-        let Some(step) = &answer.result.crashed_after else {
+    fn note_crash(&self, op: u64, fault: Option<u32>, answer: &Answer) {
+        let (Some(step), Some(f)) = (&answer.result.crashed_after, fault) else {
             return;
         };
-        if let Some(f) = self
-            .nemesis
-            .plan
-            .faults()
-            .iter()
-            .position(|f| f.kind == FaultKind::Crash)
-        {
-            self.nemesis.record(
-                f as u32,
-                FaultAction::Inject,
-                Some(op),
-                Some(step.clone()),
-                None,
-                Some(format!("crash after {step} (fault hook)")),
-            );
-        }
+        self.nemesis.record(
+            f,
+            FaultAction::Inject,
+            Some(op),
+            Some(step.clone()),
+            None,
+            Some(format!("crash after {step} (fault hook)")),
+        );
     }
 }
 
@@ -307,7 +308,7 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
         // a real client would, up to the retry budget.
         for attempt in 0..=retries {
             let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
-            let tag = shared.tag(id, op.key ^ ((attempt as u64 & 0xff) << 40), true);
+            let (tag, crash) = shared.tag(id, op.key ^ ((attempt as u64 & 0xff) << 40), true);
             let invoke = Invoke {
                 t: plan.clock.now(),
                 op: id,
@@ -324,7 +325,7 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
                 intended: if attempt == 0 { op.intended_ns } else { None },
             };
             let answer = shared.client.ingest(&op, Some(&tag)).await;
-            shared.note_crash(id, &answer);
+            shared.note_crash(id, crash, &answer);
             record(
                 shared,
                 &mut stats,
@@ -390,7 +391,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
             continue;
         };
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
-        let tag = shared.tag(id, op.key, false);
+        let (tag, crash) = shared.tag(id, op.key, false);
         let invoke = Invoke {
             t: plan.clock.now(),
             op: id,
@@ -404,7 +405,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
             intended: None,
         };
         let answer = shared.client.resolve(&group_id, Some(&tag)).await;
-        shared.note_crash(id, &answer);
+        shared.note_crash(id, crash, &answer);
         if answer.kind == CompletionType::Info
             || (answer.transport && answer.kind == CompletionType::Fail && shared.kills)
         {

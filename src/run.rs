@@ -296,7 +296,7 @@ fn execute(
     let phase = if http {
         http_phase(opts, p, run_dir, &plan, control.clone())
     } else {
-        sqlite_phase(opts, p, run_dir, &plan)
+        sqlite_phase(opts, p, run_dir, &plan, control.clone())
     };
     drop(plan);
     // Every sender must be gone for the writer to finish.
@@ -467,6 +467,7 @@ fn sqlite_phase(
     p: &Prepared,
     run_dir: &Path,
     plan: &LoadPlan<'_>,
+    control: Arc<Control>,
 ) -> Result<Phase, RunError> {
     let s = &p.scenario;
     let target = &s.target.sqlite();
@@ -490,6 +491,7 @@ fn sqlite_phase(
         faults_of(s, FaultKind::Lock),
         plan.nemesis.clone(),
         plan.clock.now(),
+        control,
     );
     let load = run_load(plan, conns, resolve_conns, opts.progress);
     locks.stop();
@@ -580,6 +582,7 @@ fn http_phase(
             faults_of(s, FaultKind::Kill),
             plan.nemesis.clone(),
             load_start,
+            control.clone(),
         )
     });
     let locks = LockNemesis::start(
@@ -592,6 +595,7 @@ fn http_phase(
         },
         plan.nemesis.clone(),
         load_start,
+        control.clone(),
     );
     let load = run_load_http(
         plan,
@@ -631,7 +635,9 @@ fn http_phase(
     {
         Ok(()) => Some(tables),
         Err(e) => {
-            target_error = Some(e);
+            // A cause found earlier (a server that could not be restarted)
+            // says more than the export that then failed.
+            target_error.get_or_insert(e);
             None
         }
     };

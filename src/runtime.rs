@@ -21,6 +21,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// How many times at most an event whose worker crashed is sent again
+/// (by attempt number): a crash fault that hits every attempt must not
+/// resend one event forever.
+pub const CRASH_RESENDS: u32 = 8;
+
 /// Monotonic clock of a run: ns since its start.
 #[derive(Debug, Clone, Copy)]
 pub struct Clock(Instant);
@@ -156,7 +161,10 @@ pub fn run_load<'a>(
         ingest_steps: names(&plan.variant.ingest),
         resolve_steps: names(&plan.variant.resolve),
     };
-    let deadline = s.stop.duration.map(|d| started + d.as_nanos() as u64);
+    let deadline = s
+        .stop
+        .duration
+        .map(|d| started.saturating_add(crate::nemesis::kill::ns(d)));
     let mut total = Stats::default();
     let mut stopped_at = started;
     let mut exhausted = false;
@@ -336,7 +344,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
             &faults,
             |m, n| ingest_result(m, n, counting),
         );
-        if result.2.crashed_after.is_some() {
+        if result.2.crashed_after.is_some() && op.attempt < CRASH_RESENDS {
             // The client of a dead worker sends the event again later.
             let lag = draw_rng(plan.scenario.seed, u32::MAX, op.key, 0)
                 .random_range(1..=LATER_WINDOW / 4);
@@ -344,7 +352,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
         }
         let from = op.intended_ns.unwrap_or(result.0);
         stats.record(OpKind::Ingest, kind, result.1.saturating_sub(from));
-        if result.2.accepted == Some(false) {
+        if kind == CompletionType::Ok && result.2.accepted == Some(false) {
             stats.duplicates += 1;
         }
     }
@@ -382,7 +390,8 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) -> S
             resolve_result,
         );
         stats.record(OpKind::Resolve, kind, end.saturating_sub(start));
-        match result.resolved {
+        // Counted as the client saw them (not a crashed op's own result).
+        match result.resolved.filter(|_| kind != CompletionType::Info) {
             Some(true) => stats.resolved += 1,
             Some(false) => stats.refused += 1,
             None => {}
@@ -415,6 +424,7 @@ fn drive<'p>(
         builtins,
         faults,
         || plan.control.abort.load(Ordering::Acquire),
+        || plan.control.stop.load(Ordering::Acquire),
         || plan.clock.now(),
         |i, start, end, r| {
             let (changes, rows, error, maybe_applied) = match r {
@@ -468,7 +478,8 @@ fn drive<'p>(
 /// Runs one op's step machine on `conn` to its end, each step one statement
 /// in autocommit ([`exec_step`]); shared by the load runtime and the HTTP
 /// server. Before each step, `abort()` may abandon the op (`fail`, or
-/// `info` once a step changed rows), and a pause fault waits; after a
+/// `info` once a step changed rows), and a pause fault waits (cut short
+/// once `cut_pause()`); after a
 /// step, a crash fault abandons the op (`info`, `crashed_after` set), as a
 /// stateless worker that dies mid-request; `on_fault(fault, step, pause)`
 /// hears of each injection first. After each step, `on_step` gets the
@@ -482,6 +493,7 @@ pub fn run_steps<'p>(
     builtins: Vec<Value>,
     faults: &OpFaults,
     abort: impl Fn() -> bool,
+    cut_pause: impl Fn() -> bool,
     now: impl Fn() -> u64,
     mut on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
     mut on_fault: impl FnMut(u32, usize, Option<Duration>),
@@ -509,7 +521,15 @@ pub fn run_steps<'p>(
         let step = &program.steps[i];
         if let Some((delay, fault)) = faults.pause_before(i) {
             on_fault(fault, i, Some(delay));
-            std::thread::sleep(delay);
+            // A stopping load cuts a pause short (faults act while it runs).
+            let until = Instant::now() + delay;
+            while !cut_pause() {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(10)));
+            }
         }
         let start = now();
         let r = exec_step(conn, step, &m.params());

@@ -1064,6 +1064,21 @@ fn fault_stop_not_after_start() {
 }
 
 #[test]
+fn lock_hold_must_be_shorter_than_its_period() {
+    assert_refused(
+        "[[faults]]\nkind = \"lock\"\nevery = \"1s\"\nhold = \"2s\"\n",
+        4,
+        &["`faults[0].hold` (2s) must be shorter than `every` (1s)"],
+    );
+    // Against the default period (2s) too.
+    assert_refused(
+        "[[faults]]\nkind = \"lock\"\nhold = \"2s\"\n",
+        3,
+        &["must be shorter than `every` (2s)"],
+    );
+}
+
+#[test]
 fn fault_without_kind() {
     assert_refused(
         "seed = 1\n\n[[faults]]\nprobability = 0.5\n",

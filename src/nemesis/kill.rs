@@ -11,6 +11,7 @@
 use super::Recorder;
 use crate::client::spawn::SpawnedServer;
 use crate::history::FaultAction;
+use crate::runtime::Control;
 use crate::scenario::Fault;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,26 +29,37 @@ pub struct KillNemesis {
 impl KillNemesis {
     /// Starts one thread per `(index, fault)` of kind kill; `load_start` is
     /// the clock ns at which the load started.
+    /// The load's `control`: its stop ends the nemesis's waits at once
+    /// (a server down is restarted first), and a failed restart stops the
+    /// load (the target is gone: the run ends with exit 3).
     pub fn start(
         server: Arc<Mutex<SpawnedServer>>,
         faults: Vec<(u32, Fault)>,
         recorder: Recorder,
         load_start: u64,
+        control: Arc<Control>,
     ) -> Self {
         let done = Arc::new(AtomicBool::new(false));
         let failure = Arc::new(Mutex::new(None));
         let handles = faults
             .into_iter()
             .map(|(i, f)| {
-                let (server, recorder, done, failure) = (
+                let (server, recorder, done, failure, control) = (
                     server.clone(),
                     recorder.clone(),
                     done.clone(),
                     failure.clone(),
+                    control.clone(),
                 );
                 std::thread::Builder::new()
                     .name(format!("nemesis-kill-{i}"))
-                    .spawn(move || run(&server, i, &f, &recorder, load_start, &done, &failure))
+                    .spawn(move || {
+                        let stopping =
+                            || done.load(Ordering::Acquire) || control.stop.load(Ordering::Acquire);
+                        run(
+                            &server, i, &f, &recorder, load_start, &stopping, &failure, &control,
+                        )
+                    })
                     .expect("spawn the kill nemesis")
             })
             .collect();
@@ -76,7 +88,7 @@ pub(super) struct Ticks<'a> {
     next: u64,
     every: u64,
     stop: Option<Duration>,
-    done: &'a AtomicBool,
+    stopping: &'a dyn Fn() -> bool,
 }
 
 impl<'a> Ticks<'a> {
@@ -86,35 +98,40 @@ impl<'a> Ticks<'a> {
         every: Duration,
         recorder: &'a Recorder,
         load_start: u64,
-        done: &'a AtomicBool,
+        stopping: &'a dyn Fn() -> bool,
     ) -> Self {
-        let every = every.as_nanos() as u64;
+        let every = ns(every).max(1);
         Ticks {
             recorder,
             load_start,
-            next: load_start + f.start.as_nanos() as u64 + every,
+            next: load_start.saturating_add(ns(f.start)).saturating_add(every),
             every,
             stop: f.stop,
-            done,
+            stopping,
         }
     }
 
     /// Sleeps until the next tick; false when there is none (the window
     /// closed, or the nemesis is stopping).
     pub(super) fn wait(&mut self) -> bool {
-        if !sleep_until(self.recorder, self.next, self.done) {
+        if !sleep_until(self.recorder, self.next, self.stopping) {
             return false;
         }
         let since = Duration::from_nanos(self.next - self.load_start);
-        self.next += self.every;
+        self.next = self.next.saturating_add(self.every);
         self.stop.is_none_or(|s| since < s)
     }
 }
 
-/// Sleeps until `until` (clock ns) unless `done` is set first; false if it was.
-pub(super) fn sleep_until(recorder: &Recorder, until: u64, done: &AtomicBool) -> bool {
+/// A duration in ns, saturating (durations of 584 years and more).
+pub fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Sleeps until `until` (clock ns) unless `stopping()` first; false if so.
+pub(super) fn sleep_until(recorder: &Recorder, until: u64, stopping: &dyn Fn() -> bool) -> bool {
     loop {
-        if done.load(Ordering::Acquire) {
+        if stopping() {
             return false;
         }
         let now = recorder.clock.now();
@@ -125,18 +142,20 @@ pub(super) fn sleep_until(recorder: &Recorder, until: u64, done: &AtomicBool) ->
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     server: &Mutex<SpawnedServer>,
     index: u32,
     f: &Fault,
     recorder: &Recorder,
     load_start: u64,
-    done: &AtomicBool,
+    stopping: &dyn Fn() -> bool,
     failure: &Mutex<Option<String>>,
+    control: &Control,
 ) {
     let every = f.every.unwrap_or(Duration::from_secs(5));
     let down = f.delay.unwrap_or(Duration::from_millis(500));
-    let mut ticks = Ticks::new(f, every, recorder, load_start, done);
+    let mut ticks = Ticks::new(f, every, recorder, load_start, stopping);
     while ticks.wait() {
         let pid = server.lock().expect("server").kill();
         recorder.record(
@@ -147,9 +166,13 @@ fn run(
             None,
             Some(format!("SIGKILL pid {}", pid.unwrap_or(0))),
         );
-        // The down time is served even when the load stops meanwhile: the
-        // audit needs the server back, and it comes back below.
-        std::thread::sleep(down);
+        // A stop cuts the down time short: the audit needs the server
+        // back, and it comes back below.
+        sleep_until(
+            recorder,
+            recorder.clock.now().saturating_add(ns(down)),
+            stopping,
+        );
         recorder.record(
             index,
             FaultAction::Stop,
@@ -161,6 +184,8 @@ fn run(
         if let Err(e) = server.lock().expect("server").restart() {
             *failure.lock().expect("failure") =
                 Some(format!("the reference server could not be restarted: {e}"));
+            // No target left: end the load now rather than at its duration.
+            control.stop.store(true, Ordering::Release);
             return;
         }
     }

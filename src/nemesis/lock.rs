@@ -6,10 +6,11 @@
 //! usual rule; the history gets `start` when the lock is taken and `stop`
 //! when it is released.
 
-use super::kill::{sleep_until, Ticks};
+use super::kill::{ns, sleep_until, Ticks};
 use super::Recorder;
 use crate::client::sqlite;
 use crate::history::FaultAction;
+use crate::runtime::Control;
 use crate::scenario::{Fault, SqliteTarget};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,22 +27,34 @@ pub struct LockNemesis {
 impl LockNemesis {
     /// Starts one thread per `(index, fault)` of kind lock on the database
     /// at `db`; `load_start` is the clock ns at which the load started.
+    /// The load's `control`: its stop releases a lock held at once (the
+    /// workers' statements may be waiting for it).
     pub fn start(
         db: PathBuf,
         target: SqliteTarget,
         faults: Vec<(u32, Fault)>,
         recorder: Recorder,
         load_start: u64,
+        control: Arc<Control>,
     ) -> Self {
         let done = Arc::new(AtomicBool::new(false));
         let handles = faults
             .into_iter()
             .map(|(i, f)| {
-                let (db, target, recorder, done) =
-                    (db.clone(), target.clone(), recorder.clone(), done.clone());
+                let (db, target, recorder, done, control) = (
+                    db.clone(),
+                    target.clone(),
+                    recorder.clone(),
+                    done.clone(),
+                    control.clone(),
+                );
                 std::thread::Builder::new()
                     .name(format!("nemesis-lock-{i}"))
-                    .spawn(move || run(&db, &target, i, &f, &recorder, load_start, &done))
+                    .spawn(move || {
+                        let stopping =
+                            || done.load(Ordering::Acquire) || control.stop.load(Ordering::Acquire);
+                        run(&db, &target, i, &f, &recorder, load_start, &stopping)
+                    })
                     .expect("spawn the lock nemesis")
             })
             .collect();
@@ -64,7 +77,7 @@ fn run(
     f: &Fault,
     recorder: &Recorder,
     load_start: u64,
-    done: &AtomicBool,
+    stopping: &dyn Fn() -> bool,
 ) {
     let every = f.every.unwrap_or(Duration::from_secs(2));
     let hold = f.hold.unwrap_or(Duration::from_millis(200));
@@ -78,7 +91,7 @@ fn run(
             return;
         }
     };
-    let mut ticks = Ticks::new(f, every, recorder, load_start, done);
+    let mut ticks = Ticks::new(f, every, recorder, load_start, stopping);
     while ticks.wait() {
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
             tracing::debug!("lock nemesis: could not take the write lock: {e}");
@@ -92,8 +105,8 @@ fn run(
             None,
             Some(format!("write lock held for {hold:?}")),
         );
-        let until = recorder.clock.now() + hold.as_nanos() as u64;
-        sleep_until(recorder, until, done);
+        let until = recorder.clock.now().saturating_add(ns(hold));
+        sleep_until(recorder, until, stopping);
         let _ = conn.execute_batch("COMMIT");
         recorder.record(index, FaultAction::Stop, None, None, None, None);
     }

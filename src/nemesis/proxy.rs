@@ -379,12 +379,20 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     match action {
         ProxyAction::Forward => pass(&sh, &parts, body).await,
         ProxyAction::Delay(d) => {
+            // Recorded before the wait: a client that gives up during it
+            // was hit all the same. Not yet forwarded, so it says nothing
+            // about the server (forwarded stays unknown).
+            rec.record(
+                fault,
+                FaultAction::Inject,
+                Some(tag.op),
+                None,
+                None,
+                Some(format!("latency {d:?}")),
+            );
             tokio::time::sleep(d).await;
             match exchange(&sh, &parts, body).await {
-                Ok((status, headers, bytes)) => {
-                    inject(true, format!("latency {d:?}"));
-                    answer(status, headers, Body::from(bytes))
-                }
+                Ok((status, headers, bytes)) => answer(status, headers, Body::from(bytes)),
                 Err(resp) => resp,
             }
         }

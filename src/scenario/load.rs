@@ -959,6 +959,25 @@ fn check_fault(ctx: &Context, index: usize, entry: &dyn TableLike) -> Result<(),
             _ => {}
         }
     }
+    // A lock held for a whole period or more is taken again the moment it
+    // is released: the database would be locked all the time.
+    if kind == "lock" {
+        // The kind's defaults (every 2s, hold 200ms) where a key is left out.
+        let hold = entry
+            .get("hold")
+            .map_or(Duration::from_millis(200), duration);
+        let every = entry.get("every").map_or(Duration::from_secs(2), duration);
+        if hold >= every {
+            return Err(ctx.error(
+                &["faults", &i, "hold"],
+                format!(
+                    "`{name}.hold` ({}) must be shorter than `every` ({}): the lock would never be free",
+                    humantime::format_duration(hold),
+                    humantime::format_duration(every)
+                ),
+            ));
+        }
+    }
     if let Some(stop) = entry.get("stop") {
         let start = entry.get("start").map_or(Duration::ZERO, duration);
         let stop = duration(stop);

@@ -93,10 +93,20 @@ fn parse_body(body: &Bytes) -> Result<EventBody, (StatusCode, String)> {
     })
 }
 
-/// An op that could not be answered as `ok` (or a refusal): 503.
+/// An op that could not be answered as `ok` (or a refusal): 429 when the
+/// database was busy and nothing of the op applied (the contract's "not
+/// applied, send again later": the client can tell it certainly did not
+/// happen), else 503 (indeterminate).
 fn unavailable(a: &OpAnswer) -> Response {
     let why = a.result.error.clone().unwrap_or_else(|| "op failed".into());
     tracing::debug!(kind = ?a.kind, error = %why, "op not ok");
+    let busy = why.contains("database is locked") || why.contains("database table is locked");
+    if a.kind == CompletionType::Fail && busy {
+        return error(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("busy, nothing applied: {why}"),
+        );
+    }
     error(StatusCode::SERVICE_UNAVAILABLE, why)
 }
 
