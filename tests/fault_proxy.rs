@@ -410,7 +410,16 @@ fn upstream_down_is_502_and_not_recorded() {
             .contains("unreachable"));
         let r = c.get(format!("{}/healthz", b.proxy.url)).send().unwrap();
         assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
-        assert!(b.finish().is_empty());
+        // A latency toxic is recorded before its wait (it hit the op),
+        // with nothing said about the server; a drop never happened.
+        let faults = b.finish();
+        match toxic {
+            Toxic::Latency => {
+                assert_eq!(faults.len(), 1, "{faults:?}");
+                assert_eq!(faults[0].forwarded, None);
+            }
+            _ => assert!(faults.is_empty(), "{faults:?}"),
+        }
     }
 }
 
@@ -443,7 +452,9 @@ fn upstream_killed_midrun_is_502() {
             _ => None,
         })
         .collect();
-    assert_eq!(injected, [1]);
+    // Both were delayed (recorded before the wait); the second then met
+    // a dead upstream and says nothing about the server.
+    assert_eq!(injected, [1, 2]);
 }
 
 #[test]
@@ -466,7 +477,10 @@ fn stop_is_bounded_and_closes_the_port() {
     assert!(inflight.join().unwrap().is_err());
     let addr = url.strip_prefix("http://").unwrap();
     assert!(TcpStream::connect(addr).is_err(), "still accepting");
-    assert!(b.finish().is_empty());
+    // The delayed request was hit (recorded before its wait), never forwarded.
+    let faults = b.finish();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].forwarded, None);
 }
 
 #[test]

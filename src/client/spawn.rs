@@ -181,10 +181,17 @@ impl Launch {
             None => {
                 let _ = child.kill();
                 let _ = child.wait();
+                // The log is appended to across restarts: its last line
+                // is this start's.
                 let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                let last = log
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
                 Err(format!(
                     "the reference server did not start: {}",
-                    crate::client::http::excerpt(log.trim())
+                    crate::client::http::excerpt(last.trim())
                 ))
             }
         }
