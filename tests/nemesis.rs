@@ -289,3 +289,50 @@ fn crash_through_the_servers_fault_hook_strands_events_by_cause() {
         assert!(cause.ends_with("(fault hook)"), "{cause}");
     }
 }
+
+#[test]
+fn a_crash_on_every_attempt_resends_each_event_a_bounded_number_of_times() {
+    // Every attempt dies after s1 (its resends stop at s1 as duplicates and
+    // die there too): each event is resent a bounded number of times, so
+    // a run that stops on events ends, all of them stranded.
+    let sc = sqlite(
+        "[load]\ningesters = 2\nresolvers = 0\n[stop]\nevents = 10\n[retry]\nprobability = 0.0",
+        "[[faults]]\nkind = \"crash\"\nstep = \"s1\"\nprobability = 1.0",
+    );
+    let (code, s, h, _tmp, _) = run(&sc, &[]);
+    assert_eq!(code, 4, "{}", s["exit"]);
+    assert_eq!(s["stranded_events"]["total"], 10);
+    let max_attempt = h
+        .iter()
+        .filter(|e| e["type"] == "invoke")
+        .filter_map(|e| e["attempt"].as_u64())
+        .max()
+        .unwrap();
+    assert_eq!(max_attempt as u32, specstorm::runtime::CRASH_RESENDS);
+    assert_eq!(s["duplicates"], 0, "crashed duplicates are no answers");
+}
+
+#[test]
+fn a_stop_cuts_long_pauses_and_kill_down_times_short() {
+    // An hour of down time and of pause: the runs still end by themselves
+    // at their duration and save their results (the hang guard is far
+    // above any duration here).
+    let guard = std::time::Duration::from_secs(120);
+    let cases = [
+        sqlite(
+            "[load]\ningesters = 2\nresolvers = 1\n[stop]\nevents = 0\nduration = \"1s\"",
+            "[[faults]]\nkind = \"pause\"\nprobability = 0.01\ndelay = \"1h\"",
+        ),
+        http(
+            "[load]\ningesters = 4\nresolvers = 1\n[stop]\nevents = 0\nduration = \"1500ms\"",
+            "[[faults]]\nkind = \"kill\"\nevery = \"500ms\"\ndelay = \"1h\"",
+        ),
+    ];
+    for sc in cases {
+        let t = std::time::Instant::now();
+        let (code, s, _, _tmp, _) = run(&sc, &[]);
+        assert!(t.elapsed() < guard, "took {:?}", t.elapsed());
+        assert_sound(code, &s);
+        assert_eq!(s["partial"], false);
+    }
+}

@@ -227,3 +227,63 @@ fn ingest_that_does_not_count_is_503() {
     assert!(b["error"].is_string(), "{b}");
     assert_eq!(s.terminate().code(), Some(0));
 }
+
+#[test]
+fn busy_with_nothing_applied_is_429_not_503() {
+    // Another connection holds the write lock; the server waits 1 ms, gets
+    // SQLITE_BUSY at s1, and nothing of the op applied: 429 (send again
+    // later), which the bench reads as a certain `fail`.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("target.db");
+    let s = Server::start_with("groups-atomic", &db, &["--busy-timeout", "1ms"]);
+    let c = client();
+    let lock = rusqlite::Connection::open(&db).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (status, body) = ingest(&c, &s.url, "e1", "p", "f");
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("nothing applied"),
+        "{body}"
+    );
+    lock.execute_batch("COMMIT").unwrap();
+    let (status, body) = ingest(&c, &s.url, "e1", "p", "f");
+    assert_eq!(
+        (status, body["accepted"].clone()),
+        (StatusCode::OK, json!(true))
+    );
+}
+
+#[test]
+fn the_fault_hook_crashes_only_when_enabled() {
+    let post = |url: &str, id: &str| {
+        client()
+            .post(format!("{url}/v1/events"))
+            .header("x-specstorm-fault", "crash-after=s1")
+            .json(&json!({"id": id, "project": "p", "fingerprint": "f", "message": "m"}))
+            .send()
+            .unwrap()
+    };
+    // Without --fault-hooks the header is ignored.
+    let plain = Server::start("groups-atomic");
+    assert_eq!(post(&plain.url, "e1").status(), StatusCode::OK);
+    // With it, the op stops after s1: 500 naming the step, the row is
+    // there, and no group counted it (a stranded event).
+    let dir = tempfile::tempdir().unwrap();
+    let hooked = Server::start_with(
+        "groups-atomic",
+        &dir.path().join("t.db"),
+        &["--fault-hooks"],
+    );
+    let r = post(&hooked.url, "e1");
+    assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(r.json::<Value>().unwrap()["crashed_after"], "s1");
+    let x = export(&client(), &hooked.url);
+    assert_eq!(x["events"].as_array().unwrap().len(), 1, "{x}");
+    assert!(x["groups"].as_array().unwrap().is_empty(), "{x}");
+    // A retry is a duplicate: the event stays uncounted.
+    let (status, body) = ingest(&client(), &hooked.url, "e1", "p", "f");
+    assert_eq!(
+        (status, body["accepted"].clone()),
+        (StatusCode::OK, json!(false))
+    );
+}

@@ -28,10 +28,16 @@ impl Server {
 
     /// A server for `variant` on the database `db`.
     pub fn start_on(variant: &str, db: &Path) -> Server {
+        Server::start_with(variant, db, &[])
+    }
+
+    /// A server for `variant` on the database `db`, with more `serve` flags.
+    pub fn start_with(variant: &str, db: &Path, flags: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
             .args(["serve", "--variant", variant, "--db"])
             .arg(db)
             .args(["--addr", "127.0.0.1:0"])
+            .args(flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
