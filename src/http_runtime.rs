@@ -153,7 +153,7 @@ pub fn run_load_http(
     let deadline = s
         .stop
         .duration
-        .map(|d| started.saturating_add(crate::nemesis::kill::ns(d)));
+        .map(|d| started.saturating_add(crate::nemesis::ns(d)));
     let (total, stopped_at, exhausted) = rt.block_on(async {
         let mut tasks = Vec::new();
         for w in 0..s.load.ingesters {

@@ -164,7 +164,7 @@ pub fn run_load<'a>(
     let deadline = s
         .stop
         .duration
-        .map(|d| started.saturating_add(crate::nemesis::kill::ns(d)));
+        .map(|d| started.saturating_add(crate::nemesis::ns(d)));
     let mut total = Stats::default();
     let mut stopped_at = started;
     let mut exhausted = false;

@@ -8,30 +8,29 @@
 //! after that instant: the checkers close indeterminate ops' windows
 //! there) and `stop` just before the new process is spawned.
 
+use super::timed::{ns, sleep_until, Ticks, Timed};
 use super::Recorder;
 use crate::client::spawn::SpawnedServer;
 use crate::history::FaultAction;
 use crate::runtime::Control;
 use crate::scenario::Fault;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The running kill nemesis (one thread per kill fault).
 pub struct KillNemesis {
-    done: Arc<AtomicBool>,
-    handles: Vec<JoinHandle<()>>,
+    timed: Timed,
     /// Why a restart failed, if one did (the run then exits 3).
     pub failure: Arc<Mutex<Option<String>>>,
 }
 
 impl KillNemesis {
     /// Starts one thread per `(index, fault)` of kind kill; `load_start` is
-    /// the clock ns at which the load started.
-    /// The load's `control`: its stop ends the nemesis's waits at once
-    /// (a server down is restarted first), and a failed restart stops the
-    /// load (the target is gone: the run ends with exit 3).
+    /// the clock ns at which the load started. The load's `control`: its
+    /// stop ends the nemesis's waits at once (a server down is restarted
+    /// first), and a failed restart stops the load (the target is gone:
+    /// the run ends with exit 3).
     pub fn start(
         server: Arc<Mutex<SpawnedServer>>,
         faults: Vec<(u32, Fault)>,
@@ -39,106 +38,26 @@ impl KillNemesis {
         load_start: u64,
         control: Arc<Control>,
     ) -> Self {
-        let done = Arc::new(AtomicBool::new(false));
         let failure = Arc::new(Mutex::new(None));
-        let handles = faults
-            .into_iter()
-            .map(|(i, f)| {
-                let (server, recorder, done, failure, control) = (
-                    server.clone(),
-                    recorder.clone(),
-                    done.clone(),
-                    failure.clone(),
-                    control.clone(),
-                );
-                std::thread::Builder::new()
-                    .name(format!("nemesis-kill-{i}"))
-                    .spawn(move || {
-                        let stopping =
-                            || done.load(Ordering::Acquire) || control.stop.load(Ordering::Acquire);
-                        run(
-                            &server, i, &f, &recorder, load_start, &stopping, &failure, &control,
-                        )
-                    })
-                    .expect("spawn the kill nemesis")
-            })
-            .collect();
+        let body = {
+            let (failure, control) = (failure.clone(), control.clone());
+            move |i: u32, f: &Fault, stopping: &dyn Fn() -> bool| {
+                run(
+                    &server, i, f, &recorder, load_start, stopping, &failure, &control,
+                )
+            }
+        };
         KillNemesis {
-            done,
-            handles,
+            timed: Timed::spawn("nemesis-kill", faults, control, body),
             failure,
         }
     }
 
     /// Stops the nemesis; a server it left down is started again first.
+    /// Returns why a restart failed, if one did.
     pub fn stop(mut self) -> Option<String> {
-        self.done.store(true, Ordering::Release);
-        for h in self.handles.drain(..) {
-            let _ = h.join();
-        }
+        self.timed.stop();
         self.failure.lock().expect("failure").clone()
-    }
-}
-
-/// The ticks of a timed fault: one period after `start`, then every
-/// period, while the fault's window is open and `done` is not set.
-pub(super) struct Ticks<'a> {
-    recorder: &'a Recorder,
-    load_start: u64,
-    next: u64,
-    every: u64,
-    stop: Option<Duration>,
-    stopping: &'a dyn Fn() -> bool,
-}
-
-impl<'a> Ticks<'a> {
-    /// The ticks of `f` (period `every`), from `load_start` (clock ns).
-    pub(super) fn new(
-        f: &Fault,
-        every: Duration,
-        recorder: &'a Recorder,
-        load_start: u64,
-        stopping: &'a dyn Fn() -> bool,
-    ) -> Self {
-        let every = ns(every).max(1);
-        Ticks {
-            recorder,
-            load_start,
-            next: load_start.saturating_add(ns(f.start)).saturating_add(every),
-            every,
-            stop: f.stop,
-            stopping,
-        }
-    }
-
-    /// Sleeps until the next tick; false when there is none (the window
-    /// closed, or the nemesis is stopping).
-    pub(super) fn wait(&mut self) -> bool {
-        if !sleep_until(self.recorder, self.next, self.stopping) {
-            return false;
-        }
-        let since = Duration::from_nanos(self.next - self.load_start);
-        self.next = self.next.saturating_add(self.every);
-        self.stop.is_none_or(|s| since < s)
-    }
-}
-
-/// A duration in ns, saturating (durations of 584 years and more).
-pub fn ns(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// Sleeps until `until` (clock ns) unless `stopping()` first; false if so.
-pub(super) fn sleep_until(recorder: &Recorder, until: u64, stopping: &dyn Fn() -> bool) -> bool {
-    loop {
-        if stopping() {
-            return false;
-        }
-        let now = recorder.clock.now();
-        if now >= until {
-            return true;
-        }
-        std::thread::sleep(Duration::from_nanos((until - now).min(20_000_000)));
     }
 }
 

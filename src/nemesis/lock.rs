@@ -6,22 +6,19 @@
 //! usual rule; the history gets `start` when the lock is taken and `stop`
 //! when it is released.
 
-use super::kill::{ns, sleep_until, Ticks};
+use super::timed::{ns, sleep_until, Ticks, Timed};
 use super::Recorder;
 use crate::client::sqlite;
 use crate::history::FaultAction;
 use crate::runtime::Control;
 use crate::scenario::{Fault, SqliteTarget};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The running lock nemesis (one thread per lock fault).
 pub struct LockNemesis {
-    done: Arc<AtomicBool>,
-    handles: Vec<JoinHandle<()>>,
+    timed: Timed,
 }
 
 impl LockNemesis {
@@ -37,36 +34,17 @@ impl LockNemesis {
         load_start: u64,
         control: Arc<Control>,
     ) -> Self {
-        let done = Arc::new(AtomicBool::new(false));
-        let handles = faults
-            .into_iter()
-            .map(|(i, f)| {
-                let (db, target, recorder, done, control) = (
-                    db.clone(),
-                    target.clone(),
-                    recorder.clone(),
-                    done.clone(),
-                    control.clone(),
-                );
-                std::thread::Builder::new()
-                    .name(format!("nemesis-lock-{i}"))
-                    .spawn(move || {
-                        let stopping =
-                            || done.load(Ordering::Acquire) || control.stop.load(Ordering::Acquire);
-                        run(&db, &target, i, &f, &recorder, load_start, &stopping)
-                    })
-                    .expect("spawn the lock nemesis")
-            })
-            .collect();
-        LockNemesis { done, handles }
+        let body = move |i: u32, f: &Fault, stopping: &dyn Fn() -> bool| {
+            run(&db, &target, i, f, &recorder, load_start, stopping)
+        };
+        LockNemesis {
+            timed: Timed::spawn("nemesis-lock", faults, control, body),
+        }
     }
 
     /// Stops the nemesis (a lock it holds is released first).
     pub fn stop(mut self) {
-        self.done.store(true, Ordering::Release);
-        for h in self.handles.drain(..) {
-            let _ = h.join();
-        }
+        self.timed.stop();
     }
 }
 

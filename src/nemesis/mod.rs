@@ -8,6 +8,9 @@
 pub mod kill;
 pub mod lock;
 pub mod proxy;
+mod timed;
+
+pub use timed::ns;
 
 use crate::history::writer::HistorySink;
 use crate::history::{Entry, FaultAction, FaultEntry};
