@@ -14,9 +14,11 @@
 pub mod checker;
 pub mod cli;
 pub mod client;
+pub mod dashboard;
 pub mod generator;
 pub mod history;
 pub mod http_runtime;
+pub mod live;
 pub mod nemesis;
 pub mod probe;
 pub mod report;

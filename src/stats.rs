@@ -1,6 +1,7 @@
 //! Load figures: latency histograms (HdrHistogram, ns) and counts per op
-//! kind and completion type. Each worker keeps its own [`Stats`] (no
-//! sharing on the hot path) and the runtime merges them at the end.
+//! kind and completion type. Each worker records into its own [`Stats`]
+//! (its slot of [`crate::live::Live`], locked by nobody else but a reader
+//! a few times a second); slots are merged for snapshots and at the end.
 
 use crate::history::{CompletionType, OpKind};
 use hdrhistogram::Histogram;
@@ -26,6 +27,8 @@ pub struct Stats {
     pub resolved: u64,
     /// Refused resolves.
     pub refused: u64,
+    /// Refused resolves whose probe read `regressed`.
+    pub regressed_seen: u64,
 }
 
 impl Default for Stats {
@@ -38,6 +41,7 @@ impl Default for Stats {
             duplicates: 0,
             resolved: 0,
             refused: 0,
+            regressed_seen: 0,
         }
     }
 }
@@ -92,6 +96,7 @@ impl Stats {
         self.duplicates += other.duplicates;
         self.resolved += other.resolved;
         self.refused += other.refused;
+        self.regressed_seen += other.regressed_seen;
     }
 }
 

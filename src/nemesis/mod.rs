@@ -104,6 +104,7 @@ pub struct FaultPlan {
     seed: u64,
     faults: Vec<Fault>,
     injected: Vec<AtomicU64>,
+    active: Vec<std::sync::atomic::AtomicBool>,
 }
 
 impl FaultPlan {
@@ -113,6 +114,10 @@ impl FaultPlan {
             seed,
             faults: faults.to_vec(),
             injected: faults.iter().map(|_| AtomicU64::new(0)).collect(),
+            active: faults
+                .iter()
+                .map(|_| std::sync::atomic::AtomicBool::new(false))
+                .collect(),
         }
     }
 
@@ -129,6 +134,19 @@ impl FaultPlan {
     /// Counts one injection of fault `i`.
     pub fn count(&self, i: u32) {
         self.injected[i as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The kinds of timed faults in effect now (a lock held, a server
+    /// down), each once, in scenario order.
+    pub fn active_kinds(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (f, a) in self.faults.iter().zip(&self.active) {
+            let name = f.kind.name().to_string();
+            if a.load(Ordering::Relaxed) && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
     }
 
     /// Injections so far per kind (every kind of the schedule listed, 0 included).
@@ -246,6 +264,11 @@ impl Recorder {
     ) {
         if action != FaultAction::Stop {
             self.plan.count(fault);
+        }
+        match action {
+            FaultAction::Start => self.plan.active[fault as usize].store(true, Ordering::Relaxed),
+            FaultAction::Stop => self.plan.active[fault as usize].store(false, Ordering::Relaxed),
+            FaultAction::Inject => {}
         }
         let kind = self.plan.faults[fault as usize].kind;
         self.sink.send_entry(&Entry::Fault(FaultEntry {

@@ -1,0 +1,1 @@
+//! (stub) Rendering of one dashboard frame.
