@@ -4,6 +4,7 @@
 //! running service). Exit codes follow `shared/reference/cli.md`.
 
 use crate::probe::{check_target, ProbeOptions};
+use crate::watch::Watch;
 use crate::run::{prepare, run, RunError, RunOptions};
 use crate::runtime::Control;
 use crate::server::{serve, LogLevel, ServeOptions};
@@ -71,9 +72,13 @@ pub enum Command {
         /// Run folder (default results/UTC-TIME-SCENARIO-VARIANT/).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// No progress lines on stderr.
+        /// Nothing while the run goes (no dashboard, no progress lines).
         #[arg(long, short)]
         quiet: bool,
+        /// Plain progress lines on stderr instead of the live dashboard
+        /// (also without a terminal, or with CI=true).
+        #[arg(long)]
+        no_tui: bool,
     },
     /// Validate a scenario and its statement file and print the resolved
     /// configuration, without touching any target.
@@ -218,12 +223,13 @@ pub fn main(cli: Cli) -> i32 {
             scenario,
             out,
             quiet,
+            no_tui,
         } => {
             let opts = RunOptions {
                 overrides: scenario.overrides(),
                 scenario: scenario.scenario,
                 out,
-                progress: (!quiet).then_some(Duration::from_secs(2)),
+                watch: Watch::choose(quiet, no_tui),
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());
@@ -251,14 +257,10 @@ fn report_error(e: &RunError) -> i32 {
 /// abandons ops in flight between steps (recorded as indeterminate).
 fn install_signal_handler(control: Arc<Control>) {
     let _ = ctrlc::set_handler(move || {
-        let msg = if !control.interrupted.swap(true, Ordering::AcqRel) {
-            "interrupted: stopping the load, then auditing what ran"
-        } else if !control.abort.swap(true, Ordering::AcqRel) {
-            "interrupted again: abandoning ops in flight between steps"
-        } else {
-            "already abandoning ops in flight; the audit follows"
-        };
-        control.stop.store(true, Ordering::Release);
-        let _ = writeln!(std::io::stderr(), "specstorm: {msg}");
+        let msg = control.interrupt();
+        // Under the dashboard the screen is its own; it shows the phase.
+        if !control.quiet_signals.load(Ordering::Acquire) {
+            let _ = writeln!(std::io::stderr(), "specstorm: {msg}");
+        }
     });
 }

@@ -11,7 +11,8 @@ use crate::history::writer::{Batch, HistorySink};
 use crate::history::FaultAction;
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
 use crate::nemesis::Recorder;
-use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan, Progress};
+use crate::live::{Live, Phase};
+use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan};
 use crate::scenario::FaultKind;
 use crate::scenario::Scenario;
 use crate::server::routes::fault_header;
@@ -70,6 +71,8 @@ struct Shared {
     /// Kill faults are scheduled: a refused connection or a silence of a
     /// few seconds is the nemesis at work, not a dead target.
     kills: bool,
+    /// The live figures the tasks record into.
+    live: Arc<Live>,
 }
 
 impl Shared {
@@ -121,7 +124,6 @@ pub fn run_load_http(
     control: Arc<Control>,
     client: HttpClient,
     nonconforming: Arc<Nonconforming>,
-    progress_every: Option<Duration>,
 ) -> LoadOutcome {
     let s = plan.scenario;
     let shared = Arc::new(Shared {
@@ -142,6 +144,7 @@ pub fn run_load_http(
         started: plan.clock.now(),
         programs: (plan.variant.ingest.clone(), plan.variant.resolve.clone()),
         kills: plan.nemesis.plan.has(FaultKind::Kill),
+        live: plan.live.clone(),
     });
     // Two workers: each task runs next to the connection it uses.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -154,7 +157,7 @@ pub fn run_load_http(
         .stop
         .duration
         .map(|d| started.saturating_add(crate::nemesis::ns(d)));
-    let (total, stopped_at, exhausted) = rt.block_on(async {
+    let (stopped_at, exhausted) = rt.block_on(async {
         let mut tasks = Vec::new();
         for w in 0..s.load.ingesters {
             tasks.push(tokio::spawn(ingester(shared.clone(), w)));
@@ -167,17 +170,15 @@ pub fn run_load_http(
             )));
         }
         let work = async {
-            let mut total = Stats::default();
             for t in tasks {
-                total.merge(&t.await.expect("a load task panicked"));
+                t.await.expect("a load task panicked");
             }
-            total
         };
         let shared = &shared;
         let coordinator = async {
-            let mut progress = Progress::new(progress_every);
             loop {
                 let now = plan.clock.now();
+                plan.live.set_elapsed(now - started);
                 let exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
                 // A service that answers nothing for two request timeouts
                 // (hung, stopped) ends the run instead of letting it time
@@ -197,21 +198,18 @@ pub fn run_load_http(
                     || shared.dead.load(Ordering::Acquire)
                 {
                     plan.control.stop.store(true, Ordering::Release);
+                    plan.live.set_phase(Phase::Draining);
                     return (now, exhausted);
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
-                progress.tick(
-                    plan.control.completed.load(Ordering::Relaxed),
-                    now - started,
-                );
             }
         };
-        let (total, (stopped_at, exhausted)) = tokio::join!(work, coordinator);
-        (total, stopped_at, exhausted)
+        let ((), (stopped_at, exhausted)) = tokio::join!(work, coordinator);
+        (stopped_at, exhausted)
     });
     LoadOutcome::new(
         s,
-        total,
+        plan.live.merged(),
         &shared.gen,
         shared.next_op.load(Ordering::Relaxed),
         (started, stopped_at, plan.clock.now()),
@@ -249,7 +247,7 @@ fn kill_downtime(s: &Scenario) -> Duration {
 /// Records one request as an op (invoke and completion) and its latency.
 fn record(
     shared: &Shared,
-    stats: &mut Stats,
+    slot: &Mutex<Stats>,
     invoke: Invoke,
     answer: &Answer,
     measured_from: Option<u64>,
@@ -274,24 +272,47 @@ fn record(
     if !answer.transport {
         shared.last_answer.fetch_max(t1, Ordering::Relaxed);
     }
+    let mut stats = slot.lock().expect("stats slot");
     stats.record(
         f,
         answer.kind,
         t1.saturating_sub(measured_from.unwrap_or(t0)),
     );
+    if answer.kind == CompletionType::Ok && answer.result.accepted == Some(false) {
+        stats.duplicates += 1;
+    }
+    match answer.result.resolved.filter(|_| answer.kind != CompletionType::Info) {
+        Some(true) => stats.resolved += 1,
+        Some(false) => {
+            stats.refused += 1;
+            if answer.result.status.as_deref() == Some("regressed") {
+                stats.regressed_seen += 1;
+            }
+        }
+        None => {}
+    }
+    drop(stats);
     if let Some(example) = &answer.nonconforming {
         shared.nonconforming.note(example);
     }
 }
 
-async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
+async fn ingester(shared: Arc<Shared>, worker: u32) {
     let shared = &*shared;
     let plan = shared;
-    let mut stats = Stats::default();
+    let slot = shared.live.slot(worker as usize);
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
     let retries = plan.scenario.target.retries;
     'ops: while !plan.control.stop.load(Ordering::Acquire) {
-        let next = shared.gen.lock().expect("generator lock").next_op();
+        let next = {
+            let mut gen = shared.gen.lock().expect("generator lock");
+            let op = gen.next_op();
+            shared
+                .live
+                .generated
+                .store(gen.fresh_events(), Ordering::Relaxed);
+            op
+        };
         let Some(op) = next else { break };
         if let Some(intended) = op.intended_ns {
             let now = plan.clock.now();
@@ -301,7 +322,7 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
                     break;
                 }
             } else if now - intended > late_after {
-                stats.late += 1;
+                slot.lock().expect("stats slot").late += 1;
             }
         }
         // An indeterminate answer is sent again with the same event id, as
@@ -328,14 +349,11 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
             shared.note_crash(id, crash, &answer);
             record(
                 shared,
-                &mut stats,
+                slot,
                 invoke,
                 &answer,
                 if attempt == 0 { op.intended_ns } else { None },
             );
-            if answer.result.accepted == Some(false) {
-                stats.duplicates += 1;
-            }
             if let Some(g) = &answer.group_id {
                 if shared.learned[op.group as usize].get().is_none() {
                     let _ = shared.learned[op.group as usize].set(g.clone());
@@ -373,13 +391,12 @@ async fn ingester(shared: Arc<Shared>, worker: u32) -> Stats {
         }
     }
     shared.ingesters_left.fetch_sub(1, Ordering::AcqRel);
-    stats
 }
 
-async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
+async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
     let shared = &*shared;
     let plan = shared;
-    let mut stats = Stats::default();
+    let slot = shared.live.slot(worker as usize);
     let mut gen = ResolveGenerator::new(&plan.scenario, &plan.namespace, index);
     let interval = plan.scenario.resolve.interval;
     while !plan.control.stop.load(Ordering::Acquire) {
@@ -413,12 +430,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
             // instead of spinning on it, as a real client would.
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        record(shared, &mut stats, invoke, &answer, None);
-        match answer.result.resolved {
-            Some(true) => stats.resolved += 1,
-            Some(false) => stats.refused += 1,
-            None => {}
-        }
+        record(shared, slot, invoke, &answer, None);
         if !interval.is_zero() {
             tokio::time::sleep(interval).await;
         } else {
@@ -426,5 +438,4 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) -> Stats {
             tokio::task::yield_now().await;
         }
     }
-    stats
 }

@@ -29,4 +29,5 @@ pub mod server;
 pub mod statements;
 pub mod stats;
 pub mod variant;
+pub mod watch;
 pub mod workload;

@@ -11,6 +11,8 @@ use crate::history::reader;
 use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
 use crate::http_runtime::{run_load_http, Nonconforming};
+use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
+use crate::watch::{Watch, Watcher};
 use crate::nemesis::kill::KillNemesis;
 use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::proxy::FaultProxy;
@@ -63,8 +65,8 @@ pub struct RunOptions {
     pub overrides: Vec<String>,
     /// Run folder; None: `results/<UTC time>-<scenario>-<variant>/`.
     pub out: Option<PathBuf>,
-    /// Progress lines to stderr every so often.
-    pub progress: Option<Duration>,
+    /// How the run is watched while it goes (progress lines, dashboard).
+    pub watch: Watch,
 }
 
 /// A scenario and its checked variant, before anything runs.
@@ -284,6 +286,30 @@ fn execute(
         sink: sink.clone(),
         clock,
     };
+    let live = Arc::new(Live::new(
+        RunInfo {
+            scenario: s.name.clone(),
+            variant: variant_name.clone(),
+            target: match (&s.target.url, s.target.kind) {
+                (Some(url), _) => format!("http {url}"),
+                (None, TargetKind::Http) => "http (spawned reference server)".into(),
+                (None, TargetKind::Sqlite) => format!(
+                    "sqlite {}",
+                    s.target
+                        .path
+                        .clone()
+                        .unwrap_or_else(|| run_dir.join("target.db"))
+                        .display()
+                ),
+            },
+            seed: s.seed,
+            stop_events: s.stop.events,
+            stop_duration: s.stop.duration,
+        },
+        (s.load.ingesters + s.load.resolvers) as usize,
+        Some(nemesis.plan.clone()),
+    ));
+    let watcher = Watcher::start(opts.watch, live.clone(), control.clone());
     let plan = LoadPlan {
         scenario: s,
         variant: &p.variant,
@@ -292,13 +318,15 @@ fn execute(
         clock,
         control: &control,
         nemesis: nemesis.clone(),
+        live: live.clone(),
     };
     let phase = if http {
-        http_phase(opts, p, run_dir, &plan, control.clone())
+        http_phase(p, run_dir, &plan, control.clone())
     } else {
-        sqlite_phase(opts, p, run_dir, &plan, control.clone())
+        sqlite_phase(p, run_dir, &plan, control.clone())
     };
     drop(plan);
+    live.set_phase(RunPhase::Audit);
     // Every sender must be gone for the writer to finish.
     let faults = nemesis.plan.clone();
     drop(nemesis);
@@ -414,6 +442,30 @@ fn execute(
     std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
     let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("checks.json"), checks).map_err(anyhow::Error::from)?;
+    live.set_verdicts(Verdicts {
+        invariants: results
+            .iter()
+            .map(|r| {
+                let first = r
+                    .examples
+                    .first()
+                    .or(r.unknown_examples.first())
+                    .map(|f| f.explanation.clone());
+                let n = if r.violations > 0 {
+                    r.violations
+                } else {
+                    r.unknowns
+                };
+                (r.invariant.clone(), r.verdict, n, first)
+            })
+            .collect(),
+        stranded: summary.stranded_events.total,
+        exit: (summary.exit.code, summary.exit.rule.clone()),
+        run_dir: run_dir.display().to_string(),
+    });
+    // The dashboard shows the verdicts until a key; then the terminal is
+    // the summary's.
+    watcher.finish();
     // A closed pipe (`| head`) must not turn a finished run into a panic.
     let _ = writeln!(
         std::io::stdout(),
@@ -463,7 +515,6 @@ struct Phase {
 
 /// The in-process SQLite target: connections, load, snapshot.
 fn sqlite_phase(
-    opts: &RunOptions,
     p: &Prepared,
     run_dir: &Path,
     plan: &LoadPlan<'_>,
@@ -493,7 +544,7 @@ fn sqlite_phase(
         plan.clock.now(),
         control,
     );
-    let load = run_load(plan, conns, resolve_conns, opts.progress);
+    let load = run_load(plan, conns, resolve_conns);
     locks.stop();
     let mut conn = sqlite::open(&db_path, target)
         .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
@@ -516,7 +567,6 @@ fn sqlite_phase(
 /// An HTTP target: spawn the reference server if asked, check it answers,
 /// run the load, then read `GET /v1/export` into the run folder and audit it.
 fn http_phase(
-    opts: &RunOptions,
     p: &Prepared,
     run_dir: &Path,
     plan: &LoadPlan<'_>,
@@ -602,7 +652,6 @@ fn http_phase(
         control,
         client_of(&load_url)?,
         nonconforming.clone(),
-        opts.progress,
     );
     locks.stop();
     let mut target_error = kills.and_then(KillNemesis::stop);

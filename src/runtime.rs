@@ -11,14 +11,14 @@ use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult
 use crate::nemesis::{draw_rng, OpFaults, Recorder};
 use crate::scenario::{LoadModel, Scenario};
 use crate::statements::{GroupsVariant, OpProgram};
+use crate::live::{Live, Phase};
 use crate::stats::Stats;
 use crate::workload::groups::{ingest_result, resolve_result};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rand::RngExt;
 use rusqlite::Connection;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How many times at most an event whose worker crashed is sent again
@@ -51,8 +51,30 @@ pub struct Control {
     pub abort: AtomicBool,
     /// The stop came from the user (Ctrl-C, SIGTERM): results are partial.
     pub interrupted: AtomicBool,
-    /// Ops completed so far (for progress lines).
+    /// Ops completed so far.
     pub completed: AtomicU64,
+    /// Signals are handled without a message on stderr (the dashboard
+    /// owns the screen).
+    pub quiet_signals: AtomicBool,
+}
+
+impl Control {
+    /// The user asked to stop (Ctrl-C, SIGTERM, `q`): the first time the
+    /// load stops gracefully (ops in flight finish, the audit runs, results
+    /// are saved, exit 130); the second time ops in flight are abandoned
+    /// between steps (recorded as indeterminate). Returns what happens, for
+    /// the user.
+    pub fn interrupt(&self) -> &'static str {
+        let msg = if !self.interrupted.swap(true, Ordering::AcqRel) {
+            "interrupted: stopping the load, then auditing what ran"
+        } else if !self.abort.swap(true, Ordering::AcqRel) {
+            "interrupted again: abandoning ops in flight between steps"
+        } else {
+            "already abandoning ops in flight; the audit follows"
+        };
+        self.stop.store(true, Ordering::Release);
+        msg
+    }
 }
 
 /// What a load run produced, besides the history.
@@ -109,6 +131,8 @@ pub struct LoadPlan<'a> {
     pub control: &'a Control,
     /// The fault plan and the history it records injections in.
     pub nemesis: Recorder,
+    /// The live figures the workers record into (and watchers read).
+    pub live: Arc<Live>,
 }
 
 struct Shared<'a> {
@@ -141,13 +165,11 @@ impl Shared<'_> {
 
 /// Runs the load: `ingest_conns` and `resolve_conns` are the workers'
 /// connections (one worker each). Returns when the stop condition held and
-/// every op in flight ended. Progress lines go to stderr every
-/// `progress_every` (None: silent).
+/// every op in flight ended. Figures go to `plan.live` as ops complete.
 pub fn run_load<'a>(
     plan: &'a LoadPlan<'a>,
     ingest_conns: Vec<Connection>,
     resolve_conns: Vec<Connection>,
-    progress_every: Option<Duration>,
 ) -> LoadOutcome {
     let s = plan.scenario;
     let started = plan.clock.now();
@@ -165,7 +187,6 @@ pub fn run_load<'a>(
         .stop
         .duration
         .map(|d| started.saturating_add(crate::nemesis::ns(d)));
-    let mut total = Stats::default();
     let mut stopped_at = started;
     let mut exhausted = false;
     std::thread::scope(|scope| {
@@ -193,73 +214,33 @@ pub fn run_load<'a>(
         }
         // The coordinator: stop on the deadline, when every ingester ran
         // out of ops, or on the user's signal.
-        let mut progress = Progress::new(progress_every);
         loop {
             let now = plan.clock.now();
+            plan.live.set_elapsed(now - started);
             exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
             if exhausted
                 || deadline.is_some_and(|d| now >= d)
                 || plan.control.stop.load(Ordering::Acquire)
             {
                 plan.control.stop.store(true, Ordering::Release);
+                plan.live.set_phase(Phase::Draining);
                 stopped_at = now;
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
-            progress.tick(
-                plan.control.completed.load(Ordering::Relaxed),
-                now - started,
-            );
         }
         for h in handles {
-            total.merge(&h.join().expect("worker thread panicked"));
+            h.join().expect("worker thread panicked");
         }
     });
     LoadOutcome::new(
         s,
-        total,
+        plan.live.merged(),
         &shared.gen,
         shared.next_op.load(Ordering::Relaxed),
         (started, stopped_at, plan.clock.now()),
         exhausted,
     )
-}
-
-/// Plain progress lines on stderr, one every so often: elapsed, ops done,
-/// ops/s since the last line.
-pub struct Progress {
-    every: Option<Duration>,
-    last: Instant,
-    last_done: u64,
-}
-
-impl Progress {
-    /// Lines every `every` (None: silent).
-    pub fn new(every: Option<Duration>) -> Self {
-        Progress {
-            every,
-            last: Instant::now(),
-            last_done: 0,
-        }
-    }
-
-    /// Prints a line if one is due; `done` ops so far, `elapsed_ns` since the start.
-    pub fn tick(&mut self, done: u64, elapsed_ns: u64) {
-        let Some(every) = self.every else { return };
-        if self.last.elapsed() < every {
-            return;
-        }
-        let rate = (done - self.last_done) as f64 / self.last.elapsed().as_secs_f64();
-        // Never panic here: the loop that calls this is what stops the load
-        // (stderr may be a closed pipe).
-        let _ = writeln!(
-            std::io::stderr(),
-            "[{:>7.1}s] {done} ops done, {rate:.0} ops/s",
-            elapsed_ns as f64 / 1e9
-        );
-        self.last_done = done;
-        self.last = Instant::now();
-    }
 }
 
 /// Open model: ingest ops due before the stop (`load_ns` after the start)
@@ -297,13 +278,21 @@ impl Drop for Leaving<'_> {
     }
 }
 
-fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
+fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let _leaving = Leaving(&shared.ingesters_left);
     let plan = shared.plan;
-    let mut stats = Stats::default();
+    let slot = plan.live.slot(worker as usize);
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
     while !plan.control.stop.load(Ordering::Acquire) {
-        let Some(op) = shared.gen.lock().expect("generator lock").next_op() else {
+        let next = {
+            let mut gen = shared.gen.lock().expect("generator lock");
+            let op = gen.next_op();
+            plan.live
+                .generated
+                .store(gen.fresh_events(), Ordering::Relaxed);
+            op
+        };
+        let Some(op) = next else {
             break;
         };
         if let Some(intended) = op.intended_ns {
@@ -316,7 +305,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
                     break;
                 }
             } else if now - intended > late_after {
-                stats.late += 1;
+                slot.lock().expect("stats slot").late += 1;
             }
         }
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
@@ -351,17 +340,17 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) -> Stats {
             shared.gen.lock().expect("generator lock").requeue(&op, lag);
         }
         let from = op.intended_ns.unwrap_or(result.0);
+        let mut stats = slot.lock().expect("stats slot");
         stats.record(OpKind::Ingest, kind, result.1.saturating_sub(from));
         if kind == CompletionType::Ok && result.2.accepted == Some(false) {
             stats.duplicates += 1;
         }
     }
-    stats
 }
 
-fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) -> Stats {
+fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let plan = shared.plan;
-    let mut stats = Stats::default();
+    let slot = plan.live.slot(worker as usize);
     let mut gen = ResolveGenerator::new(plan.scenario, plan.namespace, index);
     let interval = plan.scenario.resolve.interval;
     while !plan.control.stop.load(Ordering::Acquire) {
@@ -389,18 +378,25 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) -> S
             &faults,
             resolve_result,
         );
-        stats.record(OpKind::Resolve, kind, end.saturating_sub(start));
-        // Counted as the client saw them (not a crashed op's own result).
-        match result.resolved.filter(|_| kind != CompletionType::Info) {
-            Some(true) => stats.resolved += 1,
-            Some(false) => stats.refused += 1,
-            None => {}
+        {
+            let mut stats = slot.lock().expect("stats slot");
+            stats.record(OpKind::Resolve, kind, end.saturating_sub(start));
+            // Counted as the client saw them (not a crashed op's own result).
+            match result.resolved.filter(|_| kind != CompletionType::Info) {
+                Some(true) => stats.resolved += 1,
+                Some(false) => {
+                    stats.refused += 1;
+                    if result.status.as_deref() == Some("regressed") {
+                        stats.regressed_seen += 1;
+                    }
+                }
+                None => {}
+            }
         }
         if !interval.is_zero() {
             std::thread::sleep(interval);
         }
     }
-    stats
 }
 
 /// Drives one op's step machine to its end on `conn`, logging the invoke,

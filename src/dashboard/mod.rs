@@ -3,3 +3,71 @@
 //! rendering never slows the load.
 
 pub mod view;
+
+use crate::live::{Live, Phase, Rates};
+use crate::runtime::Control;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use view::UiState;
+
+/// Frames per second while the run goes.
+const FPS: u32 = 4;
+
+/// Runs the dashboard on the terminal until the run is over and a key was
+/// pressed on the verdict panel (or `done` is set: the run ended without
+/// verdicts). Keys: `q` and Ctrl-C stop the run gracefully (a second
+/// Ctrl-C aborts), `?` toggles help. The terminal is restored on the way
+/// out, also after a panic (ratatui's hook).
+pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool) {
+    let mut terminal = ratatui::init();
+    let mut ui = UiState { help: false, color };
+    let mut rates = Rates::new(60);
+    let frame = Duration::from_secs(1) / FPS;
+    let mut next_sample = Instant::now();
+    loop {
+        let snap = live.snapshot();
+        if Instant::now() >= next_sample {
+            rates.push(&snap);
+            next_sample = Instant::now() + frame;
+        }
+        let finished = snap.phase == Phase::Done && snap.verdicts.is_some();
+        if terminal
+            .draw(|f| view::render(f, &snap, &rates, &ui))
+            .is_err()
+        {
+            break;
+        }
+        if done.load(Ordering::Acquire) && !finished {
+            break;
+        }
+        // Waits for a key at most one frame; a resize just redraws.
+        let Ok(true) = event::poll(frame) else {
+            continue;
+        };
+        let Ok(ev) = event::read() else { continue };
+        let Event::Key(key) = ev else { continue };
+        if key.kind != KeyEventKind::Press {
+            continue;
+        }
+        if finished {
+            break;
+        }
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            _ if ctrl_c => {
+                control.interrupt();
+            }
+            KeyCode::Char('q') | KeyCode::Esc => {
+                // q stops gracefully; only Ctrl-C escalates to an abort.
+                if !control.interrupted.load(Ordering::Acquire) {
+                    control.interrupt();
+                }
+            }
+            KeyCode::Char('?') => ui.help = !ui.help,
+            _ => {}
+        }
+    }
+    ratatui::restore();
+}

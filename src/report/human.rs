@@ -4,6 +4,11 @@ use super::summary::{Latency, Summary};
 use crate::checker::{CheckResult, Verdict};
 use std::fmt::Write;
 
+/// A latency in µs as text: `850µs`, `12.3ms`.
+pub fn duration_us(us: f64) -> String {
+    ms(us)
+}
+
 fn ms(us: f64) -> String {
     if us >= 1000.0 {
         format!("{:.1}ms", us / 1000.0)

@@ -1,0 +1,154 @@
+//! Who watches a run while it goes: nobody (`-q`), plain progress lines on
+//! stderr (no terminal, `CI=true`, `--no-tui`), or the live dashboard. Each
+//! runs on its own thread and only reads [`Live`] snapshots, so watching
+//! never slows the load.
+
+use crate::live::{Live, Phase, Rates, Snapshot};
+use crate::runtime::Control;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How a run is watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Watch {
+    /// Nothing while it runs (the summary at the end still prints).
+    #[default]
+    Quiet,
+    /// One plain line on stderr every so often: no escape codes.
+    Lines(Duration),
+    /// The live terminal dashboard; `color: false` honours `NO_COLOR`.
+    Dashboard {
+        /// Colors on (false: `NO_COLOR` is set).
+        color: bool,
+    },
+}
+
+impl Watch {
+    /// The mode for `specstorm run`: quiet with `-q`; the dashboard when
+    /// stdout and stdin are terminals, `CI` is not `true` and `--no-tui`
+    /// was not given; else plain lines every 2 s.
+    pub fn choose(quiet: bool, no_tui: bool) -> Watch {
+        use std::io::IsTerminal;
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        if quiet {
+            Watch::Quiet
+        } else if no_tui || ci || !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal()
+        {
+            Watch::Lines(Duration::from_secs(2))
+        } else {
+            Watch::Dashboard { color }
+        }
+    }
+}
+
+/// A running watcher; [`Watcher::finish`] ends it (the dashboard first
+/// shows the verdicts until a key is pressed). Dropping it ends it too,
+/// without waiting, and gives the terminal back.
+pub struct Watcher {
+    done: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Watcher {
+    /// Starts watching `live` as `mode` says; the dashboard's keys act on
+    /// `control` (q and Ctrl-C stop, a second Ctrl-C aborts).
+    pub fn start(mode: Watch, live: Arc<Live>, control: Arc<Control>) -> Watcher {
+        let done = Arc::new(AtomicBool::new(false));
+        let handle = match mode {
+            Watch::Quiet => None,
+            Watch::Lines(every) => {
+                let done = done.clone();
+                Some(
+                    std::thread::Builder::new()
+                        .name("progress".into())
+                        .spawn(move || lines(&live, every, &done))
+                        .expect("spawn the progress thread"),
+                )
+            }
+            Watch::Dashboard { color } => {
+                control.quiet_signals.store(true, Ordering::Release);
+                let done = done.clone();
+                Some(
+                    std::thread::Builder::new()
+                        .name("dashboard".into())
+                        .spawn(move || crate::dashboard::run(&live, &control, color, &done))
+                        .expect("spawn the dashboard thread"),
+                )
+            }
+        };
+        Watcher { done, handle }
+    }
+
+    /// Waits for the watcher to end: plain lines stop at once; the
+    /// dashboard shows the verdicts (when the run has them) until a key.
+    pub fn finish(mut self) {
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Plain progress lines until the load is over.
+fn lines(live: &Live, every: Duration, done: &AtomicBool) {
+    let mut rates = Rates::new(4);
+    // A first sample at the start, so the first line has a rate.
+    rates.push(&live.snapshot());
+    let mut next = Instant::now() + every;
+    loop {
+        if done.load(Ordering::Acquire) || live.phase() != Phase::Load {
+            return;
+        }
+        if Instant::now() >= next {
+            next += every;
+            let snap = live.snapshot();
+            rates.push(&snap);
+            // A closed stderr must not stop the run.
+            let _ = writeln!(std::io::stderr(), "{}", line(&snap, &rates));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One progress line: elapsed, ops/s and p99 per op kind, counts, faults.
+pub fn line(s: &Snapshot, rates: &Rates) -> String {
+    let mut out = format!("[{:>7.1}s]", s.elapsed_s);
+    for (kind, c) in &s.ops {
+        let p99 = s.latency.get(kind).map_or(0.0, |l| l.p99);
+        out.push_str(&format!(
+            " {kind} {:.0} ops/s p99 {} ok {} fail {} info {} |",
+            rates.latest(kind),
+            crate::report::human::duration_us(p99),
+            c.ok,
+            c.fail,
+            c.info
+        ));
+    }
+    if let (Some(f), Some(left)) = s.progress() {
+        out.push_str(&format!(" {:.0}% ({left})", f * 100.0));
+    }
+    if !s.faults_injected.is_empty() {
+        let f: Vec<_> = s
+            .faults_injected
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        out.push_str(&format!(" | faults {}", f.join(", ")));
+        if !s.faults_active.is_empty() {
+            out.push_str(&format!(" (active: {})", s.faults_active.join(", ")));
+        }
+    }
+    out
+}
