@@ -4,10 +4,10 @@
 //! running service). Exit codes follow `shared/reference/cli.md`.
 
 use crate::probe::{check_target, ProbeOptions};
-use crate::watch::Watch;
 use crate::run::{prepare, run, RunError, RunOptions};
 use crate::runtime::Control;
 use crate::server::{serve, LogLevel, ServeOptions};
+use crate::watch::Watch;
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::net::SocketAddr;

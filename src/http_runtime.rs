@@ -10,8 +10,8 @@ use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::FaultAction;
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
-use crate::nemesis::Recorder;
 use crate::live::{Live, Phase};
+use crate::nemesis::Recorder;
 use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan};
 use crate::scenario::FaultKind;
 use crate::scenario::Scenario;
@@ -281,7 +281,11 @@ fn record(
     if answer.kind == CompletionType::Ok && answer.result.accepted == Some(false) {
         stats.duplicates += 1;
     }
-    match answer.result.resolved.filter(|_| answer.kind != CompletionType::Info) {
+    match answer
+        .result
+        .resolved
+        .filter(|_| answer.kind != CompletionType::Info)
+    {
         Some(true) => stats.resolved += 1,
         Some(false) => {
             stats.refused += 1;

@@ -272,16 +272,18 @@ impl Rates {
         }
     }
 
-    /// Takes a snapshot's counts (samples closer than 1 s to the last one
-    /// replace it, so each kept sample is about a second apart).
+    /// Takes a snapshot's counts; kept samples are at least a second apart
+    /// (the newest one is provisional until then).
     pub fn push(&mut self, s: &Snapshot) {
         let counts = s
             .ops
             .iter()
             .map(|(k, c)| (k.clone(), c.ok + c.fail + c.info))
             .collect();
+        // The newest sample is provisional until it is a second past the
+        // one before it; until then the next one replaces it.
         let n = self.samples.len();
-        if n >= 2 && s.elapsed_s - self.samples[n - 2].0 < 1.0 {
+        if n >= 2 && self.samples[n - 1].0 - self.samples[n - 2].0 < 1.0 {
             self.samples.pop();
         }
         self.samples.push((s.elapsed_s, counts));
@@ -306,5 +308,72 @@ impl Rates {
     /// The latest ops/s of `kind` (0 before two samples).
     pub fn latest(&self, kind: &str) -> f64 {
         self.series(kind).last().copied().unwrap_or(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(elapsed_s: f64, ingest: u64) -> Snapshot {
+        let live = Live::new(
+            RunInfo {
+                stop_events: 1000,
+                stop_duration: Some(Duration::from_secs(10)),
+                ..Default::default()
+            },
+            1,
+            None,
+        );
+        let mut s = live.snapshot();
+        s.elapsed_s = elapsed_s;
+        s.ops.get_mut("ingest").unwrap().ok = ingest;
+        s
+    }
+
+    #[test]
+    fn rates_are_per_second_between_samples() {
+        let mut r = Rates::new(60);
+        r.push(&snap(0.0, 0));
+        r.push(&snap(1.0, 500));
+        r.push(&snap(1.5, 600)); // provisional: 0.5 s after the last
+        r.push(&snap(2.0, 900)); // replaces it
+        r.push(&snap(3.0, 1900));
+        assert_eq!(r.series("ingest"), vec![500.0, 400.0, 1000.0]);
+        assert_eq!(r.latest("ingest"), 1000.0);
+        assert_eq!(r.latest("resolve"), 0.0);
+    }
+
+    #[test]
+    fn progress_follows_the_nearer_limit() {
+        let mut s = snap(2.0, 0);
+        s.generated = 500; // half the events, a fifth of the time
+        let (f, left) = s.progress();
+        assert_eq!(f, Some(0.5));
+        assert_eq!(left.as_deref(), Some("500 events left"));
+        s.elapsed_s = 8.0;
+        assert_eq!(s.progress().1.as_deref(), Some("2.0s left"));
+        s.info.stop_events = 0;
+        s.info.stop_duration = None;
+        assert_eq!(s.progress(), (None, None));
+    }
+
+    #[test]
+    fn slots_merge_into_the_snapshot() {
+        let live = Live::new(RunInfo::default(), 2, None);
+        live.slot(0)
+            .lock()
+            .unwrap()
+            .record(OpKind::Ingest, CompletionType::Ok, 1000);
+        live.slot(1)
+            .lock()
+            .unwrap()
+            .record(OpKind::Ingest, CompletionType::Info, 1000);
+        let s = live.snapshot();
+        assert_eq!((s.ops["ingest"].ok, s.ops["ingest"].info), (1, 1));
+        assert_eq!(s.completed(), 2);
+        assert_eq!(s.phase, Phase::Load);
+        live.set_phase(Phase::Audit);
+        assert_eq!(live.snapshot().phase, Phase::Audit);
     }
 }

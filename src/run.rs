@@ -12,7 +12,6 @@ use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
 use crate::http_runtime::{run_load_http, Nonconforming};
 use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
-use crate::watch::{Watch, Watcher};
 use crate::nemesis::kill::KillNemesis;
 use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::proxy::FaultProxy;
@@ -23,6 +22,7 @@ use crate::runtime::{run_load, Clock, Control, LoadPlan};
 use crate::scenario::{self, FaultKind, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
+use crate::watch::{Watch, Watcher};
 use crate::workload::Value;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
@@ -647,12 +647,7 @@ fn http_phase(
         load_start,
         control.clone(),
     );
-    let load = run_load_http(
-        plan,
-        control,
-        client_of(&load_url)?,
-        nonconforming.clone(),
-    );
+    let load = run_load_http(plan, control, client_of(&load_url)?, nonconforming.clone());
     locks.stop();
     let mut target_error = kills.and_then(KillNemesis::stop);
     if let Some(p) = proxy.as_mut() {

@@ -36,7 +36,10 @@ impl Watch {
         let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         if quiet {
             Watch::Quiet
-        } else if no_tui || ci || !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal()
+        } else if no_tui
+            || ci
+            || !std::io::stdout().is_terminal()
+            || !std::io::stdin().is_terminal()
         {
             Watch::Lines(Duration::from_secs(2))
         } else {

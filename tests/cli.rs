@@ -427,3 +427,36 @@ fn open_model_counts_ops_it_could_not_start_on_time() {
         s["latency_us"]
     );
 }
+
+#[test]
+fn ci_style_run_prints_plain_progress_lines_only() {
+    // CI=true with output piped: no dashboard, no escape codes; a plain
+    // line every 2 s on stderr (elapsed, ops/s, p99, counts), then the
+    // human summary on stdout.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(["run", "scenarios/smoke.toml", "--set", "stop.events=0"])
+        .args(["--duration", "4500ms", "--out"])
+        .arg(&out)
+        .env("CI", "true")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'));
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    for l in &lines {
+        assert!(
+            l.contains("ingest") && l.contains("ops/s p99") && l.contains("ok "),
+            "{l}"
+        );
+    }
+    assert!(lines[0].starts_with("[    2.0s]"), "{stderr}");
+    assert!(stdout.contains("exit 0:"), "{stdout}");
+}

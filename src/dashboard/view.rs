@@ -13,6 +13,7 @@ pub struct UiState {
 
 /// Draws one frame.
 pub fn render(frame: &mut ratatui::Frame, snap: &Snapshot, _rates: &Rates, _ui: &UiState) {
-    let p = ratatui::widgets::Paragraph::new(format!("{} {:.1}s", snap.info.scenario, snap.elapsed_s));
+    let p =
+        ratatui::widgets::Paragraph::new(format!("{} {:.1}s", snap.info.scenario, snap.elapsed_s));
     frame.render_widget(p, frame.area());
 }
