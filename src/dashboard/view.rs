@@ -1005,10 +1005,14 @@ fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, pal: &Pal) {
         .take(room)
         .collect();
     let inner = if bordered {
-        let title = if v.exit.0 == 0 {
-            "verdicts"
-        } else {
-            "verdicts · run failed"
+        // The exit code's meaning (cli.md), not a blanket "failed".
+        let title = match v.exit.0 {
+            0 => "verdicts · expectation met",
+            1 => "verdicts · expectation not met",
+            3 => "verdicts · target unusable",
+            4 => "verdicts · inconclusive",
+            130 => "verdicts · interrupted, partial",
+            _ => "verdicts",
         };
         panel(frame, area, title, area.height - 2, pal)
     } else {
