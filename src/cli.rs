@@ -257,6 +257,7 @@ fn report_error(e: &RunError) -> i32 {
 /// abandons ops in flight between steps (recorded as indeterminate).
 fn install_signal_handler(control: Arc<Control>) {
     let _ = ctrlc::set_handler(move || {
+        control.by_signal.store(true, Ordering::Release);
         let msg = control.interrupt();
         // Under the dashboard the screen is its own; it shows the phase.
         if !control.quiet_signals.load(Ordering::Acquire) {

@@ -56,6 +56,9 @@ pub struct Control {
     /// Signals are handled without a message on stderr (the dashboard
     /// owns the screen).
     pub quiet_signals: AtomicBool,
+    /// A signal (SIGTERM, or SIGINT from outside) stopped the run: nobody
+    /// may be at the keyboard, so nothing waits for a key.
+    pub by_signal: AtomicBool,
 }
 
 impl Control {

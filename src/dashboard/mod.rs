@@ -16,7 +16,7 @@ const FPS: u32 = 4;
 
 /// Runs the dashboard on the terminal until the run is over and a key was
 /// pressed on the verdict panel (or `done` is set: the run ended without
-/// verdicts). Keys: `q` and Ctrl-C stop the run gracefully (a second
+/// verdicts; or a signal stopped the run: then nothing waits for a key). Keys: `q` and Ctrl-C stop the run gracefully (a second
 /// Ctrl-C aborts), `?` toggles help. The terminal is restored on the way
 /// out, also after a panic (ratatui's hook).
 pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool) {
@@ -39,6 +39,12 @@ pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool) {
             break;
         }
         if done.load(Ordering::Acquire) && !finished {
+            break;
+        }
+        // Stopped by a signal (a supervisor, `kill`): the verdicts were
+        // drawn; nobody may be there to press a key.
+        if finished && control.by_signal.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(500));
             break;
         }
         // Waits for a key at most one frame; a resize just redraws.
