@@ -65,11 +65,9 @@ pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool) {
             _ if ctrl_c => {
                 control.interrupt();
             }
-            KeyCode::Char('q') | KeyCode::Esc => {
-                // q stops gracefully; only Ctrl-C escalates to an abort.
-                if !control.interrupted.load(Ordering::Acquire) {
-                    control.interrupt();
-                }
+            // q stops gracefully; only Ctrl-C escalates to an abort.
+            KeyCode::Char('q') | KeyCode::Esc if !control.interrupted.load(Ordering::Acquire) => {
+                control.interrupt();
             }
             KeyCode::Char('?') => ui.help = !ui.help,
             _ => {}

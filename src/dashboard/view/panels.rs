@@ -1,339 +1,9 @@
-//! The pure rendering of one dashboard frame: [`render`] draws a
-//! [`Snapshot`] (and the throughput history in [`Rates`]) into a ratatui
-//! [`Frame`]. Nothing here reads a clock, the terminal or the environment:
-//! the same arguments always give the same buffer.
-//!
-//! Layout, top to bottom: a header (scenario / variant on target, seed,
-//! phase), a progress line, the panels, a footer with the keys. While the
-//! load runs the panels are the op counts (ok / fail / info per kind, with
-//! duplicates and resolves), the latency percentiles, the throughput
-//! sparklines (line charts when tall) and the faults; once the verdicts
-//! are in, one verdict panel takes their place. From 120 columns on, counts
-//! and latency sit side by side. When rows run short, panels go by priority: header, progress and
-//! counts stay longest, then the footer, latency, throughput and faults.
-//! Texts too long for their place are truncated (`…`) or wrapped.
+//! The panels of a running load: header, progress, footer, the layout
+//! plan by priority, op counts, latency, throughput and faults.
 
-use crate::checker::Verdict;
-use crate::live::{Phase, Rates, Snapshot, Verdicts};
-use crate::report::summary::Latency;
-use ratatui::layout::{Alignment, Rect};
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::symbols::Marker;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Axis, Block, Borders, Chart, Clear, Dataset, GraphType, Paragraph, Sparkline,
-};
-use ratatui::Frame;
+use super::*;
 
-/// What the user toggled.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UiState {
-    /// The help overlay is shown.
-    pub help: bool,
-    /// Colors are used (false under `NO_COLOR`: plain, bold and reversed
-    /// styles only).
-    pub color: bool,
-}
-
-/// From this width on, counts and latency sit side by side.
-const WIDE: u16 = 120;
-
-/// Draws one frame: header (scenario / variant on target, seed, phase), a
-/// progress gauge with elapsed and what is left (Snapshot::progress),
-/// throughput over time per op kind (a sparkline of Rates::series for each
-/// kind, a line chart with axes where a kind has 6 rows or more, with the
-/// latest and peak ops/s), a table of latency percentiles per op
-/// kind (p50 p90 p99 p99.9 max), ok/fail/info counts per kind, duplicates
-/// rejected, resolves (resolved, refused, regressions seen), faults
-/// injected per kind and which are active now, and a footer with the keys
-/// (q stop, ? help). When `snap.verdicts` is Some, a verdict panel takes
-/// the main area: each invariant with its verdict and the first finding's
-/// explanation (wrapped), stranded events, the exit code and rule, the run
-/// folder, and "press any key to exit". When `ui.help` is true, a help
-/// overlay lists the keys.
-pub fn render(frame: &mut Frame, snap: &Snapshot, rates: &Rates, ui: &UiState) {
-    let area = frame.area();
-    if area.width == 0 || area.height == 0 {
-        return;
-    }
-    let pal = Pal { color: ui.color };
-    let mut rest = area;
-    let header = take_top(&mut rest, 1);
-    frame.render_widget(
-        Paragraph::new(header_line(snap, &pal, header.width as usize)),
-        header,
-    );
-    if rest.height > 0 {
-        let progress = take_top(&mut rest, 1);
-        frame.render_widget(
-            Paragraph::new(progress_line(snap, &pal, progress.width as usize)),
-            progress,
-        );
-    }
-    if rest.height > 0 {
-        match &snap.verdicts {
-            Some(v) => verdict_panel(frame, rest, v, &pal),
-            None => live_panels(frame, rest, snap, rates, &pal),
-        }
-    }
-    if ui.help {
-        help_overlay(frame, area, snap.verdicts.is_some(), &pal);
-    }
-}
-
-// ---------------------------------------------------------------- styles
-
-/// Styles, or their plain fallbacks without color.
-struct Pal {
-    color: bool,
-}
-
-impl Pal {
-    fn fg(&self, c: Color) -> Style {
-        if self.color {
-            Style::default().fg(c)
-        } else {
-            Style::default()
-        }
-    }
-
-    fn bold(&self, c: Color) -> Style {
-        self.fg(c).add_modifier(Modifier::BOLD)
-    }
-
-    fn plain(&self) -> Style {
-        Style::default()
-    }
-
-    fn dim(&self) -> Style {
-        self.fg(Color::DarkGray)
-    }
-
-    fn title(&self) -> Style {
-        Style::default().add_modifier(Modifier::BOLD)
-    }
-
-    fn border(&self) -> Style {
-        self.fg(Color::DarkGray)
-    }
-
-    fn key(&self) -> Style {
-        Style::default().add_modifier(Modifier::REVERSED)
-    }
-
-    fn kind(&self, i: usize) -> Style {
-        const KINDS: [Color; 4] = [Color::Cyan, Color::Magenta, Color::Blue, Color::Green];
-        self.fg(KINDS[i % KINDS.len()])
-    }
-
-    fn verdict(&self, v: Verdict) -> Style {
-        match v {
-            Verdict::Holds => self.bold(Color::Green),
-            Verdict::Violated => self.bold(Color::Red),
-            Verdict::Unknown => self.bold(Color::Yellow),
-        }
-    }
-
-    fn phase(&self, p: Phase) -> Style {
-        match p {
-            Phase::Load => self.bold(Color::Green),
-            Phase::Draining => self.bold(Color::Yellow),
-            Phase::Audit => self.bold(Color::Magenta),
-            Phase::Done => self.bold(Color::Cyan),
-        }
-    }
-
-    /// A count that is bad when non-zero.
-    fn alarm(&self, n: u64, c: Color) -> Style {
-        if n > 0 {
-            self.fg(c)
-        } else {
-            self.plain()
-        }
-    }
-}
-
-// ---------------------------------------------------------------- text
-
-/// Display width of `s` in cells.
-fn width(s: &str) -> usize {
-    Span::raw(s).width()
-}
-
-/// The longest start of `s` at most `w` cells wide.
-fn prefix(s: &str, w: usize) -> String {
-    let mut out = String::new();
-    let mut used = 0;
-    let mut buf = [0u8; 4];
-    for ch in s.chars() {
-        let cw = width(ch.encode_utf8(&mut buf));
-        if used + cw > w {
-            break;
-        }
-        used += cw;
-        out.push(ch);
-    }
-    out
-}
-
-/// `s` cut to `w` cells, ending in `…` when cut.
-fn trunc(s: &str, w: usize) -> String {
-    if width(s) <= w {
-        return s.to_string();
-    }
-    if w == 0 {
-        return String::new();
-    }
-    prefix(s, w - 1) + "…"
-}
-
-/// Spans cut to `w` cells in all, the last one ending in `…` when cut.
-fn fit(spans: Vec<Span<'static>>, w: usize) -> Line<'static> {
-    let total: usize = spans.iter().map(Span::width).sum();
-    if total <= w {
-        return Line::from(spans);
-    }
-    let mut out = Vec::new();
-    let mut used = 0;
-    for s in spans {
-        let sw = s.width();
-        if used + sw < w {
-            used += sw;
-            out.push(s);
-        } else {
-            // Cut here, leaving room for the `…` even when this span
-            // would just fit: more follows.
-            // (Nothing but blanks would show of it: then nothing.)
-            let cut = prefix(&s.content, w - used - 1);
-            if !cut.trim().is_empty() {
-                out.push(Span::styled(cut + "…", s.style));
-            }
-            break;
-        }
-    }
-    Line::from(out)
-}
-
-/// `text` wrapped at word boundaries to lines of at most `w` cells (words
-/// longer than a line are cut across lines).
-fn wrap(text: &str, w: usize) -> Vec<String> {
-    let w = w.max(1);
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split_whitespace() {
-        let mut word = word.to_string();
-        loop {
-            let sep = usize::from(!cur.is_empty());
-            if width(&cur) + sep + width(&word) <= w {
-                if sep == 1 {
-                    cur.push(' ');
-                }
-                cur.push_str(&word);
-                break;
-            }
-            if !cur.is_empty() {
-                lines.push(std::mem::take(&mut cur));
-                continue;
-            }
-            // A word longer than a line: cut it.
-            let mut head = String::new();
-            let mut rest = String::new();
-            let mut used = 0;
-            let mut buf = [0u8; 4];
-            for ch in word.chars() {
-                let cw = width(ch.encode_utf8(&mut buf));
-                if rest.is_empty() && (used + cw <= w || head.is_empty()) {
-                    used += cw;
-                    head.push(ch);
-                } else {
-                    rest.push(ch);
-                }
-            }
-            lines.push(head);
-            word = rest;
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
-}
-
-/// Latency in µs as human.rs writes it (`812µs`, `4.5ms`), and seconds
-/// from 10 s on (`12.3s`).
-fn dur_us(us: f64) -> String {
-    if !us.is_finite() {
-        "-".into()
-    } else if us >= 10_000_000.0 {
-        format!("{:.1}s", us / 1e6)
-    } else if us >= 1000.0 {
-        format!("{:.1}ms", us / 1000.0)
-    } else {
-        format!("{us:.0}µs")
-    }
-}
-
-/// A rate, ops/s.
-fn per_s(r: f64) -> String {
-    if r.is_finite() {
-        format!("{r:.0}/s")
-    } else {
-        "-".into()
-    }
-}
-
-fn take_top(r: &mut Rect, h: u16) -> Rect {
-    let h = h.min(r.height);
-    let top = Rect { height: h, ..*r };
-    r.y += h;
-    r.height -= h;
-    top
-}
-
-fn take_bottom(r: &mut Rect, h: u16) -> Rect {
-    let h = h.min(r.height);
-    r.height -= h;
-    Rect {
-        y: r.y + r.height,
-        height: h,
-        ..*r
-    }
-}
-
-/// A panel of `content` rows: bordered and titled when the border fits
-/// around all of it, else bare. Returns the content area.
-fn panel(frame: &mut Frame, r: Rect, title: &str, content: u16, pal: &Pal) -> Rect {
-    if r.height >= content.saturating_add(2) && r.width >= 8 && r.height >= 3 {
-        let t = trunc(title, r.width.saturating_sub(4) as usize);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(pal.border())
-            .title(Span::styled(format!(" {t} "), pal.title()));
-        let inner = block.inner(r);
-        frame.render_widget(block, r);
-        inner
-    } else {
-        r
-    }
-}
-
-/// Lines cut to `w` cells, drawn in `r`.
-fn draw_lines(frame: &mut Frame, r: Rect, lines: Vec<Vec<Span<'static>>>) {
-    let w = r.width as usize;
-    let lines: Vec<Line> = lines
-        .into_iter()
-        .take(r.height as usize)
-        .map(|l| fit(l, w))
-        .collect();
-    frame.render_widget(Paragraph::new(lines), r);
-}
-
-// ---------------------------------------------------------------- header
-
-fn header_line(snap: &Snapshot, pal: &Pal, w: usize) -> Line<'static> {
+pub(super) fn header_line(snap: &Snapshot, pal: &Pal, w: usize) -> Line<'static> {
     let i = &snap.info;
     let name = Span::styled(format!("{} / {}", i.scenario, i.variant), pal.title());
     let brand = Span::styled(" specstorm ", pal.bold(Color::Cyan));
@@ -381,7 +51,7 @@ fn header_line(snap: &Snapshot, pal: &Pal, w: usize) -> Line<'static> {
     fit(spans, w)
 }
 
-fn progress_line(snap: &Snapshot, pal: &Pal, w: usize) -> Line<'static> {
+pub(super) fn progress_line(snap: &Snapshot, pal: &Pal, w: usize) -> Line<'static> {
     let (frac, left) = snap.progress();
     let frac = frac.filter(|f| f.is_finite()).map(|f| f.clamp(0.0, 1.0));
     let ran = if snap.phase == Phase::Load {
@@ -436,7 +106,7 @@ fn progress_line(snap: &Snapshot, pal: &Pal, w: usize) -> Line<'static> {
     )
 }
 
-fn footer_line(pal: &Pal, w: usize) -> Line<'static> {
+pub(super) fn footer_line(pal: &Pal, w: usize) -> Line<'static> {
     fit(
         vec![
             Span::raw(" "),
@@ -454,7 +124,7 @@ fn footer_line(pal: &Pal, w: usize) -> Line<'static> {
 // ---------------------------------------------------------------- load panels
 
 /// Op kinds shown, in report order (`ingest`, `resolve`).
-fn kinds(snap: &Snapshot) -> Vec<String> {
+pub(super) fn kinds(snap: &Snapshot) -> Vec<String> {
     let mut k: Vec<String> = snap.ops.keys().cloned().collect();
     for l in snap.latency.keys() {
         if !k.contains(l) {
@@ -466,15 +136,15 @@ fn kinds(snap: &Snapshot) -> Vec<String> {
 
 /// Where each panel of the running load goes.
 #[derive(Default)]
-struct Plan {
-    counts: Option<Rect>,
-    latency: Option<Rect>,
-    throughput: Option<Rect>,
-    faults: Option<Rect>,
-    footer: Option<Rect>,
+pub(super) struct Plan {
+    pub(super) counts: Option<Rect>,
+    pub(super) latency: Option<Rect>,
+    pub(super) throughput: Option<Rect>,
+    pub(super) faults: Option<Rect>,
+    pub(super) footer: Option<Rect>,
 }
 
-fn plan(area: Rect, nk: u16, fault_lines: u16) -> Plan {
+pub(super) fn plan(area: Rect, nk: u16, fault_lines: u16) -> Plan {
     let mut p = Plan::default();
     let table = 2 + 1 + nk; // border, header, one row per kind
     let mut left = area.height;
@@ -541,7 +211,13 @@ fn plan(area: Rect, nk: u16, fault_lines: u16) -> Plan {
     p
 }
 
-fn live_panels(frame: &mut Frame, area: Rect, snap: &Snapshot, rates: &Rates, pal: &Pal) {
+pub(super) fn live_panels(
+    frame: &mut Frame,
+    area: Rect,
+    snap: &Snapshot,
+    rates: &Rates,
+    pal: &Pal,
+) {
     let kinds = kinds(snap);
     let nk = kinds.len().clamp(1, 20) as u16;
     // Faults are laid out at the width of the whole area less its border.
@@ -569,7 +245,7 @@ fn live_panels(frame: &mut Frame, area: Rect, snap: &Snapshot, rates: &Rates, pa
 
 /// Right-aligned columns: `cells[row][col]`, widths from the widest cell;
 /// the first column is left-aligned.
-fn columns(rows: &[Vec<Span<'static>>]) -> Vec<Vec<Span<'static>>> {
+pub(super) fn columns(rows: &[Vec<Span<'static>>]) -> Vec<Vec<Span<'static>>> {
     let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..ncol)
         .map(|c| {
@@ -597,7 +273,13 @@ fn columns(rows: &[Vec<Span<'static>>]) -> Vec<Vec<Span<'static>>> {
         .collect()
 }
 
-fn counts_panel(frame: &mut Frame, r: Rect, snap: &Snapshot, kinds: &[String], pal: &Pal) {
+pub(super) fn counts_panel(
+    frame: &mut Frame,
+    r: Rect,
+    snap: &Snapshot,
+    kinds: &[String],
+    pal: &Pal,
+) {
     let head = |s: &str| Span::styled(s.to_string(), pal.title());
     let mut rows = vec![vec![head("kind"), head("ok"), head("fail"), head("info")]];
     for (i, k) in kinds.iter().enumerate() {
@@ -641,7 +323,7 @@ fn counts_panel(frame: &mut Frame, r: Rect, snap: &Snapshot, kinds: &[String], p
 }
 
 /// Resolves: resolved, refused, regressions seen, as long as fits `room`.
-fn resolves(snap: &Snapshot, room: usize, pal: &Pal) -> Vec<Span<'static>> {
+pub(super) fn resolves(snap: &Snapshot, room: usize, pal: &Pal) -> Vec<Span<'static>> {
     let reg = pal.alarm(snap.regressed_seen, Color::Red);
     let reg = if snap.regressed_seen > 0 {
         reg.add_modifier(Modifier::BOLD)
@@ -673,7 +355,7 @@ fn resolves(snap: &Snapshot, room: usize, pal: &Pal) -> Vec<Span<'static>> {
     build(&forms[2])
 }
 
-fn latency_cells(l: Option<&Latency>) -> Vec<String> {
+pub(super) fn latency_cells(l: Option<&Latency>) -> Vec<String> {
     match l {
         Some(l) if l.count > 0 => [l.p50, l.p90, l.p99, l.p999, l.max]
             .into_iter()
@@ -683,7 +365,13 @@ fn latency_cells(l: Option<&Latency>) -> Vec<String> {
     }
 }
 
-fn latency_panel(frame: &mut Frame, r: Rect, snap: &Snapshot, kinds: &[String], pal: &Pal) {
+pub(super) fn latency_panel(
+    frame: &mut Frame,
+    r: Rect,
+    snap: &Snapshot,
+    kinds: &[String],
+    pal: &Pal,
+) {
     let head = |s: &str| Span::styled(s.to_string(), pal.title());
     let mut rows = vec![["kind", "p50", "p90", "p99", "p99.9", "max"]
         .into_iter()
@@ -703,7 +391,13 @@ fn latency_panel(frame: &mut Frame, r: Rect, snap: &Snapshot, kinds: &[String], 
     draw_lines(frame, inner, lines);
 }
 
-fn throughput_panel(frame: &mut Frame, r: Rect, rates: &Rates, kinds: &[String], pal: &Pal) {
+pub(super) fn throughput_panel(
+    frame: &mut Frame,
+    r: Rect,
+    rates: &Rates,
+    kinds: &[String],
+    pal: &Pal,
+) {
     let nk = kinds.len().max(1) as u16;
     let n = rates.series(kinds.first().map_or("", String::as_str)).len();
     let title = if n > 0 {
@@ -815,7 +509,7 @@ fn throughput_panel(frame: &mut Frame, r: Rect, rates: &Rates, kinds: &[String],
 
 /// A tall band's throughput: a line chart with axes (sample index = about
 /// a second; the last one is now).
-fn throughput_chart(
+pub(super) fn throughput_chart(
     frame: &mut Frame,
     r: Rect,
     series: &[f64],
@@ -862,7 +556,7 @@ fn throughput_chart(
 }
 
 /// Faults injected per kind, the active ones marked.
-fn fault_items(snap: &Snapshot, pal: &Pal) -> Vec<Vec<Span<'static>>> {
+pub(super) fn fault_items(snap: &Snapshot, pal: &Pal) -> Vec<Vec<Span<'static>>> {
     let mut items: Vec<Vec<Span<'static>>> = Vec::new();
     let mut names: Vec<&String> = snap.faults_injected.keys().collect();
     for a in &snap.faults_active {
@@ -889,7 +583,7 @@ fn fault_items(snap: &Snapshot, pal: &Pal) -> Vec<Vec<Span<'static>>> {
 }
 
 /// Items packed greedily into lines of `w` cells, two spaces apart.
-fn pack(items: &[Vec<Span<'static>>], w: usize) -> Vec<Vec<Span<'static>>> {
+pub(super) fn pack(items: &[Vec<Span<'static>>], w: usize) -> Vec<Vec<Span<'static>>> {
     let mut lines: Vec<Vec<Span<'static>>> = Vec::new();
     let mut used = 0;
     for it in items {
@@ -912,175 +606,3 @@ fn pack(items: &[Vec<Span<'static>>], w: usize) -> Vec<Vec<Span<'static>>> {
 }
 
 // ---------------------------------------------------------------- verdicts
-
-fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, pal: &Pal) {
-    // Content at the width inside a border; whether the border fits is
-    // decided once the lines are counted.
-    let bordered = area.width >= 20 && area.height >= 5;
-    let w = if bordered {
-        area.width as usize - 2
-    } else {
-        area.width as usize
-    };
-    // (priority, line): lower priorities stay longest.
-    let mut lines: Vec<(u8, Vec<Span<'static>>)> = Vec::new();
-    let name_w = v
-        .invariants
-        .iter()
-        .map(|i| width(&i.0))
-        .max()
-        .unwrap_or(0)
-        .min(24);
-    for (name, verdict, n, first) in &v.invariants {
-        let text = match verdict {
-            Verdict::Holds => "holds".to_string(),
-            Verdict::Violated => format!("VIOLATED {n}"),
-            Verdict::Unknown => format!("unknown {n}"),
-        };
-        let name = trunc(name, name_w);
-        let pad = name_w.saturating_sub(width(&name));
-        lines.push((
-            0,
-            vec![
-                Span::styled(format!(" {name}{}  ", " ".repeat(pad)), pal.title()),
-                Span::styled(text, pal.verdict(*verdict)),
-            ],
-        ));
-        if let Some(e) = first.as_deref().filter(|_| *verdict != Verdict::Holds) {
-            for (j, l) in wrap(e, w.saturating_sub(5)).into_iter().enumerate() {
-                lines.push((
-                    if j == 0 { 2 } else { 4 },
-                    vec![Span::raw(format!("    {l}"))],
-                ));
-            }
-        }
-    }
-    lines.push((5, Vec::new()));
-    lines.push((
-        2,
-        vec![
-            Span::styled(" stranded events ", pal.dim()),
-            Span::styled(v.stranded.to_string(), pal.alarm(v.stranded, Color::Yellow)),
-        ],
-    ));
-    let code_style = match v.exit.0 {
-        0 => pal.bold(Color::Green),
-        4 | 130 => pal.bold(Color::Yellow),
-        _ => pal.bold(Color::Red),
-    };
-    let exit = format!("exit {}", v.exit.0);
-    let rule_w = w.saturating_sub(width(&exit) + 4);
-    for (j, l) in wrap(&v.exit.1, rule_w).into_iter().enumerate() {
-        let lead = if j == 0 {
-            Span::styled(format!(" {exit}: "), code_style)
-        } else {
-            Span::raw(" ".repeat(width(&exit) + 3))
-        };
-        lines.push((if j == 0 { 1 } else { 3 }, vec![lead, Span::raw(l)]));
-    }
-    lines.push((
-        1,
-        vec![
-            Span::styled(" results ", pal.dim()),
-            Span::raw(v.run_dir.clone()),
-        ],
-    ));
-
-    let inner_h = if bordered {
-        area.height - 2
-    } else {
-        area.height
-    } as usize;
-    // The last row says how to leave; the rest shows what fits, by
-    // priority.
-    let room = inner_h.saturating_sub(1);
-    let keep = (0..=5u8)
-        .rev()
-        .find(|p| lines.iter().filter(|l| l.0 <= *p).count() <= room)
-        .unwrap_or(0);
-    let shown: Vec<Vec<Span<'static>>> = lines
-        .into_iter()
-        .filter(|l| l.0 <= keep)
-        .map(|l| l.1)
-        .take(room)
-        .collect();
-    let inner = if bordered {
-        // The exit code's meaning (cli.md), not a blanket "failed".
-        let title = match v.exit.0 {
-            0 => "verdicts · expectation met",
-            1 => "verdicts · expectation not met",
-            3 => "verdicts · target unusable",
-            4 => "verdicts · inconclusive",
-            130 => "verdicts · interrupted, partial",
-            _ => "verdicts",
-        };
-        panel(frame, area, title, area.height - 2, pal)
-    } else {
-        area
-    };
-    let mut body = inner;
-    let bottom = take_bottom(&mut body, 1);
-    draw_lines(frame, body, shown);
-    frame.render_widget(
-        Paragraph::new(fit(
-            vec![Span::styled(
-                " press any key to exit ".to_string(),
-                pal.key(),
-            )],
-            bottom.width as usize,
-        )),
-        bottom,
-    );
-}
-
-// ---------------------------------------------------------------- help
-
-fn help_overlay(frame: &mut Frame, area: Rect, done: bool, pal: &Pal) {
-    let mut keys: Vec<(&str, &str)> = vec![
-        (
-            "q, Ctrl-C",
-            "stop gracefully (the audit still runs, results are saved)",
-        ),
-        ("Ctrl-C again", "abort at once"),
-        ("?", "toggle this help"),
-    ];
-    if done {
-        keys.push(("any key", "exit (the run is over)"));
-    }
-    let w = area.width.min(76);
-    let bordered = w >= 24 && area.height >= 5;
-    let inner_w = if bordered { w - 2 } else { w } as usize;
-    let key_w = keys.iter().map(|k| width(k.0)).max().unwrap_or(0);
-    let text_w = inner_w.saturating_sub(key_w + 3).max(1);
-    let mut lines: Vec<Vec<Span<'static>>> = Vec::new();
-    for (k, what) in &keys {
-        for (j, l) in wrap(what, text_w).into_iter().enumerate() {
-            let lead = if j == 0 {
-                Span::styled(format!(" {k:<key_w$}  "), pal.bold(Color::Cyan))
-            } else {
-                Span::raw(" ".repeat(key_w + 3))
-            };
-            lines.push(vec![lead, Span::raw(l)]);
-        }
-    }
-    let h = (lines.len() as u16 + if bordered { 2 } else { 0 }).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    frame.render_widget(Clear, r);
-    let inner = if bordered {
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(pal.fg(Color::Cyan))
-            .title(Span::styled(" keys ", pal.title()));
-        let inner = block.inner(r);
-        frame.render_widget(block, r);
-        inner
-    } else {
-        r
-    };
-    draw_lines(frame, inner, lines);
-}
