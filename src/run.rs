@@ -446,11 +446,7 @@ fn execute(
         invariants: results
             .iter()
             .map(|r| {
-                let first = r
-                    .examples
-                    .first()
-                    .or(r.unknown_examples.first())
-                    .map(|f| f.explanation.clone());
+                let first = r.first_explanation();
                 let n = if r.violations > 0 {
                     r.violations
                 } else {

@@ -143,12 +143,10 @@ pub fn line(s: &Snapshot, rates: &Rates) -> String {
         out.push_str(&format!(" {:.0}% ({left})", f * 100.0));
     }
     if !s.faults_injected.is_empty() {
-        let f: Vec<_> = s
-            .faults_injected
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        out.push_str(&format!(" | faults {}", f.join(", ")));
+        out.push_str(&format!(
+            " | faults {}",
+            crate::report::human::per_kind(&s.faults_injected)
+        ));
         if !s.faults_active.is_empty() {
             out.push_str(&format!(" (active: {})", s.faults_active.join(", ")));
         }

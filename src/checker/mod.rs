@@ -129,6 +129,14 @@ impl CheckResult {
         self.verdict = Verdict::Violated;
     }
 
+    /// The first violation's explanation, or else the first unknown's.
+    pub fn first_explanation(&self) -> Option<String> {
+        self.examples
+            .first()
+            .or(self.unknown_examples.first())
+            .map(|f| f.explanation.clone())
+    }
+
     /// Records an undecidable finding (kept up to [`MAX_KEPT`]); holds becomes unknown, violated stays.
     pub fn unknown(&mut self, f: Finding) {
         self.unknowns += 1;

@@ -4,6 +4,14 @@ use super::summary::{Latency, Summary};
 use crate::checker::{CheckResult, Verdict};
 use std::fmt::Write;
 
+/// Counts per kind as `crash 12, lock 3`.
+pub fn per_kind(m: &std::collections::BTreeMap<String, u64>) -> String {
+    m.iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A latency in µs as text: `850µs`, `12.3ms`.
 pub fn duration_us(us: f64) -> String {
     ms(us)
@@ -83,12 +91,7 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
         s.resolves.get("refused").copied().unwrap_or(0)
     );
     if !s.faults_injected.is_empty() {
-        let f: Vec<_> = s
-            .faults_injected
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        let _ = writeln!(o, "  faults injected: {}", f.join(", "));
+        let _ = writeln!(o, "  faults injected: {}", per_kind(&s.faults_injected));
     }
     let _ = writeln!(o, "invariants:");
     for r in results {

@@ -233,11 +233,7 @@ pub fn invariants(results: &[CheckResult]) -> BTreeMap<String, InvariantSummary>
     results
         .iter()
         .map(|r| {
-            let first = r
-                .examples
-                .first()
-                .or(r.unknown_examples.first())
-                .map(|f| f.explanation.clone());
+            let first = r.first_explanation();
             (
                 r.invariant.clone(),
                 InvariantSummary {
