@@ -44,14 +44,19 @@ pub enum RunError {
     /// Anything else (exit 3: the bench could not judge the target).
     #[error(transparent)]
     Other(#[from] anyhow::Error),
+    /// The user stopped the run before the load began (exit 130).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl RunError {
-    /// The exit code (cli.md): 2 for input errors, 3 for target and other errors.
+    /// The exit code (cli.md): 2 for input errors, 3 for target and other
+    /// errors, 130 when interrupted before the load began.
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Input(_) => 2,
             RunError::Target(_) | RunError::Other(_) => 3,
+            RunError::Interrupted(_) => 130,
         }
     }
 }
@@ -189,13 +194,17 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     let namespace = match (&target.url, &target.path) {
         // An external service may hold rows of earlier runs (or real data):
         // this run works in a namespace of projects of its own.
-        (Some(_), _) => run_namespace(started),
-        (None, Some(path)) => namespace_for(path, &target.sqlite(), started)?,
-        (None, None) => String::new(),
+        (Some(_), _) => Ok(run_namespace(started)),
+        (None, Some(path)) => namespace_for(path, &target.sqlite(), started),
+        (None, None) => Ok(String::new()),
     };
+    // A refused input (a database that holds rows) ran nothing: no folder.
+    if let Err(e @ RunError::Input(_)) = namespace {
+        return Err(e);
+    }
     std::fs::create_dir_all(&run_dir)
         .map_err(|e| RunError::Input(format!("cannot create {}: {e}", run_dir.display())))?;
-    match execute(opts, &p, &run_dir, namespace, started, control) {
+    match namespace.and_then(|ns| execute(opts, &p, &run_dir, ns, started, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
             // A run that failed still says what it was and why it stopped.
@@ -204,6 +213,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 "scenario": s.name,
                 "variant": variant_name,
                 "seed": s.seed,
+                "partial": matches!(e, RunError::Interrupted(_)),
                 "error": e.to_string(),
                 "provenance": provenance(opts, &p, started),
                 "exit": { "code": e.exit_code(), "rule": e.to_string() },
@@ -326,6 +336,10 @@ fn execute(
         sqlite_phase(p, run_dir, &plan, control.clone())
     };
     drop(plan);
+    if let Ok(ph) = &phase {
+        // Draining included, as in the summary's duration.
+        live.set_elapsed(ph.load.elapsed_ns);
+    }
     live.set_phase(RunPhase::Audit);
     // Every sender must be gone for the writer to finish.
     let faults = nemesis.plan.clone();
@@ -601,14 +615,36 @@ fn http_phase(
         .build()
         .map_err(anyhow::Error::from)?;
     // Unreachable before anything ran: exit 3 at once, with the reason.
-    let mut ready = Err(String::new());
-    for _ in 0..50 {
-        ready = rt.block_on(probe.healthz());
-        if ready.is_ok() {
-            break;
+    // A few tries within a bounded time, and a stop (q, Ctrl-C, SIGTERM)
+    // ends the wait at once: a target that never answers must not hold
+    // the user hostage.
+    let patience = (2 * t.request_timeout).max(Duration::from_secs(5));
+    let until = std::time::Instant::now() + patience;
+    let ready = loop {
+        let answer = rt.block_on(async {
+            let stopped = async {
+                while !control.stop.load(Ordering::Acquire) {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            };
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            tokio::select! {
+                a = tokio::time::timeout(left, probe.healthz()) => Some(a.unwrap_or_else(|_| {
+                    Err(format!("no answer to GET /healthz within {patience:?}"))
+                })),
+                () = stopped => None,
+            }
+        });
+        let Some(answer) = answer else {
+            return Err(RunError::Interrupted(format!(
+                "interrupted while waiting for {url} to answer"
+            )));
+        };
+        if answer.is_ok() || std::time::Instant::now() >= until {
+            break answer;
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
+    };
     ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
     let nonconforming = Arc::new(Nonconforming::default());
     let load_start = plan.clock.now();

@@ -54,6 +54,7 @@ impl Watch {
 pub struct Watcher {
     done: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
+    control: Arc<Control>,
 }
 
 impl Watcher {
@@ -61,6 +62,7 @@ impl Watcher {
     /// `control` (q and Ctrl-C stop, a second Ctrl-C aborts).
     pub fn start(mode: Watch, live: Arc<Live>, control: Arc<Control>) -> Watcher {
         let done = Arc::new(AtomicBool::new(false));
+        let ctl = control.clone();
         let handle = match mode {
             Watch::Quiet => None,
             Watch::Lines(every) => {
@@ -83,24 +85,41 @@ impl Watcher {
                 )
             }
         };
-        Watcher { done, handle }
+        Watcher {
+            done,
+            handle,
+            control: ctl,
+        }
+    }
+
+    /// Joins the watcher thread; after a signal (the terminal may be gone:
+    /// SIGHUP) at most for a couple of seconds, as a thread stuck on a dead
+    /// terminal must not keep the run from ending.
+    fn join(&mut self) {
+        let Some(h) = self.handle.take() else { return };
+        let mut waited = Duration::ZERO;
+        let step = Duration::from_millis(20);
+        while !h.is_finished() {
+            if self.control.by_signal.load(Ordering::Acquire) && waited > Duration::from_secs(2) {
+                return;
+            }
+            std::thread::sleep(step);
+            waited += step;
+        }
+        let _ = h.join();
     }
 
     /// Waits for the watcher to end: plain lines stop at once; the
     /// dashboard shows the verdicts (when the run has them) until a key.
     pub fn finish(mut self) {
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.join();
     }
 }
 
 impl Drop for Watcher {
     fn drop(&mut self) {
         self.done.store(true, Ordering::Release);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.join();
     }
 }
 
@@ -111,7 +130,16 @@ fn lines(live: &Live, every: Duration, done: &AtomicBool) {
     rates.push(&live.snapshot());
     let mut next = Instant::now() + every;
     loop {
-        if done.load(Ordering::Acquire) || live.phase() != Phase::Load {
+        if done.load(Ordering::Acquire) {
+            return;
+        }
+        if live.phase() != Phase::Load {
+            // Silence during a long audit would look like a hang.
+            let _ = writeln!(
+                std::io::stderr(),
+                "[{:>7.1}s] load stopped; ops in flight finish, then the audit runs",
+                live.snapshot().elapsed_s
+            );
             return;
         }
         if Instant::now() >= next {

@@ -449,8 +449,10 @@ fn ci_style_run_prints_plain_progress_lines_only() {
         String::from_utf8_lossy(&o.stderr),
     );
     assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'));
-    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with('[')).collect();
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("ops/s p99")).collect();
     assert_eq!(lines.len(), 2, "{stderr}");
+    // And one more when the load is over, so a long audit is no silence.
+    assert!(stderr.contains("load stopped; ops in flight finish, then the audit runs"));
     for l in &lines {
         assert!(
             l.contains("ingest") && l.contains("ops/s p99") && l.contains("ok "),
