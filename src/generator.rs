@@ -14,6 +14,11 @@ use std::collections::BinaryHeap;
 /// How far ahead (in ops) a "later" retry may land, at most.
 pub const LATER_WINDOW: u64 = 20_000;
 
+/// How many times at most an event whose worker crashed is sent again
+/// (by attempt number): a crash fault that hits every attempt must not
+/// resend one event forever.
+pub const CRASH_RESENDS: u32 = 8;
+
 /// The key space: projects x fingerprints, with the scenario's skew. Group
 /// index g is project `g % projects`, fingerprint `g / projects`, so a hot
 /// set (groups `0..hot_groups`) spreads over the projects.
@@ -73,6 +78,7 @@ struct Event {
 /// pending in that window.
 pub struct IngestGenerator {
     rng: ChaCha8Rng,
+    seed: u64,
     keys: KeySpace,
     retry: Retry,
     soon_window: u64,
@@ -95,6 +101,7 @@ impl IngestGenerator {
             (scenario.load.model == crate::scenario::LoadModel::Open).then_some(scenario.load.rate);
         IngestGenerator {
             rng: ChaCha8Rng::seed_from_u64(scenario.seed),
+            seed: scenario.seed,
             keys: KeySpace::new(&scenario.keys, namespace),
             retry: scenario.retry.clone(),
             soon_window: 2 * scenario.load.ingesters.max(1) as u64,
@@ -153,13 +160,21 @@ impl IngestGenerator {
     }
 
     /// Sends `op`'s event again later with the same id (attempt + 1), as a
-    /// client whose worker died mid-request does: due `lag` ops after the
-    /// op itself (at once if that is past). Used for crash faults; the
-    /// retry is still handed out after `stop.events` is reached.
-    pub fn requeue(&mut self, op: &IngestOp, lag: u64) {
+    /// client whose worker died mid-request does: due a few thousand ops
+    /// after the op itself (the lag drawn from the seed and the op's key,
+    /// so it is the same whatever the timing; at once if that is past).
+    /// Used for crash faults; the retry is still handed out after
+    /// `stop.events` is reached. Returns false, and sends nothing, once the
+    /// event reached [`CRASH_RESENDS`] attempts.
+    pub fn requeue(&mut self, op: &IngestOp) -> bool {
+        if op.attempt >= CRASH_RESENDS {
+            return false;
+        }
+        let lag = crate::nemesis::draw_rng(self.seed, u32::MAX, op.key, 0)
+            .random_range(1..=LATER_WINDOW / 4);
         let due = op.key & ((1 << 40) - 1);
         self.tie += 1;
-        self.pending.push(Reverse((due + lag.max(1), self.tie, 0)));
+        self.pending.push(Reverse((due + lag, self.tie, 0)));
         self.pending_events.insert(
             self.tie,
             Event {
@@ -168,6 +183,7 @@ impl IngestGenerator {
                 attempt: op.attempt + 1,
             },
         );
+        true
     }
 
     fn fresh_event(&mut self) -> Event {

@@ -12,7 +12,7 @@ use crate::history::FaultAction;
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
 use crate::live::{Live, Phase};
 use crate::nemesis::Recorder;
-use crate::runtime::{Clock, Control, LoadOutcome, LoadPlan};
+use crate::runtime::{next_ingest, Clock, Control, LoadOutcome, LoadPlan};
 use crate::scenario::FaultKind;
 use crate::scenario::Scenario;
 use crate::server::routes::fault_header;
@@ -268,34 +268,15 @@ fn record(
         },
     ));
     plan.sink.send(batch);
-    plan.control.completed.fetch_add(1, Ordering::Relaxed);
     if !answer.transport {
         shared.last_answer.fetch_max(t1, Ordering::Relaxed);
     }
-    let mut stats = slot.lock().expect("stats slot");
-    stats.record(
+    slot.lock().expect("stats slot").record_op(
         f,
         answer.kind,
         t1.saturating_sub(measured_from.unwrap_or(t0)),
+        &answer.result,
     );
-    if answer.kind == CompletionType::Ok && answer.result.accepted == Some(false) {
-        stats.duplicates += 1;
-    }
-    match answer
-        .result
-        .resolved
-        .filter(|_| answer.kind != CompletionType::Info)
-    {
-        Some(true) => stats.resolved += 1,
-        Some(false) => {
-            stats.refused += 1;
-            if answer.result.status.as_deref() == Some("regressed") {
-                stats.regressed_seen += 1;
-            }
-        }
-        None => {}
-    }
-    drop(stats);
     if let Some(example) = &answer.nonconforming {
         shared.nonconforming.note(example);
     }
@@ -308,16 +289,9 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
     let retries = plan.scenario.target.retries;
     'ops: while !plan.control.stop.load(Ordering::Acquire) {
-        let next = {
-            let mut gen = shared.gen.lock().expect("generator lock");
-            let op = gen.next_op();
-            shared
-                .live
-                .generated
-                .store(gen.fresh_events(), Ordering::Relaxed);
-            op
+        let Some(op) = next_ingest(&shared.gen, &shared.live) else {
+            break;
         };
-        let Some(op) = next else { break };
         if let Some(intended) = op.intended_ns {
             let now = plan.clock.now();
             if intended > now {

@@ -5,26 +5,22 @@
 //! the op counter and the history channel.
 
 use crate::client::sqlite::{exec_step, StepError};
-use crate::generator::{IngestGenerator, ResolveGenerator, LATER_WINDOW};
+use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::{Live, Phase};
-use crate::nemesis::{draw_rng, OpFaults, Recorder};
+use crate::nemesis::{OpFaults, Recorder};
 use crate::scenario::{LoadModel, Scenario};
 use crate::statements::{GroupsVariant, OpProgram};
 use crate::stats::Stats;
-use crate::workload::groups::{ingest_result, resolve_result};
+use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
-use rand::RngExt;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// How many times at most an event whose worker crashed is sent again
-/// (by attempt number): a crash fault that hits every attempt must not
-/// resend one event forever.
-pub const CRASH_RESENDS: u32 = 8;
+pub use crate::generator::CRASH_RESENDS;
 
 /// Monotonic clock of a run: ns since its start.
 #[derive(Debug, Clone, Copy)]
@@ -51,8 +47,6 @@ pub struct Control {
     pub abort: AtomicBool,
     /// The stop came from the user (Ctrl-C, SIGTERM): results are partial.
     pub interrupted: AtomicBool,
-    /// Ops completed so far.
-    pub completed: AtomicU64,
     /// Signals are handled without a message on stderr (the dashboard
     /// owns the screen).
     pub quiet_signals: AtomicBool,
@@ -246,6 +240,15 @@ pub fn run_load<'a>(
     )
 }
 
+/// The next ingest op of the run's one generator (None: it ran out),
+/// keeping the live count of fresh events generated.
+pub fn next_ingest(gen: &Mutex<IngestGenerator>, live: &Live) -> Option<IngestOp> {
+    let mut gen = gen.lock().expect("generator lock");
+    let op = gen.next_op();
+    live.generated.store(gen.fresh_events(), Ordering::Relaxed);
+    op
+}
+
 /// Open model: ingest ops due before the stop (`load_ns` after the start)
 /// that never started. When the ingesters ran out of ops (`exhausted`),
 /// every op was started; otherwise op n was due at n / rate. Closed model: 0.
@@ -287,15 +290,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let slot = plan.live.slot(worker as usize);
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
     while !plan.control.stop.load(Ordering::Acquire) {
-        let next = {
-            let mut gen = shared.gen.lock().expect("generator lock");
-            let op = gen.next_op();
-            plan.live
-                .generated
-                .store(gen.fresh_events(), Ordering::Relaxed);
-            op
-        };
-        let Some(op) = next else {
+        let Some(op) = next_ingest(&shared.gen, &plan.live) else {
             break;
         };
         if let Some(intended) = op.intended_ns {
@@ -336,18 +331,17 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
             &faults,
             |m, n| ingest_result(m, n, counting),
         );
-        if result.2.crashed_after.is_some() && op.attempt < CRASH_RESENDS {
+        if result.2.crashed_after.is_some() {
             // The client of a dead worker sends the event again later.
-            let lag = draw_rng(plan.scenario.seed, u32::MAX, op.key, 0)
-                .random_range(1..=LATER_WINDOW / 4);
-            shared.gen.lock().expect("generator lock").requeue(&op, lag);
+            shared.gen.lock().expect("generator lock").requeue(&op);
         }
         let from = op.intended_ns.unwrap_or(result.0);
-        let mut stats = slot.lock().expect("stats slot");
-        stats.record(OpKind::Ingest, kind, result.1.saturating_sub(from));
-        if kind == CompletionType::Ok && result.2.accepted == Some(false) {
-            stats.duplicates += 1;
-        }
+        slot.lock().expect("stats slot").record_op(
+            OpKind::Ingest,
+            kind,
+            result.1.saturating_sub(from),
+            &result.2,
+        );
     }
 }
 
@@ -381,21 +375,12 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
             &faults,
             resolve_result,
         );
-        {
-            let mut stats = slot.lock().expect("stats slot");
-            stats.record(OpKind::Resolve, kind, end.saturating_sub(start));
-            // Counted as the client saw them (not a crashed op's own result).
-            match result.resolved.filter(|_| kind != CompletionType::Info) {
-                Some(true) => stats.resolved += 1,
-                Some(false) => {
-                    stats.refused += 1;
-                    if result.status.as_deref() == Some("regressed") {
-                        stats.regressed_seen += 1;
-                    }
-                }
-                None => {}
-            }
-        }
+        slot.lock().expect("stats slot").record_op(
+            OpKind::Resolve,
+            kind,
+            end.saturating_sub(start),
+            &result,
+        );
         if !interval.is_zero() {
             std::thread::sleep(interval);
         }
@@ -470,7 +455,6 @@ fn drive<'p>(
         },
     ));
     plan.sink.send(batch);
-    plan.control.completed.fetch_add(1, Ordering::Relaxed);
     (kind, (t0, t1, result))
 }
 

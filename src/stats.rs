@@ -3,7 +3,7 @@
 //! (its slot of [`crate::live::Live`], locked by nobody else but a reader
 //! a few times a second); slots are merged for snapshots and at the end.
 
-use crate::history::{CompletionType, OpKind};
+use crate::history::{CompletionType, OpKind, OpResult};
 use hdrhistogram::Histogram;
 
 /// Significant figures of every latency histogram (0.1% error).
@@ -69,6 +69,37 @@ impl Stats {
             .is_err()
         {
             self.saturated += 1;
+        }
+    }
+
+    /// Records one completed op: its latency (ns) and what its result
+    /// says, as the client saw it: a duplicate (`ok`, accepted = false), a
+    /// resolve that set the group resolved or was refused (not counted for
+    /// `info`: a crashed op's own result was never heard), and a refused
+    /// resolve whose probe read `regressed`.
+    pub fn record_op(
+        &mut self,
+        kind: OpKind,
+        completion: CompletionType,
+        latency_ns: u64,
+        result: &OpResult,
+    ) {
+        self.record(kind, completion, latency_ns);
+        if completion == CompletionType::Ok && result.accepted == Some(false) {
+            self.duplicates += 1;
+        }
+        match result
+            .resolved
+            .filter(|_| completion != CompletionType::Info)
+        {
+            Some(true) => self.resolved += 1,
+            Some(false) => {
+                self.refused += 1;
+                if result.status.as_deref() == Some("regressed") {
+                    self.regressed_seen += 1;
+                }
+            }
+            None => {}
         }
     }
 
