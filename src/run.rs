@@ -365,7 +365,20 @@ fn execute(
     } = phase?;
 
     // The audit: the checkers over the history and the final tables.
-    let facts = Facts::from_entries(reader::read(&history_path)?)?;
+    // One pass over the history feeds the checkers and the latency log.
+    let mut hlog = crate::report::hlog::Builder::default();
+    let facts = Facts::from_entries(reader::read(&history_path)?.inspect(|e| {
+        if let Ok(e) = e {
+            hlog.feed(e);
+        }
+    }))?;
+    crate::report::hlog::write(
+        &run_dir.join(crate::report::hlog::FILE),
+        &crate::report::hlog::Log {
+            started,
+            intervals: hlog.finish(),
+        },
+    )?;
     let (results, stranded, tables) = match tables {
         Some(tables) => {
             let (r, st) = check_all(&facts, &tables);

@@ -2,6 +2,7 @@
 //! human summary printed at the end of a run. They only read the figures a
 //! run produced; nothing here touches the load.
 
+pub mod hlog;
 pub mod human;
 pub mod summary;
 
