@@ -3,6 +3,7 @@
 //! target) and `specstorm check-target` (a harmless contract probe of a
 //! running service). Exit codes follow `shared/reference/cli.md`.
 
+use crate::compare::{compare, table, CompareOptions};
 use crate::probe::{check_target, ProbeOptions};
 use crate::run::{prepare, run, RunError, RunOptions};
 use crate::runtime::Control;
@@ -80,6 +81,31 @@ pub enum Command {
         #[arg(long)]
         no_tui: bool,
     },
+    /// Run the same scenario, seed and load against several variants, one
+    /// after the other, each judged against its own expectation; print a
+    /// side-by-side table and write compare.json and junit.xml.
+    Compare {
+        /// Scenario file and its overrides (applied to every variant).
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// A variant to run (statement file or built-in name), repeatable;
+        /// replaces the scenario's [[variants]], each expected to hold
+        /// unless the scenario's `expect` says otherwise.
+        #[arg(long = "variant", value_name = "FILE")]
+        variants: Vec<String>,
+        /// Folder of the comparison (default results/UTC-TIME-compare-SCENARIO/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Table format on stdout.
+        #[arg(long, value_enum, default_value = "table")]
+        format: TableFormat,
+        /// Nothing while the runs go (no dashboard, no progress lines).
+        #[arg(long, short)]
+        quiet: bool,
+        /// Plain progress lines on stderr instead of the live dashboard.
+        #[arg(long)]
+        no_tui: bool,
+    },
     /// Validate a scenario and its statement file and print the resolved
     /// configuration, without touching any target.
     Check {
@@ -96,6 +122,15 @@ pub enum Command {
     /// Exit 0: conforms; 3: unreachable or not conforming; 2: bad URL.
     /// `POST /v1/reset` (destructive) is never called.
     CheckTarget(CheckTargetArgs),
+}
+
+/// How `compare` prints its table.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum TableFormat {
+    /// Aligned plain text.
+    Table,
+    /// A GitHub Markdown table.
+    Md,
 }
 
 /// Options of `specstorm check-target`.
@@ -214,7 +249,51 @@ pub fn main(cli: Cli) -> i32 {
                         v.ingest.steps[v.counting_step].name,
                         v.resolve.steps.len()
                     );
+                    let (expect, thresholds) = p.scenario.expectation();
+                    let _ = writeln!(
+                        std::io::stdout(),
+                        "# this run expects: {expect}{}",
+                        if thresholds.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; thresholds: {}",
+                                thresholds
+                                    .iter()
+                                    .map(|t| t.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        }
+                    );
                     0
+                }
+                Err(e) => report_error(&e),
+            }
+        }
+        Command::Compare {
+            scenario,
+            variants,
+            out,
+            format,
+            quiet,
+            no_tui,
+        } => {
+            let opts = CompareOptions {
+                overrides: scenario.overrides(),
+                scenario: scenario.scenario,
+                variants,
+                out,
+                watch: Watch::choose(quiet, no_tui),
+                markdown: matches!(format, TableFormat::Md),
+            };
+            let control = Arc::new(Control::default());
+            install_signal_handler(control.clone());
+            match compare(&opts, control) {
+                Ok((c, dir)) => {
+                    let _ = write!(std::io::stdout(), "{}", table(&c, opts.markdown));
+                    let _ = writeln!(std::io::stdout(), "results: {}", dir.display());
+                    c.exit.code
                 }
                 Err(e) => report_error(&e),
             }
@@ -230,6 +309,7 @@ pub fn main(cli: Cli) -> i32 {
                 scenario: scenario.scenario,
                 out,
                 watch: Watch::choose(quiet, no_tui),
+                summary_on_stderr: false,
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());

@@ -7,13 +7,15 @@
 //! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
 //! [`report`] (summary, JSON, human output). [`server`] is the reference
 //! HTTP target (`specstorm serve`); [`probe`] checks that a running service
-//! speaks the HTTP target contract (`specstorm check-target`).
+//! speaks the HTTP target contract (`specstorm check-target`); [`compare`]
+//! runs one scenario against several variants (`specstorm compare`).
 
 #![warn(missing_docs)]
 
 pub mod checker;
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod dashboard;
 pub mod generator;
 pub mod history;

@@ -72,6 +72,9 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// How the run is watched while it goes (progress lines, dashboard).
     pub watch: Watch,
+    /// Print the end-of-run summary on stderr, not stdout (`compare`
+    /// keeps stdout for its table).
+    pub summary_on_stderr: bool,
 }
 
 /// A scenario and its checked variant, before anything runs.
@@ -222,6 +225,15 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 run_dir.join("summary.json"),
                 serde_json::to_string_pretty(&failed).unwrap_or_default(),
             );
+            let suite = crate::report::junit::failed_suite(
+                &s.name,
+                &variant_name,
+                e.exit_code(),
+                &e.to_string(),
+            );
+            if let Ok(xml) = crate::report::junit::render("specstorm", vec![suite]) {
+                let _ = std::fs::write(run_dir.join(crate::report::junit::FILE), xml);
+            }
             Err(e)
         }
     }
@@ -263,6 +275,9 @@ fn execute(
     // `specstorm run RUN_DIR/scenario.toml` runs the very same thing again.
     let mut saved = s.clone();
     saved.variant = "variant.sql".into();
+    // The saved scenario runs one variant: its own expectation, resolved.
+    (saved.expect, saved.thresholds) = s.expectation();
+    saved.variants.clear();
     std::fs::write(run_dir.join("scenario.toml"), saved.to_toml()).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
         .map_err(anyhow::Error::from)?;
@@ -412,8 +427,8 @@ fn execute(
         facts.events.values().filter(|e| e.done).count() as u64,
         probes,
     );
-    let exit = summary::exit(interrupted, target_error.as_deref(), &results, &coverage);
-    let summary = Summary {
+    let (expect, thresholds) = s.expectation();
+    let mut summary = Summary {
         schema_version: SUMMARY_SCHEMA_VERSION,
         scenario: s.name.clone(),
         workload: "groups".into(),
@@ -463,12 +478,35 @@ fn execute(
         ]),
         provenance: provenance(opts, p, started),
         resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
-        exit,
+        expect: expect.clone(),
+        thresholds: Vec::new(),
+        exit: summary::Exit {
+            code: 0,
+            rule: String::new(),
+        },
     };
+    // Thresholds name figures of this very summary.
+    summary.thresholds = summary::judge_thresholds(
+        &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
+        &thresholds,
+    );
+    summary.exit = summary::exit(
+        interrupted,
+        target_error.as_deref(),
+        &results,
+        &summary.coverage,
+        &expect,
+        &summary.thresholds,
+    );
     let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
     let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("checks.json"), checks).map_err(anyhow::Error::from)?;
+    let junit = crate::report::junit::render(
+        "specstorm",
+        vec![crate::report::junit::suite(&summary, &results)],
+    )?;
+    std::fs::write(run_dir.join(crate::report::junit::FILE), junit).map_err(anyhow::Error::from)?;
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -490,38 +528,33 @@ fn execute(
     // the summary's.
     watcher.finish();
     // A closed pipe (`| head`) must not turn a finished run into a panic.
-    let _ = writeln!(
-        std::io::stdout(),
-        "{}",
-        crate::report::human::render(&summary, &results, &run_dir.display().to_string())
-    );
+    let text = crate::report::human::render(&summary, &results, &run_dir.display().to_string());
+    let _ = if opts.summary_on_stderr {
+        writeln!(std::io::stderr(), "{text}")
+    } else {
+        writeln!(std::io::stdout(), "{text}")
+    };
     Ok(summary)
 }
 
 /// Every invariant `unknown`: the final tables could not be read, so no
 /// verdict can be given (the run exits 3 for the target's failure).
 fn unjudged(why: &str) -> Vec<CheckResult> {
-    use crate::checker::{count_exact, no_missed_regression, one_group, type_ok};
-    [
-        type_ok::NAME,
-        one_group::NAME,
-        count_exact::NAME,
-        no_missed_regression::NAME,
-    ]
-    .iter()
-    .map(|name| {
-        let mut r = CheckResult::new(name);
-        r.unknown(Finding {
-            group: None,
-            event_id: None,
-            expected: "the final tables".into(),
-            found: "none".into(),
-            explanation: format!("not judged: the final tables could not be read ({why})"),
-            evidence: vec![],
-        });
-        r
-    })
-    .collect()
+    crate::checker::GROUPS_INVARIANTS
+        .iter()
+        .map(|name| {
+            let mut r = CheckResult::new(name);
+            r.unknown(Finding {
+                group: None,
+                event_id: None,
+                expected: "the final tables".into(),
+                found: "none".into(),
+                explanation: format!("not judged: the final tables could not be read ({why})"),
+                evidence: vec![],
+            });
+            r
+        })
+        .collect()
 }
 
 /// What a target's load phase hands to the audit.

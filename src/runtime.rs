@@ -72,6 +72,21 @@ impl Control {
         self.stop.store(true, Ordering::Release);
         msg
     }
+
+    /// Makes the control ready for the next run of a series (`compare`):
+    /// false when the user interrupted, so that no further run starts.
+    pub fn rearm(&self) -> bool {
+        if self.interrupted.load(Ordering::Acquire) {
+            return false;
+        }
+        self.stop.store(false, Ordering::Release);
+        self.abort.store(false, Ordering::Release);
+        // A signal between the check and the reset must still stop the run.
+        !self.interrupted.load(Ordering::Acquire) || {
+            self.stop.store(true, Ordering::Release);
+            false
+        }
+    }
 }
 
 /// What a load run produced, besides the history.

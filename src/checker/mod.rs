@@ -13,6 +13,15 @@ pub mod tables;
 pub mod type_ok;
 
 pub use facts::Facts;
+
+/// The invariants of the `groups` workload (BacktalkGroups.tla), by their
+/// spec names, in report order.
+pub const GROUPS_INVARIANTS: [&str; 4] = [
+    type_ok::NAME,
+    one_group::NAME,
+    count_exact::NAME,
+    no_missed_regression::NAME,
+];
 pub use tables::{GroupRow, Tables};
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +39,16 @@ pub enum Verdict {
     Violated,
     /// The history cannot decide (indeterminate ops, a failed premise).
     Unknown,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Holds => "holds",
+            Verdict::Violated => "violated",
+            Verdict::Unknown => "unknown",
+        })
+    }
 }
 
 /// The group a finding is about.

@@ -93,7 +93,7 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
     if !s.faults_injected.is_empty() {
         let _ = writeln!(o, "  faults injected: {}", per_kind(&s.faults_injected));
     }
-    let _ = writeln!(o, "invariants:");
+    let _ = writeln!(o, "invariants (expected: {}):", s.expect);
     for r in results {
         let v = match r.verdict {
             Verdict::Holds => "holds".to_string(),
@@ -144,6 +144,16 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             st.total,
             causes.join(", ")
         );
+    }
+    if !s.thresholds.is_empty() {
+        let _ = writeln!(o, "thresholds:");
+        for t in &s.thresholds {
+            let mark = if t.passed { "met     " } else { "BREACHED" };
+            let actual = t
+                .actual
+                .map_or("no such figure".to_string(), |a| a.to_string());
+            let _ = writeln!(o, "  {mark} {}  (actual {actual})", t.threshold);
+        }
     }
     let _ = writeln!(o, "results: {run_dir}");
     let _ = writeln!(o, "reproduce: {}", s.provenance.command);

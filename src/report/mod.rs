@@ -4,6 +4,7 @@
 
 pub mod hlog;
 pub mod human;
+pub mod junit;
 pub mod summary;
 
 pub use summary::{Summary, SUMMARY_SCHEMA_VERSION};

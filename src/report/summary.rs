@@ -5,13 +5,14 @@
 use crate::checker::stranded::Stranded;
 use crate::checker::{CheckResult, Verdict};
 use crate::history::{CompletionType, OpKind};
+use crate::scenario::{Expect, Scenario, Threshold};
 use crate::stats::Stats;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the summary format; bumped on any incompatible change.
-pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
+pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// Latency figures of one histogram, µs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -162,6 +163,13 @@ pub struct Summary {
     pub faults_injected: BTreeMap<String, u64>,
     /// What the run exercised; a gap makes it inconclusive (exit 4).
     pub coverage: Coverage,
+    /// The expectation the run was judged against (`holds`, or the
+    /// invariants it must find violated).
+    #[serde(default)]
+    pub expect: Expect,
+    /// The scenario's thresholds, each judged against this summary.
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdOutcome>,
     /// The history file: `file`, `bytes`, `ops`, `unfinished_ops`, ...
     pub history: BTreeMap<String, serde_json::Value>,
     /// Tool, versions and the reproducing command (cli.md).
@@ -282,49 +290,193 @@ impl Coverage {
 }
 
 /// The exit code by cli.md's order: 130 interrupted, then 3 target
-/// unusable, then 1 expectation not met (a violation, as the default
-/// expectation is "every invariant holds"), then 4 inconclusive (a verdict
-/// `unknown`, or an invariant the run never exercised), else 0.
+/// unusable, then 1 expectation not met (an invariant violated that should
+/// hold, an expected violation not found, or a threshold breached), then 4
+/// inconclusive (a verdict `unknown` on an invariant expected to hold, or
+/// an invariant the run never exercised), else 0.
+///
+/// `expect` is the run's expectation (`Expect::Holds` by default);
+/// `thresholds` are the evaluated thresholds ([`judge_thresholds`]).
 pub fn exit(
     interrupted: bool,
     target_error: Option<&str>,
     results: &[CheckResult],
     coverage: &Coverage,
+    expect: &Expect,
+    thresholds: &[ThresholdOutcome],
 ) -> Exit {
-    let violated: Vec<_> = results
+    let names = |pred: &dyn Fn(&CheckResult) -> bool| -> Vec<&str> {
+        results
+            .iter()
+            .filter(|r| pred(r))
+            .map(|r| r.invariant.as_str())
+            .collect()
+    };
+    // Violated where it should hold.
+    let unexpected = names(&|r| r.verdict == Verdict::Violated && !expect.violates(&r.invariant));
+    // Expected violated, but not found so (holds, or unknown).
+    let missed: Vec<String> = match expect {
+        Expect::Holds => Vec::new(),
+        Expect::Violated(v) => v
+            .iter()
+            .filter(|name| {
+                !results
+                    .iter()
+                    .any(|r| &r.invariant == *name && r.verdict == Verdict::Violated)
+            })
+            .map(|name| {
+                let found = results
+                    .iter()
+                    .find(|r| &r.invariant == name)
+                    .map_or("not checked".to_string(), |r| r.verdict.to_string());
+                format!("{name} ({found})")
+            })
+            .collect(),
+    };
+    let breached: Vec<String> = thresholds
         .iter()
-        .filter(|r| r.verdict == Verdict::Violated)
-        .map(|r| r.invariant.as_str())
+        .filter(|t| !t.passed)
+        .map(|t| t.describe())
         .collect();
-    let unknown: Vec<_> = results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Unknown)
-        .map(|r| r.invariant.as_str())
-        .collect();
+    let unknown = names(&|r| r.verdict == Verdict::Unknown && !expect.violates(&r.invariant));
     let (code, rule) = if interrupted {
         (130, "interrupted: partial results saved".to_string())
     } else if let Some(e) = target_error {
         (3, format!("the target could not be used: {e}"))
-    } else if !violated.is_empty() {
-        (
-            1,
-            format!(
-                "expectation not met: every invariant should hold, but {} violated",
-                violated.join(", ")
-            ),
-        )
+    } else if !unexpected.is_empty() || !missed.is_empty() || !breached.is_empty() {
+        let mut why = Vec::new();
+        if !unexpected.is_empty() {
+            why.push(format!(
+                "{} violated but expected to hold",
+                unexpected.join(", ")
+            ));
+        }
+        if !missed.is_empty() {
+            why.push(format!(
+                "expected violation not found: {}",
+                missed.join(", ")
+            ));
+        }
+        if !breached.is_empty() {
+            why.push(format!("threshold breached: {}", breached.join("; ")));
+        }
+        (1, format!("expectation not met: {}", why.join("; ")))
     } else if !unknown.is_empty() {
         (
             4,
             format!(
-                "inconclusive: {} unknown, nothing violated",
+                "inconclusive: {} unknown, nothing violated unexpectedly",
                 unknown.join(", ")
             ),
         )
     } else if !coverage.gaps.is_empty() {
         (4, format!("inconclusive: {}", coverage.gaps.join("; ")))
     } else {
-        (0, "every invariant holds, as expected".to_string())
+        let met = match expect {
+            Expect::Holds => "every invariant holds, as expected".to_string(),
+            Expect::Violated(v) => format!(
+                "{} violated, as expected; every other invariant holds",
+                v.join(", ")
+            ),
+        };
+        if thresholds.is_empty() {
+            (0, met)
+        } else {
+            let n = thresholds.len();
+            (
+                0,
+                format!("{met}; {n} threshold{} met", if n == 1 { "" } else { "s" }),
+            )
+        }
     };
     Exit { code, rule }
+}
+
+/// One threshold, judged against a run's summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdOutcome {
+    /// The threshold as written (`latency_us.ingest.p99 < 20000`).
+    pub threshold: String,
+    /// The figure's value in this run; None when the summary has no such
+    /// figure (e.g. `first_violation_s` of an invariant that held): then
+    /// the threshold is breached, never passed by default.
+    pub actual: Option<f64>,
+    /// Whether the figure meets the threshold.
+    pub passed: bool,
+}
+
+impl ThresholdOutcome {
+    /// `<threshold> (actual <value>)`, or `(no such figure in this run)`.
+    pub fn describe(&self) -> String {
+        match self.actual {
+            Some(a) => format!("{} (actual {a})", self.threshold),
+            None => format!("{} (no such figure in this run)", self.threshold),
+        }
+    }
+}
+
+/// Judges each threshold against a summary (as JSON, before its `exit`).
+pub fn judge_thresholds(
+    summary: &serde_json::Value,
+    thresholds: &[Threshold],
+) -> Vec<ThresholdOutcome> {
+    thresholds
+        .iter()
+        .map(|t| {
+            let actual = t.actual(summary);
+            ThresholdOutcome {
+                threshold: t.to_string(),
+                actual,
+                passed: actual.is_some_and(|a| t.cmp.holds(a, t.limit)),
+            }
+        })
+        .collect()
+}
+
+/// Every figure `summary.json` has for a scenario, as JSON with zeros:
+/// what a threshold may name, checked before the run. Maps whose keys
+/// depend on the run (`stranded_events.by_cause`) are left out; an
+/// invariant's `first_violation_s` is in, and breaches its threshold in a
+/// run where it is absent. A test keeps this in step with real summaries.
+pub fn skeleton(s: &Scenario) -> serde_json::Value {
+    let fig = figures(&Stats::default(), 1.0);
+    let invariants: BTreeMap<&str, InvariantSummary> = crate::checker::GROUPS_INVARIANTS
+        .iter()
+        .map(|&name| {
+            (
+                name,
+                InvariantSummary {
+                    verdict: Verdict::Holds,
+                    violations: 0,
+                    unknowns: 0,
+                    first: None,
+                    first_violation_s: Some(0.0),
+                },
+            )
+        })
+        .collect();
+    let faults: BTreeMap<&str, u64> = s.faults.iter().map(|f| (f.kind.name(), 0)).collect();
+    let mut v = serde_json::json!({
+        "duration_s": 0.0,
+        "events": 0,
+        "events_per_s": 0.0,
+        "ops": fig.ops,
+        "throughput_ops_per_s": fig.throughput,
+        "latency_us": fig.latency_ok,
+        "latency_us_not_ok": fig.latency_not_ok,
+        "latency_saturated": 0,
+        "duplicates": 0,
+        "resolves": { "resolved": 0, "refused": 0 },
+        "invariants": invariants,
+        "stranded_events": { "total": 0, "undetermined": 0 },
+        "coverage": { "events_counted": 0, "probes": 0 },
+        "history": { "bytes": 0, "ops": 0, "unfinished_ops": 0, "event_rows": 0, "group_rows": 0 },
+    });
+    if !faults.is_empty() {
+        v["faults_injected"] = serde_json::json!(faults);
+    }
+    if s.load.model == crate::scenario::LoadModel::Open {
+        v["open_model"] = serde_json::json!({ "late": 0, "missed": 0 });
+    }
+    v
 }

@@ -14,7 +14,8 @@
 //! and [`fault_keys`]: which keys an entry may hold, and their defaults,
 //! depend on its `kind` (and, for the proxy, its `toxic`).
 
-use super::{Fault, FaultKind, LoadModel, Scenario, Skew, Source, Target, TargetKind};
+use super::{Fault, FaultKind, LoadModel, Scenario, Skew, Source, Target, TargetKind, Threshold};
+use crate::checker::GROUPS_INVARIANTS;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
@@ -279,6 +280,10 @@ enum Kind {
     /// A finite number >= 0.
     Rate,
     Bool,
+    /// `"holds"`, or a table `{ violated = [invariant names] }`.
+    Expect,
+    /// An array of threshold strings (`"latency_us.ingest.p99 < 20000"`).
+    Thresholds,
 }
 
 impl Kind {
@@ -291,6 +296,13 @@ impl Kind {
             Kind::Fraction => "a number from 0 to 1".to_owned(),
             Kind::Rate => "a number".to_owned(),
             Kind::Bool => "true or false".to_owned(),
+            Kind::Expect => format!(
+                "\"holds\" or {{ violated = [...] }} naming invariants among {}",
+                quoted_list(&GROUPS_INVARIANTS)
+            ),
+            Kind::Thresholds => {
+                "an array of strings such as [\"latency_us.ingest.p99 < 20000\"]".to_owned()
+            }
         }
     }
 
@@ -336,6 +348,8 @@ const SCHEMA: &[Section] = &[
                 },
                 Some("1"),
             ),
+            field("expect", Kind::Expect, Some("\"holds\"")),
+            field("thresholds", Kind::Thresholds, None),
         ],
     },
     Section {
@@ -735,6 +749,39 @@ fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     if !root.contains_key("name") {
         root.insert("name", toml_edit::value(name));
     }
+    // With `[[variants]]`, `variant` defaults to the first entry's, and a
+    // `variant` that names an entry means that entry's file.
+    let listed: Vec<(String, String)> = root
+        .get("variants")
+        .and_then(table_entries)
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let v = t.get("variant")?.as_str()?.to_string();
+            let name = t
+                .get("name")
+                .and_then(Item::as_str)
+                .map_or_else(|| crate::variant::short_name(&v), str::to_string);
+            Some((v, name))
+        })
+        .collect();
+    match root
+        .get("variant")
+        .and_then(Item::as_str)
+        .map(str::to_string)
+    {
+        None => {
+            if let Some((first, _)) = listed.first() {
+                root.insert("variant", toml_edit::value(first.clone()));
+            }
+        }
+        Some(given) => {
+            if let Some((v, _)) = listed.iter().find(|(v, n)| *n == given && *v != given) {
+                root.insert("variant", toml_edit::value(v.clone()));
+            }
+        }
+    }
     for section in SCHEMA {
         let table = if section.name.is_empty() {
             root as &mut dyn TableLike
@@ -819,11 +866,13 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
             }
         } else if key == "faults" {
             check_faults(ctx, item)?;
+        } else if key == "variants" {
+            check_variants(ctx, item)?;
         } else {
             return Err(ctx.error(
                 &[key],
                 format!(
-                    "unknown key `{key}`; valid top-level keys: {}, and the tables {}, [[faults]]",
+                    "unknown key `{key}`; valid top-level keys: {}, and the tables {}, [[faults]], [[variants]]",
                     top.fields
                         .iter()
                         .map(|f| f.key)
@@ -837,6 +886,92 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// The entries of an array of tables (`[[x]]`, or `x = [{ ... }]`); an
+/// element that is not a table is Err(what it is). None: not an array.
+fn table_entries(item: &Item) -> Option<Vec<Result<&dyn TableLike, String>>> {
+    match item {
+        Item::ArrayOfTables(array) => Some(array.iter().map(|t| Ok(t as &dyn TableLike)).collect()),
+        Item::Value(Value::Array(array)) => Some(
+            array
+                .iter()
+                .map(|v| match v.as_inline_table() {
+                    Some(t) => Ok(t as &dyn TableLike),
+                    None => Err(describe(&Item::Value(v.clone()))),
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// The keys of a `[[variants]]` entry and their kinds.
+const VARIANT_FIELDS: &[Field] = &[
+    field("variant", Kind::Str, None),
+    field("name", Kind::Str, None),
+    field("expect", Kind::Expect, None),
+    field("thresholds", Kind::Thresholds, None),
+];
+
+/// Refuses a `variants` that is not an array of tables, an entry without
+/// a `variant`, an unknown key, a bad `expect` or threshold, and two
+/// entries with the same name (their run folders would collide).
+fn check_variants(ctx: &Context, item: &Item) -> Result<(), ScenarioError> {
+    let entries = table_entries(item).ok_or_else(|| {
+        ctx.error(
+            &["variants"],
+            format!(
+                "`variants` must be an array of tables ([[variants]] entries, or \
+                 variants = [{{ variant = ... }}]), found {}",
+                describe(item)
+            ),
+        )
+    })?;
+    let mut names: Vec<String> = Vec::new();
+    for (index, entry) in entries.into_iter().enumerate() {
+        let i = index.to_string();
+        let entry = entry.map_err(|found| {
+            ctx.error(
+                &["variants", &i],
+                format!("`variants[{index}]` must be a table such as {{ variant = \"groups-naive\" }}, found {found}"),
+            )
+        })?;
+        for (key, value) in entry.iter() {
+            let Some(f) = VARIANT_FIELDS.iter().find(|f| f.key == key) else {
+                return Err(ctx.error(
+                    &["variants", &i, key],
+                    format!(
+                        "unknown key `{key}` in `variants[{index}]`; valid keys: {}",
+                        VARIANT_FIELDS
+                            .iter()
+                            .map(|f| f.key)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            };
+            check_value(ctx, &["variants", &i, key], f.kind, value)?;
+        }
+        let Some(variant) = entry.get("variant").and_then(Item::as_str) else {
+            return Err(ctx.error(
+                &["variants", &i],
+                format!("`variants[{index}]` has no `variant`: give a statement file (.sql) or a built-in variant's name"),
+            ));
+        };
+        let name = entry
+            .get("name")
+            .and_then(Item::as_str)
+            .map_or_else(|| crate::variant::short_name(variant), str::to_string);
+        if names.contains(&name) {
+            return Err(ctx.error(
+                &["variants", &i],
+                format!("two variants are named {name:?}: give one a distinct `name`, so their results do not mix"),
+            ));
+        }
+        names.push(name);
     }
     Ok(())
 }
@@ -1008,6 +1143,12 @@ fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<
             ),
         )
     };
+    if let Kind::Expect = kind {
+        return check_expect(ctx, path, item).map_err(|reason| match reason {
+            Some(reason) => ctx.error(path, reason),
+            None => wrong_type(),
+        });
+    }
     let Some(value) = item.as_value() else {
         return Err(wrong_type());
     };
@@ -1071,6 +1212,86 @@ fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<
         Kind::Bool => {
             value.as_bool().ok_or_else(wrong_type)?;
         }
+        Kind::Expect => unreachable!("checked above"),
+        Kind::Thresholds => {
+            let array = value.as_array().ok_or_else(wrong_type)?;
+            for (i, v) in array.iter().enumerate() {
+                let index = i.to_string();
+                let mut at = path.to_vec();
+                at.push(&index);
+                let text = v.as_str().ok_or_else(|| {
+                    ctx.error(
+                        &at,
+                        format!(
+                            "`{}` must be a string such as \"latency_us.ingest.p99 < 20000\", found {}",
+                            display_path(&at),
+                            describe(&Item::Value(v.clone()))
+                        ),
+                    )
+                })?;
+                Threshold::parse(text).map_err(|reason| {
+                    ctx.error(&at, format!("`{}`: {reason}", display_path(&at)))
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks an `expect`: `"holds"` or `{ violated = [names] }` with known,
+/// distinct invariant names. Err(None): the wrong type; Err(Some): why.
+fn check_expect(ctx: &Context, path: &[&str], item: &Item) -> Result<(), Option<String>> {
+    let _ = ctx;
+    let key = display_path(path);
+    if let Some(text) = item.as_str() {
+        return if text == "holds" {
+            Ok(())
+        } else {
+            Err(Some(format!(
+                "invalid `{key}` {text:?}: write \"holds\" or {{ violated = [\"NoMissedRegression\"] }}"
+            )))
+        };
+    }
+    let table = item.as_table_like().ok_or(None)?;
+    for (k, _) in table.iter() {
+        if k != "violated" {
+            return Err(Some(format!(
+                "unknown key `{k}` in `{key}`: the only key is `violated`"
+            )));
+        }
+    }
+    let names = table
+        .get("violated")
+        .ok_or_else(|| Some(format!("`{key}` needs `violated = [...]`")))?
+        .as_array()
+        .ok_or_else(|| {
+            Some(format!(
+                "`{key}.violated` must be an array of invariant names"
+            ))
+        })?;
+    if names.is_empty() {
+        return Err(Some(format!(
+            "`{key}.violated` is empty: write expect = \"holds\" when no invariant should be violated"
+        )));
+    }
+    let mut seen = Vec::new();
+    for n in names.iter() {
+        let Some(name) = n.as_str() else {
+            return Err(Some(format!(
+                "`{key}.violated` must hold invariant names (strings), found {}",
+                describe(&Item::Value(n.clone()))
+            )));
+        };
+        if !GROUPS_INVARIANTS.contains(&name) {
+            return Err(Some(format!(
+                "unknown invariant {name:?} in `{key}.violated`: expected among {}",
+                quoted_list(&GROUPS_INVARIANTS)
+            )));
+        }
+        if seen.contains(&name) {
+            return Err(Some(format!("{name:?} is named twice in `{key}.violated`")));
+        }
+        seen.push(name);
     }
     Ok(())
 }
@@ -1172,6 +1393,65 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
                 ),
             ));
         }
+    }
+    check_threshold_figures(ctx, s)
+}
+
+/// Refuses a threshold on a figure `summary.json` does not have for this
+/// scenario (a misspelled name must never pass silently), naming the
+/// figures next to it.
+fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let skeleton = crate::report::summary::skeleton(s);
+    let top = s
+        .thresholds
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (vec!["thresholds".to_string(), i.to_string()], t));
+    let per_variant = s.variants.iter().enumerate().flat_map(|(v, e)| {
+        e.thresholds.iter().enumerate().map(move |(i, t)| {
+            (
+                vec![
+                    "variants".to_string(),
+                    v.to_string(),
+                    "thresholds".into(),
+                    i.to_string(),
+                ],
+                t,
+            )
+        })
+    });
+    for (at, t) in top.chain(per_variant) {
+        if t.actual(&skeleton).is_some() {
+            continue;
+        }
+        // The deepest prefix that exists, to show what is there instead.
+        let mut depth = t.path.len();
+        while depth > 0 && crate::scenario::lookup(&skeleton, &t.path[..depth]).is_none() {
+            depth -= 1;
+        }
+        let here = crate::scenario::lookup(&skeleton, &t.path[..depth]).expect("the root exists");
+        let options = match here.as_object() {
+            Some(o) => format!(
+                "figures under `{}`: {}",
+                if depth == 0 {
+                    "the summary".to_string()
+                } else {
+                    t.path[..depth].join(".")
+                },
+                o.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+            None => format!("`{}` is a figure itself", t.path[..depth].join(".")),
+        };
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
+        return Err(ctx.error(
+            &at,
+            format!(
+                "`{}`: summary.json has no figure `{}` for this scenario ({options}); \
+                 see \"Reading the summary\" in the README",
+                display_path(&at),
+                t.figure()
+            ),
+        ));
     }
     Ok(())
 }

@@ -8,8 +8,10 @@
 //! [`fault_line`] finds the line of a fault's key, for checks made after
 //! loading.
 
+mod expect;
 mod load;
 
+pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
 pub use load::{fault_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
 
 use serde::{Deserialize, Serialize};
@@ -29,6 +31,14 @@ pub struct Scenario {
     pub variant: String,
     /// Seed of every random choice (ops, keys, retries). Default 1.
     pub seed: u64,
+    /// `expect`: the verdicts the run must reach (default: every invariant
+    /// holds). A `[[variants]]` entry's own `expect` replaces it.
+    #[serde(default)]
+    pub expect: Expect,
+    /// `thresholds`: figures of `summary.json` the run must meet, e.g.
+    /// `"latency_us.ingest.p99 < 20000"` (default: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<Threshold>,
     /// `[target]`: the system under test.
     pub target: Target,
     /// `[load]`: load model and concurrency.
@@ -44,6 +54,33 @@ pub struct Scenario {
     /// `[[faults]]`: the nemesis's fault schedule (default: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
+    /// `[[variants]]`: the variants `specstorm compare` runs, each with its
+    /// expectation (default: none; `run` takes `variant`, which defaults to
+    /// the first entry's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantEntry>,
+}
+
+impl Scenario {
+    /// The `[[variants]]` entry of the variant this scenario runs (same
+    /// `variant` text, or same `name`), if any.
+    pub fn variant_entry(&self) -> Option<&VariantEntry> {
+        self.variants
+            .iter()
+            .find(|v| v.variant == self.variant || v.name() == self.variant)
+    }
+
+    /// What this run must meet: the entry's `expect` (else the scenario's),
+    /// and the scenario's thresholds followed by the entry's.
+    pub fn expectation(&self) -> (Expect, Vec<Threshold>) {
+        let entry = self.variant_entry();
+        let expect = entry
+            .and_then(|e| e.expect.clone())
+            .unwrap_or_else(|| self.expect.clone());
+        let mut thresholds = self.thresholds.clone();
+        thresholds.extend(entry.into_iter().flat_map(|e| e.thresholds.iter().cloned()));
+        (expect, thresholds)
+    }
 }
 
 /// The workload a scenario runs.

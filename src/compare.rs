@@ -1,0 +1,463 @@
+//! `specstorm compare`: the same scenario, seed and load against several
+//! variants, one after the other, each judged against its own expectation;
+//! then one side-by-side table (terminal or Markdown), `compare.json` and
+//! `junit.xml` in one folder holding every variant's run folder.
+//!
+//! The exit code follows cli.md over all variants: 2 before anything runs
+//! (every variant is checked first), then the first of 130, 3, 1, 4 that
+//! any variant produced, else 0.
+
+use crate::report::junit;
+use crate::report::summary::{Exit, Summary};
+use crate::run::{prepare, run, RunError, RunOptions};
+use crate::runtime::Control;
+use crate::scenario::Expect;
+use crate::variant;
+use crate::watch::Watch;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Version of `compare.json`; bumped on any incompatible change.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+
+/// File name of the comparison in its folder.
+pub const FILE: &str = "compare.json";
+
+/// What `specstorm compare` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// Scenario file; None: the embedded default (then `variants` is needed).
+    pub scenario: Option<PathBuf>,
+    /// `--set` overrides (and `--seed`, `--duration`), for every variant.
+    pub overrides: Vec<String>,
+    /// `--variant FILE` (repeatable): these instead of `[[variants]]`.
+    pub variants: Vec<String>,
+    /// Folder of the comparison; None: `results/<UTC time>-compare-<scenario>/`.
+    pub out: Option<PathBuf>,
+    /// How each run is watched.
+    pub watch: Watch,
+    /// Print the table as Markdown.
+    pub markdown: bool,
+}
+
+/// One variant's line in `compare.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VariantResult {
+    /// Name (folder name under the comparison's folder).
+    pub name: String,
+    /// The variant as given (statement file or built-in name).
+    pub variant: String,
+    /// Its run folder, relative to the comparison's folder.
+    pub run_dir: String,
+    /// What it was expected to do.
+    pub expect: Expect,
+    /// Its exit code and rule (cli.md); a run that could not start has
+    /// its error's code here.
+    pub exit: Exit,
+    /// Its summary's figures (absent when the run could not start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<serde_json::Value>,
+}
+
+/// `compare.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Comparison {
+    /// [`COMPARE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Scenario name.
+    pub scenario: String,
+    /// The seed every variant ran with.
+    pub seed: u64,
+    /// One entry per variant, in run order.
+    pub variants: Vec<VariantResult>,
+    /// The comparison's exit code: the first of 130, 3, 1, 4 any variant
+    /// produced, else 0 (cli.md).
+    pub exit: Exit,
+}
+
+/// The variants to run: `(value for --set variant=..., name)`.
+fn variant_list(opts: &CompareOptions) -> Result<Vec<(String, String)>, RunError> {
+    let p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
+    if !opts.variants.is_empty() {
+        return Ok(opts
+            .variants
+            .iter()
+            .map(|v| {
+                // A file named on the command line is relative to the
+                // current folder, while the scenario's are relative to it.
+                let value = if v.ends_with(".sql") {
+                    std::fs::canonicalize(v)
+                        .unwrap_or_else(|_| PathBuf::from(v))
+                        .display()
+                        .to_string()
+                } else {
+                    v.clone()
+                };
+                (value, variant::short_name(v))
+            })
+            .collect());
+    }
+    if p.scenario.variants.is_empty() {
+        return Err(RunError::Input(format!(
+            "{}: no variants to compare: list them in the scenario ([[variants]] with \
+             `variant` and `expect`) or give --variant A.sql --variant B.sql",
+            describe(&opts.scenario)
+        )));
+    }
+    Ok(p.scenario
+        .variants
+        .iter()
+        .map(|e| (e.variant.clone(), e.name()))
+        .collect())
+}
+
+fn describe(p: &Option<PathBuf>) -> String {
+    p.as_ref()
+        .map_or("<embedded default>".into(), |p| p.display().to_string())
+}
+
+/// Runs every variant and writes the comparison. Returns it and its
+/// folder. Errors: an invalid scenario or variant (exit 2, before anything
+/// runs), or a folder that cannot be made.
+pub fn compare(
+    opts: &CompareOptions,
+    control: Arc<Control>,
+) -> Result<(Comparison, PathBuf), RunError> {
+    let list = variant_list(opts)?;
+    let mut names: Vec<&str> = Vec::new();
+    let mut runs = Vec::new();
+    for (value, name) in &list {
+        if names.contains(&name.as_str()) {
+            return Err(RunError::Input(format!(
+                "two variants are named {name:?}: their results would mix; give distinct files or names"
+            )));
+        }
+        names.push(name);
+        let mut overrides = opts.overrides.clone();
+        overrides.push(format!("variant={value}"));
+        // Every variant is checked before the first one runs.
+        let p = prepare(opts.scenario.as_deref(), &overrides)?;
+        runs.push((name.clone(), value.clone(), overrides, p));
+    }
+    let scenario = runs[0].3.scenario.name.clone();
+    let seed = runs[0].3.scenario.seed;
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_dir(SystemTime::now(), &scenario));
+    if dir.exists()
+        && std::fs::read_dir(&dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(RunError::Input(format!(
+            "{} exists and is not an empty folder: choose another --out, so that runs never mix",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| RunError::Input(format!("cannot create {}: {e}", dir.display())))?;
+
+    let mut results = Vec::new();
+    let mut suites = Vec::new();
+    for (name, value, overrides, p) in runs {
+        let expect = p.scenario.expectation().0;
+        let run_dir = dir.join(&name);
+        if !control.rearm() {
+            results.push(VariantResult {
+                name,
+                variant: value,
+                run_dir: String::new(),
+                expect,
+                exit: Exit {
+                    code: 130,
+                    rule: "not run: the comparison was interrupted".into(),
+                },
+                summary: None,
+            });
+            continue;
+        }
+        let run_opts = RunOptions {
+            scenario: opts.scenario.clone(),
+            overrides,
+            out: Some(run_dir.clone()),
+            watch: opts.watch,
+            summary_on_stderr: true,
+        };
+        let (exit, summary) = match run(&run_opts, control.clone()) {
+            Ok((summary, _)) => {
+                let checks = read_checks(&run_dir);
+                suites.push(junit::suite(&summary, &checks));
+                (summary.exit.clone(), Some(summary))
+            }
+            Err(e) => {
+                suites.push(junit::failed_suite(
+                    &p.scenario.name,
+                    &name,
+                    e.exit_code(),
+                    &e.to_string(),
+                ));
+                (
+                    Exit {
+                        code: e.exit_code(),
+                        rule: e.to_string(),
+                    },
+                    None,
+                )
+            }
+        };
+        results.push(VariantResult {
+            name: name.clone(),
+            variant: value,
+            run_dir: name,
+            expect,
+            exit,
+            summary: summary.map(|s| figures(&s)),
+        });
+    }
+    let exit = overall_exit(&results);
+    let comparison = Comparison {
+        schema_version: COMPARE_SCHEMA_VERSION,
+        scenario,
+        seed,
+        variants: results,
+        exit,
+    };
+    let json = serde_json::to_string_pretty(&comparison).map_err(anyhow::Error::from)?;
+    std::fs::write(dir.join(FILE), json).map_err(anyhow::Error::from)?;
+    std::fs::write(
+        dir.join(junit::FILE),
+        junit::render(
+            &format!("specstorm compare {}", comparison.scenario),
+            suites,
+        )?,
+    )
+    .map_err(anyhow::Error::from)?;
+    Ok((comparison, dir))
+}
+
+/// The saved check results of a run, for its JUnit suite (empty if absent).
+fn read_checks(run_dir: &Path) -> Vec<crate::checker::CheckResult> {
+    std::fs::read(run_dir.join("checks.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// The figures a comparison shows, from a variant's summary.
+fn figures(s: &Summary) -> serde_json::Value {
+    serde_json::json!({
+        "duration_s": s.duration_s,
+        "events": s.events,
+        "throughput_ops_per_s": s.throughput_ops_per_s,
+        "latency_us": s.latency_us,
+        "ops": s.ops,
+        "invariants": s.invariants,
+        "stranded_events": s.stranded_events.total,
+        "faults_injected": s.faults_injected,
+        "thresholds": s.thresholds,
+    })
+}
+
+/// cli.md over several runs: the first of 130, 3, 1, 4 that any produced.
+pub fn overall_exit(results: &[VariantResult]) -> Exit {
+    for code in [2, 130, 3, 1, 4] {
+        let hit: Vec<_> = results.iter().filter(|r| r.exit.code == code).collect();
+        if let Some(first) = hit.first() {
+            let names: Vec<_> = hit.iter().map(|r| r.name.as_str()).collect();
+            return Exit {
+                code,
+                rule: format!("{}: {}", names.join(", "), first.exit.rule),
+            };
+        }
+    }
+    Exit {
+        code: 0,
+        rule: "every variant met its expectation".into(),
+    }
+}
+
+fn default_dir(started: SystemTime, scenario: &str) -> PathBuf {
+    let t = humantime::format_rfc3339_seconds(started)
+        .to_string()
+        .replace([':', '-'], "");
+    let safe: String = scenario
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    PathBuf::from("results").join(format!("{t}-compare-{safe}"))
+}
+
+/// The side-by-side table: one column per variant, one row per figure.
+/// `markdown` gives a GitHub table; else aligned plain text.
+pub fn table(c: &Comparison, markdown: bool) -> String {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let col = |f: &dyn Fn(&VariantResult) -> String| c.variants.iter().map(f).collect::<Vec<_>>();
+    let fig = |r: &VariantResult, path: &[&str]| -> Option<serde_json::Value> {
+        let mut v = r.summary.as_ref()?;
+        for p in path {
+            v = v.get(*p)?;
+        }
+        Some(v.clone())
+    };
+    let num = |r: &VariantResult, path: &[&str]| {
+        fig(r, path).map_or("-".to_string(), |v| match v.as_f64() {
+            Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+            Some(x) => format!("{x:.1}"),
+            None => v.to_string(),
+        })
+    };
+    rows.push(("expect".into(), col(&|r| r.expect.to_string())));
+    rows.push((
+        "exit".into(),
+        col(&|r| {
+            let met = match r.exit.code {
+                0 => "met",
+                1 => "NOT MET",
+                4 => "inconclusive",
+                130 => "interrupted",
+                _ => "error",
+            };
+            format!("{} ({met})", r.exit.code)
+        }),
+    ));
+    let mut invariants: Vec<String> = Vec::new();
+    for r in &c.variants {
+        if let Some(serde_json::Value::Object(m)) = fig(r, &["invariants"]) {
+            for k in m.keys() {
+                if !invariants.contains(k) {
+                    invariants.push(k.clone());
+                }
+            }
+        }
+    }
+    for inv in &invariants {
+        rows.push((
+            inv.clone(),
+            col(&|r| {
+                let verdict = fig(r, &["invariants", inv, "verdict"])
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or("-".into());
+                let n = num(r, &["invariants", inv, "violations"]);
+                match fig(r, &["invariants", inv, "first_violation_s"]).and_then(|v| v.as_f64()) {
+                    Some(t) if verdict == "violated" => format!("VIOLATED x{n}, first at {t:.3}s"),
+                    _ if verdict == "violated" => format!("VIOLATED x{n}"),
+                    _ => verdict,
+                }
+            }),
+        ));
+    }
+    rows.push(("events".into(), col(&|r| num(r, &["events"]))));
+    rows.push(("duration s".into(), col(&|r| num(r, &["duration_s"]))));
+    for k in ["total", "ingest", "resolve"] {
+        rows.push((
+            format!("throughput {k} ops/s"),
+            col(&|r| num(r, &["throughput_ops_per_s", k])),
+        ));
+    }
+    for kind in ["ingest", "resolve"] {
+        for p in ["p50", "p99", "p999", "max"] {
+            rows.push((
+                format!("{kind} latency {p} µs"),
+                col(&|r| num(r, &["latency_us", kind, p])),
+            ));
+        }
+    }
+    rows.push((
+        "stranded events".into(),
+        col(&|r| num(r, &["stranded_events"])),
+    ));
+    rows.push((
+        "faults injected".into(),
+        col(&|r| match fig(r, &["faults_injected"]) {
+            Some(serde_json::Value::Object(m)) if !m.is_empty() => m
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => "none".into(),
+        }),
+    ));
+    rows.push((
+        "thresholds".into(),
+        col(
+            &|r| match fig(r, &["thresholds"]).and_then(|v| v.as_array().cloned()) {
+                Some(t) if !t.is_empty() => {
+                    let met = t.iter().filter(|x| x["passed"] == true).count();
+                    format!("{met}/{} met", t.len())
+                }
+                _ => "none".into(),
+            },
+        ),
+    ));
+    let header: Vec<String> = std::iter::once("figure".to_string())
+        .chain(c.variants.iter().map(|r| r.name.clone()))
+        .collect();
+    let mut out = String::new();
+    if markdown {
+        let cell = |s: &str| s.replace('|', "\\|");
+        let _ = writeln!(
+            out,
+            "| {} |",
+            header
+                .iter()
+                .map(|h| cell(h))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+        for (name, cells) in &rows {
+            let _ = writeln!(
+                out,
+                "| {} | {} |",
+                cell(name),
+                cells
+                    .iter()
+                    .map(|c| cell(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            );
+        }
+    } else {
+        let width = |i: usize| {
+            std::iter::once(header[i].chars().count())
+                .chain(rows.iter().map(|(n, c)| {
+                    if i == 0 {
+                        n.chars().count()
+                    } else {
+                        c[i - 1].chars().count()
+                    }
+                }))
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..header.len()).map(width).collect();
+        let line = |cells: Vec<&str>| {
+            cells
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        };
+        let _ = writeln!(out, "{}", line(header.iter().map(String::as_str).collect()));
+        for (name, cells) in &rows {
+            let mut all = vec![name.as_str()];
+            all.extend(cells.iter().map(String::as_str));
+            let _ = writeln!(out, "{}", line(all));
+        }
+    }
+    let _ = writeln!(out, "\nexit {}: {}", c.exit.code, c.exit.rule);
+    out
+}

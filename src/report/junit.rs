@@ -1,0 +1,134 @@
+//! `junit.xml`: a run's verdicts as JUnit XML, the format every CI reads.
+//! One test suite per run (variant), one test case per invariant and per
+//! threshold, and one `run` case for what stops a run from being judged
+//! (an unusable target, an interruption). A case fails when the run's
+//! expectation for it is not met; the failure message is the violation's
+//! explanation (or why the expected violation was not found).
+
+use super::summary::Summary;
+use crate::checker::{CheckResult, Verdict};
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+/// File name in a run folder (and in a compare folder, for all variants).
+pub const FILE: &str = "junit.xml";
+
+/// The test suite of one run: `<scenario>/<variant>`.
+pub fn suite(summary: &Summary, results: &[CheckResult]) -> TestSuite {
+    let mut suite = TestSuite::new(format!("{}/{}", summary.scenario, summary.variant));
+    let mut run = TestCase::new("run", run_status(summary));
+    run.set_classname("specstorm");
+    run.set_time(std::time::Duration::from_secs_f64(
+        summary.duration_s.max(0.0),
+    ));
+    suite.add_test_case(run);
+    for r in results {
+        let mut case = TestCase::new(r.invariant.clone(), invariant_status(summary, r));
+        case.set_classname("specstorm.invariants");
+        suite.add_test_case(case);
+    }
+    for t in &summary.thresholds {
+        let status = if t.passed {
+            TestCaseStatus::success()
+        } else {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(format!("threshold breached: {}", t.describe()));
+            s.set_type("threshold");
+            s
+        };
+        let mut case = TestCase::new(t.threshold.clone(), status);
+        case.set_classname("specstorm.thresholds");
+        suite.add_test_case(case);
+    }
+    suite
+}
+
+/// The test suite of a run that ended before its audit (a target that
+/// could not be used, an interruption before the load): one `run` case in
+/// error, with the reason.
+pub fn failed_suite(scenario: &str, variant: &str, code: i32, reason: &str) -> TestSuite {
+    let mut suite = TestSuite::new(format!("{scenario}/{variant}"));
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_message(reason.to_string());
+    status.set_type(format!("exit {code}"));
+    let mut case = TestCase::new("run", status);
+    case.set_classname("specstorm");
+    suite.add_test_case(case);
+    suite
+}
+
+/// A whole report of one or more runs (a compare writes one for all its
+/// variants). Errors: none expected; XML serialization of plain strings.
+pub fn render(name: &str, suites: Vec<TestSuite>) -> anyhow::Result<String> {
+    let mut report = Report::new(name.to_string());
+    report.add_test_suites(suites);
+    Ok(report.to_string()?)
+}
+
+/// Interrupted and unusable-target runs are errors: nothing was judged.
+fn run_status(summary: &Summary) -> TestCaseStatus {
+    match summary.exit.code {
+        130 | 3 => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_message(summary.exit.rule.clone());
+            s.set_type(if summary.exit.code == 130 {
+                "interrupted"
+            } else {
+                "target"
+            });
+            s
+        }
+        _ if !summary.coverage.gaps.is_empty() => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!(
+                "inconclusive: {}",
+                summary.coverage.gaps.join("; ")
+            ));
+            s
+        }
+        _ => TestCaseStatus::success(),
+    }
+}
+
+/// An invariant's case against the run's expectation: a violation where it
+/// should hold fails with the violation's explanation; an expected
+/// violation that was not found fails; `unknown` where it should hold is
+/// skipped (inconclusive, exit 4), with the reason.
+fn invariant_status(summary: &Summary, r: &CheckResult) -> TestCaseStatus {
+    let expected_violated = summary.expect.violates(&r.invariant);
+    let explanation = r
+        .first_explanation()
+        .unwrap_or_else(|| "(no explanation recorded)".to_string());
+    let failure = |message: String, ty: &str| {
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        s.set_message(message);
+        s.set_type(ty.to_string());
+        s.set_description(explanation.clone());
+        s
+    };
+    match (r.verdict, expected_violated) {
+        (Verdict::Holds, false) | (Verdict::Violated, true) => TestCaseStatus::success(),
+        (Verdict::Violated, false) => failure(
+            format!("{} violated ({}): {explanation}", r.invariant, r.violations),
+            "violated",
+        ),
+        (Verdict::Holds, true) => failure(
+            format!(
+                "{} was expected violated, but it holds: the bug was not found",
+                r.invariant
+            ),
+            "expected-violation-not-found",
+        ),
+        (Verdict::Unknown, true) => failure(
+            format!(
+                "{} was expected violated, but the run could not decide: {explanation}",
+                r.invariant
+            ),
+            "expected-violation-not-found",
+        ),
+        (Verdict::Unknown, false) => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!("{} unknown: {explanation}", r.invariant));
+            s
+        }
+    }
+}

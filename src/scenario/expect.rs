@@ -1,0 +1,236 @@
+//! What a scenario expects of a run: its verdicts (`expect`) and its
+//! figures (`thresholds`), per variant (`[[variants]]`), as k6 users know
+//! them. A naive variant run in CI passes when its bug is found.
+//!
+//! The run's exit code (cli.md) is decided against these in
+//! `report::summary::exit`; this module only holds the types, parses the
+//! threshold text and says which expectation applies to a variant.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// `expect`: which invariants the run must find violated.
+///
+/// `"holds"` (the default): every invariant holds. `{ violated = [A, B] }`:
+/// exactly A and B are violated and every other invariant holds (cli.md).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "ExpectRepr", into = "ExpectRepr")]
+pub enum Expect {
+    /// Every invariant holds.
+    #[default]
+    Holds,
+    /// Exactly these invariants (spec names) are violated.
+    Violated(Vec<String>),
+}
+
+impl Expect {
+    /// Whether `invariant` is expected violated.
+    pub fn violates(&self, invariant: &str) -> bool {
+        matches!(self, Expect::Violated(v) if v.iter().any(|i| i == invariant))
+    }
+}
+
+impl fmt::Display for Expect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expect::Holds => f.write_str("holds"),
+            Expect::Violated(v) => write!(f, "violated: {}", v.join(", ")),
+        }
+    }
+}
+
+/// How `expect` is written in TOML and JSON.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum ExpectRepr {
+    Word(String),
+    Table { violated: Vec<String> },
+}
+
+impl TryFrom<ExpectRepr> for Expect {
+    type Error = String;
+    fn try_from(r: ExpectRepr) -> Result<Self, String> {
+        match r {
+            ExpectRepr::Word(w) if w == "holds" => Ok(Expect::Holds),
+            ExpectRepr::Word(w) => Err(format!(
+                "expected \"holds\" or {{ violated = [...] }}, found {w:?}"
+            )),
+            ExpectRepr::Table { violated } => Ok(Expect::Violated(violated)),
+        }
+    }
+}
+
+impl From<Expect> for ExpectRepr {
+    fn from(e: Expect) -> Self {
+        match e {
+            Expect::Holds => ExpectRepr::Word("holds".into()),
+            Expect::Violated(violated) => ExpectRepr::Table { violated },
+        }
+    }
+}
+
+/// A comparison of a threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+impl Cmp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+        }
+    }
+
+    /// Whether `actual <op> limit` holds.
+    pub fn holds(self, actual: f64, limit: f64) -> bool {
+        match self {
+            Cmp::Lt => actual < limit,
+            Cmp::Le => actual <= limit,
+            Cmp::Gt => actual > limit,
+            Cmp::Ge => actual >= limit,
+            Cmp::Eq => actual == limit,
+            Cmp::Ne => actual != limit,
+        }
+    }
+}
+
+/// One threshold: `"<figure> <op> <number>"`, where the figure is named by
+/// its dotted path in `summary.json` (`latency_us.ingest.p99 < 20000`: µs;
+/// `throughput_ops_per_s.total > 5000`: ops/s; `stranded_events.total == 0`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Threshold {
+    /// The figure's path in `summary.json`, split at dots.
+    pub path: Vec<String>,
+    /// The comparison.
+    pub cmp: Cmp,
+    /// The limit, in the figure's own unit.
+    pub limit: f64,
+}
+
+impl Threshold {
+    /// Parses `"<path> <op> <number>"` (spaces around the operator are
+    /// optional). Errors: the reason, for the scenario loader to place.
+    pub fn parse(text: &str) -> Result<Threshold, String> {
+        let hint = "write it as \"<figure> <op> <number>\", e.g. \"latency_us.ingest.p99 < 20000\", with <op> one of <, <=, >, >=, ==, !=";
+        let at = text
+            .find(['<', '>', '=', '!'])
+            .ok_or_else(|| format!("no comparison in {text:?}: {hint}"))?;
+        let (left, rest) = text.split_at(at);
+        let (cmp, right) = [
+            ("<=", Cmp::Le),
+            (">=", Cmp::Ge),
+            ("==", Cmp::Eq),
+            ("!=", Cmp::Ne),
+            ("<", Cmp::Lt),
+            (">", Cmp::Gt),
+        ]
+        .into_iter()
+        .find_map(|(sym, cmp)| rest.strip_prefix(sym).map(|r| (cmp, r)))
+        .ok_or_else(|| format!("unknown comparison in {text:?}: {hint}"))?;
+        let left = left.trim();
+        if left.is_empty() {
+            return Err(format!(
+                "no figure before the comparison in {text:?}: {hint}"
+            ));
+        }
+        let path: Vec<String> = left.split('.').map(str::to_string).collect();
+        if path.iter().any(|s| {
+            s.is_empty()
+                || !s
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }) {
+            return Err(format!(
+                "{left:?} is not a figure's dotted path (letters, digits, `_`, `-` between dots): {hint}"
+            ));
+        }
+        let right = right.trim();
+        let limit: f64 = right
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite())
+            .ok_or_else(|| format!("{right:?} is not a finite number in {text:?}: {hint}"))?;
+        Ok(Threshold { path, cmp, limit })
+    }
+
+    /// The figure's dotted path.
+    pub fn figure(&self) -> String {
+        self.path.join(".")
+    }
+
+    /// The figure's value in a summary (JSON), if it is there and a number.
+    pub fn actual(&self, summary: &serde_json::Value) -> Option<f64> {
+        lookup(summary, &self.path)?.as_f64()
+    }
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.figure(), self.cmp.symbol(), self.limit)
+    }
+}
+
+impl TryFrom<String> for Threshold {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        Threshold::parse(&s)
+    }
+}
+
+impl From<Threshold> for String {
+    fn from(t: Threshold) -> String {
+        t.to_string()
+    }
+}
+
+/// The value at a dotted path in JSON, if any.
+pub fn lookup<'v>(v: &'v serde_json::Value, path: &[String]) -> Option<&'v serde_json::Value> {
+    path.iter().try_fold(v, |v, key| v.get(key))
+}
+
+/// One `[[variants]]` entry: a variant `compare` runs, with what is
+/// expected of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantEntry {
+    /// A statement file (relative to the scenario's folder) or a built-in
+    /// variant's name.
+    pub variant: String,
+    /// Name in tables and folder names (default: the file's stem).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its expectation (default: the scenario's `expect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+    /// Thresholds of this variant, in addition to the scenario's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<Threshold>,
+}
+
+impl VariantEntry {
+    /// The name in tables and folder names: `name`, else the file's stem.
+    pub fn name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| crate::variant::short_name(&self.variant))
+    }
+}
