@@ -1,0 +1,743 @@
+//! Expectations and thresholds (cli.md's exit codes over them), the JUnit
+//! file read back by an independent reader, the figure skeleton kept in
+//! step with real summaries, the latency log against the summary, and
+//! `specstorm compare`.
+
+use specstorm::checker::{CheckResult, Finding};
+use specstorm::history::{CompletionType, OpKind};
+use specstorm::report::hlog;
+use specstorm::report::summary::{self, Coverage};
+use specstorm::scenario::{load_str, Expect, Threshold};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn specstorm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run specstorm")
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn finding(why: &str) -> Finding {
+    Finding {
+        group: None,
+        event_id: None,
+        expected: "x".into(),
+        found: "y".into(),
+        explanation: why.into(),
+        evidence: vec![],
+    }
+}
+
+/// The four groups invariants: `violated` ones violated, `unknown` ones
+/// unknown, the rest holding.
+fn results(violated: &[&str], unknown: &[&str]) -> Vec<CheckResult> {
+    specstorm::checker::GROUPS_INVARIANTS
+        .iter()
+        .map(|name| {
+            let mut r = CheckResult::new(name);
+            if violated.contains(name) {
+                r.violation(finding(&format!("{name} broken here")));
+            } else if unknown.contains(name) {
+                r.unknown(finding(&format!("{name} undecidable here")));
+            }
+            r
+        })
+        .collect()
+}
+
+fn covered() -> Coverage {
+    Coverage::new(10, 10)
+}
+
+fn violated(names: &[&str]) -> Expect {
+    Expect::Violated(names.iter().map(|s| s.to_string()).collect())
+}
+
+// ------------------------------------------------------------ exit rules
+
+#[test]
+fn holds_expected_and_held_exits_0() {
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &[]),
+        &covered(),
+        &Expect::Holds,
+        &[],
+    );
+    assert_eq!(e.code, 0, "{}", e.rule);
+}
+
+#[test]
+fn holds_expected_but_violated_exits_1() {
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["CountExact"], &[]),
+        &covered(),
+        &Expect::Holds,
+        &[],
+    );
+    assert_eq!(e.code, 1);
+    assert!(
+        e.rule.contains("CountExact violated but expected to hold"),
+        "{}",
+        e.rule
+    );
+}
+
+#[test]
+fn expected_violation_found_exits_0() {
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["NoMissedRegression"], &[]),
+        &covered(),
+        &violated(&["NoMissedRegression"]),
+        &[],
+    );
+    assert_eq!(e.code, 0, "{}", e.rule);
+    assert!(e.rule.contains("as expected"), "{}", e.rule);
+}
+
+#[test]
+fn expected_violation_not_found_exits_1() {
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &[]),
+        &covered(),
+        &violated(&["NoMissedRegression"]),
+        &[],
+    );
+    assert_eq!(e.code, 1);
+    assert!(
+        e.rule
+            .contains("expected violation not found: NoMissedRegression (holds)"),
+        "{}",
+        e.rule
+    );
+}
+
+#[test]
+fn expected_violation_only_unknown_is_not_found() {
+    // Undecided is not found: CI must not pass a naive run that did not
+    // show its bug.
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &["NoMissedRegression"]),
+        &covered(),
+        &violated(&["NoMissedRegression"]),
+        &[],
+    );
+    assert_eq!(e.code, 1);
+    assert!(
+        e.rule.contains("NoMissedRegression (unknown)"),
+        "{}",
+        e.rule
+    );
+}
+
+#[test]
+fn exactly_the_expected_violations_another_one_exits_1() {
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["NoMissedRegression", "CountExact"], &[]),
+        &covered(),
+        &violated(&["NoMissedRegression"]),
+        &[],
+    );
+    assert_eq!(e.code, 1);
+    assert!(
+        e.rule.contains("CountExact violated but expected to hold"),
+        "{}",
+        e.rule
+    );
+}
+
+#[test]
+fn unknown_where_holds_expected_exits_4_and_violation_wins_over_it() {
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &["CountExact"]),
+        &covered(),
+        &Expect::Holds,
+        &[],
+    );
+    assert_eq!(e.code, 4);
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["TypeOK"], &["CountExact"]),
+        &covered(),
+        &Expect::Holds,
+        &[],
+    );
+    assert_eq!(e.code, 1);
+}
+
+#[test]
+fn coverage_gap_exits_4() {
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &[]),
+        &Coverage::new(0, 5),
+        &Expect::Holds,
+        &[],
+    );
+    assert_eq!(e.code, 4);
+}
+
+#[test]
+fn interrupted_and_target_errors_come_first() {
+    let r = results(&["CountExact"], &[]);
+    assert_eq!(
+        summary::exit(true, Some("gone"), &r, &covered(), &Expect::Holds, &[]).code,
+        130
+    );
+    assert_eq!(
+        summary::exit(false, Some("gone"), &r, &covered(), &Expect::Holds, &[]).code,
+        3
+    );
+}
+
+fn judged(figures: serde_json::Value, thresholds: &[&str]) -> Vec<summary::ThresholdOutcome> {
+    let t: Vec<Threshold> = thresholds
+        .iter()
+        .map(|t| Threshold::parse(t).unwrap())
+        .collect();
+    summary::judge_thresholds(&figures, &t)
+}
+
+#[test]
+fn thresholds_judged_against_figures() {
+    let figures = serde_json::json!({
+        "latency_us": { "ingest": { "p99": 1500.0 } },
+        "throughput_ops_per_s": { "total": 4000.0 },
+        "stranded_events": { "total": 0 },
+    });
+    let t = judged(
+        figures,
+        &[
+            "latency_us.ingest.p99 < 2000",
+            "latency_us.ingest.p99<=1500",
+            "throughput_ops_per_s.total > 5000",
+            "stranded_events.total == 0",
+            "stranded_events.total != 0",
+            "invariants.CountExact.first_violation_s < 10",
+        ],
+    );
+    let passed: Vec<bool> = t.iter().map(|o| o.passed).collect();
+    assert_eq!(passed, [true, true, false, true, false, false]);
+    assert_eq!(t[2].actual, Some(4000.0));
+    // A figure absent from this run breaches, never passes by default.
+    assert_eq!(t[5].actual, None);
+    assert!(
+        t[5].describe().contains("no such figure"),
+        "{}",
+        t[5].describe()
+    );
+}
+
+#[test]
+fn a_breached_threshold_exits_1_even_when_every_invariant_holds() {
+    let t = judged(
+        serde_json::json!({ "throughput_ops_per_s": { "total": 10.0 } }),
+        &["throughput_ops_per_s.total > 5000"],
+    );
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &[]),
+        &covered(),
+        &Expect::Holds,
+        &t,
+    );
+    assert_eq!(e.code, 1);
+    assert!(
+        e.rule
+            .contains("threshold breached: throughput_ops_per_s.total > 5000 (actual 10)"),
+        "{}",
+        e.rule
+    );
+    let met = judged(
+        serde_json::json!({ "throughput_ops_per_s": { "total": 9000.0 } }),
+        &["throughput_ops_per_s.total > 5000"],
+    );
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &[]),
+        &covered(),
+        &Expect::Holds,
+        &met,
+    );
+    assert_eq!(e.code, 0, "{}", e.rule);
+}
+
+#[test]
+fn threshold_syntax() {
+    for bad in [
+        "latency_us.ingest.p99",
+        "< 5",
+        "latency_us..p99 < 5",
+        "latency_us.ingest.p99 < fast",
+        "latency_us.ingest.p99 <> 5",
+        "latency_us.ingest.p99 < inf",
+    ] {
+        assert!(Threshold::parse(bad).is_err(), "{bad} was accepted");
+    }
+    let t = Threshold::parse("  throughput_ops_per_s.total>=5e3 ").unwrap();
+    assert_eq!(t.to_string(), "throughput_ops_per_s.total >= 5000");
+}
+
+// ------------------------------------------------------- scenario errors
+
+const FILE: &str = "scenarios/test.toml";
+
+fn refused(text: &str) -> String {
+    match load_str("test", Some(Path::new(FILE)), text, &[]) {
+        Ok(s) => panic!("accepted: {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_misspelled_figure_is_a_scenario_error_naming_line_and_neighbours() {
+    let e = refused("seed = 1\nthresholds = [\n  \"stranded_events.total == 0\",\n  \"latency_us.ingest.p98 < 5\",\n]\n");
+    assert!(e.starts_with(&format!("{FILE}:4: ")), "{e}");
+    assert!(e.contains("no figure `latency_us.ingest.p98`"), "{e}");
+    assert!(e.contains("p99"), "the neighbours are listed: {e}");
+    // A figure of a fault kind the scenario does not inject is none either.
+    let e = refused("thresholds = [\"faults_injected.kill > 0\"]\n");
+    assert!(e.contains("no figure `faults_injected.kill`"), "{e}");
+    let e = refused(
+        "[[variants]]\nvariant = \"groups-naive\"\nthresholds = [\"throughput.total > 1\"]\n",
+    );
+    assert!(e.starts_with(&format!("{FILE}:3: ")), "{e}");
+}
+
+#[test]
+fn threshold_and_expect_errors() {
+    let e = refused("thresholds = [\"latency_us.ingest.p99 ~ 5\"]\n");
+    assert!(
+        e.starts_with(&format!("{FILE}:1: ")) && e.contains("comparison"),
+        "{e}"
+    );
+    let e = refused("thresholds = \"latency_us.ingest.p99 < 5\"\n");
+    assert!(e.contains("an array of strings"), "{e}");
+    let e = refused("expect = \"violated\"\n");
+    assert!(e.contains("\"holds\" or { violated"), "{e}");
+    let e = refused("expect = { violated = [\"NoMissedRegresion\"] }\n");
+    assert!(e.contains("unknown invariant \"NoMissedRegresion\""), "{e}");
+    let e = refused("expect = { violated = [] }\n");
+    assert!(e.contains("empty"), "{e}");
+    let e = refused("expect = { violated = [\"TypeOK\"], also = 1 }\n");
+    assert!(e.contains("unknown key `also`"), "{e}");
+}
+
+#[test]
+fn variants_errors() {
+    let e = refused("[[variants]]\nname = \"x\"\n");
+    assert!(e.contains("has no `variant`"), "{e}");
+    let e = refused("[[variants]]\nvariant = \"a.sql\"\ncolour = 1\n");
+    assert!(
+        e.starts_with(&format!("{FILE}:3: ")) && e.contains("unknown key `colour`"),
+        "{e}"
+    );
+    let e = refused("[[variants]]\nvariant = \"a/x.sql\"\n[[variants]]\nvariant = \"b/x.sql\"\n");
+    assert!(e.contains("two variants are named \"x\""), "{e}");
+    let e = refused("variants = 3\n");
+    assert!(e.contains("array of tables"), "{e}");
+}
+
+#[test]
+fn a_variant_entry_gives_its_expectation_and_the_default_variant() {
+    let text = "thresholds = [\"stranded_events.total == 0\"]\n\
+                [[variants]]\nvariant = \"groups-atomic\"\n\
+                [[variants]]\nvariant = \"x/naive.sql\"\nname = \"naive\"\n\
+                expect = { violated = [\"NoMissedRegression\"] }\n\
+                thresholds = [\"events > 5\"]\n";
+    let s = load_str("t", Some(Path::new(FILE)), text, &[]).unwrap();
+    assert_eq!(s.variant, "groups-atomic", "the first entry by default");
+    assert_eq!(s.expectation().0, Expect::Holds);
+    assert_eq!(s.expectation().1.len(), 1);
+    let naive = load_str("t", Some(Path::new(FILE)), text, &["variant=naive".into()]).unwrap();
+    assert_eq!(
+        naive.variant, "x/naive.sql",
+        "a name means its entry's file"
+    );
+    let (expect, thresholds) = naive.expectation();
+    assert!(expect.violates("NoMissedRegression") && !expect.violates("CountExact"));
+    assert_eq!(thresholds.len(), 2, "the scenario's and the entry's");
+    // A variant no entry names keeps the scenario's own expectation.
+    let other = load_str(
+        "t",
+        Some(Path::new(FILE)),
+        text,
+        &["variant=groups-naive".into()],
+    )
+    .unwrap();
+    assert_eq!(other.expectation().0, Expect::Holds);
+}
+
+// --------------------------------------------------- runs and their files
+
+/// A small run of smoke.toml with extra overrides into a temp folder.
+fn small_run(extra: &[&str]) -> (Output, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut args = vec![
+        "run",
+        "scenarios/smoke.toml",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    for e in extra {
+        args.push("--set");
+        args.push(e);
+    }
+    (specstorm(&args), tmp)
+}
+
+#[test]
+fn a_breached_threshold_exits_1_with_a_failing_junit_case_read_back_independently() {
+    let (o, tmp) = small_run(&[
+        "thresholds=[\"throughput_ops_per_s.total < 1\", \"stranded_events.total == 0\"]",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("BREACHED throughput_ops_per_s.total < 1"),
+        "{}",
+        text(&o)
+    );
+    let dir = tmp.path().join("run");
+    let s = json(&dir.join("summary.json"));
+    assert_eq!(s["schema_version"], 2);
+    assert_eq!(s["thresholds"][0]["passed"], false);
+    assert_eq!(s["thresholds"][1]["passed"], true);
+
+    // junit-parser is not the crate that wrote the file.
+    let xml = std::fs::File::open(dir.join("junit.xml")).unwrap();
+    let suites = junit_parser::from_reader(std::io::BufReader::new(xml)).unwrap();
+    assert_eq!(suites.suites.len(), 1);
+    let suite = &suites.suites[0];
+    assert_eq!(suite.name, "smoke/groups-atomic");
+    let case = |name: &str| {
+        suite
+            .cases
+            .iter()
+            .find(|c| c.original_name == name)
+            .unwrap_or_else(|| panic!("no case {name} in {:?}", suite.cases))
+    };
+    for inv in specstorm::checker::GROUPS_INVARIANTS {
+        assert!(
+            case(inv).status.is_success(),
+            "{inv}: {:?}",
+            case(inv).status
+        );
+    }
+    assert!(case("run").status.is_success());
+    let breached = case("throughput_ops_per_s.total < 1");
+    assert!(breached.status.is_failure(), "{:?}", breached.status);
+    let junit_parser::TestStatus::Failure(f) = &breached.status else {
+        unreachable!()
+    };
+    assert!(f.message.contains("threshold breached"), "{}", f.message);
+    assert!(case("stranded_events.total == 0").status.is_success());
+    assert_eq!(suite.tests, 7);
+    assert_eq!(suite.failures, 1);
+}
+
+#[test]
+fn a_naive_run_expected_to_violate_passes_and_its_junit_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        "scenarios/groups-naive.toml",
+        "-q",
+        "--set",
+        "expect={ violated = [\"NoMissedRegression\"] }",
+        "--set",
+        "stop.events=60000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let xml = std::fs::File::open(out.join("junit.xml")).unwrap();
+    let suites = junit_parser::from_reader(std::io::BufReader::new(xml)).unwrap();
+    assert!(suites.suites[0].cases.iter().all(|c| c.status.is_success()));
+    // The same run expected to hold fails, with the explanation as the message.
+    let out2 = tmp.path().join("run2");
+    let o = specstorm(&[
+        "run",
+        "scenarios/groups-naive.toml",
+        "-q",
+        "--set",
+        "stop.events=60000",
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let xml = std::fs::File::open(out2.join("junit.xml")).unwrap();
+    let suites = junit_parser::from_reader(std::io::BufReader::new(xml)).unwrap();
+    let nmr = suites.suites[0]
+        .cases
+        .iter()
+        .find(|c| c.original_name == "NoMissedRegression")
+        .unwrap();
+    let junit_parser::TestStatus::Failure(f) = &nmr.status else {
+        panic!("{:?}", nmr.status)
+    };
+    assert!(
+        f.message.contains("NoMissedRegression violated"),
+        "{}",
+        f.message
+    );
+}
+
+/// Every numeric leaf of `v` by dotted path.
+fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves(x, &p, out);
+            }
+        }
+        serde_json::Value::Number(_) => out.push(prefix.to_string()),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_skeleton_names_exactly_the_figures_of_real_summaries() {
+    // A run with faults and the open model exercises the optional figures.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        "scenarios/chaos-crash.toml",
+        "-q",
+        "--set",
+        "load.model=open",
+        "--set",
+        "load.rate=20000",
+        "--set",
+        "stop.events=5000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1 | 4)), "{}", text(&o));
+    let real = json(&out.join("summary.json"));
+    let scenario = specstorm::scenario::load(Some(&out.join("scenario.toml")), &[])
+        .unwrap()
+        .0;
+    let skeleton = summary::skeleton(&scenario);
+    let (mut have, mut named) = (Vec::new(), Vec::new());
+    leaves(&real, "", &mut have);
+    leaves(&skeleton, "", &mut named);
+    // Run-dependent maps and provenance are not figures a threshold names.
+    let is_figure = |p: &String| {
+        ![
+            "resolved_scenario",
+            "provenance",
+            "exit",
+            "schema_version",
+            "seed",
+            "thresholds",
+        ]
+        .iter()
+        .any(|x| p == x || p.starts_with(&format!("{x}.")))
+            && !p.starts_with("stranded_events.by_cause")
+    };
+    let have: Vec<_> = have.into_iter().filter(is_figure).collect();
+    for p in &have {
+        assert!(
+            named.contains(p),
+            "summary.json has {p}, the skeleton does not"
+        );
+    }
+    for p in &named {
+        // first_violation_s is only there when an invariant was violated.
+        if !p.ends_with("first_violation_s") {
+            assert!(
+                have.contains(p),
+                "the skeleton names {p}, a real summary has no such figure"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_latency_log_holds_exactly_the_summary_ops_and_latencies() {
+    let (o, tmp) = small_run(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dir = tmp.path().join("run");
+    let s = json(&dir.join("summary.json"));
+    let log = hlog::read(&dir.join(hlog::FILE)).unwrap();
+    assert!(!log.intervals.is_empty());
+    for kind in OpKind::ALL {
+        for c in CompletionType::ALL {
+            let total = log.total(kind, c);
+            assert_eq!(
+                total.len(),
+                s["ops"][kind.name()][c.name()].as_u64().unwrap(),
+                "{} {}",
+                kind.name(),
+                c.name()
+            );
+        }
+        let ok = log.total(kind, CompletionType::Ok);
+        let p99_us = (ok.value_at_quantile(0.99) as f64 / 1e3 * 10.0).round() / 10.0;
+        assert_eq!(
+            p99_us,
+            s["latency_us"][kind.name()]["p99"].as_f64().unwrap()
+        );
+    }
+    let started =
+        humantime::parse_rfc3339(s["provenance"]["started_utc"].as_str().unwrap()).unwrap();
+    // Both are written to the ms (one truncates, one rounds).
+    let skew = log
+        .started
+        .duration_since(started)
+        .unwrap_or_else(|e| e.duration());
+    assert!(skew.as_micros() <= 1000, "StartTime is the run's UTC start: {skew:?}");
+}
+
+// ---------------------------------------------------------------- compare
+
+/// A quick compare scenario (both variants, few events), written into `dir`
+/// with paths that resolve from there.
+fn compare_scenario(dir: &Path, naive_expect: &str) -> std::path::PathBuf {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = format!(
+        "workload = \"groups\"\nseed = 1\n\
+         thresholds = [\"stranded_events.total == 0\"]\n\
+         [[variants]]\nvariant = \"{root}/targets/sqlite/groups-atomic.sql\"\n\
+         [[variants]]\nvariant = \"{root}/targets/sqlite/groups-naive.sql\"\nexpect = {naive_expect}\n\
+         [load]\ningesters = 32\nresolvers = 2\n\
+         [stop]\nevents = 60000\nduration = \"30s\"\n\
+         [keys]\nprojects = 4\nfingerprints = 250\nskew = \"hot\"\nhot_groups = 4\nhot_fraction = 0.5\n\
+         [resolve]\ninterval = \"0s\"\n"
+    );
+    let path = dir.join("compare.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn compare_meets_each_expectation_and_a_flipped_one_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = compare_scenario(tmp.path(), "{ violated = [\"NoMissedRegression\"] }");
+    let out = tmp.path().join("cmp");
+    let o = specstorm(&[
+        "compare",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--format",
+        "md",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with("| figure | groups-atomic | groups-naive |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| NoMissedRegression | holds | VIOLATED x"),
+        "{stdout}"
+    );
+    let c = json(&out.join("compare.json"));
+    assert_eq!(c["exit"]["code"], 0);
+    assert_eq!(c["variants"][0]["name"], "groups-atomic");
+    assert_eq!(
+        c["variants"][1]["expect"]["violated"][0],
+        "NoMissedRegression"
+    );
+    for v in ["groups-atomic", "groups-naive"] {
+        assert!(
+            out.join(v).join("summary.json").exists(),
+            "{v}'s run folder"
+        );
+    }
+    let xml = std::fs::File::open(out.join("junit.xml")).unwrap();
+    let suites = junit_parser::from_reader(std::io::BufReader::new(xml)).unwrap();
+    assert_eq!(suites.suites.len(), 2);
+
+    // The naive variant now expected to hold: it is caught, so exit 1.
+    let flipped = compare_scenario(tmp.path(), "\"holds\"");
+    let out = tmp.path().join("cmp2");
+    let o = specstorm(&[
+        "compare",
+        flipped.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let c = json(&out.join("compare.json"));
+    assert_eq!(c["variants"][0]["exit"]["code"], 0);
+    assert_eq!(c["variants"][1]["exit"]["code"], 1);
+    assert!(c["exit"]["rule"]
+        .as_str()
+        .unwrap()
+        .starts_with("groups-naive: expectation not met"));
+}
+
+#[test]
+fn compare_refuses_before_running_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("cmp");
+    // No variants listed, none given.
+    let o = specstorm(&[
+        "compare",
+        "scenarios/smoke.toml",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no variants to compare"), "{}", text(&o));
+    // A variant file that does not exist: nothing ran, no folder.
+    let o = specstorm(&[
+        "compare",
+        "scenarios/smoke.toml",
+        "-q",
+        "--variant",
+        "groups-atomic",
+        "--variant",
+        "/nonexistent/x.sql",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("/nonexistent/x.sql"), "{}", text(&o));
+    assert!(!out.exists(), "nothing ran");
+}
