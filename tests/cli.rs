@@ -66,7 +66,7 @@ fn smoke_run_holds_and_records_everything() {
         assert!(out.join(f).exists(), "{f} missing");
     }
     let s = summary(&out);
-    assert_eq!(s["schema_version"], 1);
+    assert_eq!(s["schema_version"], 2);
     assert_eq!(s["seed"], 3);
     assert_eq!(s["events"], 2000);
     assert_eq!(s["partial"], false);

@@ -626,7 +626,10 @@ fn the_latency_log_holds_exactly_the_summary_ops_and_latencies() {
         .started
         .duration_since(started)
         .unwrap_or_else(|e| e.duration());
-    assert!(skew.as_micros() <= 1000, "StartTime is the run's UTC start: {skew:?}");
+    assert!(
+        skew.as_micros() <= 1000,
+        "StartTime is the run's UTC start: {skew:?}"
+    );
 }
 
 // ---------------------------------------------------------------- compare

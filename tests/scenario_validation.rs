@@ -456,6 +456,9 @@ fn empty_file_gets_every_default() {
             interval: Duration::from_millis(1),
         },
         faults: vec![],
+        expect: Expect::Holds,
+        thresholds: vec![],
+        variants: vec![],
     };
     assert_eq!(s, expected);
     assert_eq!(s.groups(), 200);
@@ -599,12 +602,14 @@ fn every_shipped_scenario_loads() {
             "chaos-pause-naive.toml",
             "chaos-pause.toml",
             "chaos-proxy.toml",
+            "compare-groups.toml",
             "default.toml",
             "groups-atomic.toml",
             "groups-naive.toml",
             "http-atomic.toml",
             "http-external.toml",
             "http-naive.toml",
+            "nightly.toml",
             "smoke.toml"
         ]
     );
