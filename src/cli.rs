@@ -1,7 +1,8 @@
 //! The command line: `specstorm run` (the main job), `specstorm check`
 //! (validate without running), `specstorm serve` (the reference HTTP
-//! target) and `specstorm check-target` (a harmless contract probe of a
-//! running service). Exit codes follow `shared/reference/cli.md`.
+//! target), `specstorm check-target` (a harmless contract probe of a
+//! running service) and `specstorm report` (summary, plots and baseline of a
+//! finished run). Exit codes follow `shared/reference/cli.md`.
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::probe::{check_target, ProbeOptions};
@@ -122,6 +123,25 @@ pub enum Command {
     /// Exit 0: conforms; 3: unreachable or not conforming; 2: bad URL.
     /// `POST /v1/reset` (destructive) is never called.
     CheckTarget(CheckTargetArgs),
+    /// Report on a finished run folder (or a compare folder): print its
+    /// summary again, write SVG plots to DIR/plots/, and with --baseline
+    /// print every figure's change against an earlier run. Exit 0: report
+    /// made (also for a failed run's folder); 2: not a run/compare folder,
+    /// or a file in it unreadable.
+    Report(ReportArgs),
+}
+
+/// Options of `specstorm report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run folder, or a compare folder (compare.json and a run folder per variant).
+    pub run_dir: PathBuf,
+    /// An earlier folder of the same kind: print each figure's change against it.
+    #[arg(long, value_name = "DIR")]
+    pub baseline: Option<PathBuf>,
+    /// Do not write the SVG plots.
+    #[arg(long)]
+    pub no_plots: bool,
 }
 
 /// How `compare` prints its table.
@@ -189,6 +209,13 @@ pub struct ServeArgs {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
+        Command::Report(a) => match report(&a) {
+            Ok(()) => 0,
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "specstorm: error: report: {e}");
+                2
+            }
+        },
         Command::CheckTarget(a) => {
             let opts = ProbeOptions {
                 url: a.url,
@@ -319,6 +346,40 @@ pub fn main(cli: Cli) -> i32 {
             }
         }
     }
+}
+
+/// `specstorm report`: summary text, plots, then the baseline table.
+fn report(a: &ReportArgs) -> anyhow::Result<()> {
+    use crate::report::baseline::{self, Folder};
+    use crate::report::plot;
+    let folder = baseline::open(&a.run_dir)?;
+    let old = a.baseline.as_deref().map(baseline::open).transpose()?;
+    let mut out = std::io::stdout();
+    let made = match &folder {
+        Folder::Run { dir, summary } => {
+            let _ = write!(out, "{}", baseline::run_text(dir, summary)?);
+            let title = baseline::title(summary);
+            (!a.no_plots).then(|| plot::run_plots(dir, &title))
+        }
+        Folder::Compare { dir, variants } => {
+            for (name, vdir) in variants {
+                let _ = write!(out, "{}", baseline::variant_text(name, vdir)?);
+            }
+            (!a.no_plots).then(|| plot::compare_plots(dir, variants))
+        }
+    };
+    if let Some(made) = made.transpose()? {
+        for n in &made.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        for f in &made.files {
+            let _ = writeln!(out, "plot: {}", f.display());
+        }
+    }
+    if let Some(old) = &old {
+        let _ = write!(out, "{}", baseline::report(&folder, old)?);
+    }
+    Ok(())
 }
 
 fn describe(p: &Option<PathBuf>) -> String {

@@ -1,0 +1,585 @@
+//! `specstorm report RUN_DIR --baseline OLD_DIR`: every figure of a run
+//! against an earlier run, as Goose's baseline files do (old, new, change,
+//! change in %), and each invariant's verdict change. The comparison is a
+//! pure function over two `summary.json` values ([`compare`]), walked by
+//! dotted path, so that no figure is dropped silently: a figure present in
+//! one summary only is listed as added or removed.
+//!
+//! It also reads the folders a report is made of ([`open`]): a run folder
+//! (`summary.json`, ...) or a compare folder (`compare.json` and one run
+//! folder per variant), since a baseline must be one of them too.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Subtrees of a summary that hold no figure to compare: identity,
+/// provenance, the resolved scenario, the exit (its code is judged by the
+/// verdicts), and arrays of examples.
+const NOT_FIGURES: [&str; 7] = [
+    "schema_version",
+    "seed",
+    "history",
+    "provenance",
+    "resolved_scenario",
+    "exit",
+    "coverage.gaps",
+];
+
+/// Order of the figures in the table, by their first path segment; any
+/// other segment comes after these, alphabetically.
+const ORDER: [&str; 15] = [
+    "duration_s",
+    "events",
+    "events_per_s",
+    "throughput_ops_per_s",
+    "ops",
+    "latency_us",
+    "latency_us_not_ok",
+    "latency_saturated",
+    "duplicates",
+    "resolves",
+    "open_model",
+    "stranded_events",
+    "faults_injected",
+    "invariants",
+    "coverage",
+];
+
+/// One numeric figure in the old run, the new run, or both.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureDelta {
+    /// Dotted path in `summary.json`, e.g. `latency_us.ingest.p99` (units
+    /// are the summary's: µs, ops/s, s, counts).
+    pub path: String,
+    /// Value in the baseline; None: the figure is new (added).
+    pub old: Option<f64>,
+    /// Value in this run; None: the figure is gone (removed).
+    pub new: Option<f64>,
+}
+
+impl FigureDelta {
+    /// new - old, when both exist.
+    pub fn change(&self) -> Option<f64> {
+        Some(self.new? - self.old?)
+    }
+
+    /// Change in % of the old value; None when a side is missing or the old
+    /// value is 0 and the new one is not (no finite percentage).
+    pub fn percent(&self) -> Option<f64> {
+        let (old, new) = (self.old?, self.new?);
+        if old == 0.0 {
+            return (new == 0.0).then_some(0.0);
+        }
+        Some((new - old) / old.abs() * 100.0)
+    }
+}
+
+/// One invariant's verdict in both runs (`holds`, `violated`, `unknown`;
+/// None: the invariant is absent from that summary).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictChange {
+    /// Invariant name.
+    pub invariant: String,
+    /// Verdict in the baseline.
+    pub old: Option<String>,
+    /// Verdict in this run.
+    pub new: Option<String>,
+}
+
+impl VerdictChange {
+    /// The invariant held in the baseline and is violated now.
+    pub fn regressed(&self) -> bool {
+        self.old.as_deref() == Some("holds") && self.new.as_deref() == Some("violated")
+    }
+}
+
+/// The whole comparison of two summaries.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comparison {
+    /// Every numeric figure of either summary, in report order.
+    pub figures: Vec<FigureDelta>,
+    /// Every invariant of either summary, by name.
+    pub verdicts: Vec<VerdictChange>,
+}
+
+impl Comparison {
+    /// Invariants that held in the baseline and are violated now.
+    pub fn regressions(&self) -> Vec<&VerdictChange> {
+        self.verdicts.iter().filter(|v| v.regressed()).collect()
+    }
+}
+
+/// Compares two `summary.json` values (baseline `old`, this run `new`):
+/// every numeric leaf outside [`NOT_FIGURES`] by dotted path, and every
+/// `invariants.<name>.verdict`. Never fails: a summary of a failed run
+/// simply has few figures.
+pub fn compare(old: &Value, new: &Value) -> Comparison {
+    let (mut o, mut n) = (BTreeMap::new(), BTreeMap::new());
+    leaves(old, String::new(), &mut o);
+    leaves(new, String::new(), &mut n);
+    let paths: BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+    let mut figures: Vec<FigureDelta> = paths
+        .into_iter()
+        .map(|p| FigureDelta {
+            path: p.clone(),
+            old: o.get(p).copied(),
+            new: n.get(p).copied(),
+        })
+        .collect();
+    figures.sort_by_key(|f| (rank(&f.path), f.path.clone()));
+    let verdict = |v: &Value, name: &str| {
+        v.pointer(&format!("/invariants/{name}/verdict"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let names: BTreeSet<&String> = [old, new]
+        .iter()
+        .filter_map(|v| v.get("invariants").and_then(Value::as_object))
+        .flat_map(|m| m.keys())
+        .collect();
+    let verdicts = names
+        .into_iter()
+        .map(|name| VerdictChange {
+            invariant: name.clone(),
+            old: verdict(old, name),
+            new: verdict(new, name),
+        })
+        .collect();
+    Comparison { figures, verdicts }
+}
+
+fn rank(path: &str) -> usize {
+    let head = path.split('.').next().unwrap_or(path);
+    ORDER.iter().position(|h| *h == head).unwrap_or(ORDER.len())
+}
+
+fn leaves(v: &Value, path: String, out: &mut BTreeMap<String, f64>) {
+    if NOT_FIGURES.contains(&path.as_str()) {
+        return;
+    }
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                out.insert(path, x);
+            }
+        }
+        Value::Object(m) => {
+            for (k, child) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                leaves(child, p, out);
+            }
+        }
+        // Arrays hold examples, not figures; strings and booleans are no figures.
+        _ => {}
+    }
+}
+
+/// A number as the table shows it: integers plain, others with up to 3
+/// decimals.
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        let s = format!("{x:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn signed(x: f64) -> String {
+    if x > 0.0 {
+        format!("+{}", num(x))
+    } else {
+        num(x)
+    }
+}
+
+/// The comparison as a table: one line per figure (old, new, change,
+/// change %), the added and removed figures, then the verdicts, with a
+/// regression (holds -> violated) flagged loudly.
+pub fn render(c: &Comparison, old_label: &str, new_label: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "baseline: {old_label}");
+    let _ = writeln!(o, "this run: {new_label}");
+    let w = c
+        .figures
+        .iter()
+        .map(|f| f.path.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(
+        o,
+        "  {:<w$}  {:>14}  {:>14}  {:>14}  {:>9}",
+        "figure", "baseline", "this run", "change", "change %"
+    );
+    for f in c
+        .figures
+        .iter()
+        .filter(|f| f.old.is_some() && f.new.is_some())
+    {
+        let pct = match f.percent() {
+            Some(p) => format!("{p:+.1}%"),
+            None => "n/a".into(),
+        };
+        let _ = writeln!(
+            o,
+            "  {:<w$}  {:>14}  {:>14}  {:>14}  {:>9}",
+            f.path,
+            num(f.old.unwrap_or_default()),
+            num(f.new.unwrap_or_default()),
+            signed(f.change().unwrap_or_default()),
+            pct
+        );
+    }
+    for (title, pick) in [
+        ("added (only in this run)", true),
+        ("removed (only in the baseline)", false),
+    ] {
+        let only: Vec<_> = c
+            .figures
+            .iter()
+            .filter(|f| {
+                if pick {
+                    f.old.is_none()
+                } else {
+                    f.new.is_none()
+                }
+            })
+            .collect();
+        if only.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "{title}:");
+        for f in only {
+            let _ = writeln!(
+                o,
+                "  {:<w$}  {}",
+                f.path,
+                num(f.new.or(f.old).unwrap_or_default())
+            );
+        }
+    }
+    let _ = writeln!(o, "invariants (baseline -> this run):");
+    if c.verdicts.is_empty() {
+        let _ = writeln!(o, "  none in either summary");
+    }
+    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "absent".into());
+    for v in &c.verdicts {
+        let flag = if v.regressed() {
+            "   <<< REGRESSION: held in the baseline, VIOLATED now"
+        } else if v.old != v.new {
+            "   (changed)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "  {:<24} {} -> {}{flag}",
+            v.invariant,
+            show(&v.old),
+            show(&v.new).replace("violated", "VIOLATED")
+        );
+    }
+    let regressions = c.regressions();
+    if !regressions.is_empty() {
+        let names: Vec<_> = regressions.iter().map(|v| v.invariant.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "!!! {} invariant(s) held in the baseline and are VIOLATED in this run: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    o
+}
+
+/// A folder `specstorm report` can read.
+#[derive(Debug, Clone)]
+pub enum Folder {
+    /// A run folder: its `summary.json` as read.
+    Run {
+        /// The folder.
+        dir: PathBuf,
+        /// `summary.json`.
+        summary: Value,
+    },
+    /// A compare folder: `compare.json`'s variants, each `(name, run folder)`
+    /// with the folder resolved against the compare folder.
+    Compare {
+        /// The folder.
+        dir: PathBuf,
+        /// `(variant name, run folder)`, in `compare.json`'s order.
+        variants: Vec<(String, PathBuf)>,
+    },
+}
+
+/// Why a folder is no report's input: the message names the folder and
+/// the reason (the command exits 2 with it).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}: {reason}", dir.display())]
+pub struct FolderError {
+    /// The folder.
+    pub dir: PathBuf,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+fn folder_error(dir: &Path, reason: impl Into<String>) -> FolderError {
+    FolderError {
+        dir: dir.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads a JSON file of a folder. Errors: unreadable or not JSON.
+pub fn read_json(dir: &Path, file: &str) -> Result<Value, FolderError> {
+    let text = std::fs::read_to_string(dir.join(file))
+        .map_err(|e| folder_error(dir, format!("cannot read {file}: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| folder_error(dir, format!("{file} is not JSON: {e}")))
+}
+
+/// Opens a run folder (it has `summary.json`) or a compare folder (it has
+/// `compare.json` with `variants[].name` and `variants[].run_dir`; other
+/// keys are ignored). Errors: no such folder, neither file, or a file that
+/// cannot be read or parsed.
+pub fn open(dir: &Path) -> Result<Folder, FolderError> {
+    if !dir.is_dir() {
+        let why = if dir.exists() {
+            "not a folder"
+        } else {
+            "no such folder"
+        };
+        return Err(folder_error(dir, why));
+    }
+    if dir.join("compare.json").exists() {
+        let c = read_json(dir, "compare.json")?;
+        let Some(list) = c.get("variants").and_then(Value::as_array) else {
+            return Err(folder_error(dir, "compare.json has no `variants` list"));
+        };
+        let mut variants = Vec::new();
+        for (i, v) in list.iter().enumerate() {
+            let name = v.get("name").and_then(Value::as_str);
+            let run_dir = v.get("run_dir").and_then(Value::as_str);
+            let (Some(name), Some(run_dir)) = (name, run_dir) else {
+                return Err(folder_error(
+                    dir,
+                    format!("compare.json: variants[{i}] lacks `name` or `run_dir`"),
+                ));
+            };
+            variants.push((name.to_string(), dir.join(run_dir)));
+        }
+        return Ok(Folder::Compare {
+            dir: dir.to_path_buf(),
+            variants,
+        });
+    }
+    if dir.join("summary.json").exists() {
+        let summary = read_json(dir, "summary.json")?;
+        if !summary.is_object() {
+            return Err(folder_error(dir, "summary.json is not a JSON object"));
+        }
+        return Ok(Folder::Run {
+            dir: dir.to_path_buf(),
+            summary,
+        });
+    }
+    Err(folder_error(
+        dir,
+        "not a run folder (no summary.json) nor a compare folder (no compare.json)",
+    ))
+}
+
+/// `scenario / variant, seed N` of a summary, for the table's head.
+pub fn label(dir: &Path, summary: &Value) -> String {
+    let s = |k: &str| summary.get(k).and_then(Value::as_str).unwrap_or("?");
+    let seed = summary
+        .get("seed")
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "?".into());
+    let failed = if summary.get("error").is_some() {
+        " (a FAILED run: few figures)"
+    } else {
+        ""
+    };
+    format!(
+        "{} ({} / {}, seed {seed}){failed}",
+        dir.display(),
+        s("scenario"),
+        s("variant")
+    )
+}
+
+/// The baseline table(s) of `new` against `old`: run against run, or a
+/// compare folder against another, variant by variant of the same name
+/// (a variant in one folder only is named, not dropped). Errors: a run
+/// folder against a compare folder, or a variant's summary unreadable.
+pub fn report(new: &Folder, old: &Folder) -> Result<String, FolderError> {
+    match (new, old) {
+        (Folder::Run { dir, summary }, Folder::Run { dir: od, summary: os }) => Ok(render(
+            &compare(os, summary),
+            &label(od, os),
+            &label(dir, summary),
+        )),
+        (Folder::Compare { variants, .. }, Folder::Compare { dir: od, variants: ov }) => {
+            let mut o = String::new();
+            for (name, vdir) in variants {
+                let _ = writeln!(o, "== variant {name}");
+                let Some((_, odir)) = ov.iter().find(|(n, _)| n == name) else {
+                    let _ = writeln!(o, "  not in the baseline {}", od.display());
+                    continue;
+                };
+                let (ns, os) = (read_json(vdir, "summary.json")?, read_json(odir, "summary.json")?);
+                o.push_str(&render(
+                    &compare(&os, &ns),
+                    &label(odir, &os),
+                    &label(vdir, &ns),
+                ));
+            }
+            for (name, _) in ov.iter().filter(|(n, _)| !variants.iter().any(|(m, _)| m == n)) {
+                let _ = writeln!(o, "== variant {name}: only in the baseline, not in this run");
+            }
+            Ok(o)
+        }
+        (_, Folder::Run { dir, .. }) | (_, Folder::Compare { dir, .. }) => Err(folder_error(
+            dir,
+            "the baseline must be the same kind of folder as RUN_DIR (run folder vs compare folder)",
+        )),
+    }
+}
+
+/// `scenario / variant, seed N` of a summary (plot titles).
+pub fn title(summary: &Value) -> String {
+    let s = |k: &str| summary.get(k).and_then(Value::as_str).unwrap_or("?");
+    let seed = summary
+        .get("seed")
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "?".into());
+    format!("{} / {}, seed {seed}", s("scenario"), s("variant"))
+}
+
+/// A run folder's human summary again (as printed at the end of the run,
+/// from `summary.json` and `checks.json`); a failed run's error and exit.
+/// A missing `checks.json` leaves out the evidence (verdicts come from the
+/// summary), with a note. Errors: `summary.json` is no run summary, or
+/// `checks.json` exists but cannot be read.
+pub fn run_text(dir: &Path, summary: &Value) -> Result<String, FolderError> {
+    use super::human;
+    use crate::checker::CheckResult;
+    if let Some(text) = failed_text(summary) {
+        return Ok(text);
+    }
+    let s: super::Summary = serde_json::from_value(summary.clone())
+        .map_err(|e| folder_error(dir, format!("summary.json is not a run summary: {e}")))?;
+    let mut notes = String::new();
+    let results: Vec<CheckResult> = if dir.join("checks.json").exists() {
+        serde_json::from_value(read_json(dir, "checks.json")?)
+            .map_err(|e| folder_error(dir, format!("checks.json is not a list of checks: {e}")))?
+    } else {
+        notes.push_str("note: no checks.json: verdicts from summary.json, without evidence\n");
+        s.invariants
+            .iter()
+            .map(|(name, i)| {
+                let mut r = CheckResult::new(name);
+                r.verdict = i.verdict;
+                r.violations = i.violations;
+                r.unknowns = i.unknowns;
+                r
+            })
+            .collect()
+    };
+    Ok(human::render(&s, &results, &dir.display().to_string()) + &notes)
+}
+
+/// A failed run's lines (its summary has `error`), else None.
+fn failed_text(summary: &Value) -> Option<String> {
+    let error = summary.get("error")?;
+    let error = error
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or(error.to_string());
+    let mut o = format!("specstorm: {}: the run FAILED: {error}\n", title(summary));
+    if let Some(c) = summary
+        .pointer("/provenance/command")
+        .and_then(Value::as_str)
+    {
+        let _ = writeln!(o, "reproduce: {c}");
+    }
+    if let Some(e) = summary.get("exit") {
+        let _ = writeln!(
+            o,
+            "exit {}: {}",
+            e.get("code").map(|c| c.to_string()).unwrap_or_default(),
+            e.get("rule").and_then(Value::as_str).unwrap_or("")
+        );
+    }
+    Some(o)
+}
+
+/// A compare folder's variant in a few lines: exit, load, p99 latencies,
+/// verdicts. A missing folder or summary is said, not an error. Errors:
+/// `summary.json` exists but cannot be read.
+pub fn variant_text(name: &str, dir: &Path) -> Result<String, FolderError> {
+    let mut o = format!("== variant {name} ({})\n", dir.display());
+    if !dir.join("summary.json").exists() {
+        let _ = writeln!(o, "  no summary.json (missing or unfinished run)");
+        return Ok(o);
+    }
+    let s = read_json(dir, "summary.json")?;
+    if let Some(text) = failed_text(&s) {
+        return Ok(o + "  " + &text.replace('\n', "\n  ").trim_end_matches(' '));
+    }
+    let f = |p: &str| s.pointer(p).and_then(Value::as_f64).unwrap_or(0.0);
+    let _ = writeln!(
+        o,
+        "  {} events in {:.1}s, {:.0} ops/s{}",
+        f("/events"),
+        f("/duration_s"),
+        f("/throughput_ops_per_s/total"),
+        if s.get("partial") == Some(&Value::Bool(true)) {
+            " (PARTIAL: interrupted)"
+        } else {
+            ""
+        }
+    );
+    if let Some(lat) = s.get("latency_us").and_then(Value::as_object) {
+        let parts: Vec<_> = lat
+            .iter()
+            .map(|(k, l)| {
+                let p99 = l.get("p99").and_then(Value::as_f64).unwrap_or(0.0);
+                format!("{k} p99 {}", super::human::duration_us(p99))
+            })
+            .collect();
+        let _ = writeln!(o, "  ok latency: {}", parts.join(", "));
+    }
+    if let Some(inv) = s.get("invariants").and_then(Value::as_object) {
+        let parts: Vec<_> = inv
+            .iter()
+            .map(|(k, v)| {
+                let verdict = v.get("verdict").and_then(Value::as_str).unwrap_or("?");
+                match verdict {
+                    "violated" => format!(
+                        "{k} VIOLATED ({})",
+                        v.get("violations").cloned().unwrap_or_default()
+                    ),
+                    _ => format!("{k} {verdict}"),
+                }
+            })
+            .collect();
+        let _ = writeln!(o, "  invariants: {}", parts.join(", "));
+    }
+    if let Some(e) = s.get("exit") {
+        let _ = writeln!(
+            o,
+            "  exit {}: {}",
+            e.get("code").map(|c| c.to_string()).unwrap_or_default(),
+            e.get("rule").and_then(Value::as_str).unwrap_or("")
+        );
+    }
+    Ok(o)
+}
