@@ -1,7 +1,9 @@
 //! The command line: `specstorm run` (the main job), `specstorm check`
 //! (validate without running), `specstorm serve` (the reference HTTP
-//! target) and `specstorm check-target` (a harmless contract probe of a
-//! running service). Exit codes follow `shared/reference/cli.md`.
+//! target), `specstorm check-target` (a harmless contract probe of a
+//! running service), `specstorm audit` (the checkers again over a saved run
+//! folder) and `specstorm merge` (one run folder from the shards of a
+//! sharded run). Exit codes follow `shared/reference/cli.md`.
 
 use crate::probe::{check_target, ProbeOptions};
 use crate::run::{prepare, run, RunError, RunOptions};
@@ -79,6 +81,35 @@ pub enum Command {
         /// (also without a terminal, or with CI=true).
         #[arg(long)]
         no_tui: bool,
+        /// Run as runner i of n sharing one HTTP target (target.url): a
+        /// disjoint part of the event ids, stop.events and load.rate.
+        #[arg(long, value_name = "I/N", value_parser = crate::generator::Shard::parse, requires = "run_id")]
+        shard: Option<crate::generator::Shard>,
+        /// Id shared by every shard of one run (letters, digits, - and _):
+        /// the target's project namespace derives from it.
+        #[arg(long, value_name = "ID", requires = "shard")]
+        run_id: Option<String>,
+    },
+    /// Re-run the checkers offline over a run folder's saved history and
+    /// final tables, and compare with the run's verdicts (writes audit.json).
+    /// Exit 3 if they differ; 2 if RUN_DIR is no run folder.
+    Audit {
+        /// The run folder.
+        run_dir: PathBuf,
+    },
+    /// Merge the run folders of the shards of one run (`run --shard`) into
+    /// one run folder: history, latency log, one audit, summary.
+    Merge {
+        /// The shards' run folders.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The merged run folder (new, or empty).
+        #[arg(long)]
+        out: PathBuf,
+        /// Bound on how far the runners' clocks may disagree (one machine:
+        /// the default; across machines: the clock sync's error, doubled).
+        #[arg(long, default_value = "2ms", value_parser = humantime::parse_duration)]
+        clock_skew: Duration,
     },
     /// Validate a scenario and its statement file and print the resolved
     /// configuration, without touching any target.
@@ -154,6 +185,7 @@ pub struct ServeArgs {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
+        c @ (Command::Audit { .. } | Command::Merge { .. }) => audit_or_merge(c),
         Command::CheckTarget(a) => {
             let opts = ProbeOptions {
                 url: a.url,
@@ -224,12 +256,16 @@ pub fn main(cli: Cli) -> i32 {
             out,
             quiet,
             no_tui,
+            shard,
+            run_id,
         } => {
             let opts = RunOptions {
                 overrides: scenario.overrides(),
                 scenario: scenario.scenario,
                 out,
                 watch: Watch::choose(quiet, no_tui),
+                shard,
+                run_id,
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());
@@ -238,6 +274,40 @@ pub fn main(cli: Cli) -> i32 {
                 Err(e) => report_error(&e),
             }
         }
+    }
+}
+
+/// `specstorm audit` and `specstorm merge`: the logic is in
+/// [`crate::audit`] and [`crate::merge`]; here, printing and exit codes.
+fn audit_or_merge(command: Command) -> i32 {
+    let err = |e: &dyn std::fmt::Display, code: i32| {
+        let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+        code
+    };
+    match command {
+        Command::Audit { run_dir } => match crate::audit::audit(&run_dir) {
+            Ok(a) => {
+                let _ = writeln!(std::io::stdout(), "{}", crate::audit::render(&a));
+                a.exit.code
+            }
+            Err(e) => err(&e, e.exit_code()),
+        },
+        Command::Merge {
+            runs,
+            out,
+            clock_skew,
+        } => {
+            let opts = crate::merge::MergeOptions {
+                runs,
+                out,
+                clock_skew,
+            };
+            match crate::merge::merge(&opts) {
+                Ok(s) => s.exit.code,
+                Err(e) => err(&e, e.exit_code()),
+            }
+        }
+        _ => unreachable!("only audit and merge"),
     }
 }
 

@@ -7,10 +7,13 @@
 //! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
 //! [`report`] (summary, JSON, human output). [`server`] is the reference
 //! HTTP target (`specstorm serve`); [`probe`] checks that a running service
-//! speaks the HTTP target contract (`specstorm check-target`).
+//! speaks the HTTP target contract (`specstorm check-target`). [`audit`]
+//! re-runs the checkers over a saved run folder; [`merge`] shards a run
+//! over several load generators and merges their run folders.
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod checker;
 pub mod cli;
 pub mod client;
@@ -19,6 +22,7 @@ pub mod generator;
 pub mod history;
 pub mod http_runtime;
 pub mod live;
+pub mod merge;
 pub mod nemesis;
 pub mod probe;
 pub mod report;
