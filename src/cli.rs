@@ -1,8 +1,11 @@
 //! The command line: `specstorm run` (the main job), `specstorm check`
 //! (validate without running), `specstorm serve` (the reference HTTP
 //! target), `specstorm check-target` (a harmless contract probe of a
-//! running service) and `specstorm report` (summary, plots and baseline of a
-//! finished run). Exit codes follow `shared/reference/cli.md`.
+//! running service), `specstorm report` (summary, plots and baseline of a
+//! finished run), `specstorm compare` (one scenario against several
+//! variants), `specstorm audit` (the checkers again over a saved run
+//! folder) and `specstorm merge` (one run folder from the shards of a
+//! sharded run). Exit codes follow `shared/reference/cli.md`.
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::probe::{check_target, ProbeOptions};
@@ -81,6 +84,35 @@ pub enum Command {
         /// (also without a terminal, or with CI=true).
         #[arg(long)]
         no_tui: bool,
+        /// Run as runner i of n sharing one HTTP target (target.url): a
+        /// disjoint part of the event ids, stop.events and load.rate.
+        #[arg(long, value_name = "I/N", value_parser = crate::generator::Shard::parse, requires = "run_id")]
+        shard: Option<crate::generator::Shard>,
+        /// Id shared by every shard of one run (letters, digits, - and _):
+        /// the target's project namespace derives from it.
+        #[arg(long, value_name = "ID", requires = "shard")]
+        run_id: Option<String>,
+    },
+    /// Re-run the checkers offline over a run folder's saved history and
+    /// final tables, and compare with the run's verdicts (writes audit.json).
+    /// Exit 3 if they differ; 2 if RUN_DIR is no run folder.
+    Audit {
+        /// The run folder.
+        run_dir: PathBuf,
+    },
+    /// Merge the run folders of the shards of one run (`run --shard`) into
+    /// one run folder: history, latency log, one audit, summary.
+    Merge {
+        /// The shards' run folders.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The merged run folder (new, or empty).
+        #[arg(long)]
+        out: PathBuf,
+        /// Bound on how far the runners' clocks may disagree (one machine:
+        /// the default; across machines: the clock sync's error, doubled).
+        #[arg(long, default_value = "2ms", value_parser = humantime::parse_duration)]
+        clock_skew: Duration,
     },
     /// Run the same scenario, seed and load against several variants, one
     /// after the other, each judged against its own expectation; print a
@@ -216,6 +248,7 @@ pub fn main(cli: Cli) -> i32 {
                 2
             }
         },
+        c @ (Command::Audit { .. } | Command::Merge { .. }) => audit_or_merge(c),
         Command::CheckTarget(a) => {
             let opts = ProbeOptions {
                 url: a.url,
@@ -330,6 +363,8 @@ pub fn main(cli: Cli) -> i32 {
             out,
             quiet,
             no_tui,
+            shard,
+            run_id,
         } => {
             let opts = RunOptions {
                 overrides: scenario.overrides(),
@@ -337,6 +372,8 @@ pub fn main(cli: Cli) -> i32 {
                 out,
                 watch: Watch::choose(quiet, no_tui),
                 summary_on_stderr: false,
+                shard,
+                run_id,
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());
@@ -380,6 +417,40 @@ fn report(a: &ReportArgs) -> anyhow::Result<()> {
         let _ = write!(out, "{}", baseline::report(&folder, old)?);
     }
     Ok(())
+}
+
+/// `specstorm audit` and `specstorm merge`: the logic is in
+/// [`crate::audit`] and [`crate::merge`]; here, printing and exit codes.
+fn audit_or_merge(command: Command) -> i32 {
+    let err = |e: &dyn std::fmt::Display, code: i32| {
+        let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+        code
+    };
+    match command {
+        Command::Audit { run_dir } => match crate::audit::audit(&run_dir) {
+            Ok(a) => {
+                let _ = writeln!(std::io::stdout(), "{}", crate::audit::render(&a));
+                a.exit.code
+            }
+            Err(e) => err(&e, e.exit_code()),
+        },
+        Command::Merge {
+            runs,
+            out,
+            clock_skew,
+        } => {
+            let opts = crate::merge::MergeOptions {
+                runs,
+                out,
+                clock_skew,
+            };
+            match crate::merge::merge(&opts) {
+                Ok(s) => s.exit.code,
+                Err(e) => err(&e, e.exit_code()),
+            }
+        }
+        _ => unreachable!("only audit and merge"),
+    }
 }
 
 fn describe(p: &Option<PathBuf>) -> String {

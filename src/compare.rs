@@ -186,6 +186,7 @@ pub fn compare(
             out: Some(run_dir.clone()),
             watch: opts.watch,
             summary_on_stderr: true,
+            ..RunOptions::default()
         };
         let (exit, summary) = match run(&run_opts, control.clone()) {
             Ok((summary, _)) => {

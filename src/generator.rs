@@ -65,6 +65,69 @@ impl KeySpace {
     }
 }
 
+/// Runner i of n of one sharded run (`specstorm run --shard i/n`):
+/// several load generators share the work against one HTTP target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// i, 0 <= i < n.
+    pub index: u32,
+    /// n >= 1.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `i/n`. Errors: not two integers, n = 0, or i >= n (the text
+    /// says which).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard {text:?}: expected i/n with 0 <= i < n, e.g. 0/2");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 {
+            return Err(format!("--shard {text:?}: n must be at least 1"));
+        }
+        if index >= count {
+            return Err(format!(
+                "--shard {text:?}: i must be below n (shards are numbered 0 to {})",
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's part of `total` (fresh events): `total / n`, plus one
+    /// for the first `total % n` shards, so the parts sum to `total`.
+    /// 0 (no limit) stays 0.
+    pub fn share(&self, total: u64) -> u64 {
+        let n = self.count as u64;
+        total / n + u64::from((self.index as u64) < total % n)
+    }
+
+    /// The seed of this shard's random streams: the run's seed for shard 0
+    /// of 1 (an unsharded run draws exactly what it always drew), else
+    /// mixed with i so that shards draw different keys and ids.
+    fn seed(shard: Option<Shard>, seed: u64) -> u64 {
+        match shard {
+            Some(s) if s.count > 1 => {
+                seed ^ (u64::from(s.index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            }
+            _ => seed,
+        }
+    }
+
+    /// The prefix this shard puts before every event id (after the
+    /// namespace): `k<i>-` when n > 1. It makes the shards' ids disjoint by
+    /// construction, whatever their random draws: two shards can never
+    /// send one event id (only a shard's own duplicate-id retries reuse
+    /// an id, as in an unsharded run).
+    fn id_prefix(shard: Option<Shard>) -> String {
+        match shard {
+            Some(s) if s.count > 1 => format!("k{}-", s.index),
+            _ => String::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Event {
     id: String,
@@ -97,11 +160,19 @@ impl IngestGenerator {
     /// The ingest ops of `scenario`. `namespace` prefixes event ids and
     /// projects (empty on a fresh database).
     pub fn new(scenario: &Scenario, namespace: &str) -> Self {
+        Self::sharded(scenario, namespace, None)
+    }
+
+    /// The ingest ops of one shard of a sharded run: its own random stream
+    /// and event ids disjoint from every other shard's (see [`Shard`]).
+    /// The scenario is this shard's (`stop.events` and `load.rate` already
+    /// its share); the keys stay the run's, so shards contend on groups.
+    pub fn sharded(scenario: &Scenario, namespace: &str, shard: Option<Shard>) -> Self {
         let open_rate =
             (scenario.load.model == crate::scenario::LoadModel::Open).then_some(scenario.load.rate);
         IngestGenerator {
-            rng: ChaCha8Rng::seed_from_u64(scenario.seed),
-            seed: scenario.seed,
+            rng: ChaCha8Rng::seed_from_u64(Shard::seed(shard, scenario.seed)),
+            seed: Shard::seed(shard, scenario.seed),
             keys: KeySpace::new(&scenario.keys, namespace),
             retry: scenario.retry.clone(),
             soon_window: 2 * scenario.load.ingesters.max(1) as u64,
@@ -112,7 +183,7 @@ impl IngestGenerator {
             pending_events: Default::default(),
             tie: 0,
             open_rate,
-            namespace: namespace.to_string(),
+            namespace: format!("{namespace}{}", Shard::id_prefix(shard)),
         }
     }
 
@@ -229,7 +300,12 @@ pub struct ResolveGenerator {
 impl ResolveGenerator {
     /// Resolver number `index`'s sequence; independent of the ingest stream.
     pub fn new(scenario: &Scenario, namespace: &str, index: u32) -> Self {
-        let seed = scenario.seed ^ (0x5EED_0000_0000_0000 | (index as u64 + 1));
+        Self::sharded(scenario, namespace, index, None)
+    }
+
+    /// Resolver `index` of one shard: a stream of its own per shard.
+    pub fn sharded(scenario: &Scenario, namespace: &str, index: u32, shard: Option<Shard>) -> Self {
+        let seed = Shard::seed(shard, scenario.seed) ^ (0x5EED_0000_0000_0000 | (index as u64 + 1));
         ResolveGenerator {
             rng: ChaCha8Rng::seed_from_u64(seed.rotate_left(17)),
             keys: KeySpace::new(&scenario.keys, namespace),

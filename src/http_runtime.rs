@@ -47,6 +47,8 @@ impl Nonconforming {
 struct Shared {
     scenario: Scenario,
     namespace: String,
+    /// This runner's part of a sharded run (its own resolver streams).
+    shard: Option<crate::generator::Shard>,
     sink: HistorySink,
     clock: Clock,
     control: Arc<Control>,
@@ -129,11 +131,12 @@ pub fn run_load_http(
     let shared = Arc::new(Shared {
         scenario: s.clone(),
         namespace: plan.namespace.to_string(),
+        shard: plan.shard,
         sink: plan.sink.clone(),
         clock: plan.clock,
         control,
         client,
-        gen: Mutex::new(IngestGenerator::new(s, plan.namespace)),
+        gen: Mutex::new(IngestGenerator::sharded(s, plan.namespace, plan.shard)),
         next_op: AtomicU64::new(0),
         ingesters_left: AtomicUsize::new(s.load.ingesters as usize),
         learned: (0..s.groups()).map(|_| OnceLock::new()).collect(),
@@ -375,7 +378,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
     let shared = &*shared;
     let plan = shared;
     let slot = shared.live.slot(worker as usize);
-    let mut gen = ResolveGenerator::new(&plan.scenario, &plan.namespace, index);
+    let mut gen = ResolveGenerator::sharded(&plan.scenario, &plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve.interval;
     while !plan.control.stop.load(Ordering::Acquire) {
         let op = gen.next_op();

@@ -9,9 +9,12 @@
 //! HTTP target (`specstorm serve`); [`probe`] checks that a running service
 //! speaks the HTTP target contract (`specstorm check-target`); [`compare`]
 //! runs one scenario against several variants (`specstorm compare`).
+//! [`audit`] re-runs the checkers over a saved run folder; [`merge`]
+//! shards a run over several load generators and merges their run folders.
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod checker;
 pub mod cli;
 pub mod client;
@@ -21,6 +24,7 @@ pub mod generator;
 pub mod history;
 pub mod http_runtime;
 pub mod live;
+pub mod merge;
 pub mod nemesis;
 pub mod probe;
 pub mod report;

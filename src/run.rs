@@ -2,7 +2,7 @@
 //! the run folder and the database, run the load, read the final tables as
 //! one snapshot, audit them against the history, and save the results.
 
-use crate::checker::{check_all, CheckResult, Facts, Finding, GroupRow, Tables};
+use crate::checker::{check_all, CheckResult, Facts, Finding, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::client::spawn::SpawnedServer;
@@ -23,7 +23,6 @@ use crate::scenario::{self, FaultKind, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
 use crate::watch::{Watch, Watcher};
-use crate::workload::Value;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -75,6 +74,12 @@ pub struct RunOptions {
     /// Print the end-of-run summary on stderr, not stdout (`compare`
     /// keeps stdout for its table).
     pub summary_on_stderr: bool,
+    /// `--shard i/n`: this runner's part of a sharded run (HTTP target
+    /// with `target.url` only; needs `run_id`).
+    pub shard: Option<crate::generator::Shard>,
+    /// `--run-id ID`: shared by every shard of one run; the project
+    /// namespace on the target derives from it.
+    pub run_id: Option<String>,
 }
 
 /// A scenario and its checked variant, before anything runs.
@@ -125,6 +130,12 @@ pub fn reproduce_command(opts: &RunOptions, seed: u64) -> String {
     }
     parts.push("--seed".into());
     parts.push(seed.to_string());
+    if let (Some(sh), Some(id)) = (opts.shard, &opts.run_id) {
+        parts.push("--shard".into());
+        parts.push(format!("{}/{}", sh.index, sh.count));
+        parts.push("--run-id".into());
+        parts.push(shell_word(id));
+    }
     parts.join(" ")
 }
 
@@ -174,7 +185,8 @@ fn file_safe(name: &str) -> String {
 /// Runs a scenario end to end and saves its results; returns the summary
 /// (whose `exit.code` is the process's exit code) and the run folder.
 pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
-    let p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
+    let mut p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
+    let sharded = crate::merge::apply_shard(&mut p.scenario, opts.shard, opts.run_id.as_deref())?;
     let s = &p.scenario;
     let started = SystemTime::now();
     let variant_name = variant::short_name(&s.variant);
@@ -197,7 +209,8 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     let namespace = match (&target.url, &target.path) {
         // An external service may hold rows of earlier runs (or real data):
         // this run works in a namespace of projects of its own.
-        (Some(_), _) => Ok(run_namespace(started)),
+        // Shards share one namespace, derived from their run id.
+        (Some(_), _) => Ok(sharded.unwrap_or_else(|| run_namespace(started))),
         (None, Some(path)) => namespace_for(path, &target.sqlite(), started),
         (None, None) => Ok(String::new()),
     };
@@ -286,6 +299,13 @@ fn execute(
     let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
     let sink = writer.sink();
     let http = s.target.kind == TargetKind::Http;
+    // The clock's origin as UTC, read next to it, so that shards' times
+    // can be put on one time base (`merge`).
+    let clock = Clock::start();
+    let clock_utc_ns = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
     sink.send_entry(&Entry::Header(Header {
         schema_version: HISTORY_SCHEMA_VERSION,
         workload: "groups".into(),
@@ -304,8 +324,9 @@ fn execute(
             .map(|s| s.name.clone())
             .collect(),
         namespace: namespace.clone(),
+        shard: crate::merge::shard_header(opts, clock_utc_ns),
+        merged: None,
     }));
-    let clock = Clock::start();
     let nemesis = Recorder {
         plan: Arc::new(FaultPlan::new(s.seed, &s.faults)),
         sink: sink.clone(),
@@ -344,6 +365,7 @@ fn execute(
         control: &control,
         nemesis: nemesis.clone(),
         live: live.clone(),
+        shard: opts.shard,
     };
     let phase = if http {
         http_phase(p, run_dir, &plan, control.clone())
@@ -364,6 +386,11 @@ fn execute(
         t: clock.now(),
         partial: interrupted,
         ops: phase.as_ref().map(|ph| ph.load.ops).unwrap_or(0),
+        tables_read: phase
+            .as_ref()
+            .ok()
+            .and_then(|ph| ph.tables.as_ref())
+            .map(|t| [t.read_start, t.read_end]),
     }));
     drop(sink);
     let history_bytes = writer.finish().map_err(|e| {
@@ -410,23 +437,15 @@ fn execute(
         ),
     };
 
+    // A shard of several cannot be judged alone (see merge::shard_verdicts).
+    let (results, stranded) = match crate::merge::shard_verdicts(opts.shard) {
+        Some(r) => (r, Default::default()),
+        None => (results, stranded),
+    };
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures(&load.stats, duration_s);
     let accepted = facts.events.values().filter(|e| e.acked).count() as u64;
-    let probes = facts
-        .groups
-        .values()
-        .map(|g| g.probes.len() as u64)
-        .sum::<u64>()
-        + tables
-            .groups
-            .iter()
-            .filter(|g| g.status.as_str() == Some("resolved"))
-            .count() as u64;
-    let coverage = summary::Coverage::new(
-        facts.events.values().filter(|e| e.done).count() as u64,
-        probes,
-    );
+    let coverage = crate::audit::coverage(&facts, &tables);
     let (expect, thresholds) = s.expectation();
     let mut summary = Summary {
         schema_version: SUMMARY_SCHEMA_VERSION,
@@ -484,6 +503,8 @@ fn execute(
             code: 0,
             rule: String::new(),
         },
+        shard: crate::merge::shard_header(opts, clock_utc_ns),
+        merged: None,
     };
     // Thresholds name figures of this very summary.
     summary.thresholds = summary::judge_thresholds(
@@ -857,52 +878,13 @@ fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {
 }
 
 /// Reads the canonical tables (the variant's `export.*` queries) in one
-/// read transaction, keeping only this run's namespace.
+/// read transaction, keeping only this run's namespace; times on `clock`
+/// (see [`crate::audit::read_tables`]).
 pub fn snapshot(
     conn: &mut Connection,
     variant: &GroupsVariant,
     namespace: &str,
     clock: &Clock,
 ) -> rusqlite::Result<Tables> {
-    let tx = conn.transaction()?;
-    let mut t = Tables {
-        read_start: clock.now(),
-        ..Default::default()
-    };
-    let mine = |project: &Value| {
-        namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
-    };
-    {
-        let mut st = tx.prepare(&variant.export_events)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let project = Value::from(r.get_ref(1)?);
-            if mine(&project) {
-                t.add_event(
-                    &Value::from(r.get_ref(0)?),
-                    &project,
-                    &Value::from(r.get_ref(2)?),
-                );
-            }
-        }
-    }
-    {
-        let mut st = tx.prepare(&variant.export_groups)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let row = GroupRow {
-                id: Value::from(r.get_ref(0)?),
-                project: Value::from(r.get_ref(1)?),
-                fingerprint: Value::from(r.get_ref(2)?),
-                status: Value::from(r.get_ref(3)?),
-                event_count: Value::from(r.get_ref(4)?),
-            };
-            if mine(&row.project) {
-                t.groups.push(row);
-            }
-        }
-    }
-    t.read_end = clock.now();
-    tx.commit()?;
-    Ok(t)
+    crate::audit::read_tables(conn, variant, namespace, &|| clock.now())
 }

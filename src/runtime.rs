@@ -145,6 +145,8 @@ pub struct LoadPlan<'a> {
     pub nemesis: Recorder,
     /// The live figures the workers record into (and watchers read).
     pub live: Arc<Live>,
+    /// This runner's part of a sharded run (`--shard i/n`), if any.
+    pub shard: Option<crate::generator::Shard>,
 }
 
 struct Shared<'a> {
@@ -188,7 +190,7 @@ pub fn run_load<'a>(
     let names = |p: &'a OpProgram| p.steps.iter().map(|s| s.name.as_str()).collect();
     let shared = Shared {
         plan,
-        gen: Mutex::new(IngestGenerator::new(s, plan.namespace)),
+        gen: Mutex::new(IngestGenerator::sharded(s, plan.namespace, plan.shard)),
         next_op: AtomicU64::new(0),
         ingesters_left: AtomicUsize::new(ingest_conns.len()),
         started,
@@ -363,7 +365,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
 fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
-    let mut gen = ResolveGenerator::new(plan.scenario, plan.namespace, index);
+    let mut gen = ResolveGenerator::sharded(plan.scenario, plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve.interval;
     while !plan.control.stop.load(Ordering::Acquire) {
         let op = gen.next_op();

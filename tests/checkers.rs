@@ -138,6 +138,8 @@ impl Hist {
                 counting_step,
                 namespace: String::new(),
                 ingest_steps: vec!["s1".into(), "s2".into(), "s3".into()],
+                shard: None,
+                merged: None,
             })],
             next_op: 1,
         }
@@ -1470,6 +1472,8 @@ fn simulate(seed: u64, naive: bool, step_log: bool, crashes: bool) -> SimOut {
             counting_step: if naive { 3 } else { 2 },
             namespace: String::new(),
             ingest_steps: vec![],
+            shard: None,
+            merged: None,
         })],
         events: BTreeMap::new(),
         groups: BTreeMap::new(),

@@ -92,6 +92,63 @@ pub struct Header {
     /// `crashed_after` step lies against the counting step).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ingest_steps: Vec<String>,
+    /// This run is shard i of n of one sharded run (`--shard i/n`); None
+    /// for an ordinary run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardHeader>,
+    /// This history was merged from the histories of shards
+    /// (`specstorm merge`); None for a history a run wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedHeader>,
+}
+
+/// Which part of a sharded run a history is (`specstorm run --shard i/n
+/// --run-id ID`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardHeader {
+    /// i: this runner's index, 0 <= i < n.
+    pub index: u32,
+    /// n: how many runners share the run.
+    pub count: u32,
+    /// The id every shard of the run shares (the namespace derives from it).
+    pub run_id: String,
+    /// UTC of this history's time origin (`t` = 0), ns since the Unix
+    /// epoch, read next to the monotonic clock's start: what `merge` puts
+    /// the shards on one time base with (`started_utc` is only ms, and is
+    /// taken earlier).
+    pub clock_utc_ns: u64,
+}
+
+/// What a merged history was made from (`specstorm merge`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedHeader {
+    /// The run folders merged, shard 0 first.
+    pub from: Vec<String>,
+    /// The shards' shared run id.
+    pub run_id: String,
+    /// How many shards were merged.
+    pub shards: u32,
+    /// The bound on how far two runners' clocks may disagree, ns: every
+    /// op's window was widened by half of it on each side.
+    pub clock_skew_ns: u64,
+    /// UTC of the merged time origin, ns since the Unix epoch.
+    pub clock_utc_ns: u64,
+    /// Per shard (in `from` order): ns added to its times (before widening),
+    /// and the op id and worker number added to its own.
+    pub offsets: Vec<MergeOffset>,
+}
+
+/// How one shard's entries were moved onto the merged history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeOffset {
+    /// The shard's index.
+    pub shard: u32,
+    /// ns added to every time of the shard.
+    pub t_ns: u64,
+    /// Added to every op id of the shard.
+    pub op: u64,
+    /// Added to every worker number of the shard.
+    pub worker: u32,
 }
 
 /// An op begins. `t` is ns since run start; for the open load model
@@ -226,6 +283,11 @@ pub struct Footer {
     pub partial: bool,
     /// Ops invoked in the run.
     pub ops: u64,
+    /// The final tables' read (one read transaction): start and end, ns
+    /// since run start; None if they were not read (or an older history).
+    /// The audit takes the final rows as a probe in this interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables_read: Option<[u64; 2]>,
 }
 
 /// What a fault entry records.

@@ -178,6 +178,14 @@ pub struct Summary {
     pub resolved_scenario: serde_json::Value,
     /// Exit code and the rule that decided it (cli.md).
     pub exit: Exit,
+    /// This run is shard i of n of a sharded run (`--shard i/n --run-id
+    /// ID`); absent for an ordinary run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::history::ShardHeader>,
+    /// This run folder was merged from shards (`specstorm merge`): the
+    /// shards, the clock-skew bound, where the final tables came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<crate::merge::MergeInfo>,
 }
 
 /// The load figures of a run, per op kind.

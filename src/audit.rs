@@ -1,0 +1,467 @@
+//! `specstorm audit RUN_DIR`: the checkers run again, offline, over a run
+//! folder's saved history (`history.jsonl`) and final tables (`target.db`
+//! read through the saved `variant.sql`'s export statements for an
+//! in-process SQLite run, `export.json` for an HTTP run), and the verdicts
+//! are compared with the ones the run saved (`checks.json`). Nothing in the
+//! folder changes but `audit.json`, which holds the audited results and the
+//! comparison.
+//!
+//! An audit that finds other verdicts than the run cannot confirm it (exit
+//! 3): the history or the tables changed after the run, or the checkers
+//! changed since. Otherwise the exit code is the one the run's own rule
+//! gives for the audited results ([`exit_for`]).
+//!
+//! The final rows are a probe of every resolved group (NoMissedRegression),
+//! taken in the interval of the final read. The history's footer records
+//! that interval; an older history without it gets an instant after every
+//! entry of the history, which orders against every op exactly as the real
+//! read did (the read began after the load drained, and the footer is
+//! written after it), so the verdicts are the same; only the instant quoted
+//! in an explanation may differ.
+
+use crate::checker::stranded::Stranded;
+use crate::checker::{check_all, CheckResult, Facts, GroupRow, Tables, Verdict};
+use crate::client::export::read_export;
+use crate::history::{reader, Entry, Footer, Header};
+use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
+use crate::scenario::{Expect, TargetKind};
+use crate::statements::GroupsVariant;
+use crate::workload::Value;
+use rusqlite::{Connection, OpenFlags};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// File the audit writes into the run folder.
+pub const FILE: &str = "audit.json";
+
+/// Why an audit could not be done; each maps to a cli.md exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// RUN_DIR is not a run folder, or lacks a file the audit needs (the
+    /// message names it): exit 2.
+    #[error("{0}")]
+    Input(String),
+    /// A file is there but cannot be read as what a run writes (a broken
+    /// history, an unreadable database): exit 3, nothing can be judged.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+impl AuditError {
+    /// The exit code (cli.md): 2 for a folder that is no run folder or
+    /// lacks a file, 3 for a file that cannot be read.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            AuditError::Input(_) => 2,
+            AuditError::Unreadable(_) => 3,
+        }
+    }
+}
+
+/// The audited results of a run folder and their comparison with the run's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Audit {
+    /// The run folder audited.
+    pub run_dir: String,
+    /// Where the final tables were read from (`target.db` or `export.json`).
+    pub tables: String,
+    /// The checkers' results over the saved history and tables, in the
+    /// run's order (TypeOK, OneGroupPerFingerprint, CountExact,
+    /// NoMissedRegression).
+    pub results: Vec<CheckResult>,
+    /// Stranded events, as the run reports them.
+    pub stranded: Stranded,
+    /// What the history exercised.
+    pub coverage: Coverage,
+    /// Whether every invariant's verdict, violations and unknowns equal
+    /// the run's (`checks.json`).
+    pub same_as_run: bool,
+    /// Each difference from the run's verdicts, in words (empty when same).
+    pub differences: Vec<String>,
+    /// The audit's exit code and the rule that decided it: 3 when the
+    /// verdicts differ, else the run's rule over the audited results.
+    pub exit: Exit,
+}
+
+/// Audits a run folder and writes `audit.json` into it. Errors: see
+/// [`AuditError`] (the message names the missing file).
+pub fn audit(run_dir: &Path) -> Result<Audit, AuditError> {
+    let audit = judge(run_dir)?;
+    let json = serde_json::to_string_pretty(&audit)
+        .map_err(|e| AuditError::Unreadable(format!("cannot encode the audit: {e}")))?;
+    std::fs::write(run_dir.join(FILE), json).map_err(|e| {
+        AuditError::Unreadable(format!(
+            "cannot write {}: {e}",
+            run_dir.join(FILE).display()
+        ))
+    })?;
+    Ok(audit)
+}
+
+/// What [`audit`] does, without writing `audit.json`.
+pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
+    if !run_dir.is_dir() {
+        return Err(AuditError::Input(format!(
+            "{} is not a run folder (no such folder)",
+            run_dir.display()
+        )));
+    }
+    let need = |name: &str, what: &str| {
+        let p = run_dir.join(name);
+        if p.is_file() {
+            Ok(p)
+        } else {
+            Err(AuditError::Input(format!(
+                "{} is not a run folder the audit can use: {name} is missing ({what})",
+                run_dir.display()
+            )))
+        }
+    };
+    let history = need("history.jsonl", "the history of every op")?;
+    let checks = need("checks.json", "the run's verdicts to compare with")?;
+    let scenario = need("scenario.toml", "the resolved scenario")?;
+    need("variant.sql", "the statement file with the export queries")?;
+    let p = crate::run::prepare(Some(&scenario), &[])
+        .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
+    let saved: Vec<CheckResult> = std::fs::read_to_string(&checks)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        .map_err(|e| AuditError::Unreadable(format!("{}: {e}", checks.display())))?;
+
+    let read = read_history(&history)?;
+    let header = read.facts.header.clone().expect("read_history checks it");
+    let (mut tables, source) = match p.scenario.target.kind {
+        TargetKind::Sqlite => {
+            let db = need(
+                "target.db",
+                "the final database of an in-process SQLite run",
+            )?;
+            (read_db(&db, &p.variant, &header.namespace)?, "target.db")
+        }
+        TargetKind::Http => {
+            let export = need("export.json", "the final tables of an HTTP run")?;
+            let mut t = Tables::default();
+            read_export(&export, &header.namespace, &mut t).map_err(AuditError::Unreadable)?;
+            (t, "export.json")
+        }
+    };
+    [tables.read_start, tables.read_end] = read.tables_read();
+    let (mut results, stranded) = check_all(&read.facts, &tables);
+    if let Some(m) = &header.merged {
+        crate::merge::note_skew(&mut results, m);
+    }
+    // A shard of several is not judged alone, as its run did not judge it.
+    let shard = header.shard.as_ref().map(|s| crate::generator::Shard {
+        index: s.index,
+        count: s.count,
+    });
+    let (results, stranded) = match crate::merge::shard_verdicts(shard) {
+        Some(r) => (r, Default::default()),
+        None => (results, stranded),
+    };
+    let coverage = coverage(&read.facts, &tables);
+    let partial = read.footer.as_ref().is_some_and(|f| f.partial);
+    let differences = compare(&saved, &results);
+    let exit = if differences.is_empty() {
+        // The thresholds judged the run's load figures: the saved ones.
+        let thresholds: Vec<ThresholdOutcome> = std::fs::read(run_dir.join("summary.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| serde_json::from_value(v["thresholds"].clone()).ok())
+            .unwrap_or_default();
+        exit_for(
+            partial,
+            &results,
+            &coverage,
+            &p.scenario.expectation().0,
+            &thresholds,
+        )
+    } else {
+        Exit {
+            code: 3,
+            rule: format!(
+                "the audit cannot confirm the run: {} verdict(s) differ from checks.json",
+                differences.len()
+            ),
+        }
+    };
+    Ok(Audit {
+        run_dir: run_dir.display().to_string(),
+        tables: source.into(),
+        results,
+        stranded,
+        coverage,
+        same_as_run: differences.is_empty(),
+        differences,
+        exit,
+    })
+}
+
+/// The exit code of audited results, by the run's own rule (cli.md: 130
+/// interrupted, 1 violated, 4 inconclusive, else 0). The one call of
+/// [`summary::exit`] for audits and merges, so that a change of that rule
+/// (expectations) is adapted here only. No target error: an offline audit
+/// judges saved files, not the target.
+///
+/// `expect` is the run's expectation (its saved scenario's); `thresholds`
+/// are the run's judged thresholds (load figures, which an audit of the
+/// verdicts does not change).
+pub fn exit_for(
+    partial: bool,
+    results: &[CheckResult],
+    coverage: &Coverage,
+    expect: &Expect,
+    thresholds: &[ThresholdOutcome],
+) -> Exit {
+    summary::exit(partial, None, results, coverage, expect, thresholds)
+}
+
+/// A history read for an audit: its facts, its footer, and its last time.
+pub struct ReadHistory {
+    /// What the checkers take from it.
+    pub facts: Facts,
+    /// The footer, if the history was written to the end.
+    pub footer: Option<Footer>,
+    /// The latest time of any entry but the footer, ns since run start.
+    pub last_t: u64,
+}
+
+impl ReadHistory {
+    /// The final read's interval, ns since run start: the footer's record,
+    /// or else an instant after every entry (see the module's doc).
+    pub fn tables_read(&self) -> [u64; 2] {
+        self.footer
+            .as_ref()
+            .and_then(|f| f.tables_read)
+            .unwrap_or([self.last_t + 1, self.last_t + 1])
+    }
+}
+
+/// Reads a history for an audit. Errors: it cannot be read, has no header,
+/// or is not one a run wrote (exit 3).
+pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
+    let bad = |e: anyhow::Error| AuditError::Unreadable(format!("{e:#}"));
+    let mut footer = None;
+    let mut last_t = 0u64;
+    let facts = Facts::from_entries(reader::read(path).map_err(bad)?.inspect(|e| {
+        if let Ok(e) = e {
+            match e {
+                Entry::Footer(f) => footer = Some(f.clone()),
+                other => last_t = last_t.max(entry_time(other)),
+            }
+        }
+    }))
+    .map_err(bad)?;
+    if facts.header.is_none() {
+        return Err(AuditError::Unreadable(format!(
+            "{}: no header line: not a history a run wrote",
+            path.display()
+        )));
+    }
+    Ok(ReadHistory {
+        facts,
+        footer,
+        last_t,
+    })
+}
+
+/// The latest time an entry carries, ns since run start (0 for a header).
+pub fn entry_time(e: &Entry) -> u64 {
+    match e {
+        Entry::Header(_) => 0,
+        Entry::Invoke(i) => i.t.max(i.intended.unwrap_or(0)),
+        Entry::Step(s) => s.end.unwrap_or(s.start).max(s.start),
+        Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => c.t,
+        Entry::Fault(f) => f.t,
+        Entry::Footer(f) => f.t,
+    }
+}
+
+/// The first line of a history, if it is a header. Errors: the file
+/// cannot be read or its first line is not a history entry.
+pub fn read_header(path: &Path) -> anyhow::Result<Option<Header>> {
+    match reader::read(path)?.next() {
+        Some(Ok(Entry::Header(h))) => Ok(Some(h)),
+        Some(Err(e)) => Err(e),
+        _ => Ok(None),
+    }
+}
+
+/// What a history and its final tables exercised: events certainly
+/// counted, and probes that showed a group resolved (refused resolves'
+/// probes, and final rows reading resolved).
+pub fn coverage(facts: &Facts, tables: &Tables) -> Coverage {
+    let probes = facts
+        .groups
+        .values()
+        .map(|g| g.probes.len() as u64)
+        .sum::<u64>()
+        + tables
+            .groups
+            .iter()
+            .filter(|g| g.status.as_str() == Some("resolved"))
+            .count() as u64;
+    Coverage::new(
+        facts.events.values().filter(|e| e.done).count() as u64,
+        probes,
+    )
+}
+
+/// Each difference between the run's verdicts and the audit's, per
+/// invariant: verdict, violations and unknowns (explanations may quote
+/// other instants and are not compared).
+pub fn compare(saved: &[CheckResult], audited: &[CheckResult]) -> Vec<String> {
+    let line = |r: &CheckResult| {
+        format!(
+            "{} ({} violations, {} unknowns)",
+            verdict_name(r.verdict),
+            r.violations,
+            r.unknowns
+        )
+    };
+    let mut out = Vec::new();
+    for a in audited {
+        match saved.iter().find(|s| s.invariant == a.invariant) {
+            None => out.push(format!(
+                "{}: not in checks.json; the audit says {}",
+                a.invariant,
+                line(a)
+            )),
+            Some(s)
+                if s.verdict != a.verdict
+                    || s.violations != a.violations
+                    || s.unknowns != a.unknowns =>
+            {
+                out.push(format!(
+                    "{}: the run said {}, the audit says {}",
+                    a.invariant,
+                    line(s),
+                    line(a)
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    for s in saved {
+        if !audited.iter().any(|a| a.invariant == s.invariant) {
+            out.push(format!(
+                "{}: in checks.json ({}), not judged by the audit",
+                s.invariant,
+                line(s)
+            ));
+        }
+    }
+    out
+}
+
+fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Holds => "holds",
+        Verdict::Violated => "violated",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+/// The audit in words: each invariant's verdict, counts and first
+/// explanation, then whether the run's verdicts were confirmed, and the exit.
+pub fn render(a: &Audit) -> String {
+    let mut s = format!(
+        "specstorm audit: {} (history.jsonl and {})\ninvariants:\n",
+        a.run_dir, a.tables
+    );
+    for r in &a.results {
+        s.push_str(&format!(
+            "  {:<24} {:<8} violations {}  unknowns {}\n",
+            r.invariant,
+            verdict_name(r.verdict),
+            r.violations,
+            r.unknowns
+        ));
+        if let Some(first) = r.first_explanation() {
+            s.push_str(&format!("    first: {first}\n"));
+        }
+    }
+    if a.same_as_run {
+        s.push_str("same verdicts as the run (checks.json)\n");
+    } else {
+        s.push_str("differs from the run (checks.json):\n");
+        for d in &a.differences {
+            s.push_str(&format!("  {d}\n"));
+        }
+    }
+    s.push_str(&format!("exit {}: {}", a.exit.code, a.exit.rule));
+    s
+}
+
+/// Opens a saved database for reading only, leaving the folder as it is:
+/// immutable (no lock, no `-shm` created) unless a `-wal` file is there,
+/// whose frames must then be read.
+fn read_db(db: &Path, variant: &GroupsVariant, namespace: &str) -> Result<Tables, AuditError> {
+    let bad = |e: rusqlite::Error| AuditError::Unreadable(format!("{}: {e}", db.display()));
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    let mut conn = if Path::new(&wal).exists() {
+        Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(bad)?
+    } else {
+        let abs = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
+        Connection::open_with_flags(
+            format!("file:{}?immutable=1", abs.display()),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(bad)?
+    };
+    read_tables(&mut conn, variant, namespace, &|| 0).map_err(bad)
+}
+
+/// Reads the canonical tables (the variant's `export.*` queries) in one
+/// read transaction, keeping only projects that start with `namespace`
+/// (all when empty). `now` gives the read's start and end, ns since run
+/// start. Errors: SQLite's (a query fails, a table is missing).
+pub fn read_tables(
+    conn: &mut Connection,
+    variant: &GroupsVariant,
+    namespace: &str,
+    now: &dyn Fn() -> u64,
+) -> rusqlite::Result<Tables> {
+    let tx = conn.transaction()?;
+    let mut t = Tables {
+        read_start: now(),
+        ..Default::default()
+    };
+    let mine = |project: &Value| {
+        namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
+    };
+    {
+        let mut st = tx.prepare(&variant.export_events)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let project = Value::from(r.get_ref(1)?);
+            if mine(&project) {
+                t.add_event(
+                    &Value::from(r.get_ref(0)?),
+                    &project,
+                    &Value::from(r.get_ref(2)?),
+                );
+            }
+        }
+    }
+    {
+        let mut st = tx.prepare(&variant.export_groups)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let row = GroupRow {
+                id: Value::from(r.get_ref(0)?),
+                project: Value::from(r.get_ref(1)?),
+                fingerprint: Value::from(r.get_ref(2)?),
+                status: Value::from(r.get_ref(3)?),
+                event_count: Value::from(r.get_ref(4)?),
+            };
+            if mine(&row.project) {
+                t.groups.push(row);
+            }
+        }
+    }
+    t.read_end = now();
+    tx.commit()?;
+    Ok(t)
+}

@@ -1,0 +1,972 @@
+//! Several load generators against one HTTP target: `specstorm run
+//! --shard i/n --run-id ID` (what a shard runs: [`apply_shard`]) and
+//! `specstorm merge RUN_DIR... --out DIR` ([`merge`]), which turns the
+//! shards' run folders into one run folder that `audit` and the summary
+//! readers take as any other: one history, one latency log, one audit of
+//! the shared target's final tables, one summary.
+//!
+//! Why the merged audit is sound (it must never report a violation on a
+//! correct system, nor `holds` on a broken one):
+//! - Event ids of different shards are disjoint by construction (see
+//!   [`crate::generator::Shard`]), so every attempt of one event id lies in
+//!   one shard's history: Done / Maybe per event, and so CountExact and
+//!   TypeOK, are what they are in that shard, whatever the merged order.
+//! - The checkers compare instants of different shards only through "this
+//!   ended before that began" (NoMissedRegression's candidates and the
+//!   steps between a resolve and a probe). Each shard's times are put on
+//!   one time base through the UTC of its clock's origin, which is only
+//!   known up to the disagreement of the runners' clocks: `--clock-skew D`
+//!   bounds it. Every op's window is widened by D/2 on each side (starts
+//!   earlier, ends later), so "A ended before B began" holds in the merged
+//!   history only if A.end + D/2 < B.start - D/2, and then it held in
+//!   reality whatever the two clocks' error within D. Widening can only
+//!   add candidates and overlaps, which turn violations into unknowns or
+//!   holds, never the reverse; within one shard it only loses precision.
+//! - The final tables are read after every shard's load ended (re-read
+//!   from the target, or a shard's export that began after every other
+//!   shard's export, each of which began after its own load drained), and
+//!   their read instant is after every entry of the merged history.
+
+use crate::audit::{self, entry_time};
+use crate::checker::{check_all, CheckResult, Tables};
+use crate::client::export::read_export;
+use crate::client::http::HttpClient;
+use crate::generator::Shard;
+use crate::history::{
+    reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader, ShardHeader,
+};
+use crate::history::{CompletionType, OpKind};
+use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
+use crate::report::summary::{self, Latency, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::run::{RunError, RunOptions};
+use crate::scenario::{FaultKind, LoadModel, Scenario, TargetKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Default `--clock-skew`: runners on one machine read one system clock;
+/// what separates their time bases is the few µs between reading the
+/// monotonic clock and the UTC clock, so 2 ms is ample. Across machines,
+/// pass the clock synchronisation's worst-case error, doubled (e.g. from
+/// `chronyc tracking`: |System time| + root dispersion on each machine);
+/// 50ms for NTP on a LAN is a reasonable bound, more over the internet.
+pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_millis(2);
+
+/// The project namespace of every shard of run `run_id`: `s-<run id>.`.
+/// Unsharded runs use `r<ms>-<hex>.`, so the two never share a prefix; a
+/// run id has no `.`, so one run id's namespace is never a prefix of
+/// another's.
+pub fn namespace_of(run_id: &str) -> String {
+    format!("s-{run_id}.")
+}
+
+/// Checks `--shard` and `--run-id` and turns the scenario into this
+/// shard's part of it: `stop.events` becomes its share (the shares sum to
+/// the total) and, in the open model, `load.rate` is divided by n; in the
+/// closed model each runner keeps the scenario's ingesters and resolvers
+/// (n runners, n times the workers). Returns the shards' shared namespace,
+/// or None when the run is not sharded. Errors (exit 2): one flag without
+/// the other, a run id that is not 1 to 40 of `A-Z a-z 0-9 _ -`, a target
+/// other than an external HTTP service (`target.url`), or fewer events
+/// than shards.
+///
+/// A namespace that already holds rows is not refused: a shard cannot tell
+/// a sibling's rows (which may already be there) from an earlier run's.
+/// Use a fresh run id per run.
+pub fn apply_shard(
+    s: &mut Scenario,
+    shard: Option<Shard>,
+    run_id: Option<&str>,
+) -> Result<Option<String>, RunError> {
+    let (shard, id) = match (shard, run_id) {
+        (None, None) => return Ok(None),
+        (Some(_), None) => {
+            return Err(RunError::Input(
+                "--shard needs --run-id ID, the same on every shard of the run (the runners \
+                 share the target's namespace through it)"
+                    .into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(RunError::Input(
+                "--run-id is for sharded runs: give --shard i/n too".into(),
+            ))
+        }
+        (Some(sh), Some(id)) => (sh, id),
+    };
+    if id.is_empty()
+        || id.len() > 40
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(RunError::Input(format!(
+            "--run-id {id:?}: use 1 to 40 letters, digits, '-' or '_'"
+        )));
+    }
+    if s.target.kind != TargetKind::Http || s.target.url.is_none() {
+        return Err(RunError::Input(
+            "--shard needs an HTTP target given by target.url, one service every runner \
+             reaches: a spawned server (target.spawn) or an in-process SQLite target would \
+             give each runner a target of its own"
+                .into(),
+        ));
+    }
+    if s.stop.events > 0 {
+        let share = shard.share(s.stop.events);
+        if share == 0 {
+            return Err(RunError::Input(format!(
+                "stop.events = {} cannot be split into {} shards (each needs at least one)",
+                s.stop.events, shard.count
+            )));
+        }
+        s.stop.events = share;
+    }
+    if s.load.model == LoadModel::Open {
+        s.load.rate /= shard.count as f64;
+    }
+    Ok(Some(namespace_of(id)))
+}
+
+/// The history header's shard record of a run, if it is sharded.
+pub fn shard_header(opts: &RunOptions, clock_utc_ns: u64) -> Option<ShardHeader> {
+    match (opts.shard, &opts.run_id) {
+        (Some(sh), Some(id)) => Some(ShardHeader {
+            index: sh.index,
+            count: sh.count,
+            run_id: id.clone(),
+            clock_utc_ns,
+        }),
+        _ => None,
+    }
+}
+
+/// The verdicts a shard of n > 1 gives for itself: every invariant
+/// `unknown`, None for a run that is not such a shard. A shard's history
+/// holds only its own ops while the target's namespace holds every
+/// shard's rows, so judging it alone would read the other shards' events
+/// as counts nothing explains (a false violation); only the merge of all
+/// shards can be judged (`specstorm merge`).
+pub fn shard_verdicts(shard: Option<Shard>) -> Option<Vec<CheckResult>> {
+    use crate::checker::{count_exact, no_missed_regression, one_group, type_ok, Finding};
+    let sh = shard.filter(|s| s.count > 1)?;
+    Some(
+        [
+            type_ok::NAME,
+            one_group::NAME,
+            count_exact::NAME,
+            no_missed_regression::NAME,
+        ]
+        .iter()
+        .map(|name| {
+            let mut r = CheckResult::new(name);
+            r.unknown(Finding {
+                group: None,
+                event_id: None,
+                expected: "the history of every shard".into(),
+                found: format!("shard {}/{} only", sh.index, sh.count),
+                explanation: format!(
+                    "not judged: shard {}/{} holds only its own ops, while the target holds                      every shard's rows; merge the shards (specstorm merge) to audit the run",
+                    sh.index, sh.count
+                ),
+                evidence: vec![],
+            });
+            r
+        })
+        .collect(),
+    )
+}
+
+/// What `specstorm merge` was asked.
+#[derive(Debug, Clone)]
+pub struct MergeOptions {
+    /// The shards' run folders, in any order.
+    pub runs: Vec<PathBuf>,
+    /// The merged run folder (must not exist, or be empty).
+    pub out: PathBuf,
+    /// Bound on how far two runners' clocks may disagree.
+    pub clock_skew: Duration,
+}
+
+/// The summary's record of a merged run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergeInfo {
+    /// The shards' shared run id.
+    pub run_id: String,
+    /// The shards, by index.
+    pub shards: Vec<ShardRef>,
+    /// The clock-skew bound, ms: every op's window was widened by half of
+    /// it on each side.
+    pub clock_skew_ms: f64,
+    /// Where the final tables came from.
+    pub tables: String,
+}
+
+/// One shard of a merged run, as its summary says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardRef {
+    /// i of i/n.
+    pub index: u32,
+    /// Its run folder.
+    pub run_dir: String,
+    /// Its UTC start.
+    pub started_utc: String,
+    /// Distinct events it generated.
+    pub events: u64,
+    /// Its own exit code (its audit saw only its own ops).
+    pub exit_code: i32,
+}
+
+/// Why a merge was refused or failed; each maps to a cli.md exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// Not shards of one run, a folder that is no shard, a missing file,
+    /// a non-empty `--out`: exit 2.
+    #[error("{0}")]
+    Input(String),
+    /// The final tables cannot be had after every shard finished, or a
+    /// file cannot be read or written: exit 3.
+    #[error("{0}")]
+    Target(String),
+}
+
+impl MergeError {
+    /// The exit code (cli.md): 2 for refused inputs, 3 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            MergeError::Input(_) => 2,
+            MergeError::Target(_) => 3,
+        }
+    }
+}
+
+impl From<anyhow::Error> for MergeError {
+    fn from(e: anyhow::Error) -> Self {
+        MergeError::Target(format!("{e:#}"))
+    }
+}
+
+impl From<std::io::Error> for MergeError {
+    fn from(e: std::io::Error) -> Self {
+        MergeError::Target(e.to_string())
+    }
+}
+
+/// One shard's folder, read.
+struct Part {
+    dir: PathBuf,
+    header: Header,
+    shard: ShardHeader,
+    summary: Summary,
+    scenario: Scenario,
+    /// Largest op id and worker number in its history.
+    max_op: u64,
+    max_worker: u32,
+    footer: Option<Footer>,
+}
+
+/// Merges the shards of one run into one run folder (history, latency
+/// log, final tables, checks, summary); prints the summary; returns it
+/// (its `exit.code` is the process's). Errors: see [`MergeError`].
+pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
+    let mut parts = opts
+        .runs
+        .iter()
+        .map(|d| read_part(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_one_run(&mut parts)?;
+    let out = &opts.out;
+    if out.exists()
+        && std::fs::read_dir(out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(MergeError::Input(format!(
+            "{} exists and is not an empty folder: choose another --out",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| MergeError::Input(format!("cannot create {}: {e}", out.display())))?;
+
+    // The time base: the earliest shard's clock origin, moved back by half
+    // the skew so that widened starts stay >= 0.
+    let half = (opts.clock_skew.as_nanos() as u64).div_ceil(2);
+    let t0 = parts
+        .iter()
+        .map(|p| p.shard.clock_utc_ns)
+        .min()
+        .unwrap_or(0);
+    let origin = t0 - half.min(t0);
+    let mut offsets = Vec::new();
+    let (mut op_base, mut worker_base) = (0u64, 0u32);
+    for p in &parts {
+        offsets.push(MergeOffset {
+            shard: p.shard.index,
+            t_ns: p.shard.clock_utc_ns - origin,
+            op: op_base,
+            worker: worker_base,
+        });
+        op_base += p.max_op + 1;
+        worker_base += p.max_worker + 1;
+    }
+    let merged_header = MergedHeader {
+        from: parts.iter().map(|p| p.dir.display().to_string()).collect(),
+        run_id: parts[0].shard.run_id.clone(),
+        shards: parts.len() as u32,
+        clock_skew_ns: opts.clock_skew.as_nanos() as u64,
+        clock_utc_ns: origin,
+        offsets: offsets.clone(),
+    };
+
+    // The final tables first: their read instant goes into the footer.
+    let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out)?;
+    let history = out.join("history.jsonl");
+    let bytes = write_history(&parts, &offsets, half, &merged_header, read, &history)?;
+    let merged_log = merge_hlogs(&parts, &offsets, origin)?;
+    hlog::write(&out.join(hlog::FILE), &merged_log)?;
+    let mut scenario = parts[0].scenario.clone();
+    scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
+    scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
+    scenario.variant = "variant.sql".into();
+    std::fs::write(out.join("scenario.toml"), scenario.to_toml())?;
+    std::fs::copy(parts[0].dir.join("variant.sql"), out.join("variant.sql"))?;
+
+    // One audit of the merged history against the final tables, through
+    // the very functions `specstorm audit` uses.
+    let h = audit::read_history(&history).map_err(|e| MergeError::Target(e.to_string()))?;
+    let mut tables = Tables::default();
+    read_export(
+        &out.join("export.json"),
+        &parts[0].header.namespace,
+        &mut tables,
+    )
+    .map_err(MergeError::Target)?;
+    [tables.read_start, tables.read_end] = h.tables_read();
+    let (mut results, stranded) = check_all(&h.facts, &tables);
+    note_skew(&mut results, &merged_header);
+    let coverage = audit::coverage(&h.facts, &tables);
+    let partial = parts.iter().any(|p| p.summary.partial);
+    let (expect, thresholds) = parts[0].scenario.expectation();
+
+    let s0 = &parts[0].summary;
+    let end_ns = parts
+        .iter()
+        .map(|p| p.shard.clock_utc_ns + (p.summary.duration_s * 1e9) as u64)
+        .max()
+        .unwrap_or(t0);
+    let duration_s = (end_ns.saturating_sub(t0)) as f64 / 1e9;
+    let mut ops = BTreeMap::new();
+    let mut throughput = BTreeMap::new();
+    let mut latency_ok = BTreeMap::new();
+    let mut latency_not_ok = BTreeMap::new();
+    let mut total = 0;
+    for k in OpKind::ALL {
+        let hist = |c| merged_log.total(k, c);
+        let (okh, failh, infoh) = (
+            hist(CompletionType::Ok),
+            hist(CompletionType::Fail),
+            hist(CompletionType::Info),
+        );
+        let c = summary::Counts {
+            ok: okh.len(),
+            fail: failh.len(),
+            info: infoh.len(),
+        };
+        let n = c.ok + c.fail + c.info;
+        total += n;
+        let name = k.name().to_string();
+        throughput.insert(name.clone(), summary::rate(n, duration_s));
+        ops.insert(name.clone(), c);
+        latency_ok.insert(name.clone(), Latency::of(&okh));
+        latency_not_ok.insert(
+            name,
+            BTreeMap::from([
+                ("fail".to_string(), Latency::of(&failh)),
+                ("info".to_string(), Latency::of(&infoh)),
+            ]),
+        );
+    }
+    throughput.insert("total".into(), summary::rate(total, duration_s));
+    let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| {
+        let mut m = BTreeMap::<String, u64>::new();
+        for p in &parts {
+            for (k, v) in f(&p.summary).into_iter().flatten() {
+                *m.entry(k.clone()).or_default() += v;
+            }
+        }
+        m
+    };
+    let accepted = h.facts.events.values().filter(|e| e.acked).count() as u64;
+    let mut resolved_scenario = s0.resolved_scenario.clone();
+    resolved_scenario["stop"]["events"] = serde_json::json!(scenario.stop.events);
+    resolved_scenario["load"]["rate"] = serde_json::json!(scenario.load.rate);
+    let started = SystemTime::UNIX_EPOCH + Duration::from_nanos(t0);
+    let command = {
+        let mut c = vec!["specstorm".to_string(), "merge".to_string()];
+        c.extend(parts.iter().map(|p| p.dir.display().to_string()));
+        c.push("--out".into());
+        c.push(out.display().to_string());
+        c.push("--clock-skew".into());
+        c.push(humantime::format_duration(opts.clock_skew).to_string());
+        c.join(" ")
+    };
+    let summary = Summary {
+        schema_version: SUMMARY_SCHEMA_VERSION,
+        scenario: s0.scenario.clone(),
+        workload: s0.workload.clone(),
+        variant: s0.variant.clone(),
+        seed: s0.seed,
+        target: s0.target.clone(),
+        partial,
+        duration_s: (duration_s * 1000.0).round() / 1000.0,
+        events: parts.iter().map(|p| p.summary.events).sum(),
+        events_per_s: summary::rate(accepted, duration_s),
+        ops,
+        throughput_ops_per_s: throughput,
+        latency_us: latency_ok,
+        latency_us_not_ok: latency_not_ok,
+        latency_saturated: parts.iter().map(|p| p.summary.latency_saturated).sum(),
+        duplicates: parts.iter().map(|p| p.summary.duplicates).sum(),
+        resolves: sum_maps(&|s| Some(&s.resolves)),
+        open_model: parts
+            .iter()
+            .any(|p| p.summary.open_model.is_some())
+            .then(|| sum_maps(&|s| s.open_model.as_ref())),
+        invariants: summary::invariants(&results),
+        stranded_events: stranded,
+        faults_injected: sum_maps(&|s| Some(&s.faults_injected)),
+        coverage,
+        history: BTreeMap::from([
+            ("file".to_string(), serde_json::json!("history.jsonl")),
+            ("bytes".to_string(), serde_json::json!(bytes)),
+            ("ops".to_string(), serde_json::json!(h.facts.ops)),
+            (
+                "unfinished_ops".to_string(),
+                serde_json::json!(h.facts.unfinished),
+            ),
+            (
+                "event_rows".to_string(),
+                serde_json::json!(tables.event_rows),
+            ),
+            (
+                "group_rows".to_string(),
+                serde_json::json!(tables.groups.len()),
+            ),
+        ]),
+        provenance: Provenance {
+            started_utc: humantime::format_rfc3339_millis(started).to_string(),
+            command,
+            ..s0.provenance.clone()
+        },
+        resolved_scenario,
+        expect: expect.clone(),
+        thresholds: Vec::new(),
+        exit: summary::Exit {
+            code: 0,
+            rule: String::new(),
+        },
+        shard: None,
+        merged: Some(MergeInfo {
+            run_id: merged_header.run_id.clone(),
+            shards: parts
+                .iter()
+                .map(|p| ShardRef {
+                    index: p.shard.index,
+                    run_dir: p.dir.display().to_string(),
+                    started_utc: p.header.started_utc.clone(),
+                    events: p.summary.events,
+                    exit_code: p.summary.exit.code,
+                })
+                .collect(),
+            clock_skew_ms: opts.clock_skew.as_nanos() as f64 / 1e6,
+            tables: tables_source,
+        }),
+    };
+    let mut summary = summary;
+    // The thresholds judge the merged figures, as a run's judge its own.
+    summary.thresholds = summary::judge_thresholds(
+        &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
+        &thresholds,
+    );
+    summary.exit = audit::exit_for(
+        partial,
+        &results,
+        &summary.coverage,
+        &expect,
+        &summary.thresholds,
+    );
+    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+    std::fs::write(out.join("summary.json"), json)?;
+    let junit = crate::report::junit::render(
+        "specstorm merge",
+        vec![crate::report::junit::suite(&summary, &results)],
+    )?;
+    std::fs::write(out.join(crate::report::junit::FILE), junit)?;
+    let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
+    std::fs::write(out.join("checks.json"), checks)?;
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}",
+        crate::report::human::render(&summary, &results, &out.display().to_string())
+    );
+    Ok(summary)
+}
+
+/// The note every invariant of a merged history carries: how far its
+/// ordering across runners is trusted.
+pub fn skew_note(m: &MergedHeader) -> String {
+    format!(
+        "merged from {} shards: times across runners are trusted only up to the clock-skew \
+         bound {:.3} ms (every op's window widened by half of it on each side)",
+        m.shards,
+        m.clock_skew_ns as f64 / 1e6
+    )
+}
+
+/// Adds [`skew_note`] to the one checker that orders ops in time
+/// (NoMissedRegression); the others judge per event id, all of whose
+/// attempts lie in one shard, or the tables alone.
+pub fn note_skew(results: &mut [CheckResult], m: &MergedHeader) {
+    for r in results
+        .iter_mut()
+        .filter(|r| r.invariant == crate::checker::no_missed_regression::NAME)
+    {
+        r.notes.push(skew_note(m));
+    }
+}
+
+fn read_part(dir: &Path) -> Result<Part, MergeError> {
+    let need = |name: &str| {
+        let p = dir.join(name);
+        if p.is_file() {
+            Ok(p)
+        } else {
+            Err(MergeError::Input(format!(
+                "{} is not a shard's run folder: {name} is missing",
+                dir.display()
+            )))
+        }
+    };
+    let history = need("history.jsonl")?;
+    let summary_path = need("summary.json")?;
+    need(hlog::FILE)?;
+    need("variant.sql")?;
+    let scenario_path = need("scenario.toml")?;
+    let header = audit::read_header(&history)
+        .map_err(|e| MergeError::Input(format!("{e:#}")))?
+        .ok_or_else(|| MergeError::Input(format!("{}: no history header", history.display())))?;
+    let Some(shard) = header.shard.clone() else {
+        return Err(MergeError::Input(format!(
+            "{} is not a shard: its history header has no shard (run with --shard i/n --run-id ID)",
+            dir.display()
+        )));
+    };
+    let summary: Summary = std::fs::read_to_string(&summary_path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            MergeError::Input(format!(
+                "{}: not the summary of a finished run ({e})",
+                summary_path.display()
+            ))
+        })?;
+    let scenario = crate::run::prepare(Some(&scenario_path), &[])
+        .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?
+        .scenario;
+    let (mut max_op, mut max_worker, mut footer) = (0u64, 0u32, None);
+    for e in reader::read(&history)? {
+        match e? {
+            Entry::Invoke(i) => {
+                max_op = max_op.max(i.op);
+                max_worker = max_worker.max(i.worker);
+            }
+            Entry::Footer(f) => footer = Some(f),
+            _ => {}
+        }
+    }
+    Ok(Part {
+        dir: dir.to_path_buf(),
+        header,
+        shard,
+        summary,
+        scenario,
+        max_op,
+        max_worker,
+        footer,
+    })
+}
+
+/// Refuses parts that are not the n shards of one run; sorts them by index.
+fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
+    let Some(first) = parts.first() else {
+        return Err(MergeError::Input(
+            "nothing to merge: give the shards' run folders".into(),
+        ));
+    };
+    let refuse = |what: &str, a: &Part, b: &Part, x: String, y: String| {
+        MergeError::Input(format!(
+            "not shards of one run: {what} differs ({} has {x}, {} has {y})",
+            a.dir.display(),
+            b.dir.display()
+        ))
+    };
+    for p in parts.iter().skip(1) {
+        let checks: [(&str, String, String); 7] = [
+            (
+                "the run id",
+                first.shard.run_id.clone(),
+                p.shard.run_id.clone(),
+            ),
+            (
+                "the shard count",
+                first.shard.count.to_string(),
+                p.shard.count.to_string(),
+            ),
+            (
+                "the scenario",
+                first.summary.scenario.clone(),
+                p.summary.scenario.clone(),
+            ),
+            (
+                "the seed",
+                first.summary.seed.to_string(),
+                p.summary.seed.to_string(),
+            ),
+            (
+                "the statement file (sha256)",
+                first.summary.provenance.variant_sha256.clone(),
+                p.summary.provenance.variant_sha256.clone(),
+            ),
+            (
+                "the target",
+                first.summary.target.clone(),
+                p.summary.target.clone(),
+            ),
+            (
+                "the namespace",
+                first.header.namespace.clone(),
+                p.header.namespace.clone(),
+            ),
+        ];
+        for (what, x, y) in checks {
+            if x != y {
+                return Err(refuse(what, first, p, x, y));
+            }
+        }
+    }
+    parts.sort_by_key(|p| p.shard.index);
+    let n = parts[0].shard.count;
+    for w in parts.windows(2) {
+        if w[0].shard.index == w[1].shard.index {
+            return Err(MergeError::Input(format!(
+                "shard {} given twice ({} and {})",
+                w[0].shard.index,
+                w[0].dir.display(),
+                w[1].dir.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (0..n)
+        .filter(|i| !parts.iter().any(|p| p.shard.index == *i))
+        .map(|i| format!("{i}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::Input(format!(
+            "shard(s) {} of run {} missing: a merge needs all {n}",
+            missing.join(", "),
+            parts[0].shard.run_id
+        )));
+    }
+    if parts[0].scenario.target.kind != TargetKind::Http {
+        return Err(MergeError::Input("only HTTP runs are sharded".into()));
+    }
+    Ok(())
+}
+
+/// Moves one entry onto the merged history: its op ids and worker numbers
+/// renumbered; its times shifted by `off.t_ns`, then widened by `half`:
+/// instants that open a window (an op's invoke, a step's start, a kill's
+/// restart) move earlier, instants that close one (a completion, a step's
+/// end, a kill, a proxy's record after the server answered) move later.
+/// Each checker reads an instant of the first kind only as "nothing of it
+/// happened before" and of the second only as "all of it happened by", so
+/// both moves only weaken what the history claims (see the module's doc).
+/// Instants no checker reads (`intended`, other fault records) are only
+/// shifted.
+fn move_entry(e: Entry, off: &MergeOffset, half: u64) -> Entry {
+    let early = |t: u64| t + off.t_ns - half;
+    let late = |t: u64| t + off.t_ns + half;
+    match e {
+        Entry::Invoke(mut i) => {
+            i.t = early(i.t);
+            i.intended = i.intended.map(|t| t + off.t_ns);
+            i.op += off.op;
+            i.worker += off.worker;
+            Entry::Invoke(i)
+        }
+        Entry::Step(mut s) => {
+            s.start = early(s.start);
+            s.end = s.end.map(late);
+            s.op += off.op;
+            Entry::Step(s)
+        }
+        Entry::Ok(c) => Entry::Ok(move_completion(c, off, late)),
+        Entry::Fail(c) => Entry::Fail(move_completion(c, off, late)),
+        Entry::Info(c) => Entry::Info(move_completion(c, off, late)),
+        Entry::Fault(mut f) => {
+            f.t = match (f.kind, f.action) {
+                (FaultKind::Kill, FaultAction::Start) => late(f.t),
+                (FaultKind::Kill, FaultAction::Stop) => early(f.t),
+                (FaultKind::Proxy, FaultAction::Inject) => late(f.t),
+                _ => f.t + off.t_ns,
+            };
+            f.op = f.op.map(|o| o + off.op);
+            Entry::Fault(f)
+        }
+        other => other,
+    }
+}
+
+fn move_completion(
+    mut c: crate::history::Completion,
+    off: &MergeOffset,
+    late: impl Fn(u64) -> u64,
+) -> crate::history::Completion {
+    c.t = late(c.t);
+    c.op += off.op;
+    c.worker += off.worker;
+    c
+}
+
+/// Writes the merged history: the merged header, every shard's entries
+/// interleaved by their time on the merged base (each shard's own order
+/// kept, which is all the checkers need: an op's invoke comes before its
+/// steps and completion), and one footer. Returns its size in bytes.
+fn write_history(
+    parts: &[Part],
+    offsets: &[MergeOffset],
+    half: u64,
+    merged: &MergedHeader,
+    read: [u64; 2],
+    path: &Path,
+) -> Result<u64, MergeError> {
+    let mut out = BufWriter::new(std::fs::File::create(path)?);
+    let mut line = |e: &Entry| -> Result<(), MergeError> {
+        serde_json::to_writer(&mut out, e).map_err(anyhow::Error::from)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    };
+    let h0 = &parts[0].header;
+    line(&Entry::Header(Header {
+        started_utc: humantime::format_rfc3339_nanos(
+            SystemTime::UNIX_EPOCH + Duration::from_nanos(merged.clock_utc_ns),
+        )
+        .to_string(),
+        shard: None,
+        merged: Some(merged.clone()),
+        ..h0.clone()
+    }))?;
+    let mut streams = parts
+        .iter()
+        .map(|p| reader::read(&p.dir.join("history.jsonl")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut heads: Vec<Option<Entry>> = Vec::new();
+    let next =
+        |s: &mut dyn Iterator<Item = anyhow::Result<Entry>>| -> Result<Option<Entry>, MergeError> {
+            for e in &mut *s {
+                match e? {
+                    Entry::Header(_) | Entry::Footer(_) => continue,
+                    e => return Ok(Some(e)),
+                }
+            }
+            Ok(None)
+        };
+    for s in streams.iter_mut() {
+        heads.push(next(s)?);
+    }
+    loop {
+        let pick = heads
+            .iter()
+            .enumerate()
+            .filter_map(|(k, h)| h.as_ref().map(|e| (order_time(e) + offsets[k].t_ns, k)))
+            .min();
+        let Some((_, k)) = pick else { break };
+        let e = heads[k].take().expect("picked");
+        line(&move_entry(e, &offsets[k], half))?;
+        heads[k] = next(&mut streams[k])?;
+    }
+    let end = parts
+        .iter()
+        .zip(offsets)
+        .filter_map(|(p, o)| p.footer.as_ref().map(|f| f.t + o.t_ns + half))
+        .max()
+        .unwrap_or(0)
+        .max(read[1]);
+    line(&Entry::Footer(Footer {
+        t: end,
+        partial: parts
+            .iter()
+            .any(|p| p.footer.as_ref().is_none_or(|f| f.partial)),
+        ops: parts
+            .iter()
+            .map(|p| p.footer.as_ref().map_or(0, |f| f.ops))
+            .sum(),
+        tables_read: Some(read),
+    }))?;
+    out.flush()?;
+    Ok(std::fs::metadata(path)?.len())
+}
+
+/// The instant an entry is ordered by (its own time, unwidened).
+fn order_time(e: &Entry) -> u64 {
+    match e {
+        Entry::Invoke(i) => i.t,
+        Entry::Step(s) => s.start,
+        other => entry_time(other),
+    }
+}
+
+/// Gets the final tables into `out/export.json` so that they were read
+/// after every shard's load ended; returns where they came from and the
+/// read's interval on the merged time base (after every merged entry).
+fn final_tables(
+    parts: &[Part],
+    offsets: &[MergeOffset],
+    half: u64,
+    origin: u64,
+    out: &Path,
+) -> Result<(String, [u64; 2]), MergeError> {
+    // The latest instant of the merged history: the read must follow it.
+    let last = parts
+        .iter()
+        .zip(offsets)
+        .filter_map(|(p, o)| p.footer.as_ref().map(|f| f.t + o.t_ns + half))
+        .max()
+        .unwrap_or(0);
+    let now = || {
+        (SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64)
+            .saturating_sub(origin)
+    };
+    let export = out.join("export.json");
+    let url = parts[0].scenario.target.url.clone().unwrap_or_default();
+    // Every shard folder is complete, so every shard's load ended before
+    // this read began: it may be taken as after them all.
+    let reread = (|| -> Result<(), String> {
+        let t = &parts[0].scenario.target;
+        let client = HttpClient::new(&url, t.connect_timeout, t.request_timeout)
+            .map_err(|e| e.to_string())?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(client.export_to(&export)).map(|_| ())
+    })();
+    let why = match reread {
+        Ok(()) => {
+            let t = now().max(last + 1);
+            return Ok((format!("GET {url}/v1/export at merge time"), [t, t]));
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&export);
+            e
+        }
+    };
+    // Else the shard whose export began last, if it began after every
+    // other shard's export began (each began after its own load drained),
+    // by more than the skew between their clocks.
+    let reads: Vec<Option<(u64, u64)>> = parts
+        .iter()
+        .zip(offsets)
+        .map(|(p, o)| {
+            p.footer
+                .as_ref()
+                .and_then(|f| f.tables_read)
+                .filter(|_| p.dir.join("export.json").is_file())
+                .map(|[s, e]| (s + o.t_ns, e + o.t_ns))
+        })
+        .collect();
+    let best = reads
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| r.map(|r| (r.0, k)))
+        .max();
+    if let Some((start, k)) = best {
+        let after_all = parts.iter().zip(&reads).enumerate().all(|(j, (p, r))| {
+            j == k
+                || match (r, &p.footer) {
+                    (Some((s, _)), _) => s + half < start - half.min(start),
+                    _ => false,
+                }
+        });
+        if after_all {
+            std::fs::copy(parts[k].dir.join("export.json"), &export)?;
+            let end = reads[k].map_or(start, |r| r.1) + half;
+            return Ok((
+                format!(
+                    "shard {}'s export.json (GET {url}/v1/export failed: {why}), read after \
+                     every other shard's load ended",
+                    parts[k].shard.index
+                ),
+                [start - half.min(start), end.max(last + 1)],
+            ));
+        }
+    }
+    Err(MergeError::Target(format!(
+        "cannot read the final tables after every shard finished: GET {url}/v1/export \
+         failed ({why}), and no shard's export.json began after every other shard's load \
+         had ended (by more than the clock skew); start the target again and merge, or run \
+         the shards one after the other"
+    )))
+}
+
+/// Adds the shards' latency logs interval by interval on the merged time
+/// base: each shard's interval moves by the shard's offset and goes, whole,
+/// into the merged second its start falls in (a histogram cannot be split;
+/// so an op's time in the merged log is exact to one interval). Adding
+/// whole histograms keeps every count: the merged totals are exactly the
+/// sums of the parts'.
+fn merge_hlogs(parts: &[Part], offsets: &[MergeOffset], origin: u64) -> Result<Log, MergeError> {
+    let mut cells: BTreeMap<(u64, OpKind, CompletionType), Interval> = BTreeMap::new();
+    let mut end = 0u64;
+    for (p, o) in parts.iter().zip(offsets) {
+        let log = hlog::read(&p.dir.join(hlog::FILE))?;
+        for i in log.intervals {
+            let start = i.start_ns + o.t_ns;
+            end = end.max(start + i.duration_ns);
+            let b = start / INTERVAL_NS;
+            let cell = cells
+                .entry((b, i.kind, i.completion))
+                .or_insert_with(|| Interval {
+                    start_ns: b * INTERVAL_NS,
+                    duration_ns: INTERVAL_NS,
+                    kind: i.kind,
+                    completion: i.completion,
+                    hist: {
+                        let mut h = hdrhistogram::Histogram::<u64>::new_from(&i.hist);
+                        h.auto(true);
+                        h
+                    },
+                });
+            cell.hist
+                .add(&i.hist)
+                .map_err(|e| anyhow::anyhow!("cannot add histograms: {e:?}"))?;
+        }
+    }
+    let intervals = cells
+        .into_values()
+        .map(|mut i| {
+            i.duration_ns = INTERVAL_NS.min(end.saturating_sub(i.start_ns)).max(1);
+            i
+        })
+        .collect();
+    Ok(Log {
+        started: SystemTime::UNIX_EPOCH + Duration::from_nanos(origin),
+        intervals,
+    })
+}

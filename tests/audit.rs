@@ -1,0 +1,195 @@
+//! `specstorm audit RUN_DIR`: the checkers again over a saved run folder
+//! give the run's verdicts (SQLite and HTTP runs, a naive run's violation),
+//! a tampered database is reported as a difference (exit 3), and a folder
+//! without its history is refused (exit 2).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn specstorm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run specstorm")
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn audit(dir: &Path) -> (Option<i32>, String) {
+    let o = specstorm(&["audit", dir.to_str().unwrap()]);
+    (
+        o.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+fn small_sqlite_run(out: &Path) {
+    let o = specstorm(&[
+        "run",
+        "scenarios/smoke.toml",
+        "-q",
+        "--set",
+        "stop.events=1500",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn sqlite_run_audits_to_the_same_verdicts_and_writes_only_audit_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    let before = files(&out);
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("same verdicts as the run"), "{text}");
+    let mut after = before.clone();
+    after.push("audit.json".into());
+    after.sort();
+    assert_eq!(files(&out), after, "only audit.json is written");
+    let a = json(&out.join("audit.json"));
+    assert_eq!(a["same_as_run"], true);
+    assert_eq!(a["exit"]["code"], 0);
+    assert_eq!(a["results"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn http_run_audits_to_the_same_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        "scenarios/http-atomic.toml",
+        "-q",
+        "--set",
+        "target.kind=\"http\"",
+        "--set",
+        "target.spawn=true",
+        "--set",
+        "stop.events=2000",
+        "--set",
+        "load.ingesters=8",
+        "--set",
+        "load.resolvers=2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("export.json"), "{text}");
+    assert!(text.contains("same verdicts as the run"), "{text}");
+}
+
+#[test]
+fn naive_run_audit_reproduces_the_violation() {
+    // A sample of short naive runs; the first that catches the bug is
+    // audited (each must be clean or a NoMissedRegression violation).
+    let tmp = tempfile::tempdir().unwrap();
+    for seed in 1..=4 {
+        let out = tmp.path().join(format!("s{seed}"));
+        let seed = seed.to_string();
+        let o = specstorm(&[
+            "run",
+            "scenarios/groups-naive.toml",
+            "-q",
+            "--seed",
+            &seed,
+            "--set",
+            "stop.events=30000",
+            "--set",
+            "load.ingesters=8",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        match o.status.code() {
+            Some(1) => {
+                let (code, text) = audit(&out);
+                assert_eq!(code, Some(1), "{text}");
+                assert!(text.contains("same verdicts as the run"), "{text}");
+                let a = json(&out.join("audit.json"));
+                let nmr = a["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|r| r["invariant"] == "NoMissedRegression")
+                    .unwrap()
+                    .clone();
+                assert_eq!(nmr["verdict"], "violated");
+                assert!(text.contains("first: "), "{text}");
+                return;
+            }
+            Some(0) => {}
+            other => panic!(
+                "unexpected exit {other:?}: {}",
+                String::from_utf8_lossy(&o.stdout)
+            ),
+        }
+    }
+    panic!("the naive variant was never caught in 4 short runs");
+}
+
+#[test]
+fn tampered_database_is_a_difference_exit_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    let conn = rusqlite::Connection::open(out.join("target.db")).unwrap();
+    let n = conn
+        .execute(
+            "UPDATE error_groups SET event_count = event_count + 1 \
+             WHERE rowid = (SELECT min(rowid) FROM error_groups)",
+            [],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(conn);
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("differs from the run"), "{text}");
+    assert!(text.contains("CountExact: the run said holds"), "{text}");
+    let a = json(&out.join("audit.json"));
+    assert_eq!(a["same_as_run"], false);
+    assert_eq!(a["exit"]["code"], 3);
+}
+
+#[test]
+fn missing_history_exits_2_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    std::fs::remove_file(out.join("history.jsonl")).unwrap();
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("history.jsonl is missing"), "{text}");
+    let (code, text) = audit(&tmp.path().join("nowhere"));
+    assert_eq!(code, Some(2), "{text}");
+}
