@@ -187,7 +187,7 @@ fn plots_of_a_real_run_with_faults() {
     let o = specstorm(&["report", dir.to_str().unwrap()]);
     let (so, se) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
-    assert!(so.contains("invariants:"), "{so}");
+    assert!(so.contains("invariants (expected: holds):"), "{so}");
     let t = dir.join("plots/throughput.svg");
     let l = dir.join("plots/latency.svg");
     assert!(so.contains(&format!("plot: {}", t.display())), "{so}");
