@@ -387,20 +387,21 @@ pub fn main(cli: Cli) -> i32 {
 
 /// `specstorm report`: summary text, plots, then the baseline table.
 fn report(a: &ReportArgs) -> anyhow::Result<()> {
-    use crate::report::baseline::{self, Folder};
+    use crate::report::baseline;
+    use crate::report::folder::{self, Folder};
     use crate::report::plot;
-    let folder = baseline::open(&a.run_dir)?;
-    let old = a.baseline.as_deref().map(baseline::open).transpose()?;
+    let folder = folder::open(&a.run_dir)?;
+    let old = a.baseline.as_deref().map(folder::open).transpose()?;
     let mut out = std::io::stdout();
     let made = match &folder {
         Folder::Run { dir, summary } => {
-            let _ = write!(out, "{}", baseline::run_text(dir, summary)?);
-            let title = baseline::title(summary);
+            let _ = write!(out, "{}", folder::run_text(dir, summary)?);
+            let title = folder::title(summary);
             (!a.no_plots).then(|| plot::run_plots(dir, &title))
         }
         Folder::Compare { dir, variants } => {
             for (name, vdir) in variants {
-                let _ = write!(out, "{}", baseline::variant_text(name, vdir)?);
+                let _ = write!(out, "{}", folder::variant_text(name, vdir)?);
             }
             (!a.no_plots).then(|| plot::compare_plots(dir, variants))
         }
