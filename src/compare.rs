@@ -285,17 +285,7 @@ fn default_dir(started: SystemTime, scenario: &str) -> PathBuf {
     let t = humantime::format_rfc3339_seconds(started)
         .to_string()
         .replace([':', '-'], "");
-    let safe: String = scenario
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    PathBuf::from("results").join(format!("{t}-compare-{safe}"))
+    PathBuf::from("results").join(format!("{t}-compare-{}", crate::run::file_safe(scenario)))
 }
 
 /// The side-by-side table: one column per variant, one row per figure.

@@ -150,33 +150,16 @@ pub fn shard_header(opts: &RunOptions, clock_utc_ns: u64) -> Option<ShardHeader>
 /// as counts nothing explains (a false violation); only the merge of all
 /// shards can be judged (`specstorm merge`).
 pub fn shard_verdicts(shard: Option<Shard>) -> Option<Vec<CheckResult>> {
-    use crate::checker::{count_exact, no_missed_regression, one_group, type_ok, Finding};
     let sh = shard.filter(|s| s.count > 1)?;
-    Some(
-        [
-            type_ok::NAME,
-            one_group::NAME,
-            count_exact::NAME,
-            no_missed_regression::NAME,
-        ]
-        .iter()
-        .map(|name| {
-            let mut r = CheckResult::new(name);
-            r.unknown(Finding {
-                group: None,
-                event_id: None,
-                expected: "the history of every shard".into(),
-                found: format!("shard {}/{} only", sh.index, sh.count),
-                explanation: format!(
-                    "not judged: shard {}/{} holds only its own ops, while the target holds                      every shard's rows; merge the shards (specstorm merge) to audit the run",
-                    sh.index, sh.count
-                ),
-                evidence: vec![],
-            });
-            r
-        })
-        .collect(),
-    )
+    Some(crate::checker::all_unknown(
+        "the history of every shard",
+        &format!("shard {}/{} only", sh.index, sh.count),
+        &format!(
+            "not judged: shard {}/{} holds only its own ops, while the target holds \
+             every shard's rows; merge the shards (specstorm merge) to audit the run",
+            sh.index, sh.count
+        ),
+    ))
 }
 
 /// What `specstorm merge` was asked.

@@ -2,7 +2,7 @@
 //! the run folder and the database, run the load, read the final tables as
 //! one snapshot, audit them against the history, and save the results.
 
-use crate::checker::{check_all, CheckResult, Facts, Finding, Tables};
+use crate::checker::{check_all, CheckResult, Facts, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::client::spawn::SpawnedServer;
@@ -163,7 +163,7 @@ fn default_run_dir(started: SystemTime, scenario: &str, variant: &str) -> PathBu
 }
 
 /// A name as one safe path component: no separators, no leading dots.
-fn file_safe(name: &str) -> String {
+pub(crate) fn file_safe(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| {
@@ -561,21 +561,11 @@ fn execute(
 /// Every invariant `unknown`: the final tables could not be read, so no
 /// verdict can be given (the run exits 3 for the target's failure).
 fn unjudged(why: &str) -> Vec<CheckResult> {
-    crate::checker::GROUPS_INVARIANTS
-        .iter()
-        .map(|name| {
-            let mut r = CheckResult::new(name);
-            r.unknown(Finding {
-                group: None,
-                event_id: None,
-                expected: "the final tables".into(),
-                found: "none".into(),
-                explanation: format!("not judged: the final tables could not be read ({why})"),
-                evidence: vec![],
-            });
-            r
-        })
-        .collect()
+    crate::checker::all_unknown(
+        "the final tables",
+        "none",
+        &format!("not judged: the final tables could not be read ({why})"),
+    )
 }
 
 /// What a target's load phase hands to the audit.

@@ -41,6 +41,27 @@ pub enum Verdict {
     Unknown,
 }
 
+/// Every groups invariant `unknown` for one reason: nothing could be
+/// judged (`expected` and `found` name what was missing, `explanation`
+/// says why). Used where a verdict would be unsound, never as a default.
+pub fn all_unknown(expected: &str, found: &str, explanation: &str) -> Vec<CheckResult> {
+    GROUPS_INVARIANTS
+        .iter()
+        .map(|name| {
+            let mut r = CheckResult::new(name);
+            r.unknown(Finding {
+                group: None,
+                event_id: None,
+                expected: expected.into(),
+                found: found.into(),
+                explanation: explanation.into(),
+                evidence: vec![],
+            });
+            r
+        })
+        .collect()
+}
+
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
