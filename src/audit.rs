@@ -117,6 +117,13 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
             )))
         }
     };
+    if run_dir.join("compare.json").is_file() {
+        return Err(AuditError::Input(format!(
+            "{} is a compare folder: audit each variant's run folder in it (e.g. {})",
+            run_dir.display(),
+            run_dir.join("<variant name>").display()
+        )));
+    }
     let history = need("history.jsonl", "the history of every op")?;
     let checks = need("checks.json", "the run's verdicts to compare with")?;
     let scenario = need("scenario.toml", "the resolved scenario")?;
@@ -161,14 +168,18 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     };
     let coverage = coverage(&read.facts, &tables);
     let partial = read.footer.as_ref().is_some_and(|f| f.partial);
-    let differences = compare(&saved, &results);
+    let mut differences = compare(&saved, &results);
+    // Same verdicts over a changed history would confirm nothing: the
+    // history must be the one the run wrote (to the end, same op counts).
+    let saved_summary: serde_json::Value = std::fs::read(run_dir.join("summary.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    differences.extend(history_changes(&read, &saved_summary));
     let exit = if differences.is_empty() {
         // The thresholds judged the run's load figures: the saved ones.
-        let thresholds: Vec<ThresholdOutcome> = std::fs::read(run_dir.join("summary.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| serde_json::from_value(v["thresholds"].clone()).ok())
-            .unwrap_or_default();
+        let thresholds: Vec<ThresholdOutcome> =
+            serde_json::from_value(saved_summary["thresholds"].clone()).unwrap_or_default();
         exit_for(
             partial,
             &results,
@@ -180,7 +191,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         Exit {
             code: 3,
             rule: format!(
-                "the audit cannot confirm the run: {} verdict(s) differ from checks.json",
+                "the audit cannot confirm the run: {} difference(s) from the run's records",
                 differences.len()
             ),
         }
@@ -195,6 +206,35 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         differences,
         exit,
     })
+}
+
+/// How the history read differs from what the run recorded of it in
+/// `summary.json`: no footer (a run that saved a summary wrote its history
+/// to the end), or other op counts. Empty when it matches, or when the
+/// summary does not say.
+fn history_changes(read: &ReadHistory, summary: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(recorded) = summary.get("history") else {
+        return out;
+    };
+    if read.footer.is_none() {
+        out.push(
+            "history.jsonl has no footer: it was cut short after the run wrote it".to_string(),
+        );
+    }
+    for (key, now) in [
+        ("ops", read.facts.ops),
+        ("unfinished_ops", read.facts.unfinished),
+    ] {
+        if let Some(then) = recorded.get(key).and_then(serde_json::Value::as_u64) {
+            if then != now as u64 {
+                out.push(format!(
+                    "history.jsonl: the run recorded {then} {key}, the file now holds {now}"
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The exit code of audited results, by the run's own rule (cli.md: 130

@@ -138,8 +138,15 @@ pub fn compare(
         names.push(name);
         let mut overrides = opts.overrides.clone();
         overrides.push(format!("variant={value}"));
-        // Every variant is checked before the first one runs.
-        let p = prepare(opts.scenario.as_deref(), &overrides)?;
+        // Every variant is checked before the first one runs; an error
+        // names the --variant the user wrote, not the override it became.
+        let p = prepare(opts.scenario.as_deref(), &overrides).map_err(|e| match e {
+            RunError::Input(m) if !opts.variants.is_empty() => RunError::Input(m.replace(
+                &format!("--set variant={value}"),
+                &format!("--variant {value}"),
+            )),
+            e => e,
+        })?;
         runs.push((name.clone(), value.clone(), overrides, p));
     }
     let scenario = runs[0].3.scenario.name.clone();
@@ -167,6 +174,12 @@ pub fn compare(
         let expect = p.scenario.expectation().0;
         let run_dir = dir.join(&name);
         if !control.rearm() {
+            suites.push(junit::failed_suite(
+                &p.scenario.name,
+                &name,
+                130,
+                "not run: the comparison was interrupted",
+            ));
             results.push(VariantResult {
                 name,
                 variant: value,
@@ -311,6 +324,14 @@ pub fn table(c: &Comparison, markdown: bool) -> String {
     rows.push((
         "exit".into(),
         col(&|r| {
+            if r.summary.is_none() {
+                let why = if r.exit.code == 130 {
+                    "not run"
+                } else {
+                    "no result"
+                };
+                return format!("{} ({why})", r.exit.code);
+            }
             let met = match r.exit.code {
                 0 => "met",
                 1 => "NOT MET",
@@ -370,6 +391,7 @@ pub fn table(c: &Comparison, markdown: bool) -> String {
     rows.push((
         "faults injected".into(),
         col(&|r| match fig(r, &["faults_injected"]) {
+            _ if r.summary.is_none() => "-".into(),
             Some(serde_json::Value::Object(m)) if !m.is_empty() => m
                 .iter()
                 .map(|(k, v)| format!("{k} {v}"))
@@ -382,6 +404,7 @@ pub fn table(c: &Comparison, markdown: bool) -> String {
         "thresholds".into(),
         col(
             &|r| match fig(r, &["thresholds"]).and_then(|v| v.as_array().cloned()) {
+                _ if r.summary.is_none() => "-".into(),
                 Some(t) if !t.is_empty() => {
                     let met = t.iter().filter(|x| x["passed"] == true).count();
                     format!("{met}/{} met", t.len())

@@ -120,7 +120,7 @@ impl Shard {
     /// construction, whatever their random draws: two shards can never
     /// send one event id (only a shard's own duplicate-id retries reuse
     /// an id, as in an unsharded run).
-    fn id_prefix(shard: Option<Shard>) -> String {
+    pub fn id_prefix(shard: Option<Shard>) -> String {
         match shard {
             Some(s) if s.count > 1 => format!("k{}-", s.index),
             _ => String::new(),

@@ -639,6 +639,11 @@ fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
                 return Err(refuse(what, first, p, x, y));
             }
         }
+        // The rest of the resolved scenario must be the same too: only the
+        // shares (`stop.events`, `load.rate`) differ between shards.
+        if let Some((key, x, y)) = scenario_difference(&first.scenario, &p.scenario) {
+            return Err(refuse(&format!("the scenario's `{key}`"), first, p, x, y));
+        }
     }
     parts.sort_by_key(|p| p.shard.index);
     let n = parts[0].shard.count;
@@ -667,6 +672,41 @@ fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
         return Err(MergeError::Input("only HTTP runs are sharded".into()));
     }
     Ok(())
+}
+
+/// The first key (dotted path) whose value differs between two shards'
+/// resolved scenarios, apart from their shares of `stop.events` and
+/// `load.rate`; with both values as JSON text.
+fn scenario_difference(a: &Scenario, b: &Scenario) -> Option<(String, String, String)> {
+    let norm = |s: &Scenario| {
+        let mut s = s.clone();
+        s.stop.events = 0;
+        s.load.rate = 0.0;
+        serde_json::to_value(s).unwrap_or_default()
+    };
+    fn first_diff(
+        a: &serde_json::Value,
+        b: &serde_json::Value,
+        path: String,
+    ) -> Option<(String, String, String)> {
+        match (a, b) {
+            (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+                let keys: std::collections::BTreeSet<_> = x.keys().chain(y.keys()).collect();
+                keys.into_iter().find_map(|k| {
+                    let null = serde_json::Value::Null;
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    first_diff(x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null), p)
+                })
+            }
+            _ if a != b => Some((path, a.to_string(), b.to_string())),
+            _ => None,
+        }
+    }
+    first_diff(&norm(a), &norm(b), String::new())
 }
 
 /// Moves one entry onto the merged history: its op ids and worker numbers

@@ -568,6 +568,45 @@ fn unjudged(why: &str) -> Vec<CheckResult> {
     )
 }
 
+/// A shard refuses a run id that was used before: a sibling shard never
+/// writes this shard's event ids (they carry its `k<i>-` prefix), so any
+/// row with them at the start is an earlier run's, and would make the
+/// merged audit count events nobody sent in this run (a false violation).
+/// Checking only its own prefix keeps the check free of races with the
+/// siblings. Errors: exit 2 when such rows exist, 3 when the export fails.
+fn refuse_used_run_id(
+    rt: &tokio::runtime::Runtime,
+    client: &HttpClient,
+    run_dir: &Path,
+    namespace: &str,
+    shard: crate::generator::Shard,
+) -> Result<(), RunError> {
+    let before = run_dir.join("export-before.json");
+    rt.block_on(client.export_to(&before)).map_err(|e| {
+        RunError::Target(format!("cannot read the target's rows before the run: {e}"))
+    })?;
+    let mut tables = Tables::default();
+    read_export(&before, namespace, &mut tables).map_err(RunError::Target)?;
+    let _ = std::fs::remove_file(&before);
+    let own = format!(
+        "{namespace}{}",
+        crate::generator::Shard::id_prefix(Some(shard))
+    );
+    let used = tables
+        .event_ids
+        .iter()
+        .filter(|id| id.starts_with(&own))
+        .count();
+    if used > 0 {
+        return Err(RunError::Input(format!(
+            "the run id of namespace {namespace:?} was used before: the target already holds \
+             {used} events of shard {}/{} (ids {own}...); give every sharded run a fresh --run-id",
+            shard.index, shard.count
+        )));
+    }
+    Ok(())
+}
+
 /// What a target's load phase hands to the audit.
 struct Phase {
     load: LoadOutcome,
@@ -703,6 +742,9 @@ fn http_phase(
         std::thread::sleep(Duration::from_millis(100));
     };
     ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
+    if let Some(shard) = plan.shard.filter(|s| s.count > 1) {
+        refuse_used_run_id(&rt, &client_of(&url)?, run_dir, plan.namespace, shard)?;
+    }
     let nonconforming = Arc::new(Nonconforming::default());
     let load_start = plan.clock.now();
     // The nemesis's timed faults, and the fault proxy the load goes through.

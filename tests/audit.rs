@@ -193,3 +193,44 @@ fn missing_history_exits_2_naming_the_file() {
     let (code, text) = audit(&tmp.path().join("nowhere"));
     assert_eq!(code, Some(2), "{text}");
 }
+
+#[test]
+fn a_changed_history_is_a_difference_exit_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let lines: Vec<&str> = history.lines().collect();
+
+    // The footer cut off.
+    let cut = tmp.path().join("cut");
+    std::fs::create_dir(&cut).unwrap();
+    for f in files(&out) {
+        std::fs::copy(out.join(&f), cut.join(&f)).unwrap();
+    }
+    std::fs::write(
+        cut.join("history.jsonl"),
+        lines[..lines.len() - 1].join("\n") + "\n",
+    )
+    .unwrap();
+    let (code, text) = audit(&cut);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("no footer"), "{text}");
+
+    // Ten ok completions taken out: the verdicts may stay, the counts do not.
+    let mut dropped = 0;
+    let kept: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| {
+            let drop = dropped < 10 && l.contains("\"type\":\"ok\"");
+            dropped += drop as u32;
+            !drop
+        })
+        .collect();
+    assert_eq!(dropped, 10);
+    std::fs::write(out.join("history.jsonl"), kept.join("\n") + "\n").unwrap();
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("unfinished_ops"), "{text}");
+}

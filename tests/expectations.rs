@@ -258,6 +258,27 @@ fn thresholds_judged_against_figures() {
 }
 
 #[test]
+fn a_latency_of_no_ops_is_no_figure() {
+    // An empty histogram is written as zeros; `< 1` must not pass on it.
+    let figures = serde_json::json!({
+        "latency_us_not_ok": { "ingest": { "info": { "count": 0, "p99": 0.0 } } },
+        "latency_us": { "ingest": { "count": 5, "p99": 0.5 } },
+    });
+    let t = judged(
+        figures,
+        &[
+            "latency_us_not_ok.ingest.info.p99 < 1",
+            "latency_us_not_ok.ingest.info.count == 0",
+            "latency_us.ingest.p99 < 1",
+        ],
+    );
+    assert_eq!(t[0].actual, None);
+    assert!(!t[0].passed);
+    assert!(t[1].passed, "the count itself is a figure");
+    assert!(t[2].passed);
+}
+
+#[test]
 fn a_breached_threshold_exits_1_even_when_every_invariant_holds() {
     let t = judged(
         serde_json::json!({ "throughput_ops_per_s": { "total": 10.0 } }),
@@ -342,6 +363,17 @@ fn threshold_and_expect_errors() {
         e.starts_with(&format!("{FILE}:1: ")) && e.contains("comparison"),
         "{e}"
     );
+    let e = refused("thresholds = [\"invariants.CountExact.verdict == 0\"]\n");
+    assert!(e.contains("is not a number (it is text)"), "{e}");
+    let e = refused("thresholds = [\"latency_us.ingest < 5\"]\n");
+    assert!(
+        e.contains("is not a number (it is a table of figures)"),
+        "{e}"
+    );
+    let e = refused("thresholds = [\"nosuch < 5\"]\n");
+    assert!(e.contains("top-level figures: "), "{e}");
+    let e = refused("thresholds = [\"latency_us.ingest.p99 << 5\"]\n");
+    assert!(e.contains("unknown comparison"), "{e}");
     let e = refused("thresholds = \"latency_us.ingest.p99 < 5\"\n");
     assert!(e.contains("an array of strings"), "{e}");
     let e = refused("expect = \"violated\"\n");
@@ -742,5 +774,19 @@ fn compare_refuses_before_running_anything() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("/nonexistent/x.sql"), "{}", text(&o));
+    assert!(!text(&o).contains("/nonexistent/x.sql:0:"), "{}", text(&o));
+    // A misspelled built-in is named as the user wrote it.
+    let o = specstorm(&[
+        "compare",
+        "scenarios/smoke.toml",
+        "-q",
+        "--variant",
+        "nosuch",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--variant nosuch"), "{}", text(&o));
+    assert!(!text(&o).contains("--set variant"), "{}", text(&o));
     assert!(!out.exists(), "nothing ran");
 }

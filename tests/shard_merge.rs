@@ -288,3 +288,58 @@ fn naive_sharded_pair_is_judged_and_caught() {
     }
     panic!("the naive variant was never caught by a merged sharded pair in 4 tries");
 }
+
+#[test]
+fn shards_of_different_scenarios_are_not_merged_and_a_used_run_id_is_refused() {
+    let server = Server::start("groups-atomic");
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    assert_eq!(
+        spawn_shard(&server.url, "0/2", "mix", &a, &[])
+            .wait()
+            .unwrap()
+            .code(),
+        Some(4)
+    );
+    // Same run id, another hot fraction: not the same run.
+    assert_eq!(
+        spawn_shard(
+            &server.url,
+            "1/2",
+            "mix",
+            &b,
+            &["--set", "keys.hot_fraction=0.1"]
+        )
+        .wait()
+        .unwrap()
+        .code(),
+        Some(4)
+    );
+    let out = tmp.path().join("m");
+    let o = specstorm(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the scenario's `keys.hot_fraction` differs"),
+        "{err}"
+    );
+
+    // Shard 0 of run id `mix` again: its event ids are already in the
+    // target, and a merged audit would count them twice.
+    let again = tmp.path().join("again");
+    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(shard_args(&server.url, "0/2", "mix", &again))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("was used before"), "{err}");
+}

@@ -77,12 +77,11 @@ fn run_status(summary: &Summary) -> TestCaseStatus {
             });
             s
         }
-        _ if !summary.coverage.gaps.is_empty() => {
+        // Inconclusive, whether from an unknown verdict or a coverage gap:
+        // the run case says so, with the rule, every time.
+        4 => {
             let mut s = TestCaseStatus::skipped();
-            s.set_message(format!(
-                "inconclusive: {}",
-                summary.coverage.gaps.join("; ")
-            ));
+            s.set_message(summary.exit.rule.clone());
             s
         }
         _ => TestCaseStatus::success(),

@@ -406,8 +406,9 @@ pub struct ThresholdOutcome {
     /// The threshold as written (`latency_us.ingest.p99 < 20000`).
     pub threshold: String,
     /// The figure's value in this run; None when the summary has no such
-    /// figure (e.g. `first_violation_s` of an invariant that held): then
-    /// the threshold is breached, never passed by default.
+    /// figure (e.g. `first_violation_s` of an invariant that held, or a
+    /// latency percentile of no ops): then the threshold is breached,
+    /// never passed by default.
     pub actual: Option<f64>,
     /// Whether the figure meets the threshold.
     pub passed: bool,
@@ -418,7 +419,10 @@ impl ThresholdOutcome {
     pub fn describe(&self) -> String {
         match self.actual {
             Some(a) => format!("{} (actual {a})", self.threshold),
-            None => format!("{} (no such figure in this run)", self.threshold),
+            None => format!(
+                "{} (no such figure in this run: absent, or a latency of no ops)",
+                self.threshold
+            ),
         }
     }
 }
@@ -431,7 +435,16 @@ pub fn judge_thresholds(
     thresholds
         .iter()
         .map(|t| {
-            let actual = t.actual(summary);
+            // A latency of no ops is written as zeros: it is no figure, and
+            // must not meet a `<` threshold by default.
+            let empty = t.path.split_last().is_some_and(|(leaf, parent)| {
+                leaf != "count"
+                    && crate::scenario::lookup(summary, parent)
+                        .and_then(|p| p.get("count"))
+                        .and_then(serde_json::Value::as_u64)
+                        == Some(0)
+            });
+            let actual = if empty { None } else { t.actual(summary) };
             ThresholdOutcome {
                 threshold: t.to_string(),
                 actual,

@@ -164,6 +164,9 @@ impl Threshold {
             ));
         }
         let right = right.trim();
+        if right.starts_with(['<', '>', '=', '!']) {
+            return Err(format!("unknown comparison in {text:?}: {hint}"));
+        }
         let limit: f64 = right
             .parse()
             .ok()

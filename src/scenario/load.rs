@@ -1424,6 +1424,22 @@ fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(), ScenarioEr
         if t.actual(&skeleton).is_some() {
             continue;
         }
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
+        if let Some(v) = crate::scenario::lookup(&skeleton, &t.path) {
+            return Err(ctx.error(
+                &at,
+                format!(
+                    "`{}`: `{}` is not a number (it is {}): a threshold compares a number",
+                    display_path(&at),
+                    t.figure(),
+                    if v.is_object() {
+                        "a table of figures"
+                    } else {
+                        "text"
+                    }
+                ),
+            ));
+        }
         // The deepest prefix that exists, to show what is there instead.
         let mut depth = t.path.len();
         while depth > 0 && crate::scenario::lookup(&skeleton, &t.path[..depth]).is_none() {
@@ -1431,18 +1447,17 @@ fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(), ScenarioEr
         }
         let here = crate::scenario::lookup(&skeleton, &t.path[..depth]).expect("the root exists");
         let options = match here.as_object() {
+            Some(o) if depth == 0 => format!(
+                "top-level figures: {}",
+                o.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
             Some(o) => format!(
                 "figures under `{}`: {}",
-                if depth == 0 {
-                    "the summary".to_string()
-                } else {
-                    t.path[..depth].join(".")
-                },
+                t.path[..depth].join("."),
                 o.keys().cloned().collect::<Vec<_>>().join(", ")
             ),
             None => format!("`{}` is a figure itself", t.path[..depth].join(".")),
         };
-        let at: Vec<&str> = at.iter().map(String::as_str).collect();
         return Err(ctx.error(
             &at,
             format!(

@@ -31,7 +31,12 @@ pub struct FileError {
 
 impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file.display(), self.line, self.reason)
+        // Line 0: about the whole file (e.g. it cannot be read).
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file.display(), self.reason)
+        } else {
+            write!(f, "{}:{}: {}", self.file.display(), self.line, self.reason)
+        }
     }
 }
 
