@@ -391,3 +391,25 @@ fn partial_folder_says_what_is_missing() {
     svg(&part.join("plots/latency.svg"));
     assert!(so.contains("holds -> holds"), "{so}");
 }
+
+#[test]
+fn baseline_shows_an_expectation_no_longer_met() {
+    let old =
+        serde_json::json!({"exit": {"code": 0, "rule": "every invariant holds, as expected"}});
+    let new =
+        serde_json::json!({"exit": {"code": 1, "rule": "expectation not met: threshold breached"}});
+    let table = render(&compare(&old, &new), "old", "new");
+    assert!(
+        table.contains("exit (baseline -> this run): 0 -> 1   <<< the expectation was met in the baseline, not now"),
+        "{table}"
+    );
+    assert!(
+        table.contains("this run: expectation not met: threshold breached"),
+        "{table}"
+    );
+    let same = render(&compare(&old, &old), "old", "new");
+    assert!(
+        same.contains("exit (baseline -> this run): 0 -> 0\n"),
+        "{same}"
+    );
+}

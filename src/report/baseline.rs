@@ -99,6 +99,10 @@ pub struct Comparison {
     pub figures: Vec<FigureDelta>,
     /// Every invariant of either summary, by name.
     pub verdicts: Vec<VerdictChange>,
+    /// The exit codes (baseline, this run), and this run's rule: a run
+    /// that met its expectation and now does not is a change to show even
+    /// when no verdict changed (a threshold, an expected violation).
+    pub exit: (Option<i64>, Option<i64>, Option<String>),
 }
 
 impl Comparison {
@@ -144,7 +148,16 @@ pub fn compare(old: &Value, new: &Value) -> Comparison {
             new: verdict(new, name),
         })
         .collect();
-    Comparison { figures, verdicts }
+    let code = |v: &Value| v.pointer("/exit/code").and_then(Value::as_i64);
+    let rule = new
+        .pointer("/exit/rule")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Comparison {
+        figures,
+        verdicts,
+        exit: (code(old), code(new), rule),
+    }
 }
 
 fn rank(path: &str) -> usize {
@@ -283,6 +296,21 @@ pub fn render(c: &Comparison, old_label: &str, new_label: &str) -> String {
             show(&v.new).replace("violated", "VIOLATED")
         );
     }
+    let code = |c: Option<i64>| c.map_or("absent".to_string(), |c| c.to_string());
+    let (before, now, rule) = &c.exit;
+    let flag = match (before, now) {
+        (Some(0), Some(n)) if *n != 0 => "   <<< the expectation was met in the baseline, not now",
+        (a, b) if a != b => "   (changed)",
+        _ => "",
+    };
+    let _ = writeln!(
+        o,
+        "exit (baseline -> this run): {} -> {}{flag}{}",
+        code(*before),
+        code(*now),
+        rule.as_deref()
+            .map_or(String::new(), |r| format!("\n  this run: {r}"))
+    );
     let regressions = c.regressions();
     if !regressions.is_empty() {
         let names: Vec<_> = regressions.iter().map(|v| v.invariant.as_str()).collect();
