@@ -4,8 +4,9 @@
 //! running service), `specstorm report` (summary, plots and baseline of a
 //! finished run), `specstorm compare` (one scenario against several
 //! variants), `specstorm audit` (the checkers again over a saved run
-//! folder) and `specstorm merge` (one run folder from the shards of a
-//! sharded run). Exit codes follow `shared/reference/cli.md`.
+//! folder), `specstorm merge` (one run folder from the shards of a
+//! sharded run) and `specstorm explore` (every interleaving of a small
+//! world, checked after every step). Exit codes follow `shared/reference/cli.md`.
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::probe::{check_target, ProbeOptions};
@@ -161,6 +162,37 @@ pub enum Command {
     /// made (also for a failed run's folder); 2: not a run/compare folder,
     /// or a file in it unreadable.
     Report(ReportArgs),
+    /// Drive the scenario's `[explore]` world (default: the spec's own)
+    /// through every interleaving, each step the variant's real statement
+    /// on an in-memory SQLite database, checking the invariants after
+    /// every step; print a shortest counterexample. Exit 0: none in the
+    /// whole space; 1: a violation; 4: a bound cut the search short; 2:
+    /// bad input.
+    Explore(ExploreArgs),
+}
+
+/// Options of `specstorm explore`.
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// Scenario file (TOML; default: the embedded default scenario): its
+    /// `variant` and `[explore]` world.
+    pub scenario: Option<PathBuf>,
+    /// Override a scenario key, e.g. --set explore.resolves=3 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Expand no state more than N steps from the initial one (0: no bound).
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u64>,
+    /// Keep at most N distinct states (0: no bound).
+    #[arg(long, value_name = "N")]
+    pub max_states: Option<u64>,
+    /// How a state's database is restored: serialize (a snapshot per
+    /// state) or replay (the path's steps again on a fresh database).
+    #[arg(long, value_enum, default_value = "serialize")]
+    pub restore: crate::explore::Restore,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Options of `specstorm report`.
@@ -241,6 +273,14 @@ pub struct ServeArgs {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
+        Command::Explore(a) => crate::explore::main(&crate::explore::ExploreOptions {
+            scenario: a.scenario,
+            overrides: a.set,
+            max_depth: a.max_depth,
+            max_states: a.max_states,
+            restore: a.restore,
+            quiet: a.quiet,
+        }),
         Command::Report(a) => match report(&a) {
             Ok(()) => 0,
             Err(e) => {

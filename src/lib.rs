@@ -11,6 +11,8 @@
 //! runs one scenario against several variants (`specstorm compare`).
 //! [`audit`] re-runs the checkers over a saved run folder; [`merge`]
 //! shards a run over several load generators and merges their run folders.
+//! [`explore`] drives the same step machines through every interleaving of
+//! a small world, as TLC does for the spec (`specstorm explore`).
 
 #![warn(missing_docs)]
 
@@ -20,6 +22,7 @@ pub mod cli;
 pub mod client;
 pub mod compare;
 pub mod dashboard;
+pub mod explore;
 pub mod generator;
 pub mod history;
 pub mod http_runtime;

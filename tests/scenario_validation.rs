@@ -455,6 +455,7 @@ fn empty_file_gets_every_default() {
         resolve: Resolve {
             interval: Duration::from_millis(1),
         },
+        explore: Explore::default(),
         faults: vec![],
         expect: Expect::Holds,
         thresholds: vec![],
@@ -1269,4 +1270,51 @@ fn faults_round_trip_through_to_toml() {
     assert_eq!(back, s, "{saved}");
     // Saving again gives the same text.
     assert_eq!(back.to_toml(), saved);
+}
+
+// ---------------------------------------------------------------- [explore]
+
+#[test]
+fn explore_world_is_checked_with_lines() {
+    assert_refused(
+        "[explore]\nqueues = [[\"e1\"], [\"e1\", \"e7\"]]\n",
+        2,
+        &["event \"e7\" of `explore.queues[1]` has no fingerprint"],
+    );
+    assert_refused(
+        "[explore]\nqueues = [[\"e1\"],\n  []]\n",
+        3,
+        &["`explore.queues[1]` must be a non-empty array of event ids"],
+    );
+    assert_refused(
+        "[explore]\nresolves = -1\n",
+        2,
+        &["`explore.resolves` must be from 0 to 1000"],
+    );
+    assert_refused(
+        "[explore]\nfingerprints = { e1 = 3 }\n",
+        2,
+        &["`explore.fingerprints.e1` must be a non-empty string"],
+    );
+    assert_refused(
+        "[explore]\nmax_depth = \"x\"\n",
+        2,
+        &["`explore.max_depth` must be a whole number"],
+    );
+    assert_refused(
+        "[explore]\nworkers = 3\n",
+        2,
+        &["unknown key `workers` in [explore]"],
+    );
+    // Given fingerprints add to the spec's map.
+    let s = load_with(
+        "",
+        &[
+            "explore.fingerprints.e4=f3",
+            "explore.queues=[[\"e4\", \"e1\"]]",
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.explore.fingerprints["e4"], "f3");
+    assert_eq!(s.explore.fingerprints["e1"], "f1");
 }

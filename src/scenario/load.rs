@@ -284,6 +284,11 @@ enum Kind {
     Expect,
     /// An array of threshold strings (`"latency_us.ingest.p99 < 20000"`).
     Thresholds,
+    /// A non-empty array of non-empty arrays of non-empty strings
+    /// (`explore.queues`).
+    Queues,
+    /// A table of non-empty strings (`explore.fingerprints`).
+    StrMap,
 }
 
 impl Kind {
@@ -303,6 +308,11 @@ impl Kind {
             Kind::Thresholds => {
                 "an array of strings such as [\"latency_us.ingest.p99 < 20000\"]".to_owned()
             }
+            Kind::Queues => {
+                "an array of event-id arrays such as [[\"e1\", \"e2\"], [\"e1\", \"e3\"]]"
+                    .to_owned()
+            }
+            Kind::StrMap => "a table of strings such as { e1 = \"f1\", e3 = \"f2\" }".to_owned(),
         }
     }
 
@@ -475,6 +485,48 @@ const SCHEMA: &[Section] = &[
     Section {
         name: "resolve",
         fields: &[field("interval", Kind::Duration, Some("\"1ms\""))],
+    },
+    // Mirrors `Explore::default()`: the spec's own world.
+    Section {
+        name: "explore",
+        fields: &[
+            field(
+                "queues",
+                Kind::Queues,
+                Some("[[\"e1\", \"e2\"], [\"e1\", \"e3\"]]"),
+            ),
+            field(
+                "fingerprints",
+                Kind::StrMap,
+                Some("{ e1 = \"f1\", e2 = \"f1\", e3 = \"f2\" }"),
+            ),
+            field("resolves", Kind::Int { min: 0, max: 1000 }, Some("2")),
+            field("project", Kind::Str, Some("\"p1\"")),
+            field(
+                "now_ms",
+                Kind::Int {
+                    min: 0,
+                    max: i64::MAX,
+                },
+                Some("1700000000000"),
+            ),
+            field(
+                "max_depth",
+                Kind::Int {
+                    min: 0,
+                    max: i64::MAX,
+                },
+                Some("0"),
+            ),
+            field(
+                "max_states",
+                Kind::Int {
+                    min: 0,
+                    max: i64::MAX,
+                },
+                Some("0"),
+            ),
+        ],
     },
 ];
 
@@ -779,6 +831,21 @@ fn fill_defaults(doc: &mut DocumentMut, name: &str) {
         Some(given) => {
             if let Some((v, _)) = listed.iter().find(|(v, n)| *n == given && *v != given) {
                 root.insert("variant", toml_edit::value(v.clone()));
+            }
+        }
+    }
+    // A given `explore.fingerprints` adds to the spec's map (entries of
+    // events no queue runs are ignored), so `--set
+    // explore.fingerprints.e4=f2` extends the world instead of emptying it.
+    if let Some(map) = root
+        .get_mut("explore")
+        .and_then(Item::as_table_like_mut)
+        .and_then(|x| x.get_mut("fingerprints"))
+        .and_then(Item::as_table_like_mut)
+    {
+        for (e, f) in super::Explore::default().fingerprints {
+            if !map.contains_key(&e) {
+                map.insert(&e, Item::Value(Value::from(f)));
             }
         }
     }
@@ -1149,6 +1216,26 @@ fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<
             None => wrong_type(),
         });
     }
+    if let Kind::StrMap = kind {
+        let table = item.as_table_like().ok_or_else(wrong_type)?;
+        for (k, v) in table.iter() {
+            let at = [path, &[k]].concat();
+            match v.as_str() {
+                Some(text) if !text.trim().is_empty() => {}
+                _ => {
+                    return Err(ctx.error(
+                        &at,
+                        format!(
+                            "`{}` must be a non-empty string, found {}",
+                            display_path(&at),
+                            describe(v)
+                        ),
+                    ))
+                }
+            }
+        }
+        return Ok(());
+    }
     let Some(value) = item.as_value() else {
         return Err(wrong_type());
     };
@@ -1212,7 +1299,41 @@ fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<
         Kind::Bool => {
             value.as_bool().ok_or_else(wrong_type)?;
         }
-        Kind::Expect => unreachable!("checked above"),
+        Kind::Expect | Kind::StrMap => unreachable!("checked above"),
+        Kind::Queues => {
+            let array = value.as_array().ok_or_else(wrong_type)?;
+            if array.is_empty() {
+                return Err(ctx.error(path, format!("`{key}` needs at least one worker's queue")));
+            }
+            for (w, queue) in array.iter().enumerate() {
+                let index = w.to_string();
+                let at = [path, &[index.as_str()]].concat();
+                let ids = queue.as_array().filter(|q| !q.is_empty()).ok_or_else(|| {
+                    ctx.error(
+                        &at,
+                        format!(
+                            "`{}` must be a non-empty array of event ids such as [\"e1\", \"e2\"], found {}",
+                            display_path(&at),
+                            describe(&Item::Value(queue.clone()))
+                        ),
+                    )
+                })?;
+                for (i, id) in ids.iter().enumerate() {
+                    if id.as_str().is_none_or(|t| t.trim().is_empty()) {
+                        let index = i.to_string();
+                        let at = [&at[..], &[index.as_str()]].concat();
+                        return Err(ctx.error(
+                            &at,
+                            format!(
+                                "`{}` must be a non-empty event id string, found {}",
+                                display_path(&at),
+                                describe(&Item::Value(id.clone()))
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
         Kind::Thresholds => {
             let array = value.as_array().ok_or_else(wrong_type)?;
             for (i, v) in array.iter().enumerate() {
@@ -1394,7 +1515,33 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
             ));
         }
     }
+    check_explore(ctx, &s.explore)?;
     check_threshold_figures(ctx, s)
+}
+
+/// Every queued event id needs a fingerprint (the spec's `FpOf` is total
+/// on `Events`); the project must not be empty.
+fn check_explore(ctx: &Context, x: &super::Explore) -> Result<(), ScenarioError> {
+    if x.project.trim().is_empty() {
+        return Err(ctx.error(
+            &["explore", "project"],
+            "`explore.project` must not be empty",
+        ));
+    }
+    for (w, queue) in x.queues.iter().enumerate() {
+        for (i, id) in queue.iter().enumerate() {
+            if !x.fingerprints.contains_key(id) {
+                let (w, i) = (w.to_string(), i.to_string());
+                return Err(ctx.error(
+                    &["explore", "queues", &w, &i],
+                    format!(
+                        "event {id:?} of `explore.queues[{w}]` has no fingerprint: add `{id} = \"f1\"` (say) to `explore.fingerprints`"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a threshold on a figure `summary.json` does not have for this

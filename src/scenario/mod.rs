@@ -51,6 +51,11 @@ pub struct Scenario {
     pub retry: Retry,
     /// `[resolve]`: the resolvers' pace.
     pub resolve: Resolve,
+    /// `[explore]`: the small world `specstorm explore` searches (default:
+    /// the spec's own world). Absent from run folders written before it
+    /// existed, hence the serde default.
+    #[serde(default)]
+    pub explore: Explore,
     /// `[[faults]]`: the nemesis's fault schedule (default: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
@@ -259,6 +264,54 @@ pub struct Resolve {
     /// Pause of each resolver between two resolves (default "1ms"; "0s" = back to back).
     #[serde(with = "humantime_serde_compat")]
     pub interval: Duration,
+}
+
+/// `[explore]`: the world of `specstorm explore` (BacktalkGroups.tla's
+/// constants, made keys). Every ingest worker runs its queue of event ids
+/// in order, one ingest op per id (a repeated id is a retry); one resolver
+/// resolves any open or regressed group, at most `resolves` times.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Explore {
+    /// One queue of event ids per ingest worker, in the order it ingests
+    /// them (default `[["e1", "e2"], ["e1", "e3"]]`: the spec's `Queue`).
+    pub queues: Vec<Vec<String>>,
+    /// The fingerprint of each event id (default e1, e2 -> f1; e3 -> f2:
+    /// the spec's `FpOf`). Every queued id needs one; others are ignored.
+    pub fingerprints: std::collections::BTreeMap<String, String>,
+    /// Resolves the resolver may make in one behaviour (the spec's
+    /// `MaxResolves`; default 2).
+    pub resolves: u32,
+    /// The project of every event (default "p1").
+    pub project: String,
+    /// The constant `:now_ms` (unix ms) of every op, so that states repeat
+    /// exactly (default 1700000000000).
+    pub now_ms: i64,
+    /// Stop after this many steps from the initial state (0: no bound;
+    /// default 0). `--max-depth` overrides it.
+    pub max_depth: u64,
+    /// Stop after this many distinct states (0: no bound; default 0).
+    /// `--max-states` overrides it.
+    pub max_states: u64,
+}
+
+impl Default for Explore {
+    /// The spec's own world (BacktalkGroups.tla with MaxResolves = 2).
+    fn default() -> Self {
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        Explore {
+            queues: vec![ids(&["e1", "e2"]), ids(&["e1", "e3"])],
+            fingerprints: [("e1", "f1"), ("e2", "f1"), ("e3", "f2")]
+                .into_iter()
+                .map(|(e, f)| (e.to_string(), f.to_string()))
+                .collect(),
+            resolves: 2,
+            project: "p1".into(),
+            now_ms: 1_700_000_000_000,
+            max_depth: 0,
+            max_states: 0,
+        }
+    }
 }
 
 /// `faults[].kind`: what a fault does (see `scenarios/README.md`).

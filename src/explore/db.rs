@@ -1,0 +1,289 @@
+//! The explorer's database: one in-memory SQLite connection whose content
+//! is saved and restored per state (SQLite's serialize/deserialize, see
+//! [`Restore`]), and the rows of every table read as the state key's part
+//! and as the trace's row changes.
+
+use crate::workload::Value;
+use rusqlite::{Connection, MAIN_DB};
+
+/// How the database of a state is brought back before one of its
+/// successors is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Restore {
+    /// `sqlite3_serialize` the database once per new state and
+    /// `sqlite3_deserialize` it before each successor (the default: a copy
+    /// of a few pages, measured faster than replaying).
+    #[default]
+    Serialize,
+    /// Rebuild the state: a fresh in-memory database, the schema, then
+    /// every step of the path from the initial state again (no snapshot is
+    /// kept; slower, kept to measure against and as a cross-check).
+    Replay,
+}
+
+/// The in-memory database the explorer runs statements on.
+pub struct Db {
+    /// The connection the steps run on (autocommit, like a worker's).
+    pub conn: Connection,
+    schema: String,
+}
+
+impl Db {
+    /// A fresh in-memory database with `schema` (a batch) applied.
+    ///
+    /// # Errors
+    /// The schema batch failed.
+    pub fn new(schema: &str) -> rusqlite::Result<Db> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(schema)?;
+        Ok(Db {
+            conn,
+            schema: schema.to_owned(),
+        })
+    }
+
+    /// Back to the empty database with the schema (for [`Restore::Replay`]).
+    ///
+    /// # Errors
+    /// The schema batch failed.
+    pub fn reset(&mut self) -> rusqlite::Result<()> {
+        *self = Db::new(&self.schema)?;
+        Ok(())
+    }
+
+    /// The database's bytes (`sqlite3_serialize` of `main`).
+    ///
+    /// # Errors
+    /// SQLite could not serialize (out of memory).
+    pub fn snapshot(&mut self) -> rusqlite::Result<Vec<u8>> {
+        Ok(self.conn.serialize(MAIN_DB)?.to_vec())
+    }
+
+    /// Replaces the database by `bytes` from [`Db::snapshot`].
+    ///
+    /// # Errors
+    /// SQLite refused the bytes (out of memory, or a read in progress).
+    pub fn restore(&mut self, bytes: &[u8]) -> rusqlite::Result<()> {
+        self.conn
+            .deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
+    }
+
+    /// Every row of every table but SQLite's own (`sqlite_%`, so the
+    /// AUTOINCREMENT counters of `sqlite_sequence` are left out), tables
+    /// by name, rows sorted. A rowid alias (`INTEGER PRIMARY KEY`) is left
+    /// out too: its numbers follow the insertion order, which differs
+    /// between interleavings that the spec treats as one state.
+    ///
+    /// # Errors
+    /// A table could not be read.
+    pub fn rows(&self) -> rusqlite::Result<Rows> {
+        let names: Vec<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' \
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut tables = Vec::with_capacity(names.len());
+        for name in names {
+            tables.push(self.table(&name)?);
+        }
+        Ok(Rows { tables })
+    }
+
+    fn table(&self, name: &str) -> rusqlite::Result<Table> {
+        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        // (name, declared type, pk position) per column.
+        let info: Vec<(String, String, i64)> = self
+            .conn
+            .prepare_cached(&format!("PRAGMA table_info({quoted})"))?
+            .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(5)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let pks = info.iter().filter(|c| c.2 > 0).count();
+        let alias =
+            |c: &(String, String, i64)| pks == 1 && c.2 == 1 && c.1.eq_ignore_ascii_case("INTEGER");
+        let kept: Vec<&(String, String, i64)> = info.iter().filter(|c| !alias(c)).collect();
+        let columns: Vec<String> = kept.iter().map(|c| c.0.clone()).collect();
+        // The primary key's columns name a row in the trace's changes.
+        let key: Vec<usize> = kept
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.2 > 0)
+            .map(|(i, _)| i)
+            .collect();
+        let select = if columns.is_empty() {
+            format!("SELECT NULL FROM {quoted} WHERE 0")
+        } else {
+            let list: Vec<String> = columns
+                .iter()
+                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+                .collect();
+            format!("SELECT {} FROM {quoted}", list.join(", "))
+        };
+        let n = columns.len().max(1);
+        let mut rows: Vec<(Vec<u8>, Vec<Value>)> = Vec::new();
+        let mut stmt = self.conn.prepare_cached(&select)?;
+        let mut q = stmt.query([])?;
+        while let Some(r) = q.next()? {
+            let row: Vec<Value> = (0..n)
+                .map(|i| r.get_ref(i).map(Value::from))
+                .collect::<rusqlite::Result<_>>()?;
+            let mut enc = Vec::new();
+            for v in &row {
+                encode_value(v, &mut enc);
+            }
+            rows.push((enc, row));
+        }
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Table {
+            name: name.to_owned(),
+            columns,
+            key,
+            rows,
+        })
+    }
+}
+
+/// The rows of one table, sorted by their encoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Table name.
+    pub name: String,
+    /// Column names (a rowid alias left out).
+    pub columns: Vec<String>,
+    /// Indices into `columns` of the primary key (empty: none declared).
+    pub key: Vec<usize>,
+    /// (encoding, values) per row, sorted by encoding.
+    pub rows: Vec<(Vec<u8>, Vec<Value>)>,
+}
+
+/// Every table's rows: the database part of a state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rows {
+    /// Tables by name.
+    pub tables: Vec<Table>,
+}
+
+impl Rows {
+    /// Appends the canonical encoding (the state key's database part).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        for t in &self.tables {
+            encode_str(&t.name, out);
+            out.extend_from_slice(&(t.rows.len() as u32).to_le_bytes());
+            for (enc, _) in &t.rows {
+                out.extend_from_slice(enc);
+            }
+        }
+    }
+
+    /// The rows that changed from `self` to `after`, one line each:
+    /// `+ table(row)`, `- table(row)`, or `~ table[key]: col a -> b` for a
+    /// row whose primary key stayed.
+    pub fn changes(&self, after: &Rows) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in &after.tables {
+            let empty = Table {
+                rows: Vec::new(),
+                ..t.clone()
+            };
+            let b = self
+                .tables
+                .iter()
+                .find(|x| x.name == t.name)
+                .unwrap_or(&empty);
+            let gone: Vec<&Vec<Value>> = b
+                .rows
+                .iter()
+                .filter(|r| !t.rows.iter().any(|x| x.0 == r.0))
+                .map(|r| &r.1)
+                .collect();
+            let new: Vec<&Vec<Value>> = t
+                .rows
+                .iter()
+                .filter(|r| !b.rows.iter().any(|x| x.0 == r.0))
+                .map(|r| &r.1)
+                .collect();
+            let key_of = |r: &Vec<Value>| -> Option<Vec<Value>> {
+                (!t.key.is_empty()).then(|| t.key.iter().map(|&i| r[i].clone()).collect())
+            };
+            let mut paired = vec![false; new.len()];
+            for g in &gone {
+                let partner = new
+                    .iter()
+                    .enumerate()
+                    .find(|(i, n)| !paired[*i] && key_of(g).is_some() && key_of(g) == key_of(n));
+                match partner {
+                    Some((i, n)) => {
+                        paired[i] = true;
+                        let what: Vec<String> = t
+                            .columns
+                            .iter()
+                            .enumerate()
+                            .filter(|(c, _)| g[*c] != n[*c])
+                            .map(|(c, name)| format!("{name} {} -> {}", show(&g[c]), show(&n[c])))
+                            .collect();
+                        let key: Vec<String> = t.key.iter().map(|&k| show(&g[k])).collect();
+                        out.push(format!(
+                            "~ {}[{}]: {}",
+                            t.name,
+                            key.join(", "),
+                            what.join(", ")
+                        ));
+                    }
+                    None => out.push(format!("- {}{}", t.name, row(&t.columns, g))),
+                }
+            }
+            for (i, n) in new.iter().enumerate() {
+                if !paired[i] {
+                    out.push(format!("+ {}{}", t.name, row(&t.columns, n)));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn row(columns: &[String], values: &[Value]) -> String {
+    let parts: Vec<String> = columns
+        .iter()
+        .zip(values)
+        .map(|(c, v)| format!("{c}={}", show(v)))
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
+/// A value as SQL shows it: 'text', 12, NULL.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Real(f) => f.to_string(),
+        Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
+    }
+}
+
+/// Appends a self-delimiting encoding of `v` (a tag byte, then the value).
+pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Int(i) => {
+            out.push(1);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        Value::Real(f) => {
+            out.push(2);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        Value::Text(s) => {
+            out.push(3);
+            encode_str(s, out);
+        }
+    }
+}
+
+/// Appends a length-prefixed string.
+pub fn encode_str(s: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}

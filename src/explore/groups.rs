@@ -1,0 +1,455 @@
+//! The groups world (BacktalkGroups.tla): ingest workers that run their
+//! queues of event ids as `ingest` step machines, and one resolver that
+//! may resolve any open or regressed group, each step one statement of the
+//! user's statement file on the explorer's database. The spec's
+//! bookkeeping (`done`, `dirty`, `resolvesLeft`) is kept beside the
+//! machines, updated at the step the spec updates it.
+
+use super::db::{encode_value, show};
+use super::invariants;
+use super::world::{StepLabel, Violation, World};
+use crate::checker::GroupRow;
+use crate::client::sqlite::exec_step;
+use crate::scenario::Explore;
+use crate::statements::{GroupsVariant, OpProgram};
+use crate::workload::groups::{group_id, ingest_result, resolve_result, IngestOp, ResolveOp};
+use crate::workload::{Next, StepMachine, StepOutcome, Value};
+use rusqlite::Connection;
+
+/// The spec's constants, from the scenario's `[explore]` section.
+#[derive(Debug, Clone)]
+pub struct Constants {
+    /// `Events`: the distinct event ids of the queues, sorted.
+    pub events: Vec<String>,
+    /// `Fps`: the distinct fingerprints of those events, sorted.
+    pub fps: Vec<String>,
+    /// `FpOf`: per event (index into `events`), its fingerprint's index.
+    pub fp_of: Vec<usize>,
+    /// `Queue`: per worker, the event indices it ingests in order.
+    pub queues: Vec<Vec<usize>>,
+    /// `GroupId(fp)` per fingerprint: the bench's `g:{project}:{fp}`.
+    pub group_ids: Vec<String>,
+    /// The project of every event.
+    pub project: String,
+    /// `MaxResolves`.
+    pub resolves: u32,
+    /// The constant `:now_ms`.
+    pub now_ms: i64,
+}
+
+impl Constants {
+    /// The world of an `[explore]` section (the loader checked that every
+    /// queued id has a fingerprint).
+    pub fn new(x: &Explore) -> Constants {
+        let mut events: Vec<String> = x.queues.iter().flatten().cloned().collect();
+        events.sort();
+        events.dedup();
+        let mut fps: Vec<String> = events.iter().map(|e| x.fingerprints[e].clone()).collect();
+        fps.sort();
+        fps.dedup();
+        let fp_of = events
+            .iter()
+            .map(|e| fps.binary_search(&x.fingerprints[e]).expect("listed above"))
+            .collect();
+        let queues = x
+            .queues
+            .iter()
+            .map(|q| {
+                q.iter()
+                    .map(|e| events.binary_search(e).expect("listed above"))
+                    .collect()
+            })
+            .collect();
+        Constants {
+            group_ids: fps.iter().map(|f| group_id(&x.project, f)).collect(),
+            events,
+            fps,
+            fp_of,
+            queues,
+            project: x.project.clone(),
+            resolves: x.resolves,
+            now_ms: x.now_ms,
+        }
+    }
+}
+
+/// One ingest worker: where it is in its queue, and its op in flight
+/// (None once the queue is done: the spec's `idx = QLen + 1`).
+#[derive(Debug, Clone)]
+pub struct Ingester<'v> {
+    /// Index into the worker's queue of the current event (the spec's `idx - 1`).
+    pub at: usize,
+    /// The current ingest op; its position is the spec's `pc`, its values
+    /// read the spec's `readSt`.
+    pub machine: Option<StepMachine<'v>>,
+}
+
+/// A state of the groups world besides the rows.
+#[derive(Debug, Clone)]
+pub struct GroupsState<'v> {
+    /// Per worker.
+    pub workers: Vec<Ingester<'v>>,
+    /// The resolver's op in flight, with its group (fingerprint index):
+    /// only a resolve op of several steps is ever seen in flight.
+    pub resolver: Option<(usize, StepMachine<'v>)>,
+    /// `resolvesLeft`.
+    pub resolves_left: u32,
+    /// `done`, per event index.
+    pub done: Vec<bool>,
+    /// `dirty`, per fingerprint index.
+    pub dirty: Vec<bool>,
+}
+
+/// One scheduling choice of the groups world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// Worker `w` runs the next step of its ingest op.
+    Ingest(usize),
+    /// The resolver starts resolving the group of fingerprint `fp` (and
+    /// runs the op's first step): the spec's `Resolve` with `g.fp = fp`.
+    Resolve(usize),
+    /// The resolver runs the next step of its op in flight.
+    ResolverStep,
+}
+
+/// The canonical tables of one state, from the file's export statements.
+#[derive(Debug, Clone, Default)]
+pub struct GroupsView {
+    /// `export.events`: (id, project, fingerprint) per row.
+    pub events: Vec<(Value, Value, Value)>,
+    /// `export.groups`, as the audit reads it.
+    pub groups: Vec<GroupRow>,
+}
+
+/// The groups world over one statement file.
+pub struct GroupsWorld<'v> {
+    /// The statement file under test.
+    pub variant: &'v GroupsVariant,
+    /// The spec's constants.
+    pub c: Constants,
+}
+
+impl<'v> GroupsWorld<'v> {
+    /// The world of `x` over `variant`.
+    pub fn new(variant: &'v GroupsVariant, x: &Explore) -> Self {
+        GroupsWorld {
+            variant,
+            c: Constants::new(x),
+        }
+    }
+
+    /// The name of worker `w` as the spec writes it (w1, w2, ...).
+    pub fn worker_name(w: usize) -> String {
+        format!("w{}", w + 1)
+    }
+
+    fn ingest_machine(&self, event: usize) -> StepMachine<'v> {
+        let fp = &self.c.fps[self.c.fp_of[event]];
+        let op = IngestOp {
+            event_id: self.c.events[event].clone(),
+            project: self.c.project.clone(),
+            fingerprint: fp.clone(),
+            group_id: group_id(&self.c.project, fp),
+            message: "explore".into(),
+            attempt: 0,
+            intended_ns: None,
+            group: 0,
+            key: 0,
+        };
+        StepMachine::new(&self.variant.ingest, op.builtins(self.c.now_ms))
+    }
+
+    fn resolve_machine(&self, fp: usize) -> StepMachine<'v> {
+        let op = ResolveOp {
+            project: self.c.project.clone(),
+            fingerprint: self.c.fps[fp].clone(),
+            group_id: self.c.group_ids[fp].clone(),
+            group: 0,
+            key: 0,
+        };
+        StepMachine::new(&self.variant.resolve, op.builtins(self.c.now_ms))
+    }
+
+    /// Whether the spec's Resolve is enabled on the group of `fp`: a row
+    /// of that id reads open or regressed (of several rows, as a broken
+    /// file may make, any one).
+    fn resolvable(&self, view: &GroupsView, fp: usize) -> bool {
+        let id = Value::Text(self.c.group_ids[fp].clone());
+        view.groups
+            .iter()
+            .any(|g| g.id == id && matches!(g.status.as_str(), Some("open") | Some("regressed")))
+    }
+}
+
+/// Runs the current step of `m` on `db`. Returns the op's next move (None:
+/// the statement failed, which ends the op), the outcome's rows changed,
+/// and what the statement answered, for the trace.
+fn run_step(m: &mut StepMachine<'_>, db: &Connection) -> (Option<Next>, u64, String) {
+    let step = m.current_step().expect("a choice names a running machine");
+    match exec_step(db, step, &m.params()) {
+        Ok(out) => {
+            let said = answered(&step.columns, &out);
+            let changes = out.changes;
+            (Some(m.advance(out)), changes, said)
+        }
+        Err(e) => (None, 0, format!("error: {}", e.message)),
+    }
+}
+
+fn answered(columns: &[String], out: &StepOutcome) -> String {
+    let mut said = format!("changes={}", out.changes);
+    if !columns.is_empty() {
+        let rows: Vec<String> = out
+            .rows
+            .iter()
+            .map(|r| {
+                let cols: Vec<String> = columns
+                    .iter()
+                    .zip(r)
+                    .map(|(c, v)| format!("{c}={}", show(v)))
+                    .collect();
+                cols.join(" ")
+            })
+            .collect();
+        said.push_str(&match rows.len() {
+            0 => ", returned no row".to_string(),
+            _ => format!(", returned {}", rows.join("; ")),
+        });
+    }
+    said
+}
+
+fn statement(p: &OpProgram, m: &StepMachine<'_>) -> String {
+    let i = m.current().expect("a choice names a running machine");
+    format!("{}.{}", p.op, p.steps[i].name)
+}
+
+/// Appends a machine's position and the values its steps read so far.
+fn machine_key(m: &StepMachine<'_>, out: &mut Vec<u8>) {
+    let pos = m.current().expect("a machine in a state is running");
+    out.extend_from_slice(&(pos as u32).to_le_bytes());
+    for j in 0..pos {
+        for name in &m.program().steps[j].columns {
+            match m.column(name, j) {
+                Some((s, v)) if s == j => encode_value(v, out),
+                _ => out.push(0xff),
+            }
+        }
+    }
+}
+
+impl<'v> World for GroupsWorld<'v> {
+    type State = GroupsState<'v>;
+    type Choice = Choice;
+    type View = GroupsView;
+
+    fn schema(&self) -> &str {
+        &self.variant.schema
+    }
+
+    fn init(&self) -> GroupsState<'v> {
+        GroupsState {
+            workers: self
+                .c
+                .queues
+                .iter()
+                .map(|q| Ingester {
+                    at: 0,
+                    machine: q.first().map(|&e| self.ingest_machine(e)),
+                })
+                .collect(),
+            resolver: None,
+            resolves_left: self.c.resolves,
+            done: vec![false; self.c.events.len()],
+            dirty: vec![false; self.c.fps.len()],
+        }
+    }
+
+    fn view(&self, db: &Connection) -> Result<GroupsView, super::ExploreError> {
+        let mut view = GroupsView::default();
+        let mut stmt = db.prepare_cached(&self.variant.export_events)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let v = |i| r.get_ref(i).map(Value::from);
+            view.events.push((v(0)?, v(1)?, v(2)?));
+        }
+        let mut stmt = db.prepare_cached(&self.variant.export_groups)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let v = |i| r.get_ref(i).map(Value::from);
+            view.groups.push(GroupRow {
+                id: v(0)?,
+                project: v(1)?,
+                fingerprint: v(2)?,
+                status: v(3)?,
+                event_count: v(4)?,
+            });
+        }
+        Ok(view)
+    }
+
+    fn choices(&self, s: &GroupsState<'v>, view: &GroupsView) -> Vec<Choice> {
+        let mut out: Vec<Choice> = (0..s.workers.len())
+            .filter(|&w| s.workers[w].machine.is_some())
+            .map(Choice::Ingest)
+            .collect();
+        match s.resolver {
+            Some(_) => out.push(Choice::ResolverStep),
+            // The spec's Resolve: enabled while budget is left, for each
+            // group that reads open or regressed.
+            None if s.resolves_left > 0 => out.extend(
+                (0..self.c.fps.len())
+                    .filter(|&fp| self.resolvable(view, fp))
+                    .map(Choice::Resolve),
+            ),
+            None => {}
+        }
+        out
+    }
+
+    fn take(&self, s: &mut GroupsState<'v>, choice: &Choice, db: &Connection) -> StepLabel {
+        match *choice {
+            Choice::Ingest(w) => {
+                let queue = &self.c.queues[w];
+                let ing = &mut s.workers[w];
+                let event = queue[ing.at];
+                let fp = self.c.fp_of[event];
+                let m = ing
+                    .machine
+                    .as_mut()
+                    .expect("choices offers running workers");
+                let name = statement(&self.variant.ingest, m);
+                let step = m.current().expect("running");
+                let (next, changes, mut said) = run_step(m, db);
+                // The spec's S3: `done` and `dirty` change with the counting
+                // step itself, when it changed the group's row.
+                if step == self.variant.counting_step && changes > 0 {
+                    s.done[event] = true;
+                    s.dirty[fp] = true;
+                }
+                let ended = match next {
+                    Some(Next::Continue) => None,
+                    Some(n) => {
+                        let (kind, r) = ingest_result(m, n, self.variant.counting_step);
+                        Some(match (r.accepted, r.error) {
+                            (Some(true), _) => "accepted".to_string(),
+                            (Some(false), _) => "duplicate (stopped)".to_string(),
+                            (_, Some(e)) => format!("{kind:?}: {e}"),
+                            _ => format!("{kind:?}"),
+                        })
+                    }
+                    None => Some("fail".to_string()),
+                };
+                if let Some(how) = ended {
+                    said.push_str(&format!("; op ends: {how}"));
+                    ing.at += 1;
+                    ing.machine = queue.get(ing.at).map(|&e| self.ingest_machine(e));
+                }
+                StepLabel {
+                    actor: Self::worker_name(w),
+                    statement: name,
+                    subject: self.c.events[event].clone(),
+                    outcome: said,
+                }
+            }
+            Choice::Resolve(fp) => {
+                s.resolves_left -= 1;
+                s.resolver = Some((fp, self.resolve_machine(fp)));
+                self.resolver_step(s, db)
+            }
+            Choice::ResolverStep => self.resolver_step(s, db),
+        }
+    }
+
+    fn key(&self, s: &GroupsState<'v>, out: &mut Vec<u8>) {
+        for ing in &s.workers {
+            out.extend_from_slice(&(ing.at as u32).to_le_bytes());
+            if let Some(m) = &ing.machine {
+                machine_key(m, out);
+            }
+        }
+        match &s.resolver {
+            None => out.push(0),
+            Some((fp, m)) => {
+                out.push(1);
+                out.extend_from_slice(&(*fp as u32).to_le_bytes());
+                machine_key(m, out);
+            }
+        }
+        out.extend_from_slice(&s.resolves_left.to_le_bytes());
+        out.extend(s.done.iter().map(|&d| d as u8));
+        out.extend(s.dirty.iter().map(|&d| d as u8));
+    }
+
+    fn describe(&self, s: &GroupsState<'v>) -> String {
+        let workers: Vec<String> = s
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(w, ing)| match &ing.machine {
+                Some(m) => format!(
+                    "{} at {} ({})",
+                    Self::worker_name(w),
+                    self.c.events[self.c.queues[w][ing.at]],
+                    statement(&self.variant.ingest, m)
+                ),
+                None => format!("{} finished", Self::worker_name(w)),
+            })
+            .collect();
+        let set = |bits: &[bool], names: &[String]| {
+            let on: Vec<&str> = names
+                .iter()
+                .zip(bits)
+                .filter(|(_, &b)| b)
+                .map(|(n, _)| n.as_str())
+                .collect();
+            format!("{{{}}}", on.join(", "))
+        };
+        format!(
+            "{}; resolves left {}; done {}; dirty {}",
+            workers.join(", "),
+            s.resolves_left,
+            set(&s.done, &self.c.events),
+            set(&s.dirty, &self.c.fps)
+        )
+    }
+
+    fn check(&self, s: &GroupsState<'v>, view: &GroupsView) -> Vec<Violation> {
+        invariants::check(&self.c, &s.done, &s.dirty, view)
+    }
+}
+
+impl<'v> GroupsWorld<'v> {
+    fn resolver_step(&self, s: &mut GroupsState<'v>, db: &Connection) -> StepLabel {
+        let (fp, m) = s.resolver.as_mut().expect("a resolve op is in flight");
+        let fp = *fp;
+        let name = statement(&self.variant.resolve, m);
+        let (next, _, mut said) = run_step(m, db);
+        let ended = match next {
+            Some(Next::Continue) => None,
+            Some(n) => {
+                let (kind, r) = resolve_result(m, n);
+                // The spec's Resolve clears `dirty` for the group it resolved.
+                if r.resolved == Some(true) {
+                    s.dirty[fp] = false;
+                }
+                Some(match (r.resolved, r.error) {
+                    (Some(true), _) => "resolved".to_string(),
+                    (_, Some(e)) => format!("{kind:?}: {e}"),
+                    _ => "refused".to_string(),
+                })
+            }
+            None => Some("fail".to_string()),
+        };
+        if let Some(how) = ended {
+            said.push_str(&format!("; op ends: {how}"));
+            s.resolver = None;
+        }
+        StepLabel {
+            actor: "resolver".into(),
+            statement: name,
+            subject: self.c.group_ids[fp].clone(),
+            outcome: said,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! `specstorm explore`: a deterministic scheduler that drives the step
+//! machines of a scenario's world through *every* interleaving, each step
+//! the real statement of the user's statement file on a real (in-memory)
+//! SQLite database, checks the spec's invariants after every step, and
+//! prints a shortest counterexample, as TLC does for the spec.
+//!
+//! [`world`] is the interface a workload implements; [`groups`] is the
+//! groups workload's world and [`invariants`] its state invariants;
+//! [`search`] is the breadth-first search, [`db`] the database and its
+//! snapshots, [`trace`] the counterexample's rendering.
+
+pub mod db;
+pub mod groups;
+pub mod invariants;
+pub mod search;
+pub mod trace;
+pub mod world;
+
+pub use db::Restore;
+pub use groups::GroupsWorld;
+pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
+pub use world::{ExploreError, StepLabel, Violation, World};
+
+use crate::run::{prepare, RunError};
+use crate::scenario::Explore;
+use crate::statements::GroupsVariant;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What `specstorm explore` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct ExploreOptions {
+    /// Scenario file (None: the embedded default scenario).
+    pub scenario: Option<PathBuf>,
+    /// `--set KEY=VALUE` overrides.
+    pub overrides: Vec<String>,
+    /// `--max-depth` (steps from the initial state); replaces `explore.max_depth`.
+    pub max_depth: Option<u64>,
+    /// `--max-states` (distinct states); replaces `explore.max_states`.
+    pub max_states: Option<u64>,
+    /// How a state's database is brought back.
+    pub restore: Restore,
+    /// No progress lines on stderr.
+    pub quiet: bool,
+}
+
+/// The search of one groups world over one statement file, and its
+/// rendered report.
+#[derive(Debug)]
+pub struct Report {
+    /// The search's outcome.
+    pub outcome: Outcome<groups::Choice>,
+    /// The report as printed on stdout (counterexample, figures, verdict).
+    pub text: String,
+    /// The exit code (`shared/reference/cli.md`): 0 no violation in the
+    /// whole space, 1 a violation, 4 a bound cut the search short.
+    pub code: i32,
+}
+
+/// Explores the world `x` over `variant` within `bounds` (None: those of
+/// `x`, 0 meaning none); progress lines go to `progress` about once a
+/// second.
+///
+/// # Errors
+/// The schema or an export statement failed on the explorer's database.
+pub fn explore_groups(
+    variant: &GroupsVariant,
+    x: &Explore,
+    bounds: Bounds,
+    restore: Restore,
+    mut progress: impl FnMut(&str),
+) -> Result<Report, ExploreError> {
+    let world = GroupsWorld::new(variant, x);
+    let outcome = search(&world, bounds, restore, |f, t| {
+        progress(&format!(
+            "explore: {} states generated, {} distinct, depth {}, {} on queue, {:.1}s, {:.0} states/s",
+            f.generated,
+            f.distinct,
+            f.depth,
+            f.queued,
+            t.as_secs_f64(),
+            rate(f.generated, t)
+        ))
+    })?;
+    let mut text = String::new();
+    let f = &outcome.figures;
+    let (violations, code, verdict) = match &outcome.verdict {
+        Verdict::Violated(cx) => {
+            text.push_str(&trace::render(&world, cx)?);
+            (1, 1, "an invariant is violated (exit 1)".to_string())
+        }
+        Verdict::Holds => (
+            0,
+            0,
+            "every invariant holds in every reachable state (exit 0)".to_string(),
+        ),
+        Verdict::Cut(by) => (
+            0,
+            4,
+            format!("no violation found, but {by} cut the search short: inconclusive (exit 4)"),
+        ),
+    };
+    let _ = writeln!(
+        text,
+        "states generated: {}, distinct states: {}, depth: {}, violations: {violations}, \
+         time: {:.3}s, states/s: {:.0}",
+        f.generated,
+        f.distinct,
+        f.depth,
+        outcome.elapsed.as_secs_f64(),
+        rate(f.generated, outcome.elapsed)
+    );
+    let _ = writeln!(text, "verdict: {verdict}");
+    Ok(Report {
+        outcome,
+        text,
+        code,
+    })
+}
+
+fn rate(n: u64, t: Duration) -> f64 {
+    n as f64 / t.as_secs_f64().max(1e-9)
+}
+
+/// One line saying which world is explored.
+pub fn describe_world(x: &Explore) -> String {
+    let queues: Vec<String> = x
+        .queues
+        .iter()
+        .enumerate()
+        .map(|(w, q)| format!("{} runs {}", GroupsWorld::worker_name(w), q.join(", ")))
+        .collect();
+    let fps: Vec<String> = x
+        .fingerprints
+        .iter()
+        .filter(|(e, _)| x.queues.iter().flatten().any(|q| q == *e))
+        .map(|(e, f)| format!("{e}->{f}"))
+        .collect();
+    format!(
+        "{}; fingerprints {}; one resolver, {} resolve(s)",
+        queues.join("; "),
+        fps.join(", "),
+        x.resolves
+    )
+}
+
+/// `specstorm explore`: loads the scenario and its statement file,
+/// searches, prints the report on stdout (progress on stderr); returns the
+/// exit code: 0, 1, 4 as [`Report::code`]; 2 for a bad scenario or
+/// statement file; 3 when the explorer's database refused the file's
+/// schema or exports.
+pub fn main(opts: &ExploreOptions) -> i32 {
+    let p = match prepare(opts.scenario.as_deref(), &opts.overrides) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+            return e.exit_code();
+        }
+    };
+    let x = &p.scenario.explore;
+    let bound = |flag: Option<u64>, key: u64| flag.or(Some(key)).filter(|&n| n > 0);
+    let bounds = Bounds {
+        max_depth: bound(opts.max_depth, x.max_depth),
+        max_states: bound(opts.max_states, x.max_states),
+    };
+    let _ = writeln!(
+        std::io::stdout(),
+        "# explore {} ({}): {}; :now_ms = {}; snapshots by {}",
+        p.scenario.variant,
+        p.variant.file.path.display(),
+        describe_world(x),
+        x.now_ms,
+        match opts.restore {
+            Restore::Serialize => "sqlite3_serialize/deserialize",
+            Restore::Replay => "replaying the path",
+        }
+    );
+    let quiet = opts.quiet;
+    match explore_groups(&p.variant, x, bounds, opts.restore, |line| {
+        if !quiet {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }) {
+        Ok(r) => {
+            let _ = write!(std::io::stdout(), "{}", r.text);
+            r.code
+        }
+        Err(e) => {
+            let e = RunError::Target(format!("explore: {e}"));
+            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+            e.exit_code()
+        }
+    }
+}

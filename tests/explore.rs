@@ -1,0 +1,346 @@
+//! `specstorm explore`: its counts against an independent brute force (a
+//! pure-Rust model of BacktalkGroups.tla, no SQLite, no step machines),
+//! TLC's own figures for the spec's world, and the two acceptance cases
+//! through the binary (the atomic file holds everywhere; the naive file's
+//! shortest NoMissedRegression counterexample).
+
+use specstorm::explore::{explore_groups, Bounds, Restore, Verdict};
+use specstorm::scenario::Explore;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::process::{Command, Output};
+
+// ------------------------------------------------------------ the model
+
+/// One state of the spec, variable by variable.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+struct Spec {
+    events: BTreeSet<usize>,
+    /// fp -> (status: 0 open, 1 resolved, 2 regressed; count)
+    groups: BTreeMap<usize, (u8, u32)>,
+    idx: Vec<usize>,
+    /// 1 s1, 2 s2, 3 s3, 4 s3w
+    pc: Vec<u8>,
+    /// status read by the naive s3 (255: "none")
+    read: Vec<u8>,
+    done: BTreeSet<usize>,
+    dirty: Vec<bool>,
+    left: u32,
+}
+
+struct ModelWorld {
+    queues: Vec<Vec<usize>>,
+    fp_of: Vec<usize>,
+    fps: usize,
+    resolves: u32,
+    naive: bool,
+}
+
+impl ModelWorld {
+    fn init(&self) -> Spec {
+        let n = self.queues.len();
+        Spec {
+            events: BTreeSet::new(),
+            groups: BTreeMap::new(),
+            idx: vec![0; n],
+            pc: vec![1; n],
+            read: vec![255; n],
+            done: BTreeSet::new(),
+            dirty: vec![false; self.fps],
+            left: self.resolves,
+        }
+    }
+
+    /// Next, action by action (S1, S2, S3Atomic / S3ReadNaive,
+    /// S3WriteNaive per worker, then Resolve per group).
+    fn next(&self, s: &Spec) -> Vec<Spec> {
+        let mut out = Vec::new();
+        for w in 0..self.queues.len() {
+            let Some(&e) = self.queues[w].get(s.idx[w]) else {
+                continue;
+            };
+            let f = self.fp_of[e];
+            let mut t = s.clone();
+            let next_attempt = |t: &mut Spec| {
+                t.idx[w] += 1;
+                t.pc[w] = 1;
+            };
+            match s.pc[w] {
+                1 if s.events.contains(&e) => next_attempt(&mut t),
+                1 => {
+                    t.events.insert(e);
+                    t.pc[w] = 2;
+                }
+                2 => {
+                    t.groups.entry(f).or_insert((0, 0));
+                    t.pc[w] = 3;
+                }
+                3 if self.naive => {
+                    t.read[w] = s.groups[&f].0;
+                    t.pc[w] = 4;
+                }
+                3 | 4 => {
+                    let g = t.groups.get_mut(&f).unwrap();
+                    let was = if s.pc[w] == 3 { g.0 } else { s.read[w] };
+                    g.1 += 1;
+                    if was == 1 {
+                        g.0 = 2;
+                    }
+                    t.done.insert(e);
+                    t.dirty[f] = true;
+                    t.read[w] = 255;
+                    next_attempt(&mut t);
+                }
+                _ => unreachable!(),
+            }
+            out.push(t);
+        }
+        if s.left > 0 {
+            for (&f, &(status, _)) in &s.groups {
+                if status != 1 {
+                    let mut t = s.clone();
+                    t.groups.get_mut(&f).unwrap().0 = 1;
+                    t.dirty[f] = false;
+                    t.left -= 1;
+                    out.push(t);
+                }
+            }
+        }
+        out
+    }
+
+    fn no_missed_regression(&self, s: &Spec) -> bool {
+        s.groups
+            .iter()
+            .all(|(&f, &(st, _))| !(s.dirty[f] && st == 1))
+    }
+
+    /// (generated, distinct, depth, states in the shortest violation) as
+    /// TLC counts them, exploring the whole space.
+    fn brute_force(&self) -> (u64, u64, u64, Option<u64>) {
+        let init = self.init();
+        let mut seen = HashSet::from([init.clone()]);
+        let mut level = vec![init];
+        let (mut generated, mut depth, mut shortest) = (1u64, 1u64, None);
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for s in &level {
+                for t in self.next(s) {
+                    generated += 1;
+                    if seen.insert(t.clone()) {
+                        if shortest.is_none() && !self.no_missed_regression(&t) {
+                            shortest = Some(depth + 1);
+                        }
+                        next.push(t);
+                    }
+                }
+            }
+            if !next.is_empty() {
+                depth += 1;
+            }
+            level = next;
+        }
+        (generated, seen.len() as u64, depth, shortest)
+    }
+}
+
+/// The model and the scenario section of one world.
+fn world(
+    queues: &[&[&str]],
+    fps: &[(&str, &str)],
+    resolves: u32,
+    naive: bool,
+) -> (ModelWorld, Explore) {
+    let x = Explore {
+        queues: queues
+            .iter()
+            .map(|q| q.iter().map(|e| e.to_string()).collect())
+            .collect(),
+        fingerprints: fps
+            .iter()
+            .map(|(e, f)| (e.to_string(), f.to_string()))
+            .collect(),
+        resolves,
+        ..Explore::default()
+    };
+    let events: Vec<&str> = fps
+        .iter()
+        .map(|p| p.0)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let fp_names: Vec<&str> = fps
+        .iter()
+        .map(|p| p.1)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let fp_of = events
+        .iter()
+        .map(|e| {
+            fp_names
+                .iter()
+                .position(|f| *f == fps.iter().find(|p| p.0 == *e).unwrap().1)
+                .unwrap()
+        })
+        .collect();
+    let queues = queues
+        .iter()
+        .map(|q| {
+            q.iter()
+                .map(|e| events.iter().position(|x| x == e).unwrap())
+                .collect()
+        })
+        .collect();
+    let m = ModelWorld {
+        queues,
+        fp_of,
+        fps: fp_names.len(),
+        resolves,
+        naive,
+    };
+    (m, x)
+}
+
+const SPEC_FPS: &[(&str, &str)] = &[("e1", "f1"), ("e2", "f1"), ("e3", "f2")];
+
+fn explorer(x: &Explore, naive: bool, restore: Restore) -> specstorm::explore::Report {
+    let name = if naive {
+        "groups-naive"
+    } else {
+        "groups-atomic"
+    };
+    let v = specstorm::variant::load_groups(name, None).unwrap();
+    explore_groups(&v, x, Bounds::default(), restore, |_| {}).unwrap()
+}
+
+/// The explorer's figures equal the brute force's over the whole space.
+fn assert_same_counts(queues: &[&[&str]], fps: &[(&str, &str)], resolves: u32, naive: bool) {
+    let (m, x) = world(queues, fps, resolves, naive);
+    let (generated, distinct, depth, shortest) = m.brute_force();
+    assert_eq!(shortest, None, "a world with no violation");
+    for restore in [Restore::Serialize, Restore::Replay] {
+        let r = explorer(&x, naive, restore);
+        assert!(matches!(r.outcome.verdict, Verdict::Holds), "{}", r.text);
+        let f = r.outcome.figures;
+        assert_eq!(
+            (f.generated, f.distinct, f.depth),
+            (generated, distinct, depth),
+            "{queues:?} resolves={resolves} naive={naive} {restore:?}"
+        );
+        assert_eq!(r.code, 0);
+    }
+}
+
+#[test]
+fn spec_world_atomic_matches_tlc_and_the_brute_force() {
+    let (m, x) = world(&[&["e1", "e2"], &["e1", "e3"]], SPEC_FPS, 2, false);
+    // TLC on BacktalkGroups.tla, Variant = "atomic", MaxResolves = 2.
+    assert_eq!(m.brute_force(), (412, 199, 13, None));
+    assert_eq!(x, Explore::default(), "the default world is the spec's");
+    assert_same_counts(&[&["e1", "e2"], &["e1", "e3"]], SPEC_FPS, 2, false);
+}
+
+#[test]
+fn small_worlds_match_the_brute_force() {
+    assert_same_counts(&[&["e1"], &["e1"]], &[("e1", "f1")], 1, false);
+    assert_same_counts(&[&["e1", "e2"], &["e2"], &["e3"]], SPEC_FPS, 1, false);
+    // The naive file with no resolve: no violation, and its read values
+    // are part of the state (s3w splits states as the spec's readSt does).
+    assert_same_counts(&[&["e1", "e2"], &["e1", "e3"]], SPEC_FPS, 0, true);
+}
+
+#[test]
+fn naive_violation_is_a_shortest_one() {
+    for (queues, resolves) in [
+        (&[&["e1", "e2"][..], &["e1", "e3"][..]][..], 2),
+        (&[&["e1"][..], &["e1"][..]][..], 1),
+    ] {
+        let (m, x) = world(queues, SPEC_FPS, resolves, true);
+        let shortest = m.brute_force().3.expect("the naive spec violates");
+        let r = explorer(&x, true, Restore::Serialize);
+        let Verdict::Violated(cx) = &r.outcome.verdict else {
+            panic!("no violation: {}", r.text)
+        };
+        assert_eq!(cx.path.len() as u64 + 1, shortest);
+        assert_eq!(cx.violations[0].invariant, "NoMissedRegression");
+        assert_eq!(r.code, 1);
+    }
+}
+
+// ------------------------------------------------------------ the binary
+
+fn specstorm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run specstorm")
+}
+
+#[test]
+fn cli_atomic_holds_over_the_whole_space() {
+    let o = specstorm(&["explore", "scenarios/groups-atomic.toml", "-q"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("states generated: 412, distinct states: 199, depth: 13, violations: 0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cli_naive_prints_the_shortest_counterexample() {
+    let o = specstorm(&["explore", "scenarios/groups-naive.toml", "-q"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    for line in [
+        "a shortest counterexample of 6 states",
+        "State 2: w1 ingest.s1 (e1)",
+        "+ error_events(id='e1'",
+        "State 3: w1 ingest.s2 (e1)",
+        "+ error_groups(id='g:p1:f1', project='p1', fingerprint='f1', status='open', event_count=0)",
+        "State 4: w1 ingest.s3_read (e1): changes=0, returned read_status='open'",
+        "State 5: resolver resolve.update (g:p1:f1)",
+        "~ error_groups['g:p1:f1']: status 'open' -> 'resolved'",
+        "State 6: w1 ingest.s3_write (e1)",
+        "~ error_groups['g:p1:f1']: event_count 0 -> 1",
+        "NoMissedRegression violated: group g:p1:f1 reads 'resolved'",
+        "violations: 1",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+}
+
+#[test]
+fn cli_bounds_make_it_inconclusive() {
+    let o = specstorm(&["explore", "-q", "--max-states", "50"]);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = specstorm(&["explore", "-q", "--max-depth", "5"]);
+    assert_eq!(o.status.code(), Some(4));
+    // A bound the space fits in cuts nothing.
+    let o = specstorm(&["explore", "-q", "--max-depth", "12"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn cli_bad_world_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.toml");
+    std::fs::write(
+        &p,
+        "[explore]\nresolves = 1\nqueues = [[\"e1\"], [\"e9\"]]\n",
+    )
+    .unwrap();
+    let o = specstorm(&["explore", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("x.toml:3: event \"e9\" of `explore.queues[1]` has no fingerprint"),
+        "{err}"
+    );
+}
