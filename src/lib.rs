@@ -11,6 +11,8 @@
 //! runs one scenario against several variants (`specstorm compare`).
 //! [`audit`] re-runs the checkers over a saved run folder; [`merge`]
 //! shards a run over several load generators and merges their run folders.
+//! The outbox workload runs through [`outbox_run`] and [`outbox_runtime`]
+//! (its queue and handlers), with its checkers in [`checker::outbox`].
 
 #![warn(missing_docs)]
 
@@ -26,6 +28,8 @@ pub mod http_runtime;
 pub mod live;
 pub mod merge;
 pub mod nemesis;
+pub mod outbox_run;
+pub mod outbox_runtime;
 pub mod probe;
 pub mod report;
 pub mod run;
