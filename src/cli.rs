@@ -333,6 +333,33 @@ pub fn main(cli: Cli) -> i32 {
             }
         }
         Command::Check { scenario } => {
+            let outbox =
+                crate::outbox_run::is_outbox(scenario.scenario.as_deref(), &scenario.overrides())
+                    .and_then(|o| {
+                        o.then(|| {
+                            crate::outbox_run::prepare(
+                                scenario.scenario.as_deref(),
+                                &scenario.overrides(),
+                            )
+                        })
+                        .transpose()
+                    });
+            match outbox {
+                Ok(Some(p)) => {
+                    let _ = write!(
+                        std::io::stdout(),
+                        "# {} is valid; resolved configuration:\n{}",
+                        describe(&scenario.scenario),
+                        crate::outbox_run::describe(&p)
+                    );
+                    return 0;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+                    return e.exit_code();
+                }
+            }
             match prepare(scenario.scenario.as_deref(), &scenario.overrides()) {
                 Ok(p) => {
                     let v = &p.variant;

@@ -312,6 +312,7 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
             let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
             let (tag, crash) = shared.tag(id, op.key ^ ((attempt as u64 & 0xff) << 40), true);
             let invoke = Invoke {
+                delivery: None,
                 t: plan.clock.now(),
                 op: id,
                 worker,
@@ -391,6 +392,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
         let (tag, crash) = shared.tag(id, op.key, false);
         let invoke = Invoke {
+            delivery: None,
             t: plan.clock.now(),
             op: id,
             worker,

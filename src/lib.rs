@@ -13,6 +13,8 @@
 //! shards a run over several load generators and merges their run folders.
 //! [`explore`] drives the same step machines through every interleaving of
 //! a small world, as TLC does for the spec (`specstorm explore`).
+//! The outbox workload runs through [`outbox_run`] and [`outbox_runtime`]
+//! (its queue and handlers), with its checkers in [`checker::outbox`].
 
 #![warn(missing_docs)]
 
@@ -29,6 +31,8 @@ pub mod http_runtime;
 pub mod live;
 pub mod merge;
 pub mod nemesis;
+pub mod outbox_run;
+pub mod outbox_runtime;
 pub mod probe;
 pub mod report;
 pub mod run;

@@ -150,7 +150,17 @@ impl Live {
         let stats = self.merged();
         let mut ops = BTreeMap::new();
         let mut latency = BTreeMap::new();
-        for k in OpKind::ALL {
+        // The run's workload's kinds: an outbox run counts only `handle`
+        // (a groups run never does, so its view is unchanged).
+        let outbox = OpKind::OUTBOX
+            .iter()
+            .any(|&k| CompletionType::ALL.iter().any(|&c| stats.count(k, c) > 0));
+        let kinds: &[OpKind] = if outbox {
+            &OpKind::OUTBOX
+        } else {
+            &OpKind::ALL
+        };
+        for &k in kinds {
             ops.insert(
                 k.name().to_string(),
                 Counts {

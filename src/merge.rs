@@ -397,6 +397,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         c.join(" ")
     };
     let summary = Summary {
+        outbox: None,
         schema_version: SUMMARY_SCHEMA_VERSION,
         scenario: s0.scenario.clone(),
         workload: s0.workload.clone(),
@@ -784,6 +785,7 @@ fn write_history(
     };
     let h0 = &parts[0].header;
     line(&Entry::Header(Header {
+        outbox: None,
         started_utc: humantime::format_rfc3339_nanos(
             SystemTime::UNIX_EPOCH + Duration::from_nanos(merged.clock_utc_ns),
         )

@@ -97,6 +97,14 @@ pub struct Prepared {
 pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
     let (scenario, source) =
         scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
+    if scenario.workload == scenario::Workload::Outbox {
+        // `run` and `check` hand outbox scenarios to `outbox_run` first.
+        return Err(RunError::Input(
+            "workload = \"outbox\" is supported by `specstorm run` and `specstorm check` \
+             only (compare, audit and merge: not yet)"
+                .into(),
+        ));
+    }
     let dir = path.map(|p| p.parent().unwrap_or(Path::new(".")).to_path_buf());
     let variant = variant::load_groups(&scenario.variant, dir.as_deref())
         .map_err(|e| RunError::Input(e.to_string()))?;
@@ -150,7 +158,7 @@ fn shell_word(s: &str) -> String {
 }
 
 /// The run folder's default name: `<UTC time>-<scenario>-<variant>`.
-fn default_run_dir(started: SystemTime, scenario: &str, variant: &str) -> PathBuf {
+pub(crate) fn default_run_dir(started: SystemTime, scenario: &str, variant: &str) -> PathBuf {
     let t = humantime::format_rfc3339_millis(started)
         .to_string()
         .replace([':', '-'], "")
@@ -185,6 +193,9 @@ pub(crate) fn file_safe(name: &str) -> String {
 /// Runs a scenario end to end and saves its results; returns the summary
 /// (whose `exit.code` is the process's exit code) and the run folder.
 pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
+    if crate::outbox_run::is_outbox(opts.scenario.as_deref(), &opts.overrides)? {
+        return crate::outbox_run::run(opts, control);
+    }
     let mut p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
     let sharded = crate::merge::apply_shard(&mut p.scenario, opts.shard, opts.run_id.as_deref())?;
     let s = &p.scenario;
@@ -307,6 +318,7 @@ fn execute(
         .unwrap_or_default()
         .as_nanos() as u64;
     sink.send_entry(&Entry::Header(Header {
+        outbox: None,
         schema_version: HISTORY_SCHEMA_VERSION,
         workload: "groups".into(),
         scenario: s.name.clone(),
@@ -505,6 +517,7 @@ fn execute(
         },
         shard: crate::merge::shard_header(opts, clock_utc_ns),
         merged: None,
+        outbox: None,
     };
     // Thresholds name figures of this very summary.
     summary.thresholds = summary::judge_thresholds(
@@ -832,7 +845,7 @@ fn http_phase(
 }
 
 /// The scenario's faults of `kind`, with their index in `[[faults]]`.
-fn faults_of(s: &Scenario, kind: FaultKind) -> Vec<(u32, scenario::Fault)> {
+pub(crate) fn faults_of(s: &Scenario, kind: FaultKind) -> Vec<(u32, scenario::Fault)> {
     s.faults
         .iter()
         .enumerate()
@@ -892,7 +905,7 @@ fn prepare_database(
         .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))
 }
 
-fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {
+pub(crate) fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {
     let mut st = conn.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
     )?;

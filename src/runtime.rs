@@ -325,6 +325,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
         }
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
         let invoke = Invoke {
+            delivery: None,
             t: plan.clock.now(),
             op: id,
             worker,
@@ -371,6 +372,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
         let op = gen.next_op();
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
         let invoke = Invoke {
+            delivery: None,
             t: plan.clock.now(),
             op: id,
             worker,

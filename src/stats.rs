@@ -12,9 +12,9 @@ const SIGFIG: u8 = 3;
 /// Latency histograms and counts of one worker, or merged.
 #[derive(Debug, Clone)]
 pub struct Stats {
-    /// [op kind][completion type] latency in ns. Auto-resizing, so no value
+    /// [op kind: ingest, resolve, handle][completion type] latency in ns. Auto-resizing, so no value
     /// is ever out of range; failed and indeterminate ops stay apart from ok.
-    hist: [[Histogram<u64>; 3]; 2],
+    hist: [[Histogram<u64>; 3]; 3],
     /// Values a histogram refused (none expected with auto-resize; counted
     /// so a refusal is shown, never silently dropped).
     pub saturated: u64,
@@ -35,7 +35,7 @@ impl Default for Stats {
     fn default() -> Self {
         let h = || Histogram::<u64>::new(SIGFIG).expect("valid sigfig");
         Stats {
-            hist: [[h(), h(), h()], [h(), h(), h()]],
+            hist: [[h(), h(), h()], [h(), h(), h()], [h(), h(), h()]],
             saturated: 0,
             late: 0,
             duplicates: 0,
@@ -50,6 +50,7 @@ fn ki(k: OpKind) -> usize {
     match k {
         OpKind::Ingest => 0,
         OpKind::Resolve => 1,
+        OpKind::Handle => 2,
     }
 }
 
@@ -115,7 +116,7 @@ impl Stats {
 
     /// Adds another worker's figures into these.
     pub fn merge(&mut self, other: &Stats) {
-        for k in 0..2 {
+        for k in 0..3 {
             for c in 0..3 {
                 if self.hist[k][c].add(&other.hist[k][c]).is_err() {
                     self.saturated += other.hist[k][c].len();

@@ -3,11 +3,13 @@
 //! files shipped in `targets/sqlite/`), so the embedded default scenario
 //! runs from any folder.
 
-use crate::statements::{compile_groups, parse, FileError, GroupsVariant};
+use crate::statements::{
+    compile_groups, compile_outbox, parse, FileError, GroupsVariant, OutboxVariant,
+};
 use std::path::{Path, PathBuf};
 
 /// Built-in variants: (name, file path shown, text).
-pub const BUILTIN: [(&str, &str, &str); 2] = [
+pub const BUILTIN: [(&str, &str, &str); 5] = [
     (
         "groups-atomic",
         "targets/sqlite/groups-atomic.sql",
@@ -17,6 +19,21 @@ pub const BUILTIN: [(&str, &str, &str); 2] = [
         "groups-naive",
         "targets/sqlite/groups-naive.sql",
         include_str!("../targets/sqlite/groups-naive.sql"),
+    ),
+    (
+        "outbox-protocol",
+        "targets/sqlite/outbox-protocol.sql",
+        include_str!("../targets/sqlite/outbox-protocol.sql"),
+    ),
+    (
+        "outbox-naive-no-outbox",
+        "targets/sqlite/outbox-naive-no-outbox.sql",
+        include_str!("../targets/sqlite/outbox-naive-no-outbox.sql"),
+    ),
+    (
+        "outbox-naive-no-redo",
+        "targets/sqlite/outbox-naive-no-redo.sql",
+        include_str!("../targets/sqlite/outbox-naive-no-redo.sql"),
     ),
 ];
 
@@ -55,6 +72,13 @@ pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, St
 pub fn load_groups(variant: &str, scenario_dir: Option<&Path>) -> Result<GroupsVariant, FileError> {
     let (path, text) = locate(variant, scenario_dir)?;
     compile_groups(&parse(&path, &text)?)
+}
+
+/// Locates, parses and checks an outbox variant.
+/// Errors: file, line and reason (exit 2).
+pub fn load_outbox(variant: &str, scenario_dir: Option<&Path>) -> Result<OutboxVariant, FileError> {
+    let (path, text) = locate(variant, scenario_dir)?;
+    compile_outbox(&parse(&path, &text)?)
 }
 
 /// A short name for results: the file stem, or the built-in's name.

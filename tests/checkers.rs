@@ -128,6 +128,7 @@ impl Hist {
         Hist {
             step_log,
             entries: vec![Entry::Header(Header {
+                outbox: None,
                 schema_version: 1,
                 workload: "groups".into(),
                 scenario: "test".into(),
@@ -158,6 +159,7 @@ impl Hist {
         let op = self.next_op;
         self.next_op += 1;
         self.entries.push(Entry::Invoke(Invoke {
+            delivery: None,
             t,
             op,
             worker: (op % 7) as u32,
@@ -1341,6 +1343,7 @@ impl Sim {
                 Spec::Resolve { fp } => (OpKind::Resolve, None, fp.clone()),
             };
             self.entries.push(Entry::Invoke(Invoke {
+                delivery: None,
                 t,
                 op,
                 worker: 0,
@@ -1462,6 +1465,7 @@ fn simulate(seed: u64, naive: bool, step_log: bool, crashes: bool) -> SimOut {
         crashes,
         rng,
         entries: vec![Entry::Header(Header {
+            outbox: None,
             schema_version: 1,
             workload: "groups".into(),
             scenario: "sim".into(),

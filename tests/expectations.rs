@@ -33,6 +33,7 @@ fn text(o: &Output) -> String {
 
 fn finding(why: &str) -> Finding {
     Finding {
+        msg_id: None,
         group: None,
         event_id: None,
         expected: "x".into(),

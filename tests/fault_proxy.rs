@@ -30,6 +30,7 @@ fn fault(toxic: Toxic) -> Fault {
         stop: None,
         probability: Some(1.0),
         ops: None,
+        per: None,
         step: None,
         delay: (toxic == Toxic::Latency).then_some(Duration::from_millis(5)),
         jitter: (toxic == Toxic::Latency).then_some(Duration::ZERO),

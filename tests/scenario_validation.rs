@@ -351,11 +351,11 @@ fn invalid_duration() {
 }
 
 #[test]
-fn workload_other_than_groups() {
+fn workload_other_than_groups_and_outbox() {
     assert_refused(
-        "seed = 1\nworkload = \"outbox\"\n",
+        "seed = 1\nworkload = \"kafka\"\n",
         2,
-        &["invalid `workload` \"outbox\"", "\"groups\""],
+        &["invalid `workload` \"kafka\"", "\"groups\"", "\"outbox\""],
     );
 }
 
@@ -456,6 +456,7 @@ fn empty_file_gets_every_default() {
             interval: Duration::from_millis(1),
         },
         explore: Explore::default(),
+        outbox: None,
         faults: vec![],
         expect: Expect::Holds,
         thresholds: vec![],
@@ -611,6 +612,9 @@ fn every_shipped_scenario_loads() {
             "http-external.toml",
             "http-naive.toml",
             "nightly.toml",
+            "outbox-naive-no-outbox.toml",
+            "outbox-naive-no-redo.toml",
+            "outbox-protocol.toml",
             "smoke.toml"
         ]
     );
@@ -618,7 +622,12 @@ fn every_shipped_scenario_loads() {
         let (s, path) = shipped(name);
         assert_eq!(s.name, name.trim_end_matches(".toml"));
         // With its statement file too (fault steps are checked against it).
-        if let Err(e) = specstorm::run::prepare(Some(&path), &[]) {
+        let checked = if s.workload == specstorm::scenario::Workload::Outbox {
+            specstorm::outbox_run::prepare(Some(&path), &[]).map(|_| ())
+        } else {
+            specstorm::run::prepare(Some(&path), &[]).map(|_| ())
+        };
+        if let Err(e) = checked {
             panic!("{name}: {e}");
         }
     }
@@ -780,6 +789,7 @@ fn bare(kind: FaultKind) -> Fault {
         stop: None,
         probability: None,
         ops: None,
+        per: None,
         step: None,
         delay: None,
         jitter: None,
@@ -960,7 +970,7 @@ fn fault_unknown_key_lists_the_keys_of_its_kind() {
         5,
         &[
             "unknown key `probabilty` in faults[0] (kind = \"crash\")",
-            "valid keys: kind, start, stop, probability, ops, step",
+            "valid keys: kind, start, stop, probability, ops, per, step",
         ],
     );
     assert_refused(
@@ -975,7 +985,7 @@ fn fault_key_of_another_kind_is_refused() {
     assert_refused(
         "[[faults]]\nkind = \"pause\"\n\n[[faults]]\nkind = \"crash\"\nhold = \"1s\"\n",
         6,
-        &["`faults[1].hold` does not apply to kind = \"crash\" (its keys: kind, start, stop, probability, ops, step)"],
+        &["`faults[1].hold` does not apply to kind = \"crash\" (its keys: kind, start, stop, probability, ops, per, step)"],
     );
     // A proxy's keys depend on its toxic.
     let text =

@@ -59,6 +59,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
         let Value::Int(count) = g.event_count else {
             failed.insert(key);
             r.unknown(Finding {
+                msg_id: None,
                 group: Some(group),
                 event_id: None,
                 expected: format!("an integer count in [{done}, {}]", done + maybe),
@@ -108,6 +109,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
                 )
             };
             r.violation(Finding {
+                msg_id: None,
                 group: Some(group),
                 event_id: None,
                 expected,
@@ -127,6 +129,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
     for ((project, fingerprint), done) in orphans {
         failed.insert((project.clone(), fingerprint.clone()));
         r.violation(Finding {
+            msg_id: None,
             group: Some(GroupRef {
                 project: project.clone(),
                 fingerprint: fingerprint.clone(),

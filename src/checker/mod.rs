@@ -8,6 +8,7 @@ pub mod count_exact;
 pub mod facts;
 pub mod no_missed_regression;
 pub mod one_group;
+pub mod outbox;
 pub mod stranded;
 pub mod tables;
 pub mod type_ok;
@@ -23,6 +24,16 @@ pub const GROUPS_INVARIANTS: [&str; 4] = [
     no_missed_regression::NAME,
 ];
 pub use tables::{GroupRow, Tables};
+
+/// The invariants of the `outbox` workload (exactly_once_none_atomic.tla,
+/// as outbox.md defines them), by their spec names, in report order.
+pub const OUTBOX_INVARIANTS: [&str; 5] = [
+    outbox::type_ok::NAME,
+    outbox::at_most_one_state_change::NAME,
+    outbox::at_most_one_out_queue_msg::NAME,
+    outbox::consistent::NAME,
+    outbox::no_lost_output::NAME,
+];
 
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +61,7 @@ pub fn all_unknown(expected: &str, found: &str, explanation: &str) -> Vec<CheckR
         .map(|name| {
             let mut r = CheckResult::new(name);
             r.unknown(Finding {
+                msg_id: None,
                 group: None,
                 event_id: None,
                 expected: expected.into(),
@@ -105,6 +117,9 @@ pub struct Finding {
     /// The event the finding is about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// Outbox: the message id the finding is about, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_id: Option<i64>,
     /// What the invariant requires here.
     pub expected: String,
     /// What the tables and history show instead.

@@ -253,6 +253,7 @@ fn judge(
     );
     if let Some(s) = dirty_step {
         r.violation(Finding {
+            msg_id: None,
             group: Some(group.clone()),
             event_id: Some(names.of(s.op).to_string()),
             expected,
@@ -304,6 +305,7 @@ fn judge(
     };
     if !premise_ok {
         r.unknown(Finding {
+            msg_id: None,
             group: Some(group.clone()),
             event_id: None,
             expected,
@@ -316,6 +318,7 @@ fn judge(
         });
     } else if !unknown_last.is_empty() {
         r.unknown(Finding {
+            msg_id: None,
             group: Some(group.clone()),
             event_id: None,
             expected,
@@ -333,6 +336,7 @@ fn judge(
         });
     } else {
         r.violation(Finding {
+            msg_id: None,
             group: Some(group.clone()),
             event_id: None,
             expected,

@@ -21,6 +21,7 @@ pub fn check(tables: &Tables) -> CheckResult {
     for ((project, fingerprint), ids) in by_key {
         if ids.len() > 1 {
             r.violation(Finding {
+                msg_id: None,
                 group: Some(GroupRef {
                     project: project.clone(),
                     fingerprint: fingerprint.clone(),

@@ -26,6 +26,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         });
         if !matches!(g.status.as_str(), Some("open" | "resolved" | "regressed")) {
             r.violation(Finding {
+                msg_id: None,
                 group: group.clone(),
                 event_id: None,
                 expected: "status in {open, resolved, regressed}".into(),
@@ -39,6 +40,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         }
         if !matches!(g.event_count, Value::Int(n) if n >= 0) {
             r.violation(Finding {
+                msg_id: None,
                 group,
                 event_id: None,
                 expected: "event_count an integer >= 0".into(),
@@ -60,6 +62,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     for (id, e) in missing {
         let (project, fingerprint) = facts.keys[e.key as usize].clone();
         r.violation(Finding {
+            msg_id: None,
             group: None,
             event_id: Some(id.clone()),
             expected: "every acknowledged event is in error_events".into(),

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 /// Version of the history file format; bumped on any incompatible change.
 pub const HISTORY_SCHEMA_VERSION: u32 = 2;
 
-/// The op kinds of the groups workload.
+/// The op kinds of every workload: groups has `ingest` and `resolve`,
+/// outbox has `handle`. Figures, the dashboard and the latency log list the
+/// kinds of the run's workload only ([`OpKind::ALL`] is groups').
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum OpKind {
@@ -20,17 +22,23 @@ pub enum OpKind {
     Ingest,
     /// Resolve one group.
     Resolve,
+    /// Outbox: handle one delivery of one input message (one attempt).
+    Handle,
 }
 
 impl OpKind {
-    /// Every op kind, in report order.
+    /// The groups workload's op kinds, in report order (every groups
+    /// figure is keyed by these, and only these).
     pub const ALL: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
+    /// The outbox workload's op kinds.
+    pub const OUTBOX: [OpKind; 1] = [OpKind::Handle];
 
     /// Lowercase name, as in the history and the summary.
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Ingest => "ingest",
             OpKind::Resolve => "resolve",
+            OpKind::Handle => "handle",
         }
     }
 }
@@ -70,7 +78,7 @@ impl CompletionType {
 pub struct Header {
     /// [`HISTORY_SCHEMA_VERSION`] of the writer.
     pub schema_version: u32,
-    /// Workload name (`groups`).
+    /// Workload name (`groups` or `outbox`).
     pub workload: String,
     /// Scenario name.
     pub scenario: String,
@@ -100,6 +108,34 @@ pub struct Header {
     /// (`specstorm merge`); None for a history a run wrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<MergedHeader>,
+    /// Outbox runs: the queue's shape (None for groups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outbox: Option<OutboxHeader>,
+}
+
+/// The input queue of an outbox run, as the checkers need it: which
+/// deliveries exist, and when one is given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboxHeader {
+    /// Message ids are 1..=messages.
+    pub messages: u64,
+    /// Dup ids are 1..=deliveries.
+    pub deliveries: u32,
+    /// A delivery whose attempts reach this many without an `ok` is given up.
+    pub max_attempts: u32,
+}
+
+/// The delivery an outbox `handle` attempt works on (LockInMsg).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    /// The input message id (1..=M).
+    pub msg_id: i64,
+    /// The duplicate number of this delivery (1..=D).
+    pub dup_id: u32,
+    /// 1 for the delivery's first attempt, n for its n-th.
+    pub attempt: u32,
+    /// The attempt's transaction id, unique per attempt in the run.
+    pub tx_id: i64,
 }
 
 /// Which part of a sharded run a history is (`specstorm run --shard i/n
@@ -164,14 +200,20 @@ pub struct Invoke {
     pub worker: u32,
     /// Op kind.
     pub f: OpKind,
+    /// Outbox `handle`: the delivery it took from the queue (None for groups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<Delivery>,
     /// Ingest: the event id (reused by retries); None for resolves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
-    /// Project of the group.
+    /// Project of the group (empty, and not written, for outbox).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub project: String,
-    /// Fingerprint of the group.
+    /// Fingerprint of the group (empty, and not written, for outbox).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub fingerprint: String,
-    /// Group id (hash of project and fingerprint).
+    /// Group id (empty, and not written, for outbox).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group_id: String,
     /// Ingest: 0 for an event's first send, n for its n-th retry.
     #[serde(default, skip_serializing_if = "Option::is_none")]

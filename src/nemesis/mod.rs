@@ -354,6 +354,7 @@ mod tests {
     fn fault(kind: FaultKind, p: f64, step: Option<&str>) -> Fault {
         Fault {
             kind,
+            per: None,
             start: Duration::ZERO,
             stop: None,
             probability: Some(p),

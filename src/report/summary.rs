@@ -119,7 +119,7 @@ pub struct Summary {
     pub schema_version: u32,
     /// Scenario name.
     pub scenario: String,
-    /// Workload name (`groups`).
+    /// Workload name (`groups` or `outbox`).
     pub workload: String,
     /// Variant name.
     pub variant: String,
@@ -147,7 +147,9 @@ pub struct Summary {
     pub latency_saturated: u64,
     /// Ingests answered duplicate (`ok`, accepted = false).
     pub duplicates: u64,
-    /// Resolves: `resolved` (status changed) and `refused` counts.
+    /// Resolves: `resolved` (status changed) and `refused` counts (groups;
+    /// absent for outbox).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub resolves: BTreeMap<String, u64>,
     /// Open model: ops started later than `load.late_after`, and ops due
     /// before the stop that never started.
@@ -186,6 +188,42 @@ pub struct Summary {
     /// shards, the clock-skew bound, where the final tables came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<crate::merge::MergeInfo>,
+    /// Outbox runs: the queue, the attempts and the liveness report
+    /// (absent for groups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outbox: Option<OutboxSummary>,
+}
+
+/// The outbox figures of a run (`summary.json`'s `outbox`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutboxSummary {
+    /// Message ids M.
+    pub messages: u64,
+    /// Deliveries per message D.
+    pub deliveries: u32,
+    /// Concurrent handlers H.
+    pub handlers: u32,
+    /// Attempts a delivery may take before it is given up.
+    pub max_attempts: u32,
+    /// Attempts started (handle ops).
+    pub attempts: u64,
+    /// Deliveries acked by the bench.
+    pub acked_deliveries: u64,
+    /// Deliveries given up after their budget.
+    pub given_up_deliveries: u64,
+    /// The first given-up deliveries, as [msg_id, dup_id] (at most 50).
+    pub given_up: Vec<(i64, u32)>,
+    /// Attempts that lost a compare-and-swap (`fail-if`; natural failures).
+    pub cas_lost: u64,
+    /// Attempts a crash fault ended.
+    pub crashed: u64,
+    /// Attempts ended by an error or the step bound.
+    pub errors: u64,
+    /// Deliveries acked per second of load wall time.
+    pub acked_per_s: f64,
+    /// The liveness report (every message acked once the queue drains
+    /// without faults), with redeliveries and ack disagreements.
+    pub liveness: crate::checker::outbox::Liveness,
 }
 
 /// The load figures of a run, per op kind.
@@ -203,6 +241,12 @@ pub struct Figures {
 /// Counts per kind and the ok / not-ok latencies from merged stats;
 /// `duration_s` is the load's wall time in s.
 pub fn figures(stats: &Stats, duration_s: f64) -> Figures {
+    figures_of(stats, duration_s, &OpKind::ALL)
+}
+
+/// [`figures`] for the op kinds of one workload (`OpKind::ALL` for
+/// groups, `OpKind::OUTBOX` for outbox).
+pub fn figures_of(stats: &Stats, duration_s: f64, kinds: &[OpKind]) -> Figures {
     let mut f = Figures {
         ops: BTreeMap::new(),
         throughput: BTreeMap::new(),
@@ -210,7 +254,7 @@ pub fn figures(stats: &Stats, duration_s: f64) -> Figures {
         latency_not_ok: BTreeMap::new(),
     };
     let mut total = 0u64;
-    for k in OpKind::ALL {
+    for &k in kinds {
         let c = Counts {
             ok: stats.count(k, CompletionType::Ok),
             fail: stats.count(k, CompletionType::Fail),
@@ -460,6 +504,9 @@ pub fn judge_thresholds(
 /// invariant's `first_violation_s` is in, and breaches its threshold in a
 /// run where it is absent. A test keeps this in step with real summaries.
 pub fn skeleton(s: &Scenario) -> serde_json::Value {
+    if s.workload == crate::scenario::Workload::Outbox {
+        return outbox_skeleton(s);
+    }
     let fig = figures(&Stats::default(), 1.0);
     let invariants: BTreeMap<&str, InvariantSummary> = crate::checker::GROUPS_INVARIANTS
         .iter()
@@ -498,6 +545,61 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
     }
     if s.load.model == crate::scenario::LoadModel::Open {
         v["open_model"] = serde_json::json!({ "late": 0, "missed": 0 });
+    }
+    v
+}
+
+/// The invariant lines of a skeleton, for these names.
+fn skeleton_invariants(names: &[&'static str]) -> BTreeMap<&'static str, InvariantSummary> {
+    names
+        .iter()
+        .map(|&name| {
+            (
+                name,
+                InvariantSummary {
+                    verdict: Verdict::Holds,
+                    violations: 0,
+                    unknowns: 0,
+                    first: None,
+                    first_violation_s: Some(0.0),
+                },
+            )
+        })
+        .collect()
+}
+
+/// [`skeleton`] of an outbox scenario: op kind `handle`, the outbox
+/// invariants, and the `outbox` figures.
+fn outbox_skeleton(s: &Scenario) -> serde_json::Value {
+    let fig = figures_of(&Stats::default(), 1.0, &OpKind::OUTBOX);
+    let faults: BTreeMap<&str, u64> = s.faults.iter().map(|f| (f.kind.name(), 0)).collect();
+    let mut o = serde_json::to_value(OutboxSummary::default()).expect("serializes");
+    // Lists are no figures a threshold may name.
+    for list in ["given_up"] {
+        o.as_object_mut().expect("an object").remove(list);
+    }
+    o["liveness"]
+        .as_object_mut()
+        .expect("an object")
+        .remove("unacked");
+    let mut v = serde_json::json!({
+        "duration_s": 0.0,
+        "events": 0,
+        "events_per_s": 0.0,
+        "ops": fig.ops,
+        "throughput_ops_per_s": fig.throughput,
+        "latency_us": fig.latency_ok,
+        "latency_us_not_ok": fig.latency_not_ok,
+        "latency_saturated": 0,
+        "duplicates": 0,
+        "invariants": skeleton_invariants(&crate::checker::OUTBOX_INVARIANTS),
+        "stranded_events": { "total": 0, "undetermined": 0 },
+        "coverage": { "events_counted": 0, "probes": 0 },
+        "history": { "bytes": 0, "ops": 0, "unfinished_ops": 0 },
+        "outbox": o,
+    });
+    if !faults.is_empty() {
+        v["faults_injected"] = serde_json::json!(faults);
     }
     v
 }

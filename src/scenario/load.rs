@@ -15,7 +15,7 @@
 //! depend on its `kind` (and, for the proxy, its `toxic`).
 
 use super::{Fault, FaultKind, LoadModel, Scenario, Skew, Source, Target, TargetKind, Threshold};
-use crate::checker::GROUPS_INVARIANTS;
+use crate::checker::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
@@ -29,14 +29,25 @@ const EMBEDDED: &str = "<embedded default>";
 
 /// Variants built into the bench; any other variant must be a statement file
 /// (a path ending in `.sql`).
-const BUILTIN_VARIANTS: &[&str] = &["groups-atomic", "groups-naive"];
+const BUILTIN_VARIANTS: &[&str] = &[
+    "groups-atomic",
+    "groups-naive",
+    "outbox-protocol",
+    "outbox-naive-no-outbox",
+    "outbox-naive-no-redo",
+];
 
 const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
 const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
 /// `faults[].kind`: the names of [`FaultKind`].
 const FAULT_KINDS: &[&str] = &["crash", "pause", "proxy", "kill", "lock"];
 /// `faults[].ops`: the names of `FaultOps`.
-const FAULT_OPS: &[&str] = &["ingest", "resolve", "all"];
+const FAULT_OPS: &[&str] = &["ingest", "resolve", "all", "handle"];
+/// `faults[].per`: the names of `CrashPer`.
+const CRASH_PER: &[&str] = &["op", "step"];
+/// Tables and keys of the groups workload that mean nothing to outbox
+/// (refused when given, so that nobody believes they took effect).
+const GROUPS_ONLY: &[&str] = &["load", "keys", "retry", "resolve"];
 /// `faults[].toxic`: the names of `Toxic`.
 const TOXICS: &[&str] = &["latency", "drop_response", "reset", "error"];
 
@@ -182,13 +193,6 @@ pub fn load_str(
         line: e.span().map_or(0, |span| line_of(text, span.start)),
         reason: format!("invalid TOML: {}", e.message().trim_end()),
     })?;
-    let ctx = Context {
-        file,
-        text,
-        spans: &spans,
-        overrides: &overrides,
-    };
-
     let mut doc = spans.clone().into_mut();
     for (index, ov) in overrides.iter().enumerate() {
         set_path(doc.as_item_mut(), &ov.path, ov.value.clone()).map_err(|reason| {
@@ -198,6 +202,15 @@ pub fn load_str(
             }
         })?;
     }
+    // Which invariants `expect` may name depends on the workload.
+    let outbox = doc.get("workload").and_then(Item::as_str) == Some("outbox");
+    let ctx = Context {
+        file,
+        text,
+        spans: &spans,
+        overrides: &overrides,
+        outbox,
+    };
     check_keys(&ctx, &doc)?;
     fill_defaults(&mut doc, name);
 
@@ -213,10 +226,23 @@ pub fn load_str(
 
 impl Scenario {
     /// The resolved configuration as TOML, every key present (a key whose
-    /// value is "not set" appears as a comment). Loading this text gives the
-    /// same scenario back.
+    /// value is "not set" appears as a comment; an outbox scenario leaves
+    /// out groups' `[load]`, `[keys]`, `[retry]`, `[resolve]` and
+    /// `stop.events`). Loading this text gives the same scenario back.
     pub fn to_toml(&self) -> String {
-        let text = toml::to_string(self).expect("a Scenario always serializes to TOML");
+        let mut text = toml::to_string(self).expect("a Scenario always serializes to TOML");
+        if self.workload == super::Workload::Outbox {
+            // Groups' keys mean nothing to outbox and are refused when
+            // given: the saved scenario leaves them out, so it loads again.
+            let mut doc: DocumentMut = text.parse().expect("toml output parses");
+            for table in GROUPS_ONLY {
+                doc.remove(table);
+            }
+            if let Some(stop) = doc.get_mut("stop").and_then(Item::as_table_like_mut) {
+                stop.remove("events");
+            }
+            text = doc.to_string();
+        }
         // Serde leaves out None values; say what they mean instead.
         let sqlite = &self.target;
         let mut faults = self.faults.iter();
@@ -301,10 +327,9 @@ impl Kind {
             Kind::Fraction => "a number from 0 to 1".to_owned(),
             Kind::Rate => "a number".to_owned(),
             Kind::Bool => "true or false".to_owned(),
-            Kind::Expect => format!(
-                "\"holds\" or {{ violated = [...] }} naming invariants among {}",
-                quoted_list(&GROUPS_INVARIANTS)
-            ),
+            Kind::Expect => {
+                "\"holds\" or { violated = [...] } naming invariants of the workload".to_owned()
+            }
             Kind::Thresholds => {
                 "an array of strings such as [\"latency_us.ingest.p99 < 20000\"]".to_owned()
             }
@@ -348,7 +373,11 @@ const SCHEMA: &[Section] = &[
         name: "",
         fields: &[
             field("name", Kind::Str, None),
-            field("workload", Kind::OneOf(&["groups"]), Some("\"groups\"")),
+            field(
+                "workload",
+                Kind::OneOf(&["groups", "outbox"]),
+                Some("\"groups\""),
+            ),
             field("variant", Kind::Str, Some("\"groups-atomic\"")),
             field(
                 "seed",
@@ -528,6 +557,37 @@ const SCHEMA: &[Section] = &[
             ),
         ],
     },
+    // Filled in only when workload = "outbox" (see fill_defaults).
+    Section {
+        name: "outbox",
+        fields: &[
+            field(
+                "messages",
+                Kind::Int {
+                    min: 1,
+                    max: 10_000_000,
+                },
+                Some("1000"),
+            ),
+            field("deliveries", Kind::Int { min: 1, max: 100 }, Some("3")),
+            field(
+                "handlers",
+                Kind::Int {
+                    min: 1,
+                    max: MAX_WORKERS,
+                },
+                Some("8"),
+            ),
+            field(
+                "max_attempts",
+                Kind::Int {
+                    min: 1,
+                    max: U32_MAX,
+                },
+                Some("100"),
+            ),
+        ],
+    },
 ];
 
 /// Every key a `[[faults]]` entry may hold, and its type: mirrors [`Fault`].
@@ -539,6 +599,7 @@ const FAULT_FIELDS: &[Field] = &[
     field("stop", Kind::Duration, None),
     field("probability", Kind::Fraction, None),
     field("ops", Kind::OneOf(FAULT_OPS), None),
+    field("per", Kind::OneOf(CRASH_PER), None),
     field("step", Kind::Str, None),
     field("delay", Kind::Duration, None),
     field("jitter", Kind::Duration, None),
@@ -558,6 +619,7 @@ fn fault_keys(kind: &str, toxic: Option<&str>) -> Vec<(&'static str, Option<&'st
         "crash" => keys.extend([
             ("probability", Some("0.01")),
             ("ops", Some("\"ingest\"")),
+            ("per", None),
             ("step", None),
         ]),
         "pause" => keys.extend([
@@ -801,6 +863,10 @@ fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     if !root.contains_key("name") {
         root.insert("name", toml_edit::value(name));
     }
+    let outbox = root.get("workload").and_then(Item::as_str) == Some("outbox");
+    if outbox && !root.contains_key("variant") && !root.contains_key("variants") {
+        root.insert("variant", toml_edit::value("outbox-protocol"));
+    }
     // With `[[variants]]`, `variant` defaults to the first entry's, and a
     // `variant` that names an entry means that entry's file.
     let listed: Vec<(String, String)> = root
@@ -850,6 +916,10 @@ fn fill_defaults(doc: &mut DocumentMut, name: &str) {
         }
     }
     for section in SCHEMA {
+        // A groups scenario resolves exactly as before: no [outbox] table.
+        if section.name == "outbox" && !outbox {
+            continue;
+        }
         let table = if section.name.is_empty() {
             root as &mut dyn TableLike
         } else {
@@ -883,10 +953,23 @@ fn fill_defaults(doc: &mut DocumentMut, name: &str) {
         _ => Vec::new(),
     };
     for entry in entries {
-        let kind = entry.get("kind").and_then(Item::as_str).unwrap_or_default();
-        let toxic = entry.get("toxic").and_then(Item::as_str);
-        let keys = fault_keys(kind, toxic);
+        let kind = entry
+            .get("kind")
+            .and_then(Item::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let toxic = entry
+            .get("toxic")
+            .and_then(Item::as_str)
+            .map(str::to_string);
+        let kind = kind.as_str();
+        let keys = fault_keys(kind, toxic.as_deref());
         for (key, default) in keys {
+            // An outbox crash hits the only op there is.
+            let default = match (key, kind) {
+                ("ops", "crash") if outbox => Some("\"handle\""),
+                _ => default,
+            };
             if let Some(default) = default {
                 if !entry.contains_key(key) {
                     let value: Value = default.parse().expect("fault defaults are valid TOML");
@@ -905,6 +988,9 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
         if let Some(field) = top.fields.iter().find(|f| f.key == key) {
             check_value(ctx, &[key], field.kind, item)?;
         } else if let Some(section) = SCHEMA[1..].iter().find(|s| s.name == key) {
+            if key == "outbox" && !ctx.outbox {
+                return Err(ctx.error(&[key], "[outbox] only applies to workload = \"outbox\""));
+            }
             let Some(table) = item.as_table_like() else {
                 return Err(ctx.error(
                     &[key],
@@ -1362,8 +1448,13 @@ fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<
 /// Checks an `expect`: `"holds"` or `{ violated = [names] }` with known,
 /// distinct invariant names. Err(None): the wrong type; Err(Some): why.
 fn check_expect(ctx: &Context, path: &[&str], item: &Item) -> Result<(), Option<String>> {
-    let _ = ctx;
     let key = display_path(path);
+    let known: &[&str] = if ctx.outbox {
+        &OUTBOX_INVARIANTS
+    } else {
+        &GROUPS_INVARIANTS
+    };
+    let workload = if ctx.outbox { "outbox" } else { "groups" };
     if let Some(text) = item.as_str() {
         return if text == "holds" {
             Ok(())
@@ -1403,10 +1494,11 @@ fn check_expect(ctx: &Context, path: &[&str], item: &Item) -> Result<(), Option<
                 describe(&Item::Value(n.clone()))
             )));
         };
-        if !GROUPS_INVARIANTS.contains(&name) {
+        if !known.contains(&name) {
             return Err(Some(format!(
-                "unknown invariant {name:?} in `{key}.violated`: expected among {}",
-                quoted_list(&GROUPS_INVARIANTS)
+                "unknown invariant {name:?} in `{key}.violated`: the {workload} workload's \
+                 invariants are {}",
+                quoted_list(known)
             )));
         }
         if seen.contains(&name) {
@@ -1441,6 +1533,7 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
+    check_workload(ctx, s)?;
     let sqlite = &s.target;
     check_target(ctx, sqlite)?;
     check_fault_targets(ctx, s)?;
@@ -1544,6 +1637,90 @@ fn check_explore(ctx: &Context, x: &super::Explore) -> Result<(), ScenarioError>
     Ok(())
 }
 
+/// The keys of one workload must not be set on the other: `[outbox]` is
+/// outbox's; `[load]`, `[keys]`, `[retry]`, `[resolve]` and `stop.events`
+/// are groups'. An outbox scenario runs on the in-process SQLite target
+/// only (HTTP: not yet), its variant must be an outbox one, its faults
+/// hit `handle`; `per = "step"` is outbox-only.
+fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let outbox = s.workload == super::Workload::Outbox;
+    if !outbox {
+        if ctx.is_given(&["outbox"]) {
+            return Err(ctx.error(
+                &["outbox"],
+                "[outbox] only applies to workload = \"outbox\"",
+            ));
+        }
+        for (i, f) in s.faults.iter().enumerate() {
+            let i = i.to_string();
+            if f.ops == Some(super::FaultOps::Handle) {
+                return Err(ctx.error(
+                    &["faults", &i, "ops"],
+                    format!("`faults[{i}].ops` = \"handle\" is the outbox workload's op; groups has ingest and resolve"),
+                ));
+            }
+            if f.per == Some(super::CrashPer::Step) {
+                return Err(ctx.error(
+                    &["faults", &i, "per"],
+                    format!("`faults[{i}].per` = \"step\" is supported by the outbox workload only (for now)"),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    for table in GROUPS_ONLY {
+        if ctx.is_given(&[table]) {
+            return Err(ctx.error(
+                &[table],
+                format!(
+                    "[{table}] does not apply to workload = \"outbox\" (its load is set in \
+                     [outbox]: messages, deliveries, handlers, max_attempts)"
+                ),
+            ));
+        }
+    }
+    if ctx.is_given(&["stop", "events"]) {
+        return Err(ctx.error(
+            &["stop", "events"],
+            "`stop.events` does not apply to workload = \"outbox\": the run ends when its \
+             queue drains (outbox.messages x outbox.deliveries), or at `stop.duration`",
+        ));
+    }
+    if s.target.kind == TargetKind::Http {
+        return Err(ctx.error(
+            &["target", "kind"],
+            "workload = \"outbox\" on an HTTP target is not yet supported \
+             (/v1/messages and /v1/outbox/export are planned); use kind = \"sqlite\"",
+        ));
+    }
+    let is_groups_builtin = |v: &str| v.starts_with("groups-") && !v.ends_with(".sql");
+    if is_groups_builtin(&s.variant) {
+        return Err(ctx.error(
+            &["variant"],
+            format!(
+                "{:?} is a groups variant; workload = \"outbox\" runs an outbox statement \
+                 file or one of \"outbox-protocol\", \"outbox-naive-no-outbox\", \"outbox-naive-no-redo\"",
+                s.variant
+            ),
+        ));
+    }
+    for (i, f) in s.faults.iter().enumerate() {
+        let i = i.to_string();
+        if matches!(
+            f.ops,
+            Some(super::FaultOps::Ingest | super::FaultOps::Resolve)
+        ) {
+            return Err(ctx.error(
+                &["faults", &i, "ops"],
+                format!(
+                    "`faults[{i}].ops`: the outbox workload's only op is \"handle\" (or \"all\")"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a threshold on a figure `summary.json` does not have for this
 /// scenario (a misspelled name must never pass silently), naming the
 /// figures next to it.
@@ -1636,6 +1813,8 @@ struct Context<'a> {
     /// The file as parsed, before overrides: it keeps the spans.
     spans: &'a Document<&'a str>,
     overrides: &'a [Override],
+    /// `workload = "outbox"` (after overrides).
+    outbox: bool,
 }
 
 impl Context<'_> {

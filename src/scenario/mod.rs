@@ -56,6 +56,10 @@ pub struct Scenario {
     /// existed, hence the serde default.
     #[serde(default)]
     pub explore: Explore,
+    /// `[outbox]`: the input queue and the handlers of the outbox
+    /// workload (present, with its defaults, only when `workload = "outbox"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outbox: Option<OutboxConfig>,
     /// `[[faults]]`: the nemesis's fault schedule (default: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
@@ -94,6 +98,34 @@ impl Scenario {
 pub enum Workload {
     /// `groups`: BacktalkGroups.tla (groups.md).
     Groups,
+    /// `outbox`: exactly_once_none_atomic.tla (outbox.md).
+    Outbox,
+}
+
+impl Workload {
+    /// Lowercase name, as in scenarios, histories and summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Groups => "groups",
+            Workload::Outbox => "outbox",
+        }
+    }
+}
+
+/// `[outbox]`: the bench's input queue and its handlers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OutboxConfig {
+    /// Distinct message ids M (default 1000; 1..=10,000,000).
+    pub messages: u64,
+    /// Deliveries of each message D: dup ids 1..=D (default 3; 1..=100).
+    pub deliveries: u32,
+    /// Concurrent handlers H, each with its own connection (default 8; 1..=1024).
+    pub handlers: u32,
+    /// Attempts one delivery (msg_id, dup_id) may take before the queue
+    /// gives it up (default 100; >= 1). Every attempt counts: a crash, a
+    /// lost compare-and-swap, an error.
+    pub max_attempts: u32,
 }
 
 /// `target.kind`: what the load runs against.
@@ -364,6 +396,18 @@ pub enum FaultOps {
     Resolve,
     /// Every op.
     All,
+    /// The outbox workload's `handle` op.
+    Handle,
+}
+
+/// `faults[].per`: what a crash's probability is per.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CrashPer {
+    /// One draw per op (attempt).
+    Op,
+    /// One draw after each executed step.
+    Step,
 }
 
 /// `faults[].toxic`: what the fault proxy does to a request (Toxiproxy's
@@ -429,6 +473,11 @@ pub struct Fault {
     /// crash, pause, proxy: which ops it may hit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops: Option<FaultOps>,
+    /// crash (outbox only): `op` (one draw per attempt, after a random or
+    /// named step) or `step` (after every executed step, with
+    /// `probability`: the spec's Fail() at any step). None: `op`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per: Option<CrashPer>,
     /// crash: the step after which the worker abandons the op; pause: the
     /// step before which it waits. None: a random step (crash), every step
     /// (pause). Checked against the variant's step names.
@@ -482,6 +531,7 @@ impl Fault {
             FaultOps::All => true,
             FaultOps::Ingest => ingest,
             FaultOps::Resolve => !ingest,
+            FaultOps::Handle => false,
         }
     }
 }

@@ -105,6 +105,23 @@ pub fn compile_groups(file: &StatementFile) -> Result<GroupsVariant, FileError> 
                 ))
             }
         }
+        // Branches are the outbox workload's: groups reads every op as a
+        // straight line (its results depend on which steps ran), so a jump
+        // there would silently change what "duplicate" or "refused" means.
+        if let Some(b) = [&block.goto_if, &block.goto, &block.fail_if]
+            .into_iter()
+            .flatten()
+            .next()
+        {
+            return Err(err(
+                b.line,
+                format!(
+                    "`{}`: branch directives (`goto-if`, `goto`, `fail-if`) belong to the \
+                     outbox workload; groups ops run their steps in file order",
+                    block.name
+                ),
+            ));
+        }
         if block.counts && op != "ingest" {
             return Err(err(
                 block.line,
@@ -264,7 +281,7 @@ fn check_resolve(file: &StatementFile, resolve: &OpProgram) -> Result<(), FileEr
 
 /// Prepares the steps of one op in order, resolving each parameter to a
 /// built-in or to a column of an earlier step.
-fn compile_op(
+pub(super) fn compile_op(
     file: &StatementFile,
     conn: &Connection,
     op: &str,
@@ -343,6 +360,9 @@ fn compile_op(
             sql: block.sql.clone(),
             stop_if: block.stop_if,
             counts: block.counts,
+            goto_if: None,
+            goto: None,
+            fail_if: None,
             params,
             columns,
             readonly,
@@ -357,7 +377,7 @@ fn compile_op(
 
 /// Prepares an export: no parameters, read-only, exactly the canonical
 /// columns in the canonical order. Returns its SQL.
-fn compile_export(
+pub(super) fn compile_export(
     file: &StatementFile,
     conn: &Connection,
     block: &Block,
@@ -393,7 +413,7 @@ fn compile_export(
 }
 
 /// Prepares a block that must hold exactly one statement.
-fn prepare_one<'c>(
+pub(super) fn prepare_one<'c>(
     file: &StatementFile,
     conn: &'c Connection,
     block: &Block,
@@ -456,7 +476,7 @@ fn first_keyword(sql: &str) -> String {
 
 /// SQLite's own message for a rusqlite error (without rusqlite's echo of
 /// the whole SQL text).
-fn sqlite_message(e: &rusqlite::Error) -> String {
+pub(super) fn sqlite_message(e: &rusqlite::Error) -> String {
     match e {
         rusqlite::Error::SqlInputError { msg, .. } => format!("SQLite: {msg}"),
         rusqlite::Error::SqliteFailure(_, Some(msg)) => format!("SQLite: {msg}"),

@@ -8,9 +8,11 @@
 //! scratch database, and yields the [`OpProgram`]s the step machines run.
 
 mod check;
+mod outbox;
 mod parse;
 
 pub use check::compile_groups;
+pub use outbox::{compile_outbox, OutboxVariant, HANDLE_BUILTINS, MAX_MACHINE_STEPS};
 pub use parse::parse;
 
 use std::fmt;
@@ -66,6 +68,42 @@ impl StopIf {
     }
 }
 
+/// A branch condition of `goto-if` / `fail-if`, as written (columns by name).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum CondSpec {
+    /// `changes = 0|> 0`, `rows = 0|> 0`: the same tests as `stop-if`.
+    Count(StopIf),
+    /// `<column> is null`: the step returned NULL in that column (zero rows
+    /// bind every column to NULL).
+    IsNull(String),
+    /// `<column> is not null`.
+    NotNull(String),
+}
+
+/// A branch directive of a block: what it says and the 1-based line it is on
+/// (errors found when compiling name that line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchSpec {
+    /// The condition (None for an unconditional `goto`).
+    pub cond: Option<CondSpec>,
+    /// The target step's name (the `STEP` of `OP.STEP`); empty for `fail-if`.
+    pub target: String,
+    /// 1-based line of the directive.
+    pub line: usize,
+}
+
+/// A compiled branch condition: column conditions hold the column's index
+/// in the step's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cond {
+    /// `changes`/`rows` against zero.
+    Count(StopIf),
+    /// Column `i` of the step's row is NULL (or the step returned no row).
+    IsNull(usize),
+    /// Column `i` of the step's row is not NULL.
+    NotNull(usize),
+}
+
 /// One `-- name:` block as written in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
@@ -77,6 +115,12 @@ pub struct Block {
     pub stop_if: Option<StopIf>,
     /// `-- counts: true` (the counting step of `ingest`).
     pub counts: bool,
+    /// `-- goto-if: COND -> STEP` (outbox only).
+    pub goto_if: Option<BranchSpec>,
+    /// `-- goto: STEP` (outbox only).
+    pub goto: Option<BranchSpec>,
+    /// `-- fail-if: COND` (outbox only): the op ends as a natural failure.
+    pub fail_if: Option<BranchSpec>,
     /// The SQL text of the block, comments and surrounding blank lines kept
     /// as written (SQLite ignores them), trailing whitespace trimmed.
     pub sql: String,
@@ -124,6 +168,14 @@ pub struct StepDef {
     pub stop_if: Option<StopIf>,
     /// The counting step of `ingest`.
     pub counts: bool,
+    /// `goto-if`: when the condition holds after this step, run step
+    /// `.1` (an index into the op's steps) next.
+    pub goto_if: Option<(Cond, usize)>,
+    /// `goto`: run this step index next (after `goto-if`, if both are set
+    /// and the condition did not hold).
+    pub goto: Option<usize>,
+    /// `fail-if`: when the condition holds the op ends as a natural failure.
+    pub fail_if: Option<Cond>,
     /// One entry per SQLite parameter index (1-based index i is `params[i-1]`).
     pub params: Vec<ParamSource>,
     /// Names of the columns the statement returns (empty for plain writes).

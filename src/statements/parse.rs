@@ -16,12 +16,12 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::{Block, FileError, StatementFile, StopIf};
+use super::{Block, BranchSpec, CondSpec, FileError, StatementFile, StopIf};
 
 /// Directive words the format knows. Any other `-- word: value` line in a
 /// directive position is an error, so that a typo never silently disables a
 /// stop condition.
-const DIRECTIVES: [&str; 2] = ["stop-if", "counts"];
+const DIRECTIVES: [&str; 5] = ["stop-if", "counts", "goto-if", "goto", "fail-if"];
 
 impl FileError {
     /// A file error for `file` at 1-based `line` (0: the whole file).
@@ -49,7 +49,8 @@ impl FileError {
 ///   repeated (reported at the second occurrence);
 /// - a directive line (`-- word: value` after the name line, before the
 ///   SQL) has an unknown word, a bad value, or repeats a directive;
-/// - a known directive (`stop-if`, `counts`) appears anywhere else (where it
+/// - a known directive (`stop-if`, `counts`, `goto-if`, `goto`, `fail-if`)
+///   appears anywhere else (where it
 ///   would be silently ignored);
 /// - a block holds no SQL;
 /// - the steps of one op (`OP.STEP`, `OP` other than `export`) are split by
@@ -103,6 +104,9 @@ pub fn parse(path: &Path, text: &str) -> Result<StatementFile, FileError> {
                     line: lineno,
                     stop_if: None,
                     counts: false,
+                    goto_if: None,
+                    goto: None,
+                    fail_if: None,
                     sql: String::new(),
                 });
                 sql_lines.clear();
@@ -191,7 +195,44 @@ pub fn parse(path: &Path, text: &str) -> Result<StatementFile, FileError> {
                     }
                 };
             }
-            _ => unreachable!("DIRECTIVES lists only stop-if and counts"),
+            "goto-if" => {
+                let (cond, target) = value.split_once("->").ok_or_else(|| {
+                    err(
+                        lineno,
+                        format!(
+                            "bad `goto-if` value `{}` (expected `CONDITION -> STEP`, e.g. \
+                             `changes = 0 -> publish` or `head_tx is null -> process`)",
+                            value.trim()
+                        ),
+                    )
+                })?;
+                let cond = parse_cond(cond).map_err(|r| err(lineno, format!("`goto-if`: {r}")))?;
+                let target =
+                    parse_target(target).map_err(|r| err(lineno, format!("`goto-if`: {r}")))?;
+                block.goto_if = Some(BranchSpec {
+                    cond: Some(cond),
+                    target,
+                    line: lineno,
+                });
+            }
+            "goto" => {
+                let target =
+                    parse_target(value).map_err(|r| err(lineno, format!("`goto`: {r}")))?;
+                block.goto = Some(BranchSpec {
+                    cond: None,
+                    target,
+                    line: lineno,
+                });
+            }
+            "fail-if" => {
+                let cond = parse_cond(value).map_err(|r| err(lineno, format!("`fail-if`: {r}")))?;
+                block.fail_if = Some(BranchSpec {
+                    cond: Some(cond),
+                    target: String::new(),
+                    line: lineno,
+                });
+            }
+            _ => unreachable!("DIRECTIVES lists every directive matched here"),
         }
     }
     if let Some(block) = blocks.last_mut() {
@@ -315,6 +356,50 @@ fn parse_stop_if(value: &str) -> Result<StopIf, String> {
     })
 }
 
+/// Parses a branch condition: a `stop-if` condition (`changes = 0`, ...),
+/// or `COLUMN is null` / `COLUMN is not null` (keywords in any case).
+fn parse_cond(value: &str) -> Result<CondSpec, String> {
+    let v = value.trim();
+    let words: Vec<&str> = v.split_whitespace().collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let column = |w: &str| -> Result<String, String> {
+        let plain = w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if plain {
+            Ok(w.to_string())
+        } else {
+            Err(format!("`{w}` is not a plain column name"))
+        }
+    };
+    match lower.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [_, "is", "null"] => return Ok(CondSpec::IsNull(column(words[0])?)),
+        [_, "is", "not", "null"] => return Ok(CondSpec::NotNull(column(words[0])?)),
+        _ => {}
+    }
+    parse_stop_if(v).map(CondSpec::Count).map_err(|_| {
+        format!(
+            "bad condition `{v}` (expected `changes = 0`, `changes > 0`, `rows = 0`, \
+             `rows > 0`, `COLUMN is null` or `COLUMN is not null`)"
+        )
+    })
+}
+
+/// Parses a jump target: a step name of the same op (`STEP`, not `OP.STEP`).
+fn parse_target(value: &str) -> Result<String, String> {
+    let t = value.trim();
+    let mut chars = t.chars();
+    let ok = matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'));
+    if ok {
+        Ok(t.to_string())
+    } else {
+        Err(format!(
+            "bad jump target `{t}` (expected the name of a step of the same op, \
+             e.g. `publish` for `handle.publish`)"
+        ))
+    }
+}
+
 /// If `line` is a whole-line comment of the form `-- word: value`, returns
 /// `(word, value)`. A word is `[A-Za-z][A-Za-z0-9_-]*`, so that a free
 /// comment such as `-- TODO: ...` in a directive position is caught as an
@@ -432,6 +517,24 @@ mod tests {
         assert_eq!(comment_directive("  -- name: a.b"), Some(("name", " a.b")));
         assert_eq!(comment_directive("-- Returns the count: n"), None);
         assert_eq!(comment_directive("SELECT 1 -- x: y"), None);
+    }
+
+    #[test]
+    fn branch_values() {
+        assert_eq!(
+            parse_cond("head_tx IS NOT null"),
+            Ok(CondSpec::NotNull("head_tx".into()))
+        );
+        assert_eq!(parse_cond(" x is null"), Ok(CondSpec::IsNull("x".into())));
+        assert_eq!(
+            parse_cond("changes=0"),
+            Ok(CondSpec::Count(StopIf::ChangesZero))
+        );
+        assert!(parse_cond("x is nul").is_err());
+        assert!(parse_cond("a.b is null").is_err());
+        assert_eq!(parse_target(" publish "), Ok("publish".into()));
+        assert!(parse_target("handle.publish").is_err());
+        assert!(parse_target("").is_err());
     }
 
     #[test]

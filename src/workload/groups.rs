@@ -172,6 +172,11 @@ pub fn resolve_result(m: &StepMachine<'_>, next: Next) -> (CompletionType, OpRes
             },
         ),
         Next::Continue => unreachable!("resolve_result on a running machine"),
+        // Groups refuses branch directives, and a straight-line program
+        // never reaches the step bound.
+        Next::FailedIf { .. } | Next::StepLimit { .. } => {
+            unreachable!("groups ops have no branches")
+        }
     }
 }
 

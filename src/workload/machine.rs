@@ -3,9 +3,14 @@
 //! concurrent runtime now, a deterministic explorer later). It holds no
 //! connection and does no I/O: the scheduler executes the step the machine
 //! names, with the parameters it gives, and feeds the outcome back.
+//!
+//! Steps run in file order unless a step branches (outbox: `goto-if`,
+//! `goto`, `fail-if`). Columns of a step that has not run (skipped by a
+//! jump) are NULL; after a backward jump a column keeps the value of its
+//! step's last run until that step runs again.
 
 use super::value::Value;
-use crate::statements::{OpProgram, ParamSource, StepDef};
+use crate::statements::{Cond, OpProgram, ParamSource, StepDef, MAX_MACHINE_STEPS};
 
 /// What one executed step did: rows changed (SQLite's `changes()`, 0 for
 /// read-only statements) and the rows it returned (one `Vec` per row, in
@@ -38,6 +43,18 @@ pub enum Next {
         /// Rows it returned (> 1).
         rows: usize,
     },
+    /// A `fail-if` held at step `at`: the op ends as a natural failure
+    /// (outbox: a lost compare-and-swap).
+    FailedIf {
+        /// Index of the step whose `fail-if` held.
+        at: usize,
+    },
+    /// The op executed [`MAX_MACHINE_STEPS`] steps without ending (a
+    /// backward jump looping under contention): it ends as `fail`.
+    StepLimit {
+        /// Index of the last step executed.
+        at: usize,
+    },
 }
 
 /// One op in flight: its program, its built-in parameter values, and what
@@ -52,6 +69,11 @@ pub struct StepMachine<'p> {
     changes: Vec<Option<u64>>,
     pos: usize,
     ended: bool,
+    /// Steps executed so far (a step run twice counts twice).
+    executed: usize,
+    /// Whether any executed step changed a row (a step run again may
+    /// overwrite its own count with 0).
+    changed: bool,
 }
 
 impl<'p> StepMachine<'p> {
@@ -66,6 +88,8 @@ impl<'p> StepMachine<'p> {
             changes: vec![None; n],
             pos: 0,
             ended: n == 0,
+            executed: 0,
+            changed: false,
         }
     }
 
@@ -102,6 +126,8 @@ impl<'p> StepMachine<'p> {
         let step = &self.program.steps[i];
         let nrows = outcome.rows.len();
         self.changes[i] = Some(outcome.changes);
+        self.changed |= outcome.changes > 0;
+        self.executed += 1;
         if !step.columns.is_empty() {
             if nrows > 1 {
                 self.ended = true;
@@ -112,6 +138,15 @@ impl<'p> StepMachine<'p> {
                 None => vec![Value::Null; step.columns.len()],
             };
         }
+        let holds = |c: Cond| match c {
+            Cond::Count(s) => s.holds(outcome.changes, nrows),
+            Cond::IsNull(col) => self.values[i].get(col).is_none_or(|v| *v == Value::Null),
+            Cond::NotNull(col) => self.values[i].get(col).is_some_and(|v| *v != Value::Null),
+        };
+        if step.fail_if.is_some_and(holds) {
+            self.ended = true;
+            return Next::FailedIf { at: i };
+        }
         if step
             .stop_if
             .is_some_and(|s| s.holds(outcome.changes, nrows))
@@ -119,13 +154,25 @@ impl<'p> StepMachine<'p> {
             self.ended = true;
             return Next::Stopped { at: i };
         }
-        self.pos += 1;
+        let jump = match step.goto_if {
+            Some((c, to)) if holds(c) => Some(to),
+            _ => step.goto,
+        };
+        self.pos = jump.unwrap_or(self.pos + 1);
         if self.pos == self.program.steps.len() {
             self.ended = true;
             Next::Finished
+        } else if self.executed >= MAX_MACHINE_STEPS.max(self.program.steps.len()) {
+            self.ended = true;
+            Next::StepLimit { at: i }
         } else {
             Next::Continue
         }
+    }
+
+    /// Steps executed so far (a step run twice counts twice).
+    pub fn executed(&self) -> usize {
+        self.executed
     }
 
     /// Rows changed by step `i`, if it ran.
@@ -136,7 +183,7 @@ impl<'p> StepMachine<'p> {
     /// Whether any step that ran changed a row (an op that failed after
     /// such a step partly happened: its completion is `info`, not `fail`).
     pub fn changed_any(&self) -> bool {
-        self.changes.iter().any(|c| c.is_some_and(|c| c > 0))
+        self.changed
     }
 
     /// The latest value of column `name` returned by steps `0..=upto`,

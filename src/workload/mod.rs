@@ -1,9 +1,11 @@
 //! Workloads: what an op is and what its steps mean. [`machine`] is the
 //! generic step machine; [`groups`] reads a finished machine as the groups
-//! workload's answer (accepted, duplicate, resolved, refused with a probe).
+//! workload's answer (accepted, duplicate, resolved, refused with a probe);
+//! [`outbox`] reads an ended `handle` attempt as ok, fail or info.
 
 pub mod groups;
 pub mod machine;
+pub mod outbox;
 pub mod value;
 
 pub use machine::{Next, StepMachine, StepOutcome};

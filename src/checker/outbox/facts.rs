@@ -1,0 +1,237 @@
+//! What the history of an outbox run says: every `handle` attempt (its
+//! delivery, its steps, how it ended), which deliveries the bench acked,
+//! which it gave up, and whether the queue drained. Built in one pass over
+//! `history.jsonl`; the checkers join it with the final tables by message
+//! id, by tx_id and by the steps' times.
+
+use crate::checker::Evidence;
+use crate::history::{CompletionType, Delivery, Entry, OutboxHeader, Step};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// One `handle` attempt: one delivery taken from the queue and run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    /// Op id.
+    pub op: u64,
+    /// The delivery (msg_id, dup_id, attempt number, tx_id).
+    pub delivery: Delivery,
+    /// Invoke time, ns since run start.
+    pub t0: u64,
+    /// Completion time; None: the history ends before it completed.
+    pub t1: Option<u64>,
+    /// How it ended (None: never completed).
+    pub completion: Option<CompletionType>,
+    /// The error or reason it did not succeed.
+    pub error: Option<String>,
+    /// A crash fault ended it after this step.
+    pub crashed_after: Option<String>,
+    /// Its steps as executed, in order (a step run twice appears twice).
+    pub steps: Vec<Step>,
+}
+
+impl Attempt {
+    /// `op N (msg m dup d attempt a, tx t)`, for findings.
+    pub fn describe(&self) -> String {
+        let d = &self.delivery;
+        format!(
+            "op {} (msg {} dup {} attempt {}, tx {})",
+            self.op, d.msg_id, d.dup_id, d.attempt, d.tx_id
+        )
+    }
+
+    /// How it ended, in words.
+    pub fn outcome(&self) -> String {
+        match (self.completion, &self.crashed_after, &self.error) {
+            (None, _, _) => "never completed".into(),
+            (Some(CompletionType::Ok), _, _) => "ok (acked)".into(),
+            (Some(c), Some(s), _) => format!("{} (crashed after {s})", c.name()),
+            (Some(c), None, Some(e)) => format!("{} ({e})", c.name()),
+            (Some(c), None, None) => c.name().to_string(),
+        }
+    }
+
+    /// Evidence: each step of this attempt that changed rows (what it
+    /// wrote), then how the attempt ended.
+    pub fn evidence(&self) -> Vec<Evidence> {
+        let mut out: Vec<Evidence> = self
+            .steps
+            .iter()
+            .filter(|s| s.changes > 0 || s.maybe_applied())
+            .map(|s| Evidence {
+                t: s.end.unwrap_or(s.start),
+                op: Some(self.op),
+                what: format!(
+                    "{}: step {} changed {} row(s){}",
+                    self.describe(),
+                    s.step,
+                    s.changes,
+                    if s.maybe_applied() {
+                        " (may have applied: it failed or never ended)"
+                    } else {
+                        ""
+                    }
+                ),
+            })
+            .collect();
+        out.push(Evidence {
+            t: self.t1.unwrap_or(self.t0),
+            op: Some(self.op),
+            what: format!("{} ended {}", self.describe(), self.outcome()),
+        });
+        out
+    }
+}
+
+/// The history of an outbox run, as the checkers read it.
+#[derive(Debug, Clone, Default)]
+pub struct OutboxFacts {
+    /// The queue's shape (messages, deliveries, delivery budget).
+    pub header: Option<OutboxHeader>,
+    /// Every attempt, in invoke order.
+    pub attempts: Vec<Attempt>,
+    /// Attempts (indexes into `attempts`) per message id.
+    pub by_msg: BTreeMap<i64, Vec<usize>>,
+    /// The attempt of each tx_id.
+    pub by_tx: HashMap<i64, usize>,
+    /// Deliveries the bench acked ((msg, dup) -> the `ok` attempt's op).
+    pub acked_history: BTreeMap<(i64, u32), u64>,
+    /// Deliveries given up: no `ok` after the delivery budget.
+    pub given_up: BTreeSet<(i64, u32)>,
+    /// The load was interrupted (footer `partial`).
+    pub partial: bool,
+    /// Faults were injected (some fault entry in the history).
+    pub faults_seen: bool,
+}
+
+impl OutboxFacts {
+    /// Reads a whole outbox history (entries in file order): the attempts
+    /// with their steps and completions, then the acks, the given-up
+    /// deliveries and the indexes. Entries of other op kinds are ignored.
+    /// Errors: a read error of an entry.
+    pub fn read<E: std::fmt::Display>(
+        entries: impl Iterator<Item = Result<Entry, E>>,
+    ) -> anyhow::Result<OutboxFacts> {
+        let mut f = OutboxFacts::default();
+        let mut open: HashMap<u64, usize> = HashMap::new();
+        for e in entries {
+            let e = e.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let (kind, c) = match e {
+                Entry::Header(h) => {
+                    f.header = h.outbox;
+                    continue;
+                }
+                Entry::Invoke(i) => {
+                    let Some(delivery) = i.delivery else { continue };
+                    open.insert(i.op, f.attempts.len());
+                    f.attempts.push(Attempt {
+                        op: i.op,
+                        delivery,
+                        t0: i.t,
+                        t1: None,
+                        completion: None,
+                        error: None,
+                        crashed_after: None,
+                        steps: Vec::new(),
+                    });
+                    continue;
+                }
+                Entry::Step(s) => {
+                    if let Some(&a) = open.get(&s.op) {
+                        f.attempts[a].steps.push(s);
+                    }
+                    continue;
+                }
+                Entry::Fault(_) => {
+                    f.faults_seen = true;
+                    continue;
+                }
+                Entry::Footer(ft) => {
+                    f.partial = ft.partial;
+                    continue;
+                }
+                Entry::Ok(c) => (CompletionType::Ok, c),
+                Entry::Fail(c) => (CompletionType::Fail, c),
+                Entry::Info(c) => (CompletionType::Info, c),
+            };
+            if let Some(&i) = open.get(&c.op) {
+                let a = &mut f.attempts[i];
+                a.t1 = Some(c.t);
+                a.completion = Some(kind);
+                a.error = c.result.error;
+                a.crashed_after = c.result.crashed_after;
+            }
+        }
+        f.index();
+        Ok(f)
+    }
+
+    /// Builds the indexes, the acks and the given-up set from `attempts`
+    /// (public so that tests can build facts by hand).
+    pub fn index(&mut self) {
+        self.by_msg.clear();
+        self.by_tx.clear();
+        self.acked_history.clear();
+        self.given_up.clear();
+        let mut tries: BTreeMap<(i64, u32), u32> = BTreeMap::new();
+        for (i, a) in self.attempts.iter().enumerate() {
+            let d = a.delivery;
+            self.by_msg.entry(d.msg_id).or_default().push(i);
+            self.by_tx.insert(d.tx_id, i);
+            *tries.entry((d.msg_id, d.dup_id)).or_default() += 1;
+            if a.completion == Some(CompletionType::Ok) {
+                self.acked_history.insert((d.msg_id, d.dup_id), a.op);
+            }
+        }
+        if let Some(h) = self.header {
+            for (key, n) in tries {
+                if n >= h.max_attempts && !self.acked_history.contains_key(&key) {
+                    self.given_up.insert(key);
+                }
+            }
+        }
+    }
+
+    /// The attempts of message `m`.
+    pub fn attempts_of(&self, m: i64) -> impl Iterator<Item = &Attempt> {
+        self.by_msg
+            .get(&m)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.attempts[i])
+    }
+
+    /// Message ids acked: some delivery of it acked in the history AND held
+    /// by `processed` (outbox.md's "acked").
+    pub fn acked_msgs(&self, tables: &super::OutboxTables) -> BTreeSet<i64> {
+        self.acked_history
+            .keys()
+            .filter(|&&(m, d)| tables.processed_holds(m, d))
+            .map(|&(m, _)| m)
+            .collect()
+    }
+
+    /// Message ids given up: no delivery of it acked, at least one given up.
+    pub fn given_up_msgs(&self) -> BTreeSet<i64> {
+        self.given_up
+            .iter()
+            .map(|&(m, _)| m)
+            .filter(|m| !self.acked_history.keys().any(|&(am, _)| am == *m))
+            .collect()
+    }
+
+    /// Whether every delivery of the queue was acked or given up.
+    pub fn drained(&self) -> bool {
+        let Some(h) = self.header else { return false };
+        let settled = self.acked_history.len() + self.given_up.len();
+        settled as u64 == h.messages * h.deliveries as u64
+    }
+
+    /// Evidence for message `m`: for every attempt of it, the steps that
+    /// changed rows and how it ended; the attempt whose tx_id a state_log
+    /// row carries is named by the caller.
+    pub fn evidence_of(&self, m: i64) -> Vec<crate::checker::Evidence> {
+        let mut ev: Vec<Evidence> = self.attempts_of(m).flat_map(Attempt::evidence).collect();
+        ev.sort_by_key(|e| e.t);
+        ev
+    }
+}

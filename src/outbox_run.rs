@@ -1,0 +1,504 @@
+//! One outbox run, end to end (`workload = "outbox"`): check the scenario
+//! and its statement file, prepare the run folder and the SQLite database,
+//! run the queue and the handlers ([`crate::outbox_runtime`]), read the
+//! canonical tables as one snapshot, audit them with the outbox checkers,
+//! and save the same run folder as groups (summary.json, checks.json,
+//! junit.xml, history.jsonl, latency.hlog). `run::run` and `specstorm
+//! check` hand outbox scenarios here; `compare`, `audit` and `merge` do
+//! not take them yet.
+
+use crate::checker::outbox::{self as checks, OutboxFacts};
+use crate::checker::CheckResult;
+use crate::client::sqlite;
+use crate::history::writer::HistoryWriter;
+use crate::history::{Entry, Footer, Header, OpKind, OutboxHeader, HISTORY_SCHEMA_VERSION};
+use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
+use crate::nemesis::lock::LockNemesis;
+use crate::nemesis::{FaultPlan, Recorder};
+use crate::outbox_runtime::{run_outbox, OutboxPlan};
+use crate::report::summary::{self, OutboxSummary, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::run::{RunError, RunOptions};
+use crate::runtime::{Clock, Control};
+use crate::scenario::{self, FaultKind, Scenario, Workload};
+use crate::statements::OutboxVariant;
+use crate::variant;
+use crate::watch::Watcher;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// An outbox scenario and its checked variant, before anything runs.
+pub struct OutboxPrepared {
+    /// The resolved scenario.
+    pub scenario: Scenario,
+    /// Where it came from.
+    pub source: scenario::Source,
+    /// The statement file, checked against the outbox workload.
+    pub variant: OutboxVariant,
+}
+
+/// Whether the scenario at `path` (with `overrides`) runs the outbox
+/// workload. Errors: the scenario is invalid (exit 2).
+pub fn is_outbox(path: Option<&Path>, overrides: &[String]) -> Result<bool, RunError> {
+    let (s, _) = scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
+    Ok(s.workload == Workload::Outbox)
+}
+
+/// Loads and checks an outbox scenario and its statement file, and the
+/// faults' step names against `handle`. Errors: file, line, reason (exit 2).
+pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<OutboxPrepared, RunError> {
+    let (scenario, source) =
+        scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
+    let dir = path.map(|p| p.parent().unwrap_or(Path::new(".")).to_path_buf());
+    let variant = variant::load_outbox(&scenario.variant, dir.as_deref())
+        .map_err(|e| RunError::Input(e.to_string()))?;
+    let names: Vec<&str> = variant
+        .handle
+        .steps
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    for (i, f) in scenario.faults.iter().enumerate() {
+        let Some(step) = &f.step else { continue };
+        if !names.contains(&step.as_str()) {
+            let file = path.map_or("<embedded default>".to_string(), |p| {
+                p.display().to_string()
+            });
+            let line = scenario::fault_line(&source.text, i, Some("step"))
+                .map_or(String::new(), |l| format!(":{l}"));
+            return Err(RunError::Input(format!(
+                "{file}{line}: `faults[{i}].step` = {step:?} is no step of handle (its steps \
+                 are {})",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(OutboxPrepared {
+        scenario,
+        source,
+        variant,
+    })
+}
+
+/// The `specstorm check` text of an outbox scenario.
+pub fn describe(p: &OutboxPrepared) -> String {
+    let v = &p.variant;
+    format!(
+        "{}# variant: {} (sha256 {}): handle {} steps ({})\n# this run expects: {}\n",
+        p.scenario.to_toml(),
+        v.file.path.display(),
+        v.file.sha256,
+        v.handle.steps.len(),
+        v.handle
+            .steps
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        p.scenario.expectation().0
+    )
+}
+
+/// Runs an outbox scenario end to end; returns the summary (whose
+/// `exit.code` is the process's) and the run folder. Errors as `run::run`.
+pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
+    let p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
+    if opts.shard.is_some() || opts.run_id.is_some() {
+        return Err(RunError::Input(
+            "--shard and --run-id do not apply to workload = \"outbox\" (not yet)".into(),
+        ));
+    }
+    let s = &p.scenario;
+    let started = SystemTime::now();
+    let variant_name = variant::short_name(&s.variant);
+    let run_dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::run::default_run_dir(started, &s.name, &variant_name));
+    if run_dir.exists()
+        && std::fs::read_dir(&run_dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(RunError::Input(format!(
+            "{} exists and is not an empty folder: choose another --out, so that runs never mix",
+            run_dir.display()
+        )));
+    }
+    if let Some(path) = &s.target.path {
+        if path.exists() {
+            let conn = rusqlite::Connection::open_with_flags(
+                path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
+            if crate::run::holds_rows(&conn)
+                .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?
+            {
+                return Err(RunError::Input(format!(
+                    "the database {} already holds rows: an outbox run needs a fresh \
+                     database (its versions and message ids are the run's own)",
+                    path.display()
+                )));
+            }
+        }
+    }
+    std::fs::create_dir_all(&run_dir)
+        .map_err(|e| RunError::Input(format!("cannot create {}: {e}", run_dir.display())))?;
+    match execute(opts, &p, &run_dir, started, control) {
+        Ok(summary) => Ok((summary, run_dir)),
+        Err(e) => {
+            let failed = serde_json::json!({
+                "schema_version": SUMMARY_SCHEMA_VERSION,
+                "scenario": s.name,
+                "workload": "outbox",
+                "variant": variant_name,
+                "seed": s.seed,
+                "partial": matches!(e, RunError::Interrupted(_)),
+                "error": e.to_string(),
+                "provenance": provenance(opts, &p, started),
+                "exit": { "code": e.exit_code(), "rule": e.to_string() },
+            });
+            let _ = std::fs::write(
+                run_dir.join("summary.json"),
+                serde_json::to_string_pretty(&failed).unwrap_or_default(),
+            );
+            Err(e)
+        }
+    }
+}
+
+fn provenance(opts: &RunOptions, p: &OutboxPrepared, started: SystemTime) -> Provenance {
+    Provenance {
+        tool: "specstorm".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        sqlite_version: rusqlite::version().into(),
+        scenario_file: opts.scenario.as_ref().map(|f| {
+            std::fs::canonicalize(f)
+                .unwrap_or_else(|_| f.clone())
+                .display()
+                .to_string()
+        }),
+        variant_file: p.variant.file.path.display().to_string(),
+        variant_sha256: p.variant.file.sha256.clone(),
+        started_utc: humantime::format_rfc3339_millis(started).to_string(),
+        command: crate::run::reproduce_command(opts, p.scenario.seed),
+    }
+}
+
+fn execute(
+    opts: &RunOptions,
+    p: &OutboxPrepared,
+    run_dir: &Path,
+    started: SystemTime,
+    control: Arc<Control>,
+) -> Result<Summary, RunError> {
+    let s = &p.scenario;
+    let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
+    let variant_name = variant::short_name(&s.variant);
+    let mut saved = s.clone();
+    saved.variant = "variant.sql".into();
+    (saved.expect, saved.thresholds) = s.expectation();
+    saved.variants.clear();
+    std::fs::write(run_dir.join("scenario.toml"), saved.to_toml()).map_err(anyhow::Error::from)?;
+    std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
+        .map_err(anyhow::Error::from)?;
+
+    let history_path = run_dir.join("history.jsonl");
+    let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
+    let sink = writer.sink();
+    let clock = Clock::start();
+    sink.send_entry(&Entry::Header(Header {
+        schema_version: HISTORY_SCHEMA_VERSION,
+        workload: "outbox".into(),
+        scenario: s.name.clone(),
+        variant: variant_name.clone(),
+        seed: s.seed,
+        started_utc: humantime::format_rfc3339_millis(started).to_string(),
+        step_log: true,
+        counting_step: 0,
+        namespace: String::new(),
+        ingest_steps: Vec::new(),
+        shard: None,
+        merged: None,
+        outbox: Some(OutboxHeader {
+            messages: cfg.messages,
+            deliveries: cfg.deliveries,
+            max_attempts: cfg.max_attempts,
+        }),
+    }));
+    let nemesis = Recorder {
+        plan: Arc::new(FaultPlan::new(s.seed, &s.faults)),
+        sink: sink.clone(),
+        clock,
+    };
+    let target = s.target.sqlite();
+    let db_path = target
+        .path
+        .clone()
+        .unwrap_or_else(|| run_dir.join("target.db"));
+    let live = Arc::new(Live::new(
+        RunInfo {
+            scenario: s.name.clone(),
+            variant: variant_name.clone(),
+            target: format!("sqlite {}", db_path.display()),
+            seed: s.seed,
+            stop_events: 0,
+            stop_duration: s.stop.duration,
+        },
+        cfg.handlers as usize,
+        Some(nemesis.plan.clone()),
+    ));
+    let watcher = Watcher::start(opts.watch, live.clone(), control.clone());
+
+    // The database, the handlers' connections, the load, the snapshot.
+    let phase = (|| -> Result<_, RunError> {
+        let conn = sqlite::open(&db_path, &target)
+            .map_err(|e| RunError::Target(format!("{}: {e}", db_path.display())))?;
+        conn.execute_batch(&p.variant.schema).map_err(|e| {
+            RunError::Target(format!("schema failed on {}: {e}", db_path.display()))
+        })?;
+        drop(conn);
+        let mut conns = Vec::with_capacity(cfg.handlers as usize);
+        for _ in 0..cfg.handlers {
+            conns.push(sqlite::open(&db_path, &target).map_err(|e| {
+                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
+            })?);
+        }
+        let locks = LockNemesis::start(
+            db_path.clone(),
+            target.clone(),
+            crate::run::faults_of(s, FaultKind::Lock),
+            nemesis.clone(),
+            clock.now(),
+            control.clone(),
+        );
+        let plan = OutboxPlan {
+            scenario: s,
+            variant: &p.variant,
+            sink: sink.clone(),
+            clock,
+            control: &control,
+            nemesis: nemesis.clone(),
+            live: live.clone(),
+        };
+        let load = run_outbox(&plan, conns);
+        locks.stop();
+        let mut conn = sqlite::open(&db_path, &target)
+            .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
+        let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
+            .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+        if target.path.is_some() {
+            let copy = run_dir.join("target.db");
+            conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+                .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
+        }
+        Ok((load, tables))
+    })();
+    live.set_phase(RunPhase::Audit);
+    let faults = nemesis.plan.clone();
+    drop(nemesis);
+    let interrupted = control.interrupted.load(Ordering::Acquire);
+    sink.send_entry(&Entry::Footer(Footer {
+        t: clock.now(),
+        partial: interrupted,
+        ops: phase.as_ref().map(|(l, _)| l.ops).unwrap_or(0),
+        tables_read: phase.as_ref().ok().map(|(_, t)| [t.read_start, t.read_end]),
+    }));
+    drop(sink);
+    let history_bytes = writer.finish().map_err(|e| {
+        anyhow::anyhow!(
+            "history could not be written to {}: {e}",
+            history_path.display()
+        )
+    })?;
+    let (load, tables) = phase?;
+    live.set_elapsed(load.elapsed_ns);
+
+    let mut hlog = crate::report::hlog::Builder::default();
+    let facts = OutboxFacts::read(crate::history::reader::read(&history_path)?.inspect(|e| {
+        if let Ok(e) = e {
+            hlog.feed(e);
+        }
+    }))?;
+    crate::report::hlog::write(
+        &run_dir.join(crate::report::hlog::FILE),
+        &crate::report::hlog::Log {
+            started,
+            intervals: hlog.finish(),
+        },
+    )?;
+    let (results, liveness) = checks::check_all(&facts, &tables);
+    let duration_s = load.elapsed_ns as f64 / 1e9;
+    let fig = summary::figures_of(&load.stats, duration_s, &OpKind::OUTBOX);
+    let (expect, thresholds) = s.expectation();
+    let mut coverage = summary::Coverage {
+        events_counted: liveness.acked_messages,
+        probes: 0,
+        gaps: Vec::new(),
+    };
+    if liveness.acked_messages == 0 {
+        coverage
+            .gaps
+            .push("no message was acked, so the outbox invariants judged nothing".into());
+    }
+    let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
+    let mut summary = Summary {
+        schema_version: SUMMARY_SCHEMA_VERSION,
+        scenario: s.name.clone(),
+        workload: "outbox".into(),
+        variant: variant_name,
+        seed: s.seed,
+        target: format!("sqlite {}", db_path.display()),
+        partial: interrupted,
+        duration_s: (duration_s * 1000.0).round() / 1000.0,
+        events: cfg.messages,
+        events_per_s: summary::rate(liveness.acked_messages, duration_s),
+        ops: fig.ops,
+        throughput_ops_per_s: fig.throughput,
+        latency_us: fig.latency_ok,
+        latency_us_not_ok: fig.latency_not_ok,
+        latency_saturated: load.stats.saturated,
+        duplicates: 0,
+        resolves: BTreeMap::new(),
+        open_model: None,
+        invariants: summary::invariants(&results),
+        stranded_events: Default::default(),
+        faults_injected: faults.injected_by_kind(),
+        coverage,
+        expect: expect.clone(),
+        thresholds: Vec::new(),
+        history: BTreeMap::from([
+            ("file".to_string(), serde_json::json!("history.jsonl")),
+            ("bytes".to_string(), serde_json::json!(history_bytes)),
+            ("ops".to_string(), serde_json::json!(facts.attempts.len())),
+            ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
+        ]),
+        provenance: provenance(opts, p, started),
+        resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
+        exit: summary::Exit {
+            code: 0,
+            rule: String::new(),
+        },
+        shard: None,
+        merged: None,
+        outbox: Some(OutboxSummary {
+            messages: cfg.messages,
+            deliveries: cfg.deliveries,
+            handlers: cfg.handlers,
+            max_attempts: cfg.max_attempts,
+            attempts: load.ops,
+            acked_deliveries: load.acked,
+            given_up_deliveries: load.given_up.len() as u64,
+            given_up: load.given_up.iter().take(50).copied().collect(),
+            cas_lost: load.cas_lost,
+            crashed: load.crashed,
+            errors: load.errors,
+            acked_per_s: summary::rate(load.acked, duration_s),
+            liveness,
+        }),
+    };
+    summary.thresholds = summary::judge_thresholds(
+        &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
+        &thresholds,
+    );
+    summary.exit = summary::exit(
+        interrupted,
+        None,
+        &results,
+        &summary.coverage,
+        &expect,
+        &summary.thresholds,
+    );
+    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+    std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
+    let checks_json = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
+    std::fs::write(run_dir.join("checks.json"), checks_json).map_err(anyhow::Error::from)?;
+    let junit = crate::report::junit::render(
+        "specstorm",
+        vec![crate::report::junit::suite(&summary, &results)],
+    )?;
+    std::fs::write(run_dir.join(crate::report::junit::FILE), junit).map_err(anyhow::Error::from)?;
+    live.set_verdicts(Verdicts {
+        invariants: results
+            .iter()
+            .map(|r| {
+                let n = if r.violations > 0 {
+                    r.violations
+                } else {
+                    r.unknowns
+                };
+                (r.invariant.clone(), r.verdict, n, r.first_explanation())
+            })
+            .collect(),
+        stranded: 0,
+        exit: (summary.exit.code, summary.exit.rule.clone()),
+        run_dir: run_dir.display().to_string(),
+    });
+    watcher.finish();
+    let text = render(&summary, &results, &run_dir.display().to_string());
+    let _ = if opts.summary_on_stderr {
+        writeln!(std::io::stderr(), "{text}")
+    } else {
+        writeln!(std::io::stdout(), "{text}")
+    };
+    Ok(summary)
+}
+
+/// The end-of-run text of an outbox run: the queue's figures, then the
+/// verdicts as groups prints them (without groups' events and resolves).
+pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+    let mut o = String::new();
+    if let Some(ob) = &s.outbox {
+        let lv = &ob.liveness;
+        o.push_str(&format!(
+            "specstorm: {} / {} on {}, seed {}{}\n  outbox: {} messages x {} deliveries, {} \
+             handlers, {:.1}s: {} attempts, {} deliveries acked ({:.0}/s), {} given up, {} \
+             lost CAS, {} crashed, {} errors\n  messages acked {}/{}, redeliveries {}, \
+             drained {}, liveness {}\n",
+            s.scenario,
+            s.variant,
+            s.target,
+            s.seed,
+            if s.partial {
+                " (PARTIAL: interrupted)"
+            } else {
+                ""
+            },
+            ob.messages,
+            ob.deliveries,
+            ob.handlers,
+            s.duration_s,
+            ob.attempts,
+            ob.acked_deliveries,
+            ob.acked_per_s,
+            ob.given_up_deliveries,
+            ob.cas_lost,
+            ob.crashed,
+            ob.errors,
+            lv.acked_messages,
+            lv.messages,
+            lv.redeliveries,
+            lv.drained,
+            match lv.holds {
+                Some(true) => "holds".to_string(),
+                Some(false) => format!("VIOLATED (unacked: {:?})", lv.unacked),
+                None => "not judged (faults, or the queue did not drain)".to_string(),
+            }
+        ));
+    }
+    // The groups renderer's verdict part, from "invariants" on.
+    let full = crate::report::human::render(s, results, run_dir);
+    if let Some(at) = full.find("invariants (expected") {
+        let tail = &full[at..];
+        // Groups' stranded-events line means nothing here.
+        for line in tail.lines().filter(|l| !l.starts_with("stranded events")) {
+            o.push_str(line);
+            o.push('\n');
+        }
+    }
+    o.trim_end().to_string()
+}

@@ -1,0 +1,533 @@
+//! The concurrent runtime of the outbox workload on the in-process SQLite
+//! target: the bench's input queue (in memory, seeded shuffle, redelivery
+//! of failed attempts up to a budget) and H handler threads, each owning
+//! one connection (no blocking-pool hop per statement, performance.md),
+//! each taking a delivery (LockInMsg, the op's invoke), driving the
+//! `handle` step machine step by step, and acking the delivery when the
+//! machine ran through `handle.ack`. Faults act between steps: a crash per
+//! step or per attempt (`Fail()` of the spec: the attempt ends `info`, the
+//! delivery comes back), a pause before a step; a lost compare-and-swap
+//! (`fail-if`) ends the attempt as a natural failure (`fail`).
+
+use crate::client::sqlite::{exec_step, StepError};
+use crate::history::writer::{Batch, HistorySink};
+use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
+use crate::live::{Live, Phase};
+use crate::nemesis::{draw_rng, Recorder};
+use crate::runtime::{wall_ms, Clock, Control};
+use crate::scenario::{CrashPer, FaultKind, FaultOps, OutboxConfig, Scenario};
+use crate::statements::OutboxVariant;
+use crate::workload::outbox::{attempt_result, AttemptEnd};
+use crate::workload::{Next, StepMachine, Value};
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rusqlite::Connection;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One delivery of the queue: (msg_id, dup_id).
+pub type Key = (i64, u32);
+
+/// The bench's input queue: every (msg, dup) once, shuffled by the seed; a
+/// failed attempt puts its delivery back at the tail, until the delivery's
+/// attempts reach `max_attempts` (then it is given up).
+#[derive(Debug)]
+pub struct Queue {
+    ready: VecDeque<Key>,
+    /// Attempts started per delivery, indexed by (msg-1)*D + (dup-1).
+    attempts: Vec<u32>,
+    deliveries: u32,
+    max_attempts: u32,
+    in_flight: u64,
+    /// Deliveries acked.
+    pub acked: u64,
+    /// Deliveries given up, in the order they were.
+    pub given_up: Vec<Key>,
+    total: u64,
+}
+
+impl Queue {
+    /// The queue of M messages x D deliveries, shuffled by ChaCha8(`seed`).
+    pub fn new(cfg: &OutboxConfig, seed: u64) -> Self {
+        let mut ready: Vec<Key> = (1..=cfg.messages as i64)
+            .flat_map(|m| (1..=cfg.deliveries).map(move |d| (m, d)))
+            .collect();
+        ready.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        let total = ready.len() as u64;
+        Queue {
+            ready: ready.into(),
+            attempts: vec![0; total as usize],
+            deliveries: cfg.deliveries,
+            max_attempts: cfg.max_attempts,
+            in_flight: 0,
+            acked: 0,
+            given_up: Vec::new(),
+            total,
+        }
+    }
+
+    fn slot(&self, (m, d): Key) -> usize {
+        (m as usize - 1) * self.deliveries as usize + (d as usize - 1)
+    }
+
+    /// LockInMsg: the next delivery and its attempt number (1-based), or
+    /// None when nothing is ready now (some may still come back).
+    pub fn take(&mut self) -> Option<(Key, u32)> {
+        let key = self.ready.pop_front()?;
+        let i = self.slot(key);
+        self.attempts[i] += 1;
+        self.in_flight += 1;
+        Some((key, self.attempts[i]))
+    }
+
+    /// The attempt on `key` ended: acked, or back to the tail (given up
+    /// once its attempts reached the budget).
+    pub fn settle(&mut self, key: Key, acked: bool) {
+        self.in_flight -= 1;
+        if acked {
+            self.acked += 1;
+        } else if self.attempts[self.slot(key)] >= self.max_attempts {
+            self.given_up.push(key);
+        } else {
+            self.ready.push_back(key);
+        }
+    }
+
+    /// Every delivery acked or given up.
+    pub fn drained(&self) -> bool {
+        self.acked + self.given_up.len() as u64 == self.total
+    }
+}
+
+/// What an outbox load produced, besides the history.
+#[derive(Debug)]
+pub struct OutboxOutcome {
+    /// Per-kind counts and latency histograms (kind `handle`).
+    pub stats: crate::stats::Stats,
+    /// Wall time of the load, ns.
+    pub elapsed_ns: u64,
+    /// Attempts started (ops invoked).
+    pub ops: u64,
+    /// Deliveries acked.
+    pub acked: u64,
+    /// Deliveries given up after their budget.
+    pub given_up: Vec<Key>,
+    /// Every delivery was acked or given up.
+    pub drained: bool,
+    /// Attempts ended by a lost compare-and-swap (`fail-if`).
+    pub cas_lost: u64,
+    /// Attempts ended by a crash fault.
+    pub crashed: u64,
+    /// Attempts ended by a SQLite error or the step bound.
+    pub errors: u64,
+}
+
+/// Everything the handlers share.
+pub struct OutboxPlan<'a> {
+    /// The resolved scenario (workload outbox).
+    pub scenario: &'a Scenario,
+    /// The checked statement file.
+    pub variant: &'a OutboxVariant,
+    /// Where the handlers send history entries.
+    pub sink: HistorySink,
+    /// The run's clock.
+    pub clock: Clock,
+    /// Stop, abort and interrupt signals.
+    pub control: &'a Control,
+    /// The fault plan and the history it records injections in.
+    pub nemesis: Recorder,
+    /// Live figures.
+    pub live: Arc<Live>,
+}
+
+struct Shared<'a> {
+    plan: &'a OutboxPlan<'a>,
+    queue: Mutex<Queue>,
+    next_op: AtomicU64,
+    next_tx: AtomicI64,
+    started: u64,
+    cas_lost: AtomicU64,
+    crashed: AtomicU64,
+    errors: AtomicU64,
+}
+
+/// Runs the outbox load on `conns` (one handler each) until the queue
+/// drains, `stop.duration` passes, or the user stops it.
+pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcome {
+    let s = plan.scenario;
+    let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
+    let started = plan.clock.now();
+    let shared = Shared {
+        plan,
+        queue: Mutex::new(Queue::new(&cfg, s.seed)),
+        next_op: AtomicU64::new(0),
+        next_tx: AtomicI64::new(1),
+        started,
+        cas_lost: AtomicU64::new(0),
+        crashed: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
+    };
+    let deadline = s
+        .stop
+        .duration
+        .map(|d| started.saturating_add(crate::nemesis::ns(d)));
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (w, conn) in conns.into_iter().enumerate() {
+            let shared = &shared;
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("handler-{w}"))
+                    .spawn_scoped(scope, move || handler(shared, w as u32, conn))
+                    .expect("spawn handler"),
+            );
+        }
+        loop {
+            let now = plan.clock.now();
+            plan.live.set_elapsed(now - started);
+            let drained = shared.queue.lock().expect("queue").drained();
+            if drained
+                || deadline.is_some_and(|d| now >= d)
+                || plan.control.stop.load(Ordering::Acquire)
+            {
+                plan.control.stop.store(true, Ordering::Release);
+                plan.live.set_phase(Phase::Draining);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for h in handles {
+            h.join().expect("handler thread panicked");
+        }
+    });
+    let q = shared.queue.into_inner().expect("queue");
+    OutboxOutcome {
+        stats: plan.live.merged(),
+        elapsed_ns: plan.clock.now() - started,
+        ops: shared.next_op.load(Ordering::Relaxed),
+        acked: q.acked,
+        drained: q.drained(),
+        given_up: q.given_up,
+        cas_lost: shared.cas_lost.load(Ordering::Relaxed),
+        crashed: shared.crashed.load(Ordering::Relaxed),
+        errors: shared.errors.load(Ordering::Relaxed),
+    }
+}
+
+fn handler(shared: &Shared<'_>, worker: u32, conn: Connection) {
+    let plan = shared.plan;
+    let slot = plan.live.slot(worker as usize);
+    let deliveries = plan.scenario.outbox.as_ref().map_or(1, |c| c.deliveries);
+    while !plan.control.stop.load(Ordering::Acquire) {
+        let taken = shared.queue.lock().expect("queue").take();
+        let Some((key, attempt)) = taken else {
+            // Nothing ready: failed attempts of others may still come back.
+            std::thread::sleep(Duration::from_micros(500));
+            continue;
+        };
+        let op = shared.next_op.fetch_add(1, Ordering::Relaxed);
+        let delivery = Delivery {
+            msg_id: key.0,
+            dup_id: key.1,
+            attempt,
+            tx_id: shared.next_tx.fetch_add(1, Ordering::Relaxed),
+        };
+        // The attempt's identity for the fault plan: timing-free.
+        let index = (key.0 as u64 - 1) * deliveries as u64 + (key.1 as u64 - 1);
+        let fault_key = (index << 20) | attempt as u64;
+        let (kind, t0, t1, end, result) =
+            attempt_once(shared, &conn, worker, op, delivery, fault_key);
+        match end {
+            AttemptEnd::CasLost => shared.cas_lost.fetch_add(1, Ordering::Relaxed),
+            AttemptEnd::Crashed => shared.crashed.fetch_add(1, Ordering::Relaxed),
+            AttemptEnd::Error => shared.errors.fetch_add(1, Ordering::Relaxed),
+            AttemptEnd::Acked | AttemptEnd::Aborted => 0,
+        };
+        shared
+            .queue
+            .lock()
+            .expect("queue")
+            .settle(key, end == AttemptEnd::Acked);
+        slot.lock().expect("stats slot").record_op(
+            OpKind::Handle,
+            kind,
+            t1.saturating_sub(t0),
+            &result,
+        );
+    }
+}
+
+/// The faults decided for one attempt: a crash after a given executed
+/// step (per op) or a probability after every step (per step), and pauses.
+struct AttemptFaults<'a> {
+    shared: &'a Shared<'a>,
+    key: u64,
+    since: Duration,
+    /// Per-op crash: after the n-th executed step (0-based), fault index.
+    crash_at: Option<(usize, u32)>,
+}
+
+impl<'a> AttemptFaults<'a> {
+    fn new(shared: &'a Shared<'a>, key: u64) -> Self {
+        let plan = shared.plan;
+        let since = Duration::from_nanos(plan.clock.now().saturating_sub(shared.started));
+        let mut crash_at = None;
+        let steps = plan.variant.handle.steps.len();
+        for (i, f) in plan.nemesis.plan.faults().iter().enumerate() {
+            if f.kind != FaultKind::Crash
+                || f.per == Some(CrashPer::Step)
+                || !hits_handle(f)
+                || !f.active(since)
+            {
+                continue;
+            }
+            let mut rng = draw_rng(plan.scenario.seed, i as u32, key, u32::MAX);
+            if rng.random_bool(f.probability.unwrap_or(0.0)) {
+                // A named step: after its first execution; else a random
+                // position among the program's steps.
+                let at = match &f.step {
+                    Some(_) => usize::MAX,
+                    None => rng.random_range(0..steps),
+                };
+                crash_at = Some((at, i as u32));
+                break;
+            }
+        }
+        AttemptFaults {
+            shared,
+            key,
+            since,
+            crash_at,
+        }
+    }
+
+    /// Whether the handler dies after executed step `n` (step name `name`).
+    fn crash_after(&self, n: usize, name: &str) -> Option<u32> {
+        let plan = self.shared.plan;
+        if let Some((at, fi)) = self.crash_at {
+            let f = &plan.nemesis.plan.faults()[fi as usize];
+            let hit = match &f.step {
+                Some(s) => s == name,
+                None => at == n,
+            };
+            if hit {
+                return Some(fi);
+            }
+        }
+        for (i, f) in plan.nemesis.plan.faults().iter().enumerate() {
+            if f.kind != FaultKind::Crash
+                || f.per != Some(CrashPer::Step)
+                || !hits_handle(f)
+                || !f.active(self.since)
+                || f.step.as_deref().is_some_and(|s| s != name)
+            {
+                continue;
+            }
+            let mut rng = draw_rng(plan.scenario.seed, i as u32, self.key, n as u32);
+            if rng.random_bool(f.probability.unwrap_or(0.0)) {
+                return Some(i as u32);
+            }
+        }
+        None
+    }
+
+    /// The pause before executed step `n` (step name `name`), if any.
+    fn pause_before(&self, n: usize, name: &str) -> Option<(Duration, u32)> {
+        let plan = self.shared.plan;
+        for (i, f) in plan.nemesis.plan.faults().iter().enumerate() {
+            if f.kind != FaultKind::Pause
+                || !hits_handle(f)
+                || !f.active(self.since)
+                || f.step.as_deref().is_some_and(|s| s != name)
+            {
+                continue;
+            }
+            // Salted apart from the crash draws of the same fault index.
+            let mut rng = draw_rng(plan.scenario.seed, i as u32, self.key, (1 << 30) | n as u32);
+            if rng.random_bool(f.probability.unwrap_or(0.0)) {
+                let j = f.jitter.unwrap_or_default().as_nanos() as u64;
+                let extra = if j == 0 { 0 } else { rng.random_range(0..=j) };
+                return Some((
+                    f.delay.unwrap_or_default() + Duration::from_nanos(extra),
+                    i as u32,
+                ));
+            }
+        }
+        None
+    }
+}
+
+fn hits_handle(f: &crate::scenario::Fault) -> bool {
+    matches!(f.ops, None | Some(FaultOps::All | FaultOps::Handle))
+}
+
+/// One attempt, end to end: invoke, steps, completion, as one history
+/// batch. Returns (completion type, invoke ns, completion ns, how it
+/// ended, result).
+fn attempt_once(
+    shared: &Shared<'_>,
+    conn: &Connection,
+    worker: u32,
+    op: u64,
+    delivery: Delivery,
+    fault_key: u64,
+) -> (CompletionType, u64, u64, AttemptEnd, OpResult) {
+    let plan = shared.plan;
+    let program = &plan.variant.handle;
+    let mut batch = Batch::default();
+    let t0 = plan.clock.now();
+    batch.push(&Entry::Invoke(Invoke {
+        t: t0,
+        op,
+        worker,
+        f: OpKind::Handle,
+        delivery: Some(delivery),
+        event_id: None,
+        project: String::new(),
+        fingerprint: String::new(),
+        group_id: String::new(),
+        attempt: None,
+        intended: None,
+    }));
+    let faults = AttemptFaults::new(shared, fault_key);
+    let builtins = vec![
+        Value::Int(delivery.msg_id),
+        Value::Int(delivery.dup_id as i64),
+        Value::Int(delivery.tx_id),
+        Value::Int(wall_ms()),
+    ];
+    let mut m = StepMachine::new(program, builtins);
+    let mut n = 0usize;
+    let (end, kind, result) = loop {
+        if plan.control.abort.load(Ordering::Acquire) {
+            break attempt_result(
+                &m,
+                AttemptEnd::Aborted,
+                None,
+                "aborted by the user between steps",
+            );
+        }
+        let Some(i) = m.current() else {
+            unreachable!("a handle program has steps")
+        };
+        let step = &program.steps[i];
+        if let Some((delay, fi)) = faults.pause_before(n, &step.name) {
+            batch.push(&plan.nemesis.inject_entry(
+                fi,
+                op,
+                Some(step.name.clone()),
+                Some(format!("pause {delay:?} before {}", step.name)),
+            ));
+            let until = Instant::now() + delay;
+            while !plan.control.stop.load(Ordering::Acquire) {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(10)));
+            }
+        }
+        let start = plan.clock.now();
+        let r = exec_step(conn, step, &m.params());
+        let stop = plan.clock.now();
+        let (changes, rows, error, maybe_applied) = match &r {
+            Ok(out) => (out.changes, out.rows.len() as u64, None, false),
+            Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
+        };
+        batch.push(&Entry::Step(Step {
+            op,
+            idx: i as u32,
+            step: step.name.clone(),
+            start,
+            end: Some(stop),
+            changes,
+            rows,
+            error,
+            maybe_applied,
+        }));
+        let next = match r {
+            Ok(out) => m.advance(out),
+            Err(StepError {
+                message,
+                maybe_applied,
+            }) => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::Error,
+                    Some(maybe_applied),
+                    &format!("step {}: {message}", step.name),
+                );
+            }
+        };
+        if let Some(fi) = faults.crash_after(n, &step.name) {
+            // The handler dies here: what its steps did stays; nobody acks.
+            batch.push(&plan.nemesis.inject_entry(
+                fi,
+                op,
+                Some(step.name.clone()),
+                Some(format!("crash after {}", step.name)),
+            ));
+            let (end, kind, mut result) = attempt_result(
+                &m,
+                AttemptEnd::Crashed,
+                None,
+                &format!("crash fault after step {}", step.name),
+            );
+            result.crashed_after = Some(step.name.clone());
+            break (end, kind, result);
+        }
+        n += 1;
+        match next {
+            Next::Continue => continue,
+            Next::Finished => break attempt_result(&m, AttemptEnd::Acked, None, ""),
+            Next::FailedIf { at } => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::CasLost,
+                    None,
+                    &format!("cas lost at step {}", program.steps[at].name),
+                )
+            }
+            Next::StepLimit { at } => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::Error,
+                    None,
+                    &format!(
+                        "step bound reached: {} steps executed (last {}) without ending",
+                        m.executed(),
+                        program.steps[at].name
+                    ),
+                )
+            }
+            Next::TooManyRows { at, rows } => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::Error,
+                    None,
+                    &format!(
+                        "step {} returned {rows} rows (at most one allowed)",
+                        program.steps[at].name
+                    ),
+                )
+            }
+            Next::Stopped { .. } => unreachable!("outbox refuses stop-if"),
+        }
+    };
+    let t1 = plan.clock.now();
+    batch.push(&Entry::completion(
+        kind,
+        Completion {
+            t: t1,
+            op,
+            worker,
+            f: OpKind::Handle,
+            result: result.clone(),
+        },
+    ));
+    plan.sink.send(batch);
+    (kind, t0, t1, end, result)
+}

@@ -1,0 +1,62 @@
+//! The outbox workload (exactly_once_none_atomic.tla): how an ended
+//! `handle` attempt reads as an op's completion. The step machine knows
+//! only steps; this says what `ok`, `fail` and `info` mean for an attempt:
+//!
+//! - `ok`: the machine ran through its last step, `handle.ack` (the bench
+//!   then acks the delivery);
+//! - `fail`: a natural failure: a lost compare-and-swap (`fail-if`), or an
+//!   error (or the step bound) before any step changed a row. The attempt's
+//!   business effect did not happen; the delivery comes back;
+//! - `info`: indeterminate: a crash fault after a step, an error of a step
+//!   that may have applied or after a step changed rows, an abort.
+//!
+//! A lost compare-and-swap is `fail` even when an earlier step of the
+//! attempt wrote a private row (its staged outbox record): that row is no
+//! effect the spec's invariants see. The checkers never read `fail` as "no
+//! row written": they judge the final tables.
+
+use super::machine::StepMachine;
+use crate::history::{CompletionType, OpResult};
+
+/// How one attempt ended, for the queue and the counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptEnd {
+    /// Ran through `handle.ack`: the bench acks the delivery.
+    Acked,
+    /// A `fail-if` held (a lost compare-and-swap).
+    CasLost,
+    /// A crash fault ended it after a step.
+    Crashed,
+    /// A SQLite error, too many rows, or the step bound.
+    Error,
+    /// The user abandoned it between steps (second Ctrl-C).
+    Aborted,
+}
+
+/// The completion of an attempt that ended as `end`; `maybe_applied` is
+/// the failed step's own (errors only); `error` says why it did not
+/// succeed (ignored for `Acked`). Returns (end, completion type, result).
+pub fn attempt_result(
+    m: &StepMachine<'_>,
+    end: AttemptEnd,
+    maybe_applied: Option<bool>,
+    error: &str,
+) -> (AttemptEnd, CompletionType, OpResult) {
+    let kind = match end {
+        AttemptEnd::Acked => CompletionType::Ok,
+        AttemptEnd::CasLost => CompletionType::Fail,
+        AttemptEnd::Crashed => CompletionType::Info,
+        AttemptEnd::Error | AttemptEnd::Aborted => {
+            if maybe_applied.unwrap_or(false) || m.changed_any() {
+                CompletionType::Info
+            } else {
+                CompletionType::Fail
+            }
+        }
+    };
+    let result = OpResult {
+        error: (end != AttemptEnd::Acked).then(|| error.to_string()),
+        ..Default::default()
+    };
+    (end, kind, result)
+}
