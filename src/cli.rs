@@ -147,8 +147,9 @@ pub enum Command {
         #[command(flatten)]
         scenario: ScenarioArgs,
     },
-    /// Serve a variant over HTTP (contract v1, groups workload) until
-    /// SIGTERM or Ctrl-C. Prints `listening on http://ADDR` on stdout.
+    /// Serve a variant over HTTP (contract v1: the groups endpoints for a
+    /// groups file, the outbox ones for an outbox file) until SIGTERM or
+    /// Ctrl-C. Prints `listening on http://ADDR` on stdout.
     Serve(ServeArgs),
     /// Probe a running service for conformance to the HTTP target contract
     /// (v1, groups workload) with a short, harmless request sequence in a
@@ -240,7 +241,8 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 /// Options of `specstorm serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Statement file (.sql) or built-in variant (groups-atomic, groups-naive).
+    /// Statement file (.sql) or built-in variant (groups-atomic, groups-naive,
+    /// outbox-protocol, outbox-naive-no-outbox, outbox-naive-no-redo).
     #[arg(long)]
     pub variant: String,
     /// Database file (created when missing; the schema is applied).

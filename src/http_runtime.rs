@@ -32,7 +32,8 @@ pub struct Nonconforming {
 }
 
 impl Nonconforming {
-    fn note(&self, example: &str) {
+    /// Counts one non-conforming answer, keeping the first few examples.
+    pub fn note(&self, example: &str) {
         if self.count.fetch_add(1, Ordering::Relaxed) < 5 {
             self.examples
                 .lock()

@@ -31,6 +31,8 @@ pub mod http_runtime;
 pub mod live;
 pub mod merge;
 pub mod nemesis;
+pub mod outbox_http;
+pub mod outbox_http_runtime;
 pub mod outbox_run;
 pub mod outbox_runtime;
 pub mod probe;

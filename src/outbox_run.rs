@@ -1,7 +1,8 @@
 //! One outbox run, end to end (`workload = "outbox"`): check the scenario
 //! and its statement file, prepare the run folder and the SQLite database,
-//! run the queue and the handlers ([`crate::outbox_runtime`]), read the
-//! canonical tables as one snapshot, audit them with the outbox checkers,
+//! run the queue and the handlers ([`crate::outbox_runtime`]; on an HTTP
+//! target [`crate::outbox_http`]), read the canonical tables as one
+//! snapshot (HTTP: `GET /v1/outbox/export`), audit them with the outbox checkers,
 //! and save the same run folder as groups (summary.json, checks.json,
 //! junit.xml, history.jsonl, latency.hlog). `run::run` and `specstorm
 //! check` hand outbox scenarios here; `compare`, `audit` and `merge` do
@@ -19,7 +20,7 @@ use crate::outbox_runtime::{run_outbox, OutboxPlan};
 use crate::report::summary::{self, OutboxSummary, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::run::{RunError, RunOptions};
 use crate::runtime::{Clock, Control};
-use crate::scenario::{self, FaultKind, Scenario, Workload};
+use crate::scenario::{self, FaultKind, Scenario, TargetKind, Workload};
 use crate::statements::OutboxVariant;
 use crate::variant;
 use crate::watch::Watcher;
@@ -207,6 +208,7 @@ fn execute(
     std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
         .map_err(anyhow::Error::from)?;
 
+    let http = s.target.kind == TargetKind::Http;
     let history_path = run_dir.join("history.jsonl");
     let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
     let sink = writer.sink();
@@ -218,7 +220,8 @@ fn execute(
         variant: variant_name.clone(),
         seed: s.seed,
         started_utc: humantime::format_rfc3339_millis(started).to_string(),
-        step_log: true,
+        // Over HTTP the server runs the steps: the bench sees none.
+        step_log: !http,
         counting_step: 0,
         namespace: String::new(),
         ingest_steps: Vec::new(),
@@ -244,7 +247,11 @@ fn execute(
         RunInfo {
             scenario: s.name.clone(),
             variant: variant_name.clone(),
-            target: format!("sqlite {}", db_path.display()),
+            target: match &s.target.url {
+                Some(url) if http => format!("http {url}"),
+                _ if http => "http (spawned reference server)".into(),
+                _ => format!("sqlite {}", db_path.display()),
+            },
             seed: s.seed,
             stop_events: 0,
             stop_duration: s.stop.duration,
@@ -255,49 +262,30 @@ fn execute(
     let watcher = Watcher::start(opts.watch, live.clone(), control.clone());
 
     // The database, the handlers' connections, the load, the snapshot.
-    let phase = (|| -> Result<_, RunError> {
-        let conn = sqlite::open(&db_path, &target)
-            .map_err(|e| RunError::Target(format!("{}: {e}", db_path.display())))?;
-        conn.execute_batch(&p.variant.schema).map_err(|e| {
-            RunError::Target(format!("schema failed on {}: {e}", db_path.display()))
-        })?;
-        drop(conn);
-        let mut conns = Vec::with_capacity(cfg.handlers as usize);
-        for _ in 0..cfg.handlers {
-            conns.push(sqlite::open(&db_path, &target).map_err(|e| {
-                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
-            })?);
-        }
-        let locks = LockNemesis::start(
-            db_path.clone(),
-            target.clone(),
-            crate::run::faults_of(s, FaultKind::Lock),
-            nemesis.clone(),
-            clock.now(),
-            control.clone(),
-        );
-        let plan = OutboxPlan {
+    let mut target_desc = format!("sqlite {}", db_path.display());
+    let mut target_error = None;
+    let phase = if http {
+        crate::outbox_http::phase(crate::outbox_http::HttpInputs {
             scenario: s,
             variant: &p.variant,
+            run_dir,
             sink: sink.clone(),
             clock,
-            control: &control,
+            control: control.clone(),
             nemesis: nemesis.clone(),
             live: live.clone(),
-        };
-        let load = run_outbox(&plan, conns);
-        locks.stop();
-        let mut conn = sqlite::open(&db_path, &target)
-            .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
-        let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
-            .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
-        if target.path.is_some() {
-            let copy = run_dir.join("target.db");
-            conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
-                .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
-        }
-        Ok((load, tables))
-    })();
+        })
+        .map(|o| {
+            target_desc = o.target_desc;
+            target_error = o.target_error;
+            (o.load, o.tables)
+        })
+    } else {
+        sqlite_phase(
+            s, p, &db_path, &target, &nemesis, &sink, clock, &control, &live, run_dir,
+        )
+        .map(|(l, t)| (l, Some(t)))
+    };
     live.set_phase(RunPhase::Audit);
     let faults = nemesis.plan.clone();
     drop(nemesis);
@@ -306,7 +294,11 @@ fn execute(
         t: clock.now(),
         partial: interrupted,
         ops: phase.as_ref().map(|(l, _)| l.ops).unwrap_or(0),
-        tables_read: phase.as_ref().ok().map(|(_, t)| [t.read_start, t.read_end]),
+        tables_read: phase
+            .as_ref()
+            .ok()
+            .and_then(|(_, t)| t.as_ref())
+            .map(|t| [t.read_start, t.read_end]),
     }));
     drop(sink);
     let history_bytes = writer.finish().map_err(|e| {
@@ -331,7 +323,18 @@ fn execute(
             intervals: hlog.finish(),
         },
     )?;
-    let (results, liveness) = checks::check_all(&facts, &tables);
+    let (results, liveness) = match &tables {
+        Some(t) => checks::check_all(&facts, t),
+        // No final tables (the target failed): nothing is judged.
+        None => (
+            checks::all_unknown(
+                target_error
+                    .as_deref()
+                    .unwrap_or("the final tables could not be read"),
+            ),
+            checks::liveness::report(&facts, &checks::OutboxTables::default()),
+        ),
+    };
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures_of(&load.stats, duration_s, &OpKind::OUTBOX);
     let (expect, thresholds) = s.expectation();
@@ -352,7 +355,7 @@ fn execute(
         workload: "outbox".into(),
         variant: variant_name,
         seed: s.seed,
-        target: format!("sqlite {}", db_path.display()),
+        target: target_desc,
         partial: interrupted,
         duration_s: (duration_s * 1000.0).round() / 1000.0,
         events: cfg.messages,
@@ -407,7 +410,7 @@ fn execute(
     );
     summary.exit = summary::exit(
         interrupted,
-        None,
+        target_error.as_deref(),
         &results,
         &summary.coverage,
         &expect,
@@ -446,6 +449,69 @@ fn execute(
         writeln!(std::io::stdout(), "{text}")
     };
     Ok(summary)
+}
+
+/// The in-process SQLite phase: the database, the handlers' connections,
+/// the load with the lock nemesis, the snapshot (and the final copy).
+#[allow(clippy::too_many_arguments)]
+fn sqlite_phase(
+    s: &Scenario,
+    p: &OutboxPrepared,
+    db_path: &Path,
+    target: &scenario::SqliteTarget,
+    nemesis: &Recorder,
+    sink: &crate::history::writer::HistorySink,
+    clock: crate::runtime::Clock,
+    control: &Arc<Control>,
+    live: &Arc<Live>,
+    run_dir: &Path,
+) -> Result<(crate::outbox_runtime::OutboxOutcome, checks::OutboxTables), RunError> {
+    let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
+    let db_path = db_path.to_path_buf();
+    let target = target.clone();
+    (|| -> Result<_, RunError> {
+        let conn = sqlite::open(&db_path, &target)
+            .map_err(|e| RunError::Target(format!("{}: {e}", db_path.display())))?;
+        conn.execute_batch(&p.variant.schema).map_err(|e| {
+            RunError::Target(format!("schema failed on {}: {e}", db_path.display()))
+        })?;
+        drop(conn);
+        let mut conns = Vec::with_capacity(cfg.handlers as usize);
+        for _ in 0..cfg.handlers {
+            conns.push(sqlite::open(&db_path, &target).map_err(|e| {
+                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
+            })?);
+        }
+        let locks = LockNemesis::start(
+            db_path.clone(),
+            target.clone(),
+            crate::run::faults_of(s, FaultKind::Lock),
+            nemesis.clone(),
+            clock.now(),
+            control.clone(),
+        );
+        let plan = OutboxPlan {
+            scenario: s,
+            variant: &p.variant,
+            sink: sink.clone(),
+            clock,
+            control,
+            nemesis: nemesis.clone(),
+            live: live.clone(),
+        };
+        let load = run_outbox(&plan, conns);
+        locks.stop();
+        let mut conn = sqlite::open(&db_path, &target)
+            .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
+        let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
+            .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+        if target.path.is_some() {
+            let copy = run_dir.join("target.db");
+            conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+                .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
+        }
+        Ok((load, tables))
+    })()
 }
 
 /// The end-of-run text of an outbox run: the queue's figures, then the

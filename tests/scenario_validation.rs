@@ -612,6 +612,7 @@ fn every_shipped_scenario_loads() {
             "http-external.toml",
             "http-naive.toml",
             "nightly.toml",
+            "outbox-http.toml",
             "outbox-naive-no-outbox.toml",
             "outbox-naive-no-redo.toml",
             "outbox-protocol.toml",

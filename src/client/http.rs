@@ -86,6 +86,20 @@ struct IngestAnswer {
     group_id: String,
 }
 
+/// The answer of `POST /v1/messages` (outbox): `sent` may be null for a
+/// delivery that published nothing (a variant may skip its publish).
+#[derive(Deserialize)]
+struct MessageAnswer {
+    acked: bool,
+    sent: Option<SentAnswer>,
+}
+
+#[derive(Deserialize)]
+struct SentAnswer {
+    msg_id: i64,
+    ver: i64,
+}
+
 #[derive(Deserialize)]
 struct ResolvedAnswer {
     resolved: bool,
@@ -268,12 +282,52 @@ impl HttpClient {
         }
     }
 
+    /// `POST /v1/messages` (outbox): one delivery attempt of message
+    /// `msg_id`, duplicate `dup`. 200 `{"acked": true, "sent": ..}`: ok,
+    /// with `sent` as `[msg_id, ver]`; 5xx, timeout, reset: info (the
+    /// server may have run any prefix of its steps); 400/413/422: fail;
+    /// anything else: info, non-conforming.
+    pub async fn handle(&self, msg_id: i64, dup: u32, tag: Option<&Tag>) -> Answer {
+        let body = serde_json::json!({ "id": msg_id, "dup": dup });
+        let mut req = self.client.post(self.url(&["v1", "messages"])).json(&body);
+        if let Some(t) = tag {
+            req = t.apply(req, "handle");
+        }
+        let (status, retry_after, text) = match exchange(req).await {
+            Ok(x) => x,
+            Err(a) => return a,
+        };
+        let what = "POST /v1/messages";
+        match status.as_u16() {
+            200 => match serde_json::from_str::<MessageAnswer>(&text) {
+                Ok(a) if a.acked => Answer::new(
+                    CompletionType::Ok,
+                    OpResult {
+                        sent: a.sent.map(|s| [s.msg_id, s.ver]),
+                        ..Default::default()
+                    },
+                ),
+                _ => Answer::nonconforming(what, status, &text),
+            },
+            _ => by_status(status, &text, retry_after, what),
+        }
+    }
+
     /// `GET /v1/export`, streamed to `out` chunk by chunk (memory stays
     /// flat). Returns the bytes written. Errors: unreachable, not 200 (with
     /// an excerpt of the answer), or the body broke off.
     pub async fn export_to(&self, out: &std::path::Path) -> Result<u64, String> {
+        self.export_path_to(&["v1", "export"], out).await
+    }
+
+    /// `GET /v1/outbox/export`, streamed to `out` as [`Self::export_to`].
+    pub async fn outbox_export_to(&self, out: &std::path::Path) -> Result<u64, String> {
+        self.export_path_to(&["v1", "outbox", "export"], out).await
+    }
+
+    async fn export_path_to(&self, path: &[&str], out: &std::path::Path) -> Result<u64, String> {
         use std::io::Write;
-        let url = self.url(&["v1", "export"]);
+        let url = self.url(path);
         // The export may be large: no whole-request timeout, but the answer
         // must begin, and each chunk arrive, within a few request timeouts
         // (a hung service must not hang the audit).
@@ -378,8 +432,9 @@ fn by_status(status: StatusCode, body: &str, retry_after: Option<Duration>, what
         },
         500..=599 => {
             let mut a = Answer::error(CompletionType::Info, format!("{status} {}", excerpt(body)));
-            // The reference server's fault hook says where it crashed.
-            if status.as_u16() == 500 {
+            // The reference server's fault hook says where it crashed
+            // (500 for groups ops, 503 for outbox deliveries).
+            if matches!(status.as_u16(), 500 | 503) {
                 a.result.crashed_after = serde_json::from_str::<serde_json::Value>(body)
                     .ok()
                     .and_then(|v| v.get("crashed_after")?.as_str().map(str::to_owned));

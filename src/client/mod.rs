@@ -1,7 +1,9 @@
-//! Clients: how a target executes one step. Only the in-process SQLite
-//! target for now; each worker owns one client (and its connection).
+//! Clients: how a target executes one step or op: the in-process SQLite
+//! target (each worker owns one connection) and HTTP targets (the
+//! contract's requests, and readers of their saved exports).
 
 pub mod export;
 pub mod http;
+pub mod outbox_export;
 pub mod spawn;
 pub mod sqlite;

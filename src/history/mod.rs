@@ -298,6 +298,10 @@ pub struct OpResult {
     /// mid-request): nothing of the op ran after its completion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crashed_after: Option<String>,
+    /// Outbox over HTTP: the out-queue record an acked delivery's answer
+    /// named as published, `[msg_id, ver]` (contract: `sent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<[i64; 2]>,
 }
 
 /// An op ends.

@@ -1,17 +1,18 @@
-//! `GET /v1/export`: the variant's `export.events` and `export.groups`
-//! queries inside ONE read transaction on a connection of its own, on a
-//! thread of its own, streamed: rows are serialized in chunks into a tokio
+//! `GET /v1/export` (groups: the variant's `export.events` and
+//! `export.groups`) and `GET /v1/outbox/export` (outbox: `export.state_log`,
+//! `export.outbox`, `export.out_queue`, `export.processed`): the queries
+//! inside ONE read transaction on a connection of its own, on a thread of
+//! its own, streamed: rows are serialized in chunks into a tokio
 //! mpsc channel whose receiver is the response body, so memory stays
 //! bounded by the channel (a few chunks), never the whole export.
 
 use crate::client::sqlite;
 use crate::scenario::SqliteTarget;
-use crate::statements::GroupsVariant;
+use crate::statements::{GroupsVariant, OutboxVariant};
 use crate::workload::Value;
 use axum::body::Bytes;
 use rusqlite::Connection;
 use std::path::PathBuf;
-use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 /// Flush a chunk once it holds this many bytes.
@@ -24,6 +25,68 @@ pub const EVENTS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "group_id
 /// Canonical columns of the groups rows, in the order the query returns them.
 pub const GROUPS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "status", "event_count"];
 
+/// Canonical columns of the outbox export's `state_log` rows: the
+/// contract's `ver`, `msg_id`, `tx_id`, plus `kind` (`init`, `change`,
+/// `cleanup`), which the checkers need to tell a change from a cleanup.
+pub const STATE_LOG_COLUMNS: [&str; 4] = ["ver", "msg_id", "tx_id", "kind"];
+
+/// One array of the export's JSON object: its key, its query (None: an
+/// empty array, for a table the variant does not have) and the names of
+/// the query's columns, in order.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// The JSON key.
+    pub key: &'static str,
+    /// The query, or None for `[]`.
+    pub sql: Option<String>,
+    /// Column names, in the query's order.
+    pub columns: &'static [&'static str],
+}
+
+/// The sections of the groups export.
+pub fn groups_sections(v: &GroupsVariant) -> Vec<Section> {
+    vec![
+        Section {
+            key: "events",
+            sql: Some(v.export_events.clone()),
+            columns: &EVENTS_COLUMNS,
+        },
+        Section {
+            key: "groups",
+            sql: Some(v.export_groups.clone()),
+            columns: &GROUPS_COLUMNS,
+        },
+    ]
+}
+
+/// The sections of the outbox export (a variant without `export.outbox`
+/// exports `"outbox": []`).
+pub fn outbox_sections(v: &OutboxVariant) -> Vec<Section> {
+    use crate::statements::{OUTBOX_COLUMNS, OUT_QUEUE_COLUMNS, PROCESSED_COLUMNS};
+    vec![
+        Section {
+            key: "state_log",
+            sql: Some(v.export_state_log.clone()),
+            columns: &STATE_LOG_COLUMNS,
+        },
+        Section {
+            key: "outbox",
+            sql: v.export_outbox.clone(),
+            columns: &OUTBOX_COLUMNS,
+        },
+        Section {
+            key: "out_queue",
+            sql: Some(v.export_out_queue.clone()),
+            columns: &OUT_QUEUE_COLUMNS,
+        },
+        Section {
+            key: "processed",
+            sql: Some(v.export_processed.clone()),
+            columns: &PROCESSED_COLUMNS,
+        },
+    ]
+}
+
 /// One chunk of the body, or the error that cuts the body short.
 pub type Chunk = Result<Bytes, std::io::Error>;
 
@@ -34,7 +97,7 @@ pub type Chunk = Result<Bytes, std::io::Error>;
 /// on the returned receiver. An error mid-stream ends the body with an
 /// error (the client sees a broken response, never a truncated valid one).
 pub fn start(
-    variant: Arc<GroupsVariant>,
+    sections: Vec<Section>,
     db: PathBuf,
     target: SqliteTarget,
 ) -> (oneshot::Receiver<Result<(), String>>, mpsc::Receiver<Chunk>) {
@@ -50,7 +113,7 @@ pub fn start(
                     return;
                 }
             };
-            if let Err(e) = stream(&variant, conn, ready_tx, &tx) {
+            if let Err(e) = stream(&sections, conn, ready_tx, &tx) {
                 tracing::warn!(error = %e, "export failed mid-stream");
                 let _ = tx.blocking_send(Err(std::io::Error::other(e)));
             }
@@ -76,13 +139,13 @@ impl From<rusqlite::Error> for Stop {
 }
 
 fn stream(
-    variant: &GroupsVariant,
+    sections: &[Section],
     mut conn: Connection,
     ready: oneshot::Sender<Result<(), String>>,
     tx: &mpsc::Sender<Chunk>,
 ) -> Result<(), String> {
-    // The snapshot is taken by the first read and holds for both queries;
-    // both are prepared before readiness is reported.
+    // The snapshot is taken by the first read and holds for every query;
+    // all are prepared before readiness is reported.
     let txn = match conn.transaction() {
         Ok(t) => t,
         Err(e) => {
@@ -91,16 +154,16 @@ fn stream(
         }
     };
     let r = {
-        let stmts = txn
-            .prepare(&variant.export_events)
-            .and_then(|e| Ok((e, txn.prepare(&variant.export_groups)?)));
-        let (mut events, mut groups) = match stmts {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = ready.send(Err(e.to_string()));
-                return Ok(());
+        let mut stmts = Vec::with_capacity(sections.len());
+        for s in sections {
+            match s.sql.as_deref().map(|q| txn.prepare(q)).transpose() {
+                Ok(st) => stmts.push(st),
+                Err(e) => {
+                    let _ = ready.send(Err(e.to_string()));
+                    return Ok(());
+                }
             }
-        };
+        }
         if ready.send(Ok(())).is_err() {
             return Ok(());
         }
@@ -108,16 +171,26 @@ fn stream(
             buf: Vec::with_capacity(CHUNK + 1024),
             tx,
         };
-        out.raw(b"{\"events\":[");
-        rows(&mut out, &mut events, &EVENTS_COLUMNS)
-            .and_then(|()| {
-                out.raw(b"],\"groups\":[");
-                rows(&mut out, &mut groups, &GROUPS_COLUMNS)
-            })
-            .and_then(|()| {
-                out.raw(b"]}");
-                out.flush()
-            })
+        out.raw(b"{");
+        let mut r = Ok(());
+        for (i, (s, st)) in sections.iter().zip(stmts.iter_mut()).enumerate() {
+            if i > 0 {
+                out.raw(b",");
+            }
+            let _ = serde_json::to_writer(&mut out.buf, s.key);
+            out.raw(b":[");
+            if let Some(st) = st {
+                r = rows(&mut out, st, s.columns);
+                if r.is_err() {
+                    break;
+                }
+            }
+            out.raw(b"]");
+        }
+        r.and_then(|()| {
+            out.raw(b"}");
+            out.flush()
+        })
     };
     // A read transaction: nothing to commit, ending it releases the snapshot.
     let _ = txn.rollback();

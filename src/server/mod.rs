@@ -1,10 +1,10 @@
-//! `specstorm serve`: the reference HTTP server of the groups workload,
-//! speaking the HTTP target contract, version 1
-//! (`shared/reference/http-contract.md`), over a SQLite database and a
-//! statement-file variant.
+//! `specstorm serve`: the reference HTTP server, speaking the HTTP target
+//! contract, version 1 (`shared/reference/http-contract.md`), over a
+//! SQLite database and a statement-file variant: the groups endpoints for
+//! a groups file, the outbox ones ([`outbox`]) for an outbox file.
 //!
 //! axum on tokio answers requests; SQLite never runs on the runtime's
-//! threads. Ingest and resolve ops go to [`pool`]: N OS threads, each
+//! threads. Ingest, resolve and handle ops go to [`pool`]: N OS threads, each
 //! owning one connection, fed by a bounded channel, each op run as a step
 //! machine whose every step is its own autocommit statement (exactly as the
 //! in-process SQLite target runs it). [`export`] streams a one-transaction
@@ -13,13 +13,15 @@
 //! in-flight requests finish, drains the workers and returns.
 
 pub mod export;
+pub mod handle;
+pub mod outbox;
 pub mod pool;
 pub mod routes;
 
 use crate::client::sqlite;
 use crate::scenario::SqliteTarget;
-use crate::statements::FileError;
-use crate::variant::load_groups;
+use crate::statements::{FileError, GroupsVariant, OutboxVariant};
+use crate::variant::{load_groups, load_outbox, locate};
 use pool::Pool;
 use routes::AppState;
 use std::io::Write;
@@ -77,6 +79,46 @@ pub struct ServeOptions {
     pub fault_hooks: bool,
 }
 
+/// The variant a server runs: which workload's endpoints it serves.
+#[derive(Debug, Clone)]
+pub enum Served {
+    /// A groups statement file: `/v1/events`, `/v1/groups/..`, `/v1/export`.
+    Groups(Arc<GroupsVariant>),
+    /// An outbox statement file: `/v1/messages`, `/v1/outbox/export`.
+    Outbox(Arc<OutboxVariant>),
+}
+
+impl Served {
+    /// Loads `variant` (a built-in name or a file): an outbox file is one
+    /// with `handle.*` blocks, any other is checked as groups. Errors: the
+    /// file's (exit 2).
+    pub fn load(variant: &str) -> Result<Served, FileError> {
+        let (path, text) = locate(variant, None)?;
+        let file = crate::statements::parse(&path, &text)?;
+        if file.blocks.iter().any(|b| b.name.starts_with("handle.")) {
+            Ok(Served::Outbox(Arc::new(load_outbox(variant, None)?)))
+        } else {
+            Ok(Served::Groups(Arc::new(load_groups(variant, None)?)))
+        }
+    }
+
+    /// The `schema` block.
+    pub fn schema(&self) -> &str {
+        match self {
+            Served::Groups(v) => &v.schema,
+            Served::Outbox(v) => &v.schema,
+        }
+    }
+
+    /// `groups` or `outbox`.
+    pub fn workload(&self) -> &'static str {
+        match self {
+            Served::Groups(_) => "groups",
+            Served::Outbox(_) => "outbox",
+        }
+    }
+}
+
 /// Why the server could not run; maps to the CLI's exit codes.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -108,7 +150,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_max_level(opts.log_level.level())
         .try_init();
-    let variant = Arc::new(load_groups(&opts.variant, None)?);
+    let variant = Served::load(&opts.variant)?;
     // The address first: a port in use must not leave a database behind.
     let std_listener = std::net::TcpListener::bind(opts.addr)
         .and_then(|l| l.set_nonblocking(true).map(|_| l))
@@ -125,7 +167,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
     };
     let schema_conn = sqlite::open(&opts.db, &target).map_err(|e| db_err(&e))?;
     schema_conn
-        .execute_batch(&variant.schema)
+        .execute_batch(variant.schema())
         .map_err(|e| db_err(&format!("schema failed: {e}")))?;
     drop(schema_conn);
     let workers = opts.workers.max(1);
@@ -135,12 +177,14 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .map_err(|e| db_err(&e))?;
     let pool = Arc::new(Pool::start(variant.clone(), conns, workers * 64));
     let state = Arc::new(AppState {
+        next_tx: outbox::first_tx_id(),
         variant,
         pool: pool.clone(),
         db: opts.db.clone(),
         target,
         fault_hooks: opts.fault_hooks,
     });
+    let variant_workload = state.variant.workload();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("http")
@@ -157,7 +201,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
             let _ = writeln!(out, "listening on http://{local}");
             let _ = out.flush();
         }
-        tracing::info!(%local, variant = %opts.variant, db = %opts.db.display(), workers, "serving");
+        tracing::info!(%local, variant = %opts.variant, workload = variant_workload, db = %opts.db.display(), workers, "serving");
         axum::serve(listener, routes::router(state))
             .with_graceful_shutdown(shutdown_signal())
             .await

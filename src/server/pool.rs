@@ -1,14 +1,16 @@
 //! The worker pool: N OS threads, each owning one SQLite connection, fed
 //! by one bounded crossbeam channel of jobs. A job is one whole op (ingest
-//! or resolve) run as a step machine, every step its own autocommit
+//! or resolve of groups, or one outbox delivery's `handle`, see
+//! [`super::handle`]) run as a step machine, every step its own autocommit
 //! statement (as the in-process SQLite target runs it, via
 //! [`crate::runtime::run_steps`]); the answer goes back on a tokio oneshot.
 //! SQLite never runs on the async runtime's threads.
 
+use super::handle::{run_handle, HandleAnswer, HandleHook, HandleOp};
+use super::Served;
 use crate::history::{CompletionType, OpResult};
 use crate::nemesis::OpFaults;
 use crate::runtime::{run_steps, wall_ms};
-use crate::statements::GroupsVariant;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use rusqlite::Connection;
@@ -33,13 +35,31 @@ pub enum Op {
     Ingest(IngestOp),
     /// Resolve one group.
     Resolve(ResolveOp),
+    /// Handle one outbox delivery (answered on `Job::outbox_reply`).
+    Handle(HandleOp, HandleHook),
+}
+
+/// Where a job's answer goes: groups ops and outbox deliveries answer
+/// differently.
+enum Reply {
+    Groups(oneshot::Sender<OpAnswer>),
+    Outbox(oneshot::Sender<HandleAnswer>),
+}
+
+impl Reply {
+    fn is_closed(&self) -> bool {
+        match self {
+            Reply::Groups(r) => r.is_closed(),
+            Reply::Outbox(r) => r.is_closed(),
+        }
+    }
 }
 
 struct Job {
     op: Op,
     /// Test-only fault hook: pauses and a crash between the op's steps.
     faults: OpFaults,
-    reply: oneshot::Sender<OpAnswer>,
+    reply: Reply,
     /// Held until the job is answered: bounds the jobs queued or running
     /// to the channel's capacity, so a send never blocks the runtime.
     _permit: OwnedSemaphorePermit,
@@ -63,7 +83,7 @@ pub struct Pool {
 impl Pool {
     /// Starts one worker thread per connection; `queue` is the channel's
     /// capacity (jobs waiting beyond it wait, asynchronously, for a slot).
-    pub fn start(variant: Arc<GroupsVariant>, conns: Vec<Connection>, queue: usize) -> Self {
+    pub fn start(variant: Served, conns: Vec<Connection>, queue: usize) -> Self {
         let queue = queue.max(1);
         let (tx, rx) = crossbeam_channel::bounded::<Job>(queue);
         let handles = conns
@@ -84,8 +104,32 @@ impl Pool {
         }
     }
 
-    /// Runs `op` on some worker and waits (asynchronously) for its answer.
+    /// Runs `op` (ingest or resolve) on some worker and waits
+    /// (asynchronously) for its answer.
     pub async fn run(&self, op: Op, faults: OpFaults) -> Result<OpAnswer, SubmitError> {
+        let (reply, answer) = oneshot::channel();
+        self.submit(op, faults, Reply::Groups(reply)).await?;
+        answer.await.map_err(|_| SubmitError::Closed)
+    }
+
+    /// Runs one outbox delivery's `handle` on some worker and waits for
+    /// its answer.
+    pub async fn handle(
+        &self,
+        op: HandleOp,
+        hook: HandleHook,
+    ) -> Result<HandleAnswer, SubmitError> {
+        let (reply, answer) = oneshot::channel();
+        self.submit(
+            Op::Handle(op, hook),
+            OpFaults::default(),
+            Reply::Outbox(reply),
+        )
+        .await?;
+        answer.await.map_err(|_| SubmitError::Closed)
+    }
+
+    async fn submit(&self, op: Op, faults: OpFaults, reply: Reply) -> Result<(), SubmitError> {
         let tx = self.sender().ok_or(SubmitError::Closed)?;
         let permit = self
             .permits
@@ -93,7 +137,6 @@ impl Pool {
             .acquire_owned()
             .await
             .map_err(|_| SubmitError::Closed)?;
-        let (reply, answer) = oneshot::channel();
         let job = Job {
             op,
             faults,
@@ -107,7 +150,7 @@ impl Pool {
                 return Err(SubmitError::Closed)
             }
         }
-        answer.await.map_err(|_| SubmitError::Closed)
+        Ok(())
     }
 
     fn sender(&self) -> Option<Sender<Job>> {
@@ -128,7 +171,7 @@ impl Pool {
     }
 }
 
-fn worker(variant: &GroupsVariant, conn: Connection, rx: Receiver<Job>) {
+fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
     for job in rx {
         // The client is gone (its request was dropped): not running the op
         // is one of the outcomes it must already allow for.
@@ -136,8 +179,16 @@ fn worker(variant: &GroupsVariant, conn: Connection, rx: Receiver<Job>) {
             tracing::debug!("skipping an op whose request was dropped");
             continue;
         }
-        let (kind, result) = match &job.op {
-            Op::Ingest(op) => {
+        let (kind, result) = match (&job.op, variant) {
+            (Op::Handle(op, hook), Served::Outbox(v)) => {
+                let answer = run_handle(&conn, &v.handle, op, hook);
+                tracing::trace!(?op, ?answer, "delivery done");
+                if let Reply::Outbox(r) = job.reply {
+                    let _ = r.send(answer);
+                }
+                continue;
+            }
+            (Op::Ingest(op), Served::Groups(variant)) => {
                 let counting = variant.counting_step;
                 run_steps(
                     &conn,
@@ -152,7 +203,7 @@ fn worker(variant: &GroupsVariant, conn: Connection, rx: Receiver<Job>) {
                     |m, n| ingest_result(m, n, counting),
                 )
             }
-            Op::Resolve(op) => run_steps(
+            (Op::Resolve(op), Served::Groups(variant)) => run_steps(
                 &conn,
                 &variant.resolve,
                 op.builtins(wall_ms()),
@@ -164,8 +215,16 @@ fn worker(variant: &GroupsVariant, conn: Connection, rx: Receiver<Job>) {
                 |_, _, _| {},
                 resolve_result,
             ),
+            // The routes never submit an op of the other workload: dropping
+            // the reply answers 503 (nothing ran).
+            _ => {
+                tracing::error!(op = ?job.op, "an op of the other workload reached the pool");
+                continue;
+            }
         };
         tracing::trace!(op = ?job.op, ?kind, ?result, "op done");
-        let _ = job.reply.send(OpAnswer { kind, result });
+        if let Reply::Groups(r) = job.reply {
+            let _ = r.send(OpAnswer { kind, result });
+        }
     }
 }

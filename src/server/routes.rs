@@ -1,10 +1,14 @@
-//! The routes of the HTTP contract, version 1, groups workload
-//! (`shared/reference/http-contract.md`): `GET /healthz`,
+//! The routes of the HTTP contract, version 1
+//! (`shared/reference/http-contract.md`): `GET /healthz`; groups:
 //! `POST /v1/events`, `POST /v1/groups/{group_id}/resolve`,
-//! `GET /v1/export`. `POST /v1/reset` is optional and not offered (404).
+//! `GET /v1/export`; outbox ([`super::outbox`]): `POST /v1/messages`,
+//! `GET /v1/outbox/export`. A server serves one workload (its variant's):
+//! the other workload's endpoints answer 404 with a body that says so.
+//! `POST /v1/reset` is optional and not offered (404).
 
 use super::export;
 use super::pool::{Op, OpAnswer, Pool};
+use super::Served;
 use crate::history::CompletionType;
 use crate::nemesis::OpFaults;
 use crate::scenario::SqliteTarget;
@@ -26,8 +30,10 @@ use tokio_stream::wrappers::ReceiverStream;
 
 /// What every handler shares.
 pub struct AppState {
-    /// The checked statement file the workers run.
-    pub variant: Arc<GroupsVariant>,
+    /// The checked statement file the workers run, and its workload.
+    pub variant: Served,
+    /// The next outbox transaction id (one per `POST /v1/messages`).
+    pub next_tx: std::sync::atomic::AtomicI64,
     /// The worker pool (ingest and resolve ops).
     pub pool: Arc<Pool>,
     /// The database file (exports open a connection of their own).
@@ -45,6 +51,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/events", post(ingest))
         .route("/v1/groups/{group_id}/resolve", post(resolve))
         .route("/v1/export", get(export_all))
+        .route("/v1/messages", post(super::outbox::message))
+        .route("/v1/outbox/export", get(super::outbox::export))
         .with_state(state)
         .layer(middleware::from_fn(log_request))
 }
@@ -63,7 +71,27 @@ async fn log_request(req: Request, next: Next) -> Response {
     resp
 }
 
-fn error(status: StatusCode, msg: impl Into<String>) -> Response {
+/// The groups variant, or the 404 a groups request gets from an outbox
+/// server (boxed: a response is large next to a reference).
+fn groups(st: &AppState) -> Result<&Arc<GroupsVariant>, Box<Response>> {
+    match &st.variant {
+        Served::Groups(v) => Ok(v),
+        Served::Outbox(_) => Err(Box::new(wrong_workload("groups", "outbox"))),
+    }
+}
+
+/// 404 for an endpoint of workload `asked` on a server of `serves`.
+pub(crate) fn wrong_workload(asked: &str, serves: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "this server runs a {serves} variant: the {asked} endpoints are not served \
+             (start `specstorm serve` with a {asked} statement file)"
+        ),
+    )
+}
+
+pub(crate) fn error(status: StatusCode, msg: impl Into<String>) -> Response {
     (status, Json(json!({ "error": msg.into() }))).into_response()
 }
 
@@ -180,6 +208,10 @@ async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes
             "project must not contain ':' (group ids are g:PROJECT:FINGERPRINT)",
         );
     }
+    let variant = match groups(&st) {
+        Ok(v) => v.clone(),
+        Err(r) => return *r,
+    };
     let g = group_id(&ev.project, &ev.fingerprint);
     let op = IngestOp {
         event_id: ev.id,
@@ -192,7 +224,7 @@ async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes
         group: 0,
         key: 0,
     };
-    let faults = hook_faults(&st, &headers, &st.variant.ingest);
+    let faults = hook_faults(&st, &headers, &variant.ingest);
     let a = match st.pool.run(Op::Ingest(op), faults).await {
         Ok(a) => a,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
@@ -215,6 +247,10 @@ async fn resolve(
     headers: HeaderMap,
     Path(g): Path<String>,
 ) -> Response {
+    let variant = match groups(&st) {
+        Ok(v) => v.clone(),
+        Err(r) => return *r,
+    };
     let op = ResolveOp {
         project: String::new(),
         fingerprint: String::new(),
@@ -222,7 +258,7 @@ async fn resolve(
         group: 0,
         key: 0,
     };
-    let faults = hook_faults(&st, &headers, &st.variant.resolve);
+    let faults = hook_faults(&st, &headers, &variant.resolve);
     let a = match st.pool.run(Op::Resolve(op), faults).await {
         Ok(a) => a,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
@@ -251,7 +287,17 @@ async fn resolve(
 }
 
 async fn export_all(State(st): State<Arc<AppState>>) -> Response {
-    let (ready, rx) = export::start(st.variant.clone(), st.db.clone(), st.target.clone());
+    let sections = match groups(&st) {
+        Ok(v) => export::groups_sections(v),
+        Err(r) => return *r,
+    };
+    stream_export(&st, sections).await
+}
+
+/// Streams a one-transaction export of `sections`: 503 when it cannot
+/// begin.
+pub(crate) async fn stream_export(st: &AppState, sections: Vec<export::Section>) -> Response {
+    let (ready, rx) = export::start(sections, st.db.clone(), st.target.clone());
     match ready.await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, format!("export: {e}")),

@@ -12,7 +12,10 @@ mod outbox;
 mod parse;
 
 pub use check::compile_groups;
-pub use outbox::{compile_outbox, OutboxVariant, HANDLE_BUILTINS, MAX_MACHINE_STEPS};
+pub use outbox::{
+    compile_outbox, OutboxVariant, HANDLE_BUILTINS, MAX_MACHINE_STEPS, OUTBOX_COLUMNS,
+    OUT_QUEUE_COLUMNS, PROCESSED_COLUMNS,
+};
 pub use parse::parse;
 
 use std::fmt;

@@ -212,6 +212,7 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
             effect_step: same_step.map(|s| s as u32),
             error,
             crashed_after: None,
+            sent: None,
         },
     )
 }

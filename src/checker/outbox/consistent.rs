@@ -60,9 +60,7 @@ pub fn disagreements(facts: &OutboxFacts, tables: &OutboxTables) -> AckDisagreem
             facts.attempts_of(m).any(|a| {
                 a.delivery.dup_id == dup
                     && a.completion != Some(CompletionType::Ok)
-                    && a.steps
-                        .iter()
-                        .any(|s| s.step == "ack" && (s.changes > 0 || s.maybe_applied()))
+                    && facts.may_have_run(a, "ack")
             })
         });
         if ran_ack {

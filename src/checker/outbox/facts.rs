@@ -101,6 +101,12 @@ pub struct OutboxFacts {
     pub partial: bool,
     /// Faults were injected (some fault entry in the history).
     pub faults_seen: bool,
+    /// The history has no step log (an HTTP target: the server ran the
+    /// steps). Then an attempt that is neither `ok` nor `fail` may have
+    /// run any prefix of its steps, and its recorded tx_id is 0 (the
+    /// server's own tx ids are unknown to the bench): no row is joined to
+    /// an attempt by tx_id.
+    pub no_step_log: bool,
 }
 
 impl OutboxFacts {
@@ -118,6 +124,7 @@ impl OutboxFacts {
             let (kind, c) = match e {
                 Entry::Header(h) => {
                     f.header = h.outbox;
+                    f.no_step_log = !h.step_log;
                     continue;
                 }
                 Entry::Invoke(i) => {
@@ -176,7 +183,9 @@ impl OutboxFacts {
         for (i, a) in self.attempts.iter().enumerate() {
             let d = a.delivery;
             self.by_msg.entry(d.msg_id).or_default().push(i);
-            self.by_tx.insert(d.tx_id, i);
+            if !self.no_step_log {
+                self.by_tx.insert(d.tx_id, i);
+            }
             *tries.entry((d.msg_id, d.dup_id)).or_default() += 1;
             if a.completion == Some(CompletionType::Ok) {
                 self.acked_history.insert((d.msg_id, d.dup_id), a.op);
@@ -228,10 +237,35 @@ impl OutboxFacts {
 
     /// Evidence for message `m`: for every attempt of it, the steps that
     /// changed rows and how it ended; the attempt whose tx_id a state_log
-    /// row carries is named by the caller.
+    /// row carries is named by the caller. Without a step log, a first
+    /// line says what an `info` attempt may have done.
     pub fn evidence_of(&self, m: i64) -> Vec<crate::checker::Evidence> {
         let mut ev: Vec<Evidence> = self.attempts_of(m).flat_map(Attempt::evidence).collect();
         ev.sort_by_key(|e| e.t);
+        if self.no_step_log {
+            ev.insert(
+                0,
+                Evidence {
+                    t: 0,
+                    op: None,
+                    what: "no step log (HTTP target): an attempt that ended info (or never \
+                           completed) may have run any prefix of its steps"
+                        .into(),
+                },
+            );
+        }
         ev
+    }
+
+    /// Whether attempt `a` may have run step `name` with effect: its step
+    /// log says so, or there is no step log and it ended `ok` (it ran
+    /// everything) or indeterminately (`info`, never completed: any prefix).
+    pub fn may_have_run(&self, a: &Attempt, name: &str) -> bool {
+        if self.no_step_log {
+            return a.completion != Some(CompletionType::Fail);
+        }
+        a.steps
+            .iter()
+            .any(|s| s.step == name && (s.changes > 0 || s.maybe_applied()))
     }
 }

@@ -1,0 +1,240 @@
+//! One outbox delivery on the reference server (`POST /v1/messages`): the
+//! variant's `handle` step machine run on a pool worker's connection,
+//! every step its own autocommit statement (exactly as the in-process
+//! outbox runtime runs it), with the test-only fault hook (a crash after a
+//! step, a crash drawn after every step, a pause before a step). After the
+//! machine ran through `handle.ack`, the out-queue record the attempt
+//! published is read back for the answer's `sent`.
+
+use crate::client::sqlite::exec_step;
+use crate::history::{CompletionType, OpResult};
+use crate::nemesis::draw_rng;
+use crate::runtime::wall_ms;
+use crate::statements::OpProgram;
+use crate::workload::outbox::{attempt_result, AttemptEnd};
+use crate::workload::{Next, StepMachine, Value};
+use rand::RngExt;
+use rusqlite::{Connection, OptionalExtension};
+use std::time::Duration;
+
+/// One delivery to handle: the message, its duplicate number and the
+/// attempt's transaction id (the server's, unique per request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandleOp {
+    /// Input message id.
+    pub msg_id: i64,
+    /// Duplicate number of the delivery.
+    pub dup_id: i64,
+    /// The attempt's transaction id.
+    pub tx_id: i64,
+}
+
+/// The fault hook's decisions for one delivery (`x-specstorm-fault`):
+/// `crash-after=STEP`, `crash-p=P:SALT[:STEP]` (after every executed step,
+/// or every execution of STEP, the handler dies with probability P, drawn
+/// from SALT and the step's position: the bench's per-step crash),
+/// `pause=STEP:NANOS`; parts separated by `;`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HandleHook {
+    /// Crash after the first execution of this step.
+    pub crash_after: Option<String>,
+    /// Crash after an executed step with this probability: (p, salt,
+    /// only this step).
+    pub crash_p: Option<(f64, u64, Option<String>)>,
+    /// Pause before the first execution of each named step.
+    pub pauses: Vec<(String, Duration)>,
+}
+
+impl HandleHook {
+    /// Parses the header's value against `program` (unknown step names and
+    /// malformed parts are ignored, as for groups).
+    pub fn parse(value: &str, program: &OpProgram) -> Self {
+        let known = |name: &str| program.steps.iter().any(|s| s.name == name);
+        let mut h = HandleHook::default();
+        for part in value.split(';').map(str::trim) {
+            if let Some(step) = part.strip_prefix("crash-after=") {
+                if known(step) {
+                    h.crash_after = Some(step.to_string());
+                }
+            } else if let Some(rest) = part.strip_prefix("crash-p=") {
+                let mut it = rest.splitn(3, ':');
+                let p = it.next().and_then(|p| p.parse::<f64>().ok());
+                let salt = it.next().and_then(|s| s.parse::<u64>().ok());
+                let step = it.next().map(str::to_string);
+                if let (Some(p), Some(salt)) = (p, salt) {
+                    if (0.0..=1.0).contains(&p) && step.as_deref().is_none_or(known) {
+                        h.crash_p = Some((p, salt, step));
+                    }
+                }
+            } else if let Some(rest) = part.strip_prefix("pause=") {
+                if let Some((step, ns)) = rest.rsplit_once(':') {
+                    if let (true, Ok(ns)) = (known(step), ns.parse::<u64>()) {
+                        h.pauses.push((step.to_string(), Duration::from_nanos(ns)));
+                    }
+                }
+            }
+        }
+        h
+    }
+
+    /// The header value of these decisions (the inverse of `parse`).
+    pub fn header(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(s) = &self.crash_after {
+            parts.push(format!("crash-after={s}"));
+        }
+        if let Some((p, salt, step)) = &self.crash_p {
+            parts.push(match step {
+                Some(s) => format!("crash-p={p}:{salt}:{s}"),
+                None => format!("crash-p={p}:{salt}"),
+            });
+        }
+        for (s, d) in &self.pauses {
+            parts.push(format!("pause={s}:{}", d.as_nanos()));
+        }
+        (!parts.is_empty()).then(|| parts.join(";"))
+    }
+}
+
+/// How one delivery ended on the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandleAnswer {
+    /// ok (ran through `ack`), fail or info, as the in-process runtime
+    /// reads an attempt ([`attempt_result`]).
+    pub kind: CompletionType,
+    /// Acked, lost CAS, crashed, error.
+    pub end: AttemptEnd,
+    /// Why it did not succeed; the step a hook crash followed.
+    pub result: OpResult,
+    /// Acked: the out-queue record it published, (msg_id, ver); None when
+    /// it published nothing (a variant that may skip its publish).
+    pub sent: Option<(i64, i64)>,
+}
+
+/// Runs `handle` for `op` on `conn` with the hook's faults.
+pub fn run_handle(
+    conn: &Connection,
+    program: &OpProgram,
+    op: &HandleOp,
+    hook: &HandleHook,
+) -> HandleAnswer {
+    let builtins = vec![
+        Value::Int(op.msg_id),
+        Value::Int(op.dup_id),
+        Value::Int(op.tx_id),
+        Value::Int(wall_ms()),
+    ];
+    let mut m = StepMachine::new(program, builtins);
+    let mut paused: Vec<&str> = Vec::new();
+    let mut crashed_once = false;
+    // The rowid of this attempt's last publish (the step named `publish`).
+    let mut published: Option<i64> = None;
+    let mut n = 0u32;
+    let (end, kind, result) = loop {
+        let Some(i) = m.current() else {
+            unreachable!("a handle program has steps")
+        };
+        let step = &program.steps[i];
+        if let Some((_, d)) = hook
+            .pauses
+            .iter()
+            .find(|(s, _)| *s == step.name && !paused.contains(&s.as_str()))
+        {
+            paused.push(&step.name);
+            std::thread::sleep(*d);
+        }
+        let r = exec_step(conn, step, &m.params());
+        let next = match r {
+            Ok(out) => {
+                if step.name == "publish" && out.changes > 0 {
+                    published = Some(conn.last_insert_rowid());
+                }
+                m.advance(out)
+            }
+            Err(e) => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::Error,
+                    Some(e.maybe_applied),
+                    &format!("step {}: {}", step.name, e.message),
+                )
+            }
+        };
+        let crash = (!crashed_once && hook.crash_after.as_deref() == Some(&step.name))
+            || hook.crash_p.as_ref().is_some_and(|(p, salt, only)| {
+                only.as_deref().is_none_or(|s| s == step.name)
+                    && draw_rng(*salt, 0, 0, n).random_bool(*p)
+            });
+        crashed_once |= hook.crash_after.as_deref() == Some(&step.name);
+        if crash {
+            let (end, kind, mut result) = attempt_result(
+                &m,
+                AttemptEnd::Crashed,
+                None,
+                &format!("crashed by the fault hook after step {}", step.name),
+            );
+            result.crashed_after = Some(step.name.clone());
+            break (end, kind, result);
+        }
+        n += 1;
+        match next {
+            Next::Continue => continue,
+            Next::Finished => break attempt_result(&m, AttemptEnd::Acked, None, ""),
+            Next::FailedIf { at } => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::CasLost,
+                    None,
+                    &format!("cas lost at step {}", program.steps[at].name),
+                )
+            }
+            Next::StepLimit { at } => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::Error,
+                    None,
+                    &format!(
+                        "step bound reached: {} steps executed (last {})",
+                        m.executed(),
+                        program.steps[at].name
+                    ),
+                )
+            }
+            Next::TooManyRows { at, rows } => {
+                break attempt_result(
+                    &m,
+                    AttemptEnd::Error,
+                    None,
+                    &format!(
+                        "step {} returned {rows} rows (at most one allowed)",
+                        program.steps[at].name
+                    ),
+                )
+            }
+            Next::Stopped { .. } => unreachable!("outbox refuses stop-if"),
+        }
+    };
+    let sent = if end == AttemptEnd::Acked {
+        published.and_then(|rowid| sent_row(conn, rowid).ok().flatten())
+    } else {
+        None
+    };
+    HandleAnswer {
+        kind,
+        end,
+        result,
+        sent,
+    }
+}
+
+/// The out-queue row a publish inserted (its rowid), as (msg_id, ver).
+/// Reads the file's own `out_queue` table: the statement files name it so
+/// (an INSERT's rowid is only meaningful in the table it went to).
+fn sent_row(conn: &Connection, rowid: i64) -> rusqlite::Result<Option<(i64, i64)>> {
+    conn.query_row(
+        "SELECT msg_id, ver FROM out_queue WHERE rowid = ?1",
+        [rowid],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+    )
+    .optional()
+}
