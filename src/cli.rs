@@ -163,8 +163,9 @@ pub enum Command {
     /// made (also for a failed run's folder); 2: not a run/compare folder,
     /// or a file in it unreadable.
     Report(ReportArgs),
-    /// Drive the scenario's `[explore]` world (default: the spec's own)
-    /// through every interleaving, each step the variant's real statement
+    /// Drive the scenario's `[explore]` world (default: the spec's own;
+    /// an outbox scenario: M messages x D deliveries to H handlers, with
+    /// Fail() at every step) through every interleaving, each step the variant's real statement
     /// on an in-memory SQLite database, checking the invariants after
     /// every step; print a shortest counterexample. Exit 0: none in the
     /// whole space; 1: a violation; 4: a bound cut the search short; 2:

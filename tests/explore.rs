@@ -344,3 +344,376 @@ fn cli_bad_world_is_refused_with_its_line() {
         "{err}"
     );
 }
+
+// ------------------------------------------------------- the outbox world
+//
+// An independent brute force of the outbox world over the protocol file
+// (targets/sqlite/outbox-protocol.sql): a pure-Rust model of its ten
+// `handle` steps on plain collections, no SQLite and no step machine, with
+// the explorer's choices (the first idle handler takes any queued delivery;
+// every running handler steps, or steps then dies while Fail() budget is
+// left) and its state equivalence (rows as multisets, handlers sorted).
+
+use specstorm::explore::explore_outbox;
+
+/// A handler's attempt: delivery, tx, position (the file's step index) and
+/// the values its steps read (load_state's, process's).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+struct OAttempt {
+    msg: i64,
+    dup: u32,
+    tx: i64,
+    pos: u8,
+    /// base_ver, head_msg, head_tx (load_state).
+    load: (i64, Option<i64>, Option<i64>),
+    /// done_ver (process).
+    done: Option<i64>,
+}
+
+impl OAttempt {
+    /// What the state key holds of it: the values of the steps before its
+    /// position (a value read by a later step is not yet part of it).
+    fn keyed(
+        &self,
+    ) -> (
+        i64,
+        u32,
+        i64,
+        u8,
+        Option<(i64, Option<i64>, Option<i64>)>,
+        Option<Option<i64>>,
+    ) {
+        (
+            self.msg,
+            self.dup,
+            self.tx,
+            self.pos,
+            (self.pos > 0).then_some(self.load),
+            (self.pos > 3).then_some(self.done),
+        )
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+struct OState {
+    /// ver -> (msg, tx, kind: 0 init, 1 change, 2 cleanup)
+    log: BTreeMap<i64, (Option<i64>, Option<i64>, u8)>,
+    staging: BTreeMap<i64, (i64, i64)>,
+    outbox: BTreeMap<i64, i64>,
+    out_queue: BTreeMap<(i64, i64), u32>,
+    processed: BTreeMap<(i64, u32), u32>,
+    handlers: Vec<Option<OAttempt>>,
+    queue: BTreeSet<(i64, u32)>,
+    acked: BTreeSet<(i64, u32)>,
+    given_up: BTreeSet<(i64, u32)>,
+    fails: u32,
+    redeliveries: u32,
+}
+
+type OKey = (
+    Vec<(i64, Option<i64>, Option<i64>, u8)>,
+    Vec<(i64, (i64, i64))>,
+    Vec<(i64, i64)>,
+    Vec<((i64, i64), u32)>,
+    Vec<((i64, u32), u32)>,
+    Vec<
+        Option<(
+            i64,
+            u32,
+            i64,
+            u8,
+            Option<(i64, Option<i64>, Option<i64>)>,
+            Option<Option<i64>>,
+        )>,
+    >,
+    Vec<BTreeSet<(i64, u32)>>,
+    (u32, u32),
+);
+
+impl OState {
+    fn key(&self) -> OKey {
+        let mut hs: Vec<_> = self
+            .handlers
+            .iter()
+            .map(|h| h.as_ref().map(OAttempt::keyed))
+            .collect();
+        hs.sort();
+        (
+            self.log.iter().map(|(v, r)| (*v, r.0, r.1, r.2)).collect(),
+            self.staging.iter().map(|(t, r)| (*t, *r)).collect(),
+            self.outbox.iter().map(|(m, v)| (*m, *v)).collect(),
+            self.out_queue.iter().map(|(k, n)| (*k, *n)).collect(),
+            self.processed.iter().map(|(k, n)| (*k, *n)).collect(),
+            hs,
+            vec![
+                self.queue.clone(),
+                self.acked.clone(),
+                self.given_up.clone(),
+            ],
+            (self.fails, self.redeliveries),
+        )
+    }
+
+    fn settle_failed(&mut self, d: (i64, u32)) {
+        if self.redeliveries > 0 {
+            self.redeliveries -= 1;
+            self.queue.insert(d);
+        } else {
+            self.given_up.insert(d);
+        }
+    }
+
+    /// Runs handler `h`'s step; true: the attempt goes on (or finished:
+    /// `Some(true)`), false: it ended as a failure. Returns None while it
+    /// continues, Some(acked) when it ended.
+    fn step(&mut self, h: usize) -> Option<bool> {
+        let mut a = self.handlers[h].clone().expect("running");
+        let ended = match a.pos {
+            0 => {
+                let (&ver, &(msg, tx, _)) = self.log.iter().next_back().expect("head");
+                a.load = (ver, msg, tx);
+                a.pos = if tx.is_none() { 3 } else { 1 };
+                None
+            }
+            1 => {
+                if let Some(&(m, v)) = self.staging.get(&a.load.2.expect("redo")) {
+                    self.outbox.entry(m).or_insert(v);
+                }
+                a.pos = 2;
+                None
+            }
+            2 => {
+                let ver = a.load.0 + 1;
+                if self.log.contains_key(&ver) {
+                    Some(false)
+                } else {
+                    self.log.insert(ver, (a.load.1, None, 2));
+                    a.pos = 0;
+                    None
+                }
+            }
+            3 => {
+                a.done = self.outbox.get(&a.msg).copied();
+                a.pos = if a.done.is_some() { 8 } else { 4 };
+                None
+            }
+            4 => {
+                self.staging.insert(a.tx, (a.msg, a.load.0));
+                a.pos = 5;
+                None
+            }
+            5 | 7 => {
+                let (ver, tx, kind) = if a.pos == 5 {
+                    (a.load.0 + 1, Some(a.tx), 1)
+                } else {
+                    (a.load.0 + 2, None, 2)
+                };
+                if self.log.contains_key(&ver) {
+                    Some(false)
+                } else {
+                    self.log.insert(ver, (Some(a.msg), tx, kind));
+                    a.pos += 1;
+                    None
+                }
+            }
+            6 => {
+                if let Some(&(m, v)) = self.staging.get(&a.tx) {
+                    self.outbox.entry(m).or_insert(v);
+                }
+                a.pos = 7;
+                None
+            }
+            8 => {
+                if let Some(&v) = self.outbox.get(&a.msg) {
+                    *self.out_queue.entry((a.msg, v)).or_default() += 1;
+                }
+                a.pos = 9;
+                None
+            }
+            _ => {
+                *self.processed.entry((a.msg, a.dup)).or_default() += 1;
+                Some(true)
+            }
+        };
+        self.handlers[h] = Some(a);
+        ended
+    }
+
+    fn next(&self) -> Vec<OState> {
+        let mut out = Vec::new();
+        for h in 0..self.handlers.len() {
+            let Some(a) = &self.handlers[h] else { continue };
+            let d = (a.msg, a.dup);
+            for fail in [false, true] {
+                if fail && self.fails == 0 {
+                    continue;
+                }
+                let mut t = self.clone();
+                match t.step(h) {
+                    None if fail => {
+                        t.fails -= 1;
+                        t.handlers[h] = None;
+                        t.settle_failed(d);
+                    }
+                    None => {}
+                    Some(true) if fail => {
+                        t.fails -= 1;
+                        t.handlers[h] = None;
+                        t.settle_failed(d);
+                    }
+                    Some(true) => {
+                        t.handlers[h] = None;
+                        t.acked.insert(d);
+                    }
+                    Some(false) => {
+                        t.handlers[h] = None;
+                        t.settle_failed(d);
+                    }
+                }
+                out.push(t);
+            }
+        }
+        if let Some(h) = self.handlers.iter().position(Option::is_none) {
+            for &d in &self.queue {
+                let mut t = self.clone();
+                let used: BTreeSet<i64> = self
+                    .log
+                    .values()
+                    .filter_map(|r| r.1)
+                    .chain(self.staging.keys().copied())
+                    .chain(self.handlers.iter().flatten().map(|a| a.tx))
+                    .collect();
+                let tx = (1..)
+                    .map(|k| d.0 * 10_000 + i64::from(d.1) * 100 + k)
+                    .find(|t| !used.contains(t))
+                    .unwrap();
+                t.queue.remove(&d);
+                t.handlers[h] = Some(OAttempt {
+                    msg: d.0,
+                    dup: d.1,
+                    tx,
+                    pos: 0,
+                    load: (0, None, None),
+                    done: None,
+                });
+                out.push(t);
+            }
+        }
+        out
+    }
+}
+
+/// (generated, distinct, depth) of the outbox world, breadth-first.
+fn outbox_brute_force(m: i64, d: u32, h: usize, fails: u32, redeliveries: u32) -> (u64, u64, u64) {
+    let init = OState {
+        log: BTreeMap::from([(0, (None, None, 0))]),
+        staging: BTreeMap::new(),
+        outbox: BTreeMap::new(),
+        out_queue: BTreeMap::new(),
+        processed: BTreeMap::new(),
+        handlers: vec![None; h],
+        queue: (1..=m).flat_map(|m| (1..=d).map(move |d| (m, d))).collect(),
+        acked: BTreeSet::new(),
+        given_up: BTreeSet::new(),
+        fails,
+        redeliveries,
+    };
+    let mut seen = HashSet::from([init.key()]);
+    let (mut generated, mut depth) = (1u64, 1u64);
+    let mut level = vec![init];
+    while !level.is_empty() {
+        let mut next_level = Vec::new();
+        for s in &level {
+            for t in s.next() {
+                generated += 1;
+                if seen.insert(t.key()) {
+                    next_level.push(t);
+                }
+            }
+        }
+        if !next_level.is_empty() {
+            depth += 1;
+        }
+        level = next_level;
+    }
+    (generated, seen.len() as u64, depth)
+}
+
+fn outbox_world(m: u32, d: u32, h: u32, fails: u32, redeliveries: u32) -> Explore {
+    Explore {
+        messages: m,
+        deliveries: d,
+        handlers: h,
+        fails,
+        redeliveries,
+        ..Explore::default()
+    }
+}
+
+fn outbox_explorer(
+    file: &str,
+    x: &Explore,
+) -> specstorm::explore::Report<specstorm::explore::outbox::Choice> {
+    let v = specstorm::variant::load_outbox(file, None).unwrap();
+    explore_outbox(&v, x, Bounds::default(), Restore::Serialize, |_| {}).unwrap()
+}
+
+#[test]
+fn outbox_tiny_worlds_match_the_brute_force() {
+    for (m, d, h, fails, redeliveries) in [(1, 2, 2, 0, 0), (1, 2, 2, 1, 1), (2, 1, 2, 1, 0)] {
+        let x = outbox_world(m, d, h, fails, redeliveries);
+        let want = outbox_brute_force(i64::from(m), d, h as usize, fails, redeliveries);
+        let r = outbox_explorer("outbox-protocol", &x);
+        assert!(matches!(r.outcome.verdict, Verdict::Holds), "{}", r.text);
+        let f = r.outcome.figures;
+        assert_eq!(
+            (f.generated, f.distinct, f.depth),
+            want,
+            "M={m} D={d} H={h} fails={fails} redeliveries={redeliveries}"
+        );
+    }
+}
+
+#[test]
+fn outbox_protocol_holds() {
+    // The default world with no Fail() (the default world itself, with a
+    // Fail() budget of 1, is the README's acceptance run: ~89k states).
+    let r = outbox_explorer("outbox-protocol", &outbox_world(2, 2, 2, 0, 0));
+    assert!(matches!(r.outcome.verdict, Verdict::Holds), "{}", r.text);
+    assert_eq!(r.code, 0);
+    let r = outbox_explorer("outbox-protocol", &outbox_world(1, 2, 2, 2, 2));
+    assert!(matches!(r.outcome.verdict, Verdict::Holds), "{}", r.text);
+}
+
+#[test]
+fn outbox_naive_counterexamples_are_found() {
+    let x = outbox_world(2, 2, 2, 1, 0);
+    for (file, invariant, steps) in [
+        ("outbox-naive-no-outbox", "AtMostOneStateChange", 6),
+        ("outbox-naive-no-redo", "AtMostOneStateChange", 10),
+    ] {
+        let r = outbox_explorer(file, &x);
+        let Verdict::Violated(cx) = &r.outcome.verdict else {
+            panic!("{file}: no violation: {}", r.text)
+        };
+        assert_eq!(cx.violations[0].invariant, invariant, "{}", r.text);
+        assert_eq!(cx.path.len(), steps, "{}", r.text);
+        assert_eq!(r.code, 1);
+    }
+}
+
+#[test]
+fn cli_outbox_naive_no_redo_prints_its_trace() {
+    let o = specstorm(&["explore", "scenarios/outbox-naive-no-redo.toml", "-q"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    for line in [
+        "outbox world: 2 message(s) x 2 delivery(ies), 2 handler(s), Fail() budget 1",
+        "Invariant AtMostOneStateChange is violated after 10 step(s)",
+        "h1 LockInMsg (the bench's queue) (msg 1 dup 1): takes the delivery; tx_id = 10101",
+        "+ state_log(ver=1, msg_id=1, tx_id=10101, kind='change')",
+        "+ state_log(ver=2, msg_id=1, tx_id=10201, kind='change')",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+}

@@ -1329,3 +1329,46 @@ fn explore_world_is_checked_with_lines() {
     assert_eq!(s.explore.fingerprints["e4"], "f3");
     assert_eq!(s.explore.fingerprints["e1"], "f1");
 }
+
+#[test]
+fn explore_outbox_world_is_checked_with_lines() {
+    const OUTBOX: &str = "workload = \"outbox\"\nvariant = \"outbox-protocol\"\n";
+    assert_refused(
+        &format!("{OUTBOX}[explore]\nhandlers = 2\nmessages = 12\n"),
+        5,
+        &["`explore.messages` must be from 1 to 9, found 12"],
+    );
+    assert_refused(
+        &format!("{OUTBOX}[explore]\nfails = -1\n"),
+        4,
+        &["`explore.fails` must be from 0 to 20"],
+    );
+    assert_refused(
+        &format!("{OUTBOX}[explore]\nresolves = 3\n"),
+        4,
+        &[
+            "`explore.resolves` belongs to the groups world",
+            "`explore.redeliveries`",
+        ],
+    );
+    assert_refused(
+        "[explore]\n\nhandlers = 3\n",
+        3,
+        &["`explore.handlers` belongs to the outbox world"],
+    );
+    // At its default (as a saved scenario.toml lists it), no mistake.
+    load_text("[explore]\nhandlers = 2\n").unwrap();
+    // The defaults: M = 2, D = 2, H = 2, one Fail(), no redelivery.
+    let s = load_with(OUTBOX, &["explore.redeliveries=3"]).unwrap();
+    let x = &s.explore;
+    assert_eq!(
+        (
+            x.messages,
+            x.deliveries,
+            x.handlers,
+            x.fails,
+            x.redeliveries
+        ),
+        (2, 2, 2, 1, 3)
+    );
+}

@@ -184,7 +184,7 @@ impl<'v> GroupsWorld<'v> {
 /// Runs the current step of `m` on `db`. Returns the op's next move (None:
 /// the statement failed, which ends the op), the outcome's rows changed,
 /// and what the statement answered, for the trace.
-fn run_step(m: &mut StepMachine<'_>, db: &Connection) -> (Option<Next>, u64, String) {
+pub(super) fn run_step(m: &mut StepMachine<'_>, db: &Connection) -> (Option<Next>, u64, String) {
     let step = m.current_step().expect("a choice names a running machine");
     match exec_step(db, step, &m.params()) {
         Ok(out) => {
@@ -219,13 +219,13 @@ fn answered(columns: &[String], out: &StepOutcome) -> String {
     said
 }
 
-fn statement(p: &OpProgram, m: &StepMachine<'_>) -> String {
+pub(super) fn statement(p: &OpProgram, m: &StepMachine<'_>) -> String {
     let i = m.current().expect("a choice names a running machine");
     format!("{}.{}", p.op, p.steps[i].name)
 }
 
 /// Appends a machine's position and the values its steps read so far.
-fn machine_key(m: &StepMachine<'_>, out: &mut Vec<u8>) {
+pub(super) fn machine_key(m: &StepMachine<'_>, out: &mut Vec<u8>) {
     let pos = m.current().expect("a machine in a state is running");
     out.extend_from_slice(&(pos as u32).to_le_bytes());
     for j in 0..pos {

@@ -6,24 +6,29 @@
 //!
 //! [`world`] is the interface a workload implements; [`groups`] is the
 //! groups workload's world and [`invariants`] its state invariants;
+//! [`outbox`] is the outbox workload's world and [`outbox_invariants`]
+//! its state invariants;
 //! [`search`] is the breadth-first search, [`db`] the database and its
 //! snapshots, [`trace`] the counterexample's rendering.
 
 pub mod db;
 pub mod groups;
 pub mod invariants;
+pub mod outbox;
+pub mod outbox_invariants;
 pub mod search;
 pub mod trace;
 pub mod world;
 
 pub use db::Restore;
 pub use groups::GroupsWorld;
+pub use outbox::OutboxWorld;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
 pub use world::{ExploreError, StepLabel, Violation, World};
 
 use crate::run::{prepare, RunError};
 use crate::scenario::Explore;
-use crate::statements::GroupsVariant;
+use crate::statements::{GroupsVariant, OutboxVariant};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,12 +51,12 @@ pub struct ExploreOptions {
     pub quiet: bool,
 }
 
-/// The search of one groups world over one statement file, and its
-/// rendered report.
+/// The search of one world over one statement file, and its rendered
+/// report; `C` is the world's choice type (groups' by default).
 #[derive(Debug)]
-pub struct Report {
+pub struct Report<C = groups::Choice> {
     /// The search's outcome.
-    pub outcome: Outcome<groups::Choice>,
+    pub outcome: Outcome<C>,
     /// The report as printed on stdout (counterexample, figures, verdict).
     pub text: String,
     /// The exit code (`shared/reference/cli.md`): 0 no violation in the
@@ -70,10 +75,38 @@ pub fn explore_groups(
     x: &Explore,
     bounds: Bounds,
     restore: Restore,
-    mut progress: impl FnMut(&str),
+    progress: impl FnMut(&str),
 ) -> Result<Report, ExploreError> {
-    let world = GroupsWorld::new(variant, x);
-    let outcome = search(&world, bounds, restore, |f, t| {
+    explore_world(&GroupsWorld::new(variant, x), bounds, restore, progress)
+}
+
+/// Explores the outbox world of `x` (messages, deliveries, handlers,
+/// Fail() and redelivery budgets) over `variant`, as [`explore_groups`].
+///
+/// # Errors
+/// The schema or an export statement failed on the explorer's database.
+pub fn explore_outbox(
+    variant: &OutboxVariant,
+    x: &Explore,
+    bounds: Bounds,
+    restore: Restore,
+    progress: impl FnMut(&str),
+) -> Result<Report<outbox::Choice>, ExploreError> {
+    explore_world(&OutboxWorld::new(variant, x), bounds, restore, progress)
+}
+
+/// Searches `world` and renders the report (counterexample, figures,
+/// verdict) with its exit code.
+///
+/// # Errors
+/// The schema or an export statement failed on the explorer's database.
+pub fn explore_world<W: World>(
+    world: &W,
+    bounds: Bounds,
+    restore: Restore,
+    mut progress: impl FnMut(&str),
+) -> Result<Report<W::Choice>, ExploreError> {
+    let outcome = search(world, bounds, restore, |f, t| {
         progress(&format!(
             "explore: {} states generated, {} distinct, depth {}, {} on queue, {:.1}s, {:.0} states/s",
             f.generated,
@@ -88,7 +121,7 @@ pub fn explore_groups(
     let f = &outcome.figures;
     let (violations, code, verdict) = match &outcome.verdict {
         Verdict::Violated(cx) => {
-            text.push_str(&trace::render(&world, cx)?);
+            text.push_str(&trace::render(world, cx)?);
             (1, 1, "an invariant is violated (exit 1)".to_string())
         }
         Verdict::Holds => (
@@ -152,6 +185,14 @@ pub fn describe_world(x: &Explore) -> String {
 /// statement file; 3 when the explorer's database refused the file's
 /// schema or exports.
 pub fn main(opts: &ExploreOptions) -> i32 {
+    match crate::outbox_run::is_outbox(opts.scenario.as_deref(), &opts.overrides) {
+        Ok(true) => return main_outbox(opts),
+        Ok(false) => {}
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+            return e.exit_code();
+        }
+    }
     let p = match prepare(opts.scenario.as_deref(), &opts.overrides) {
         Ok(p) => p,
         Err(e) => {
@@ -160,11 +201,7 @@ pub fn main(opts: &ExploreOptions) -> i32 {
         }
     };
     let x = &p.scenario.explore;
-    let bound = |flag: Option<u64>, key: u64| flag.or(Some(key)).filter(|&n| n > 0);
-    let bounds = Bounds {
-        max_depth: bound(opts.max_depth, x.max_depth),
-        max_states: bound(opts.max_states, x.max_states),
-    };
+    let bounds = bounds_of(opts, x);
     let _ = writeln!(
         std::io::stdout(),
         "# explore {} ({}): {}; :now_ms = {}; snapshots by {}",
@@ -172,13 +209,65 @@ pub fn main(opts: &ExploreOptions) -> i32 {
         p.variant.file.path.display(),
         describe_world(x),
         x.now_ms,
-        match opts.restore {
-            Restore::Serialize => "sqlite3_serialize/deserialize",
-            Restore::Replay => "replaying the path",
-        }
+        restore_name(opts.restore)
     );
     let quiet = opts.quiet;
     match explore_groups(&p.variant, x, bounds, opts.restore, |line| {
+        if !quiet {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }) {
+        Ok(r) => {
+            let _ = write!(std::io::stdout(), "{}", r.text);
+            r.code
+        }
+        Err(e) => {
+            let e = RunError::Target(format!("explore: {e}"));
+            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn bounds_of(opts: &ExploreOptions, x: &Explore) -> Bounds {
+    let bound = |flag: Option<u64>, key: u64| flag.or(Some(key)).filter(|&n| n > 0);
+    Bounds {
+        max_depth: bound(opts.max_depth, x.max_depth),
+        max_states: bound(opts.max_states, x.max_states),
+    }
+}
+
+fn restore_name(r: Restore) -> &'static str {
+    match r {
+        Restore::Serialize => "sqlite3_serialize/deserialize",
+        Restore::Replay => "replaying the path",
+    }
+}
+
+/// `specstorm explore` on an outbox scenario (`workload = "outbox"`): its
+/// statement file over the `[explore]` outbox world; exit codes as
+/// [`main`].
+fn main_outbox(opts: &ExploreOptions) -> i32 {
+    let p = match crate::outbox_run::prepare(opts.scenario.as_deref(), &opts.overrides) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
+            return e.exit_code();
+        }
+    };
+    let x = &p.scenario.explore;
+    let world = OutboxWorld::new(&p.variant, x);
+    let _ = writeln!(
+        std::io::stdout(),
+        "# explore {} ({}): outbox world: {}; :now_ms = {}; snapshots by {}",
+        p.scenario.variant,
+        p.variant.file.path.display(),
+        world.describe_world(),
+        x.now_ms,
+        restore_name(opts.restore)
+    );
+    let quiet = opts.quiet;
+    match explore_world(&world, bounds_of(opts, x), opts.restore, |line| {
         if !quiet {
             let _ = writeln!(std::io::stderr(), "{line}");
         }

@@ -539,6 +539,11 @@ const SCHEMA: &[Section] = &[
                 },
                 Some("1700000000000"),
             ),
+            field("messages", Kind::Int { min: 1, max: 9 }, Some("2")),
+            field("deliveries", Kind::Int { min: 1, max: 9 }, Some("2")),
+            field("handlers", Kind::Int { min: 1, max: 6 }, Some("2")),
+            field("fails", Kind::Int { min: 0, max: 20 }, Some("1")),
+            field("redeliveries", Kind::Int { min: 0, max: 20 }, Some("0")),
             field(
                 "max_depth",
                 Kind::Int {
@@ -1612,13 +1617,57 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
             ));
         }
     }
-    check_explore(ctx, &s.explore)?;
+    check_explore(ctx, s)?;
     check_threshold_figures(ctx, s)
 }
 
-/// Every queued event id needs a fingerprint (the spec's `FpOf` is total
-/// on `Events`); the project must not be empty.
-fn check_explore(ctx: &Context, x: &super::Explore) -> Result<(), ScenarioError> {
+/// The keys of the other workload's world are refused when given with a
+/// value other than their default. Groups:
+/// every queued event id needs a fingerprint (the spec's `FpOf` is total
+/// on `Events`); the project must not be empty. (The outbox world's keys
+/// are checked by their ranges.)
+fn check_explore(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let x = &s.explore;
+    let outbox = s.workload == super::Workload::Outbox;
+    let (theirs, ours, who) = if outbox {
+        (EXPLORE_GROUPS_KEYS, EXPLORE_OUTBOX_KEYS, "outbox")
+    } else {
+        (EXPLORE_OUTBOX_KEYS, EXPLORE_GROUPS_KEYS, "groups")
+    };
+    // A saved scenario (a run folder's scenario.toml) lists every key with
+    // its value: the other world's keys at their defaults are no mistake.
+    let d = super::Explore::default();
+    let at_default = |key: &str| match key {
+        "queues" => x.queues == d.queues,
+        "fingerprints" => x.fingerprints == d.fingerprints,
+        "resolves" => x.resolves == d.resolves,
+        "project" => x.project == d.project,
+        "messages" => x.messages == d.messages,
+        "deliveries" => x.deliveries == d.deliveries,
+        "handlers" => x.handlers == d.handlers,
+        "fails" => x.fails == d.fails,
+        "redeliveries" => x.redeliveries == d.redeliveries,
+        _ => false,
+    };
+    for key in theirs {
+        if ctx.is_given(&["explore", key]) && !at_default(key) {
+            return Err(ctx.error(
+                &["explore", key],
+                format!(
+                    "`explore.{key}` belongs to the {} world; the {who} world of \
+                     workload = \"{who}\" has {}",
+                    if outbox { "groups" } else { "outbox" },
+                    ours.iter()
+                        .map(|k| format!("`explore.{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    if outbox {
+        return Ok(());
+    }
     if x.project.trim().is_empty() {
         return Err(ctx.error(
             &["explore", "project"],
@@ -1640,6 +1689,17 @@ fn check_explore(ctx: &Context, x: &super::Explore) -> Result<(), ScenarioError>
     }
     Ok(())
 }
+
+/// `[explore]` keys of the groups world (besides the shared bounds).
+const EXPLORE_GROUPS_KEYS: &[&str] = &["queues", "fingerprints", "resolves", "project"];
+/// `[explore]` keys of the outbox world (besides the shared bounds).
+const EXPLORE_OUTBOX_KEYS: &[&str] = &[
+    "messages",
+    "deliveries",
+    "handlers",
+    "fails",
+    "redeliveries",
+];
 
 /// The keys of one workload must not be set on the other: `[outbox]` is
 /// outbox's; `[load]`, `[keys]`, `[retry]`, `[resolve]` and `stop.events`

@@ -298,10 +298,14 @@ pub struct Resolve {
     pub interval: Duration,
 }
 
-/// `[explore]`: the world of `specstorm explore` (BacktalkGroups.tla's
-/// constants, made keys). Every ingest worker runs its queue of event ids
-/// in order, one ingest op per id (a repeated id is a retry); one resolver
-/// resolves any open or regressed group, at most `resolves` times.
+/// `[explore]`: the world of `specstorm explore`. For groups,
+/// BacktalkGroups.tla's constants made keys: every ingest worker runs its
+/// queue of event ids in order, one ingest op per id (a repeated id is a
+/// retry); one resolver resolves any open or regressed group, at most
+/// `resolves` times. For outbox (exactly_once_none_atomic.tla): M
+/// messages delivered D times each to H handlers, with budgets of
+/// `Fail()` branches and redeliveries. Each workload's keys are refused on
+/// the other's scenario when given.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Explore {
@@ -319,6 +323,23 @@ pub struct Explore {
     /// The constant `:now_ms` (unix ms) of every op, so that states repeat
     /// exactly (default 1700000000000).
     pub now_ms: i64,
+    /// Outbox world (`workload = "outbox"`): message ids M, 1..=9
+    /// (default 2; the seed's `MessageCount`).
+    pub messages: u32,
+    /// Outbox world: deliveries of each message D, dup ids 1..=D, 1..=9
+    /// (default 2; the seed's `DupCount`).
+    pub deliveries: u32,
+    /// Outbox world: handlers H, 1..=6 (default 2; the seed's `Processes`).
+    pub handlers: u32,
+    /// Outbox world: the spec's `Fail()` branches a behaviour may take in
+    /// all, 0..=20 (default 1): after any step a handler may die, its
+    /// attempt ends and its delivery returns to the queue.
+    pub fails: u32,
+    /// Outbox world: failed attempts (a `Fail()`, a lost compare-and-swap,
+    /// an error) whose delivery comes back, in all, 0..=20 (default 0);
+    /// beyond that a failed delivery is given up, as after the load run's
+    /// `max_attempts`.
+    pub redeliveries: u32,
     /// Stop after this many steps from the initial state (0: no bound;
     /// default 0). `--max-depth` overrides it.
     pub max_depth: u64,
@@ -340,6 +361,11 @@ impl Default for Explore {
             resolves: 2,
             project: "p1".into(),
             now_ms: 1_700_000_000_000,
+            messages: 2,
+            deliveries: 2,
+            handlers: 2,
+            fails: 1,
+            redeliveries: 0,
             max_depth: 0,
             max_states: 0,
         }
