@@ -128,12 +128,19 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     let checks = need("checks.json", "the run's verdicts to compare with")?;
     let scenario = need("scenario.toml", "the resolved scenario")?;
     need("variant.sql", "the statement file with the export queries")?;
+    let outbox = read_header(&history)
+        .map_err(|e| AuditError::Unreadable(format!("{}: {e:#}", history.display())))?
+        .is_some_and(|h| h.workload == "outbox");
+    if outbox {
+        let db = need(
+            "target.db",
+            "the final database of an in-process SQLite run",
+        )?;
+        return crate::audit_outbox::judge(run_dir, &history, &checks, &scenario, &db);
+    }
     let p = crate::run::prepare(Some(&scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
-    let saved: Vec<CheckResult> = std::fs::read_to_string(&checks)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-        .map_err(|e| AuditError::Unreadable(format!("{}: {e}", checks.display())))?;
+    let saved = read_saved(&checks)?;
 
     let read = read_history(&history)?;
     let header = read.facts.header.clone().expect("read_history checks it");
@@ -171,10 +178,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     let mut differences = compare(&saved, &results);
     // Same verdicts over a changed history would confirm nothing: the
     // history must be the one the run wrote (to the end, same op counts).
-    let saved_summary: serde_json::Value = std::fs::read(run_dir.join("summary.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let saved_summary = read_summary(run_dir);
     differences.extend(history_changes(&read, &saved_summary));
     let exit = if differences.is_empty() {
         // The thresholds judged the run's load figures: the saved ones.
@@ -208,26 +212,44 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     })
 }
 
-/// How the history read differs from what the run recorded of it in
-/// `summary.json`: no footer (a run that saved a summary wrote its history
-/// to the end), or other op counts. Empty when it matches, or when the
-/// summary does not say.
-fn history_changes(read: &ReadHistory, summary: &serde_json::Value) -> Vec<String> {
+/// The run's verdicts (`checks.json`). Errors: unreadable (exit 3).
+pub(crate) fn read_saved(checks: &Path) -> Result<Vec<CheckResult>, AuditError> {
+    std::fs::read_to_string(checks)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        .map_err(|e| AuditError::Unreadable(format!("{}: {e}", checks.display())))
+}
+
+/// The run's `summary.json` as JSON (null when absent or unreadable: the
+/// checks that use it then say nothing).
+pub(crate) fn read_summary(run_dir: &Path) -> serde_json::Value {
+    std::fs::read(run_dir.join("summary.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// The differences of a re-read history from what `summary.json`
+/// recorded of it (`history.ops`, `history.unfinished_ops`), and a missing
+/// footer. Empty when it matches, or when the summary does not say.
+pub(crate) fn recorded_changes(
+    summary: &serde_json::Value,
+    has_footer: bool,
+    ops: u64,
+    unfinished: u64,
+) -> Vec<String> {
     let mut out = Vec::new();
     let Some(recorded) = summary.get("history") else {
         return out;
     };
-    if read.footer.is_none() {
+    if !has_footer {
         out.push(
             "history.jsonl has no footer: it was cut short after the run wrote it".to_string(),
         );
     }
-    for (key, now) in [
-        ("ops", read.facts.ops),
-        ("unfinished_ops", read.facts.unfinished),
-    ] {
+    for (key, now) in [("ops", ops), ("unfinished_ops", unfinished)] {
         if let Some(then) = recorded.get(key).and_then(serde_json::Value::as_u64) {
-            if then != now as u64 {
+            if then != now {
                 out.push(format!(
                     "history.jsonl: the run recorded {then} {key}, the file now holds {now}"
                 ));
@@ -235,6 +257,19 @@ fn history_changes(read: &ReadHistory, summary: &serde_json::Value) -> Vec<Strin
         }
     }
     out
+}
+
+/// How the history read differs from what the run recorded of it in
+/// `summary.json`: no footer (a run that saved a summary wrote its history
+/// to the end), or other op counts. Empty when it matches, or when the
+/// summary does not say.
+fn history_changes(read: &ReadHistory, summary: &serde_json::Value) -> Vec<String> {
+    recorded_changes(
+        summary,
+        read.footer.is_some(),
+        read.facts.ops,
+        read.facts.unfinished,
+    )
 }
 
 /// The exit code of audited results, by the run's own rule (cli.md: 130
@@ -438,9 +473,17 @@ pub fn render(a: &Audit) -> String {
 /// whose frames must then be read.
 fn read_db(db: &Path, variant: &GroupsVariant, namespace: &str) -> Result<Tables, AuditError> {
     let bad = |e: rusqlite::Error| AuditError::Unreadable(format!("{}: {e}", db.display()));
+    let mut conn = open_db(db)?;
+    read_tables(&mut conn, variant, namespace, &|| 0).map_err(bad)
+}
+
+/// Opens a saved database for reading only (see [`read_db`]). Errors:
+/// SQLite's, as unreadable (exit 3).
+pub(crate) fn open_db(db: &Path) -> Result<Connection, AuditError> {
+    let bad = |e: rusqlite::Error| AuditError::Unreadable(format!("{}: {e}", db.display()));
     let mut wal = db.as_os_str().to_owned();
     wal.push("-wal");
-    let mut conn = if Path::new(&wal).exists() {
+    let conn = if Path::new(&wal).exists() {
         Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(bad)?
     } else {
         let abs = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
@@ -450,7 +493,7 @@ fn read_db(db: &Path, variant: &GroupsVariant, namespace: &str) -> Result<Tables
         )
         .map_err(bad)?
     };
-    read_tables(&mut conn, variant, namespace, &|| 0).map_err(bad)
+    Ok(conn)
 }
 
 /// Reads the canonical tables (the variant's `export.*` queries) in one

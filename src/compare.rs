@@ -3,15 +3,22 @@
 //! then one side-by-side table (terminal or Markdown), `compare.json` and
 //! `junit.xml` in one folder holding every variant's run folder.
 //!
+//! Either workload: an outbox comparison shows the outbox's invariants
+//! and figures (attempts, acks, lost compare-and-swaps, crashes,
+//! redeliveries) where a groups one shows events, resolves and stranded
+//! events; the rows come from the workload ([`rows_groups`],
+//! [`rows_outbox`]).
+//!
 //! The exit code follows cli.md over all variants: 2 before anything runs
 //! (every variant is checked first), then the first of 130, 3, 1, 4 that
 //! any variant produced, else 0.
 
 use crate::report::junit;
 use crate::report::summary::{Exit, Summary};
-use crate::run::{prepare, run, RunError, RunOptions};
+use crate::run::{run, RunError, RunOptions};
 use crate::runtime::Control;
 use crate::scenario::Expect;
+use crate::scenario::Scenario;
 use crate::variant;
 use crate::watch::Watch;
 use serde::{Deserialize, Serialize};
@@ -69,6 +76,9 @@ pub struct Comparison {
     pub schema_version: u32,
     /// Scenario name.
     pub scenario: String,
+    /// The workload (`groups` or `outbox`; absent in older files: groups).
+    #[serde(default = "groups_name")]
+    pub workload: String,
     /// The seed every variant ran with.
     pub seed: u64,
     /// One entry per variant, in run order.
@@ -78,9 +88,25 @@ pub struct Comparison {
     pub exit: Exit,
 }
 
+fn groups_name() -> String {
+    "groups".into()
+}
+
+/// The resolved scenario of either workload, its statement file checked
+/// (groups: [`crate::run::prepare`]; outbox: [`crate::outbox_run::prepare`]).
+/// Errors: as theirs (exit 2).
+pub fn prepare_any(path: Option<&Path>, overrides: &[String]) -> Result<Scenario, RunError> {
+    if crate::outbox_run::is_outbox(path, overrides)? {
+        Ok(crate::outbox_run::prepare(path, overrides)?.scenario)
+    } else {
+        Ok(crate::run::prepare(path, overrides)?.scenario)
+    }
+}
+
 /// The variants to run: `(value for --set variant=..., name)`.
 fn variant_list(opts: &CompareOptions) -> Result<Vec<(String, String)>, RunError> {
-    let p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
+    let p = prepare_any(opts.scenario.as_deref(), &opts.overrides)?;
+    let p = Prepared { scenario: p };
     if !opts.variants.is_empty() {
         return Ok(opts
             .variants
@@ -140,17 +166,19 @@ pub fn compare(
         overrides.push(format!("variant={value}"));
         // Every variant is checked before the first one runs; an error
         // names the --variant the user wrote, not the override it became.
-        let p = prepare(opts.scenario.as_deref(), &overrides).map_err(|e| match e {
+        let p = prepare_any(opts.scenario.as_deref(), &overrides).map_err(|e| match e {
             RunError::Input(m) if !opts.variants.is_empty() => RunError::Input(m.replace(
                 &format!("--set variant={value}"),
                 &format!("--variant {value}"),
             )),
             e => e,
         })?;
+        let p = Prepared { scenario: p };
         runs.push((name.clone(), value.clone(), overrides, p));
     }
     let scenario = runs[0].3.scenario.name.clone();
     let seed = runs[0].3.scenario.seed;
+    let workload = runs[0].3.scenario.workload;
     let dir = opts
         .out
         .clone()
@@ -236,6 +264,7 @@ pub fn compare(
     let comparison = Comparison {
         schema_version: COMPARE_SCHEMA_VERSION,
         scenario,
+        workload: workload.name().to_string(),
         seed,
         variants: results,
         exit,
@@ -261,8 +290,38 @@ fn read_checks(run_dir: &Path) -> Vec<crate::checker::CheckResult> {
         .unwrap_or_default()
 }
 
-/// The figures a comparison shows, from a variant's summary.
+/// A checked variant's scenario (the one thing a comparison needs of it).
+struct Prepared {
+    scenario: Scenario,
+}
+
+/// The figures a comparison shows, from a variant's summary: the
+/// workload's own (an outbox summary has no events or stranded events, a
+/// groups one no queue).
 fn figures(s: &Summary) -> serde_json::Value {
+    if let Some(o) = &s.outbox {
+        return serde_json::json!({
+            "workload": "outbox",
+            "duration_s": s.duration_s,
+            "throughput_ops_per_s": s.throughput_ops_per_s,
+            "latency_us": s.latency_us,
+            "ops": s.ops,
+            "invariants": s.invariants,
+            "outbox": {
+                "messages": o.messages,
+                "attempts": o.attempts,
+                "acked_deliveries": o.acked_deliveries,
+                "given_up_deliveries": o.given_up_deliveries,
+                "cas_lost": o.cas_lost,
+                "crashed": o.crashed,
+                "redeliveries": o.liveness.redeliveries,
+                "redelivered_attempts": o.redelivered_attempts,
+                "overlapping_attempts": o.overlapping_attempts,
+            },
+            "faults_injected": s.faults_injected,
+            "thresholds": s.thresholds,
+        });
+    }
     serde_json::json!({
         "duration_s": s.duration_s,
         "events": s.events,
@@ -301,25 +360,110 @@ fn default_dir(started: SystemTime, scenario: &str) -> PathBuf {
     PathBuf::from("results").join(format!("{t}-compare-{}", crate::run::file_safe(scenario)))
 }
 
+/// One row's cells: `f` of each variant, in order.
+fn column(c: &Comparison, f: &dyn Fn(&VariantResult) -> String) -> Vec<String> {
+    c.variants.iter().map(f).collect()
+}
+
+/// The figure at `path` of a variant's summary (None: no summary, or no
+/// such figure).
+fn fig(r: &VariantResult, path: &[&str]) -> Option<serde_json::Value> {
+    let mut v = r.summary.as_ref()?;
+    for p in path {
+        v = v.get(*p)?;
+    }
+    Some(v.clone())
+}
+
+/// The figure at `path` as a table cell: whole numbers without a
+/// fraction, others with one decimal, `-` when absent.
+fn num(r: &VariantResult, path: &[&str]) -> String {
+    fig(r, path).map_or("-".to_string(), |v| match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Some(x) => format!("{x:.1}"),
+        None => v.to_string(),
+    })
+}
+
+/// Latency rows (p50, p99, p99.9, max, µs) of op kind `kind`.
+fn latency_rows(c: &Comparison, kind: &str) -> Vec<(String, Vec<String>)> {
+    ["p50", "p99", "p999", "max"]
+        .iter()
+        .map(|p| {
+            (
+                format!("{kind} latency {p} µs"),
+                column(c, &|r| num(r, &["latency_us", kind, p])),
+            )
+        })
+        .collect()
+}
+
+/// The groups workload's figure rows: events, load, stranded events.
+fn rows_groups(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    let mut rows = vec![
+        ("events".into(), column(c, &|r| num(r, &["events"]))),
+        ("duration s".into(), column(c, &|r| num(r, &["duration_s"]))),
+    ];
+    for k in ["total", "ingest", "resolve"] {
+        rows.push((
+            format!("throughput {k} ops/s"),
+            column(c, &|r| num(r, &["throughput_ops_per_s", k])),
+        ));
+    }
+    for kind in ["ingest", "resolve"] {
+        rows.extend(latency_rows(c, kind));
+    }
+    rows.push((
+        "stranded events".into(),
+        column(c, &|r| num(r, &["stranded_events"])),
+    ));
+    rows
+}
+
+/// The outbox workload's figure rows: the queue and the attempts (the
+/// overlap row only when some variant ran with a lease that overlapped).
+fn rows_outbox(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    let ob = |k: &'static str| move |r: &VariantResult| num(r, &["outbox", k]);
+    let mut rows = vec![
+        ("messages".into(), column(c, &ob("messages"))),
+        ("duration s".into(), column(c, &|r| num(r, &["duration_s"]))),
+    ];
+    for k in ["total", "handle"] {
+        rows.push((
+            format!("throughput {k} ops/s"),
+            column(c, &|r| num(r, &["throughput_ops_per_s", k])),
+        ));
+    }
+    rows.extend(latency_rows(c, "handle"));
+    for (name, key) in [
+        ("attempts", "attempts"),
+        ("acked deliveries", "acked_deliveries"),
+        ("given up deliveries", "given_up_deliveries"),
+        ("cas lost", "cas_lost"),
+        ("crashed", "crashed"),
+        ("redeliveries (resends)", "redeliveries"),
+    ] {
+        rows.push((name.into(), column(c, &ob(key))));
+    }
+    let overlapped = c.variants.iter().any(|r| {
+        fig(r, &["outbox", "overlapping_attempts"])
+            .and_then(|v| v.as_u64())
+            .is_some_and(|n| n > 0)
+    });
+    if overlapped {
+        rows.push((
+            "overlapping attempts".into(),
+            column(c, &ob("overlapping_attempts")),
+        ));
+    }
+    rows
+}
+
 /// The side-by-side table: one column per variant, one row per figure.
 /// `markdown` gives a GitHub table; else aligned plain text.
 pub fn table(c: &Comparison, markdown: bool) -> String {
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
-    let col = |f: &dyn Fn(&VariantResult) -> String| c.variants.iter().map(f).collect::<Vec<_>>();
-    let fig = |r: &VariantResult, path: &[&str]| -> Option<serde_json::Value> {
-        let mut v = r.summary.as_ref()?;
-        for p in path {
-            v = v.get(*p)?;
-        }
-        Some(v.clone())
-    };
-    let num = |r: &VariantResult, path: &[&str]| {
-        fig(r, path).map_or("-".to_string(), |v| match v.as_f64() {
-            Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
-            Some(x) => format!("{x:.1}"),
-            None => v.to_string(),
-        })
-    };
+    let col = |f: &dyn Fn(&VariantResult) -> String| column(c, f);
     rows.push(("expect".into(), col(&|r| r.expect.to_string())));
     rows.push((
         "exit".into(),
@@ -368,26 +512,10 @@ pub fn table(c: &Comparison, markdown: bool) -> String {
             }),
         ));
     }
-    rows.push(("events".into(), col(&|r| num(r, &["events"]))));
-    rows.push(("duration s".into(), col(&|r| num(r, &["duration_s"]))));
-    for k in ["total", "ingest", "resolve"] {
-        rows.push((
-            format!("throughput {k} ops/s"),
-            col(&|r| num(r, &["throughput_ops_per_s", k])),
-        ));
-    }
-    for kind in ["ingest", "resolve"] {
-        for p in ["p50", "p99", "p999", "max"] {
-            rows.push((
-                format!("{kind} latency {p} µs"),
-                col(&|r| num(r, &["latency_us", kind, p])),
-            ));
-        }
-    }
-    rows.push((
-        "stranded events".into(),
-        col(&|r| num(r, &["stranded_events"])),
-    ));
+    rows.extend(match c.workload.as_str() {
+        "outbox" => rows_outbox(c),
+        _ => rows_groups(c),
+    });
     rows.push((
         "faults injected".into(),
         col(&|r| match fig(r, &["faults_injected"]) {

@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod audit_outbox;
 pub mod checker;
 pub mod cli;
 pub mod client;
@@ -33,6 +34,7 @@ pub mod merge;
 pub mod nemesis;
 pub mod outbox_http;
 pub mod outbox_http_runtime;
+pub mod outbox_lease;
 pub mod outbox_run;
 pub mod outbox_runtime;
 pub mod probe;

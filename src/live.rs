@@ -77,6 +77,7 @@ pub struct Live {
     pub faults: Option<Arc<FaultPlan>>,
     verdicts: Mutex<Option<Verdicts>>,
     load_ns: AtomicU64,
+    outbox: Mutex<Option<OutboxLive>>,
 }
 
 /// The end of a run, for the verdict panel.
@@ -106,6 +107,7 @@ impl Live {
             faults,
             verdicts: Mutex::new(None),
             load_ns: AtomicU64::new(0),
+            outbox: Mutex::new(None),
         }
     }
 
@@ -137,6 +139,11 @@ impl Live {
     /// set it.
     pub fn set_elapsed(&self, ns: u64) {
         self.load_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// Outbox runs: the queue's figures now.
+    pub fn set_outbox(&self, o: OutboxLive) {
+        *self.outbox.lock().expect("outbox figures") = Some(o);
     }
 
     /// Hands over the verdicts (the phase becomes done).
@@ -192,8 +199,31 @@ impl Live {
             faults_injected,
             faults_active,
             verdicts: self.verdicts.lock().expect("verdicts").clone(),
+            outbox: self.outbox.lock().expect("outbox figures").clone(),
         }
     }
+}
+
+/// The outbox figures a watcher shows (outbox runs only): the queue's
+/// and the handlers' counts so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutboxLive {
+    /// Deliveries of the queue (messages x deliveries).
+    pub deliveries: u64,
+    /// Attempts started.
+    pub attempts: u64,
+    /// Deliveries acked.
+    pub acked: u64,
+    /// Attempts on a delivery handed out before (redeliveries).
+    pub redelivered: u64,
+    /// Deliveries given up after their budget.
+    pub given_up: u64,
+    /// Attempts that lost a compare-and-swap.
+    pub cas_lost: u64,
+    /// Attempts a crash fault ended.
+    pub crashed: u64,
+    /// Attempts started while another of the same delivery ran (leases).
+    pub overlapping: u64,
 }
 
 /// Everything a watcher shows, at one instant.
@@ -225,6 +255,8 @@ pub struct Snapshot {
     pub faults_active: Vec<String>,
     /// The verdicts, once the audit is done.
     pub verdicts: Option<Verdicts>,
+    /// Outbox runs: the queue's figures (None for groups).
+    pub outbox: Option<OutboxLive>,
 }
 
 impl Snapshot {

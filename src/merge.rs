@@ -542,6 +542,16 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
     let header = audit::read_header(&history)
         .map_err(|e| MergeError::Input(format!("{e:#}")))?
         .ok_or_else(|| MergeError::Input(format!("{}: no history header", history.display())))?;
+    if header.workload == "outbox" {
+        // Outbox runs have no shards (`--shard` is refused for them): a
+        // merge would have nothing to join, so say so plainly.
+        return Err(MergeError::Input(format!(
+            "{} is an outbox run folder: `specstorm merge` joins the shards of one sharded \
+             run, and shards are HTTP groups runs only (workload = \"outbox\" runs whole; \
+             audit its folder with `specstorm audit`)",
+            dir.display()
+        )));
+    }
     let Some(shard) = header.shard.clone() else {
         return Err(MergeError::Input(format!(
             "{} is not a shard: its history header has no shard (run with --shard i/n --run-id ID)",

@@ -164,8 +164,16 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
     });
     let q = shared.queue.into_inner().expect("queue");
     let p = &shared.plan;
+    let (overlapping_attempts, lease_expired, late_acks) = q
+        .leases
+        .as_ref()
+        .map_or((0, 0, 0), |l| (l.overlapping, l.expired, l.late_acks));
     OutboxHttpOutcome {
         outcome: OutboxOutcome {
+            redelivered: q.redelivered,
+            overlapping_attempts,
+            lease_expired,
+            late_acks,
             stats: p.live.merged(),
             elapsed_ns: p.clock.now() - started,
             ops: shared.next_op.load(Ordering::Relaxed),
@@ -251,7 +259,7 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
         p.sink.send(batch);
         let acked = answer.kind == CompletionType::Ok;
         sh.count(&answer);
-        sh.queue.lock().expect("queue").settle(key, acked);
+        sh.queue.lock().expect("queue").settle(key, attempt, acked);
         slot.lock().expect("stats slot").record_op(
             OpKind::Handle,
             answer.kind,

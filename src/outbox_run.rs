@@ -5,8 +5,9 @@
 //! snapshot (HTTP: `GET /v1/outbox/export`), audit them with the outbox checkers,
 //! and save the same run folder as groups (summary.json, checks.json,
 //! junit.xml, history.jsonl, latency.hlog). `run::run` and `specstorm
-//! check` hand outbox scenarios here; `compare`, `audit` and `merge` do
-//! not take them yet.
+//! check` hand outbox scenarios here; `compare` runs each variant through
+//! `run::run`, `audit` re-judges a folder with [`crate::audit_outbox`];
+//! `merge` refuses outbox folders (shards are HTTP groups runs only).
 
 use crate::checker::outbox::{self as checks, OutboxFacts};
 use crate::checker::CheckResult;
@@ -338,16 +339,7 @@ fn execute(
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures_of(&load.stats, duration_s, &OpKind::OUTBOX);
     let (expect, thresholds) = s.expectation();
-    let mut coverage = summary::Coverage {
-        events_counted: liveness.acked_messages,
-        probes: 0,
-        gaps: Vec::new(),
-    };
-    if liveness.acked_messages == 0 {
-        coverage
-            .gaps
-            .push("no message was acked, so the outbox invariants judged nothing".into());
-    }
+    let coverage = coverage(&liveness);
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
     let mut summary = Summary {
         schema_version: SUMMARY_SCHEMA_VERSION,
@@ -358,8 +350,9 @@ fn execute(
         target: target_desc,
         partial: interrupted,
         duration_s: (duration_s * 1000.0).round() / 1000.0,
-        events: cfg.messages,
-        events_per_s: summary::rate(liveness.acked_messages, duration_s),
+        // Groups-only figures: left out of summary.json (Summary::to_json).
+        events: 0,
+        events_per_s: 0.0,
         ops: fig.ops,
         throughput_ops_per_s: fig.throughput,
         latency_us: fig.latency_ok,
@@ -400,14 +393,15 @@ fn execute(
             cas_lost: load.cas_lost,
             crashed: load.crashed,
             errors: load.errors,
+            redelivered_attempts: load.redelivered,
+            overlapping_attempts: load.overlapping_attempts,
+            lease_expired: load.lease_expired,
+            late_acks: load.late_acks,
             acked_per_s: summary::rate(load.acked, duration_s),
             liveness,
         }),
     };
-    summary.thresholds = summary::judge_thresholds(
-        &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
-        &thresholds,
-    );
+    summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
     summary.exit = summary::exit(
         interrupted,
         target_error.as_deref(),
@@ -416,7 +410,7 @@ fn execute(
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
     let checks_json = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
     std::fs::write(run_dir.join("checks.json"), checks_json).map_err(anyhow::Error::from)?;
@@ -514,57 +508,27 @@ fn sqlite_phase(
     })()
 }
 
-/// The end-of-run text of an outbox run: the queue's figures, then the
-/// verdicts as groups prints them (without groups' events and resolves).
+/// What an outbox run exercised: the messages acked (a run that acked
+/// none judged nothing: a gap, exit 4). Shared by the run and its audit.
+pub fn coverage(liveness: &checks::Liveness) -> summary::Coverage {
+    let mut coverage = summary::Coverage {
+        events_counted: liveness.acked_messages,
+        probes: 0,
+        gaps: Vec::new(),
+    };
+    if liveness.acked_messages == 0 {
+        coverage
+            .gaps
+            .push("no message was acked, so the outbox invariants judged nothing".into());
+    }
+    coverage
+}
+
+/// The end-of-run text of an outbox run: the human summary, whose load
+/// part is the outbox's own (queue, attempts, leases, liveness) and which
+/// has no groups figures (events, resolves, stranded events).
 pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-    let mut o = String::new();
-    if let Some(ob) = &s.outbox {
-        let lv = &ob.liveness;
-        o.push_str(&format!(
-            "specstorm: {} / {} on {}, seed {}{}\n  outbox: {} messages x {} deliveries, {} \
-             handlers, {:.1}s: {} attempts, {} deliveries acked ({:.0}/s), {} given up, {} \
-             lost CAS, {} crashed, {} errors\n  messages acked {}/{}, redeliveries {}, \
-             drained {}, liveness {}\n",
-            s.scenario,
-            s.variant,
-            s.target,
-            s.seed,
-            if s.partial {
-                " (PARTIAL: interrupted)"
-            } else {
-                ""
-            },
-            ob.messages,
-            ob.deliveries,
-            ob.handlers,
-            s.duration_s,
-            ob.attempts,
-            ob.acked_deliveries,
-            ob.acked_per_s,
-            ob.given_up_deliveries,
-            ob.cas_lost,
-            ob.crashed,
-            ob.errors,
-            lv.acked_messages,
-            lv.messages,
-            lv.redeliveries,
-            lv.drained,
-            match lv.holds {
-                Some(true) => "holds".to_string(),
-                Some(false) => format!("VIOLATED (unacked: {:?})", lv.unacked),
-                None => "not judged (faults, or the queue did not drain)".to_string(),
-            }
-        ));
-    }
-    // The groups renderer's verdict part, from "invariants" on.
-    let full = crate::report::human::render(s, results, run_dir);
-    if let Some(at) = full.find("invariants (expected") {
-        let tail = &full[at..];
-        // Groups' stranded-events line means nothing here.
-        for line in tail.lines().filter(|l| !l.starts_with("stranded events")) {
-            o.push_str(line);
-            o.push('\n');
-        }
-    }
-    o.trim_end().to_string()
+    crate::report::human::render(s, results, run_dir)
+        .trim_end()
+        .to_string()
 }

@@ -12,8 +12,9 @@
 use crate::client::sqlite::{exec_step, StepError};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
-use crate::live::{Live, Phase};
+use crate::live::{Live, OutboxLive, Phase};
 use crate::nemesis::{draw_rng, Recorder};
+use crate::outbox_lease::{Leases, Settle};
 use crate::runtime::{wall_ms, Clock, Control};
 use crate::scenario::{CrashPer, FaultKind, FaultOps, OutboxConfig, Scenario};
 use crate::statements::OutboxVariant;
@@ -33,7 +34,9 @@ pub type Key = (i64, u32);
 
 /// The bench's input queue: every (msg, dup) once, shuffled by the seed; a
 /// failed attempt puts its delivery back at the tail, until the delivery's
-/// attempts reach `max_attempts` (then it is given up).
+/// attempts reach `max_attempts` (then it is given up). With
+/// `outbox.lease`, a delivery also goes back when its attempt outlives the
+/// lease ([`crate::outbox_lease`]).
 #[derive(Debug)]
 pub struct Queue {
     ready: VecDeque<Key>,
@@ -44,9 +47,13 @@ pub struct Queue {
     in_flight: u64,
     /// Deliveries acked.
     pub acked: u64,
+    /// Attempts started on a delivery that had been handed out before.
+    pub redelivered: u64,
     /// Deliveries given up, in the order they were.
     pub given_up: Vec<Key>,
     total: u64,
+    /// The lease book (None: no `outbox.lease`).
+    pub leases: Option<Leases>,
 }
 
 impl Queue {
@@ -64,8 +71,10 @@ impl Queue {
             max_attempts: cfg.max_attempts,
             in_flight: 0,
             acked: 0,
+            redelivered: 0,
             given_up: Vec::new(),
             total,
+            leases: cfg.lease.map(|l| Leases::new(l, total as usize)),
         }
     }
 
@@ -76,17 +85,68 @@ impl Queue {
     /// LockInMsg: the next delivery and its attempt number (1-based), or
     /// None when nothing is ready now (some may still come back).
     pub fn take(&mut self) -> Option<(Key, u32)> {
-        let key = self.ready.pop_front()?;
-        let i = self.slot(key);
-        self.attempts[i] += 1;
-        self.in_flight += 1;
-        Some((key, self.attempts[i]))
+        self.take_at(Instant::now())
     }
 
-    /// The attempt on `key` ended: acked, or back to the tail (given up
-    /// once its attempts reached the budget).
-    pub fn settle(&mut self, key: Key, acked: bool) {
+    /// [`Queue::take`] at `now` (leases expire by it; tests pass their own).
+    pub fn take_at(&mut self, now: Instant) -> Option<(Key, u32)> {
+        self.expire_leases(now);
+        loop {
+            let key = self.ready.pop_front()?;
+            let i = self.slot(key);
+            if self.leases.as_mut().is_some_and(|l| l.skip(i)) {
+                continue;
+            }
+            self.attempts[i] += 1;
+            self.in_flight += 1;
+            if self.attempts[i] > 1 {
+                self.redelivered += 1;
+            }
+            if let Some(l) = &mut self.leases {
+                l.taken(i, self.attempts[i], now);
+            }
+            return Some((key, self.attempts[i]));
+        }
+    }
+
+    /// Leases: deliveries whose attempt outlived the lease are handed out
+    /// next, while that attempt keeps running. They go to the head, not
+    /// the tail: an expired lease makes a message visible again where it
+    /// was (as a visibility timeout does), ahead of deliveries queued
+    /// after it; at the tail of a long queue the slow attempt would mostly
+    /// end before the redelivery, and the overlap would rarely happen.
+    fn expire_leases(&mut self, now: Instant) {
+        let Some(l) = &mut self.leases else { return };
+        let d = self.deliveries as usize;
+        for i in l
+            .expire(now, &self.attempts, self.max_attempts)
+            .into_iter()
+            .rev()
+        {
+            self.ready
+                .push_front(((i / d) as i64 + 1, (i % d) as u32 + 1));
+        }
+    }
+
+    /// Leases: what the end of attempt `attempt` on `key` does.
+    fn settle_leased(&mut self, key: Key, attempt: u32, acked: bool) {
+        let i = self.slot(key);
+        let Some(l) = &mut self.leases else { return };
+        match l.settle(i, attempt, acked, self.attempts[i], self.max_attempts) {
+            Settle::Acked => self.acked += 1,
+            Settle::Requeue => self.ready.push_back(key),
+            Settle::GiveUp => self.given_up.push(key),
+            Settle::Nothing => {}
+        }
+    }
+
+    /// The attempt `attempt` on `key` ended: acked, or back to the tail
+    /// (given up once its attempts reached the budget).
+    pub fn settle(&mut self, key: Key, attempt: u32, acked: bool) {
         self.in_flight -= 1;
+        if self.leases.is_some() {
+            return self.settle_leased(key, attempt, acked);
+        }
         if acked {
             self.acked += 1;
         } else if self.attempts[self.slot(key)] >= self.max_attempts {
@@ -123,6 +183,16 @@ pub struct OutboxOutcome {
     pub crashed: u64,
     /// Attempts ended by a SQLite error or the step bound.
     pub errors: u64,
+    /// Attempts started on a delivery handed out before.
+    pub redelivered: u64,
+    /// Leases: attempts started while an attempt of the same delivery
+    /// still ran; leases that ran out; acks after the delivery's first
+    /// (all 0 without `outbox.lease`).
+    pub overlapping_attempts: u64,
+    /// See `overlapping_attempts`.
+    pub lease_expired: u64,
+    /// See `overlapping_attempts`.
+    pub late_acks: u64,
 }
 
 /// Everything the handlers share.
@@ -188,7 +258,11 @@ pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcom
         loop {
             let now = plan.clock.now();
             plan.live.set_elapsed(now - started);
-            let drained = shared.queue.lock().expect("queue").drained();
+            let drained = {
+                let q = shared.queue.lock().expect("queue");
+                plan.live.set_outbox(live_figures(&shared, &q));
+                q.drained()
+            };
             if drained
                 || deadline.is_some_and(|d| now >= d)
                 || plan.control.stop.load(Ordering::Acquire)
@@ -204,7 +278,15 @@ pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcom
         }
     });
     let q = shared.queue.into_inner().expect("queue");
+    let (overlapping_attempts, lease_expired, late_acks) = q
+        .leases
+        .as_ref()
+        .map_or((0, 0, 0), |l| (l.overlapping, l.expired, l.late_acks));
     OutboxOutcome {
+        redelivered: q.redelivered,
+        overlapping_attempts,
+        lease_expired,
+        late_acks,
         stats: plan.live.merged(),
         elapsed_ns: plan.clock.now() - started,
         ops: shared.next_op.load(Ordering::Relaxed),
@@ -214,6 +296,20 @@ pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcom
         cas_lost: shared.cas_lost.load(Ordering::Relaxed),
         crashed: shared.crashed.load(Ordering::Relaxed),
         errors: shared.errors.load(Ordering::Relaxed),
+    }
+}
+
+/// The queue's and the handlers' figures now, for the watchers.
+fn live_figures(shared: &Shared<'_>, q: &Queue) -> OutboxLive {
+    OutboxLive {
+        deliveries: q.total,
+        attempts: shared.next_op.load(Ordering::Relaxed),
+        acked: q.acked,
+        redelivered: q.redelivered,
+        given_up: q.given_up.len() as u64,
+        cas_lost: shared.cas_lost.load(Ordering::Relaxed),
+        crashed: shared.crashed.load(Ordering::Relaxed),
+        overlapping: q.leases.as_ref().map_or(0, |l| l.overlapping),
     }
 }
 
@@ -250,7 +346,7 @@ fn handler(shared: &Shared<'_>, worker: u32, conn: Connection) {
             .queue
             .lock()
             .expect("queue")
-            .settle(key, end == AttemptEnd::Acked);
+            .settle(key, attempt, end == AttemptEnd::Acked);
         slot.lock().expect("stats slot").record_op(
             OpKind::Handle,
             kind,

@@ -100,8 +100,8 @@ pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, Ru
     if scenario.workload == scenario::Workload::Outbox {
         // `run` and `check` hand outbox scenarios to `outbox_run` first.
         return Err(RunError::Input(
-            "workload = \"outbox\" is supported by `specstorm run` and `specstorm check` \
-             only (compare, audit and merge: not yet)"
+            "workload = \"outbox\" is prepared by its own runner (`run`, `check`, `compare` \
+             and `audit` take it); `merge` does not: shards are HTTP groups runs only"
                 .into(),
         ));
     }

@@ -309,9 +309,10 @@ fn busy_errors_become_op_outcomes_and_stranded_events_are_explained() {
         out.to_str().unwrap(),
     ]);
     let s = summary(&out);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
+    // 0, or 4 when the contention left no probe of a resolved group (a
+    // coverage gap, which depends on scheduling): never a violation.
+    assert!(
+        matches!(o.status.code(), Some(0 | 4)),
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
@@ -449,8 +450,10 @@ fn ci_style_run_prints_plain_progress_lines_only() {
         String::from_utf8_lossy(&o.stderr),
     );
     assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'));
+    // One line every 2 s of a 4.5 s load: how many fit depends on the
+    // machine's load, so only "at least one" is asserted, never a time.
     let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("ops/s p99")).collect();
-    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(!lines.is_empty() && lines.len() <= 3, "{stderr}");
     // And one more when the load is over, so a long audit is no silence.
     assert!(stderr.contains("load stopped; ops in flight finish, then the audit runs"));
     for l in &lines {
@@ -459,6 +462,13 @@ fn ci_style_run_prints_plain_progress_lines_only() {
             "{l}"
         );
     }
-    assert!(lines[0].starts_with("[    2.0s]"), "{stderr}");
+    // `[  elapsed s]` leads every line (its value is the machine's).
+    for l in &lines {
+        let stamp = l.split(']').next().unwrap_or("");
+        assert!(
+            stamp.starts_with('[') && stamp.trim_end().ends_with('s'),
+            "{l}"
+        );
+    }
     assert!(stdout.contains("exit 0:"), "{stdout}");
 }

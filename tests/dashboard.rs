@@ -84,6 +84,7 @@ fn mid_run() -> Snapshot {
         faults_injected,
         faults_active: vec!["lock".into()],
         verdicts: None,
+        outbox: None,
     }
 }
 
@@ -522,4 +523,93 @@ fn same_arguments_same_frame() {
     let a = draw(160, 48, &after_verdict(), &r, COLOR);
     let b = draw(160, 48, &after_verdict(), &r, COLOR);
     assert_eq!(a, b);
+}
+
+/// An outbox run 3.5 s in: one op kind (`handle`), the queue's figures,
+/// leases that overlapped.
+fn outbox_mid_run() -> Snapshot {
+    let mut s = mid_run();
+    s.info.scenario = "outbox-lease".into();
+    s.info.variant = "outbox-protocol".into();
+    s.info.stop_duration = Some(Duration::from_secs(300));
+    s.elapsed_s = 3.5;
+    s.generated = 0;
+    s.duplicates = 0;
+    s.resolved = 0;
+    s.refused = 0;
+    s.regressed_seen = 0;
+    s.faults_active.clear();
+    s.faults_injected = [("crash", 412), ("pause", 97)]
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect();
+    s.ops = BTreeMap::from([(
+        "handle".to_string(),
+        Counts {
+            ok: 9120,
+            fail: 118,
+            info: 412,
+        },
+    )]);
+    s.latency = BTreeMap::from([(
+        "handle".to_string(),
+        lat(38.0, 81.0, 9100.0, 151000.0, 201000.0, 9120),
+    )]);
+    s.outbox = Some(specstorm::live::OutboxLive {
+        deliveries: 12000,
+        attempts: 9650,
+        acked: 9002,
+        redelivered: 655,
+        given_up: 0,
+        cas_lost: 118,
+        crashed: 412,
+        overlapping: 101,
+    });
+    s
+}
+
+#[test]
+fn outbox_mid_run_120x30() {
+    let snap = outbox_mid_run();
+    let t = text(&draw(120, 30, &snap, &Rates::new(60), COLOR));
+    // Outbox figures under outbox headings; no groups figure.
+    assert!(t.contains("outbox: 9002/12000 deliveries acked"), "{t}");
+    for want in [
+        "acked 9002/12000",
+        "attempts 9650",
+        "redelivered 655",
+        "cas lost 118",
+        "crashed 412",
+    ] {
+        assert!(t.contains(want), "{want} missing:\n{t}");
+    }
+    assert!(t.contains("overlapping 101"), "{t}");
+    for groups_only in ["duplicates", "events generated", "resolved", "ingest"] {
+        assert!(!t.contains(groups_only), "{groups_only} shown:\n{t}");
+    }
+    insta::assert_snapshot!("outbox_mid_run_120x30", t);
+    // Once judged: the verdicts, and no stranded events line.
+    let mut done = snap.clone();
+    done.phase = Phase::Done;
+    done.verdicts = Some(Verdicts {
+        invariants: vec![("AtMostOneStateChange".into(), Verdict::Holds, 0, None)],
+        stranded: 0,
+        exit: (0, "every invariant holds, as expected".into()),
+        run_dir: "results/outbox-lease".into(),
+    });
+    let t = text(&draw(120, 30, &done, &Rates::new(60), COLOR));
+    assert!(t.contains("AtMostOneStateChange"), "{t}");
+    assert!(!t.contains("stranded"), "{t}");
+}
+
+#[test]
+fn plain_progress_lines_carry_the_outbox_figures() {
+    let line = specstorm::watch::line(&outbox_mid_run(), &Rates::new(60));
+    assert!(line.contains("handle "), "{line}");
+    assert!(
+        line.contains("outbox acked 9002/12000 attempts 9650 redelivered 655 cas lost 118 crashed 412 overlapping 101"),
+        "{line}"
+    );
+    let groups = specstorm::watch::line(&mid_run(), &Rates::new(60));
+    assert!(!groups.contains("outbox"), "{groups}");
 }

@@ -56,15 +56,20 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             ""
         }
     );
-    let _ = writeln!(
-        o,
-        "  {} events in {:.1}s: {:.0} events/s accepted, {} duplicates rejected, {:.0} ops/s in all",
-        s.events,
-        s.duration_s,
-        s.events_per_s,
-        s.duplicates,
-        s.throughput_ops_per_s.get("total").copied().unwrap_or(0.0)
-    );
+    match &s.outbox {
+        Some(ob) => o.push_str(&super::human_outbox::load_lines(s, ob)),
+        None => {
+            let _ = writeln!(
+            o,
+            "  {} events in {:.1}s: {:.0} events/s accepted, {} duplicates rejected, {:.0} ops/s in all",
+            s.events,
+            s.duration_s,
+            s.events_per_s,
+            s.duplicates,
+            s.throughput_ops_per_s.get("total").copied().unwrap_or(0.0)
+        );
+        }
+    }
     for (kind, c) in &s.ops {
         let _ = writeln!(
             o,
@@ -84,12 +89,14 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             open.get("missed").copied().unwrap_or(0)
         );
     }
-    let _ = writeln!(
-        o,
-        "  resolves: {} resolved, {} refused",
-        s.resolves.get("resolved").copied().unwrap_or(0),
-        s.resolves.get("refused").copied().unwrap_or(0)
-    );
+    if s.outbox.is_none() {
+        let _ = writeln!(
+            o,
+            "  resolves: {} resolved, {} refused",
+            s.resolves.get("resolved").copied().unwrap_or(0),
+            s.resolves.get("refused").copied().unwrap_or(0)
+        );
+    }
     if !s.faults_injected.is_empty() {
         let _ = writeln!(o, "  faults injected: {}", per_kind(&s.faults_injected));
     }
@@ -121,6 +128,27 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
     for gap in &s.coverage.gaps {
         let _ = writeln!(o, "not exercised: {gap}");
     }
+    if s.outbox.is_none() {
+        stranded_line(&mut o, s);
+    }
+    if !s.thresholds.is_empty() {
+        let _ = writeln!(o, "thresholds:");
+        for t in &s.thresholds {
+            let mark = if t.passed { "met     " } else { "BREACHED" };
+            let actual = t
+                .actual
+                .map_or("no such figure".to_string(), |a| a.to_string());
+            let _ = writeln!(o, "  {mark} {}  (actual {actual})", t.threshold);
+        }
+    }
+    let _ = writeln!(o, "results: {run_dir}");
+    let _ = writeln!(o, "reproduce: {}", s.provenance.command);
+    let _ = writeln!(o, "exit {}: {}", s.exit.code, s.exit.rule);
+    o
+}
+
+/// Groups: the stranded-events line (an outbox run has no events).
+fn stranded_line(o: &mut String, s: &Summary) {
     let st = &s.stranded_events;
     let undetermined = if st.undetermined > 0 {
         format!(
@@ -145,18 +173,4 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             causes.join(", ")
         );
     }
-    if !s.thresholds.is_empty() {
-        let _ = writeln!(o, "thresholds:");
-        for t in &s.thresholds {
-            let mark = if t.passed { "met     " } else { "BREACHED" };
-            let actual = t
-                .actual
-                .map_or("no such figure".to_string(), |a| a.to_string());
-            let _ = writeln!(o, "  {mark} {}  (actual {actual})", t.threshold);
-        }
-    }
-    let _ = writeln!(o, "results: {run_dir}");
-    let _ = writeln!(o, "reproduce: {}", s.provenance.command);
-    let _ = writeln!(o, "exit {}: {}", s.exit.code, s.exit.rule);
-    o
 }

@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod folder;
 pub mod hlog;
 pub mod human;
+pub mod human_outbox;
 pub mod junit;
 pub mod plot;
 pub mod summary;

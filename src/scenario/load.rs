@@ -258,6 +258,9 @@ impl Scenario {
             if line == "[target]" && sqlite.path.is_none() {
                 out.push_str("# path: not set (target.db inside the run folder)\n");
             }
+            if line == "[outbox]" && self.outbox.as_ref().is_some_and(|o| o.lease.is_none()) {
+                out.push_str("# lease: not set (an attempt holds its delivery until it ends)\n");
+            }
             if line == "[stop]" && self.stop.duration.is_none() {
                 out.push_str("# duration: not set (no time limit)\n");
             }
@@ -591,6 +594,9 @@ const SCHEMA: &[Section] = &[
                 },
                 Some("100"),
             ),
+            // "0s" is how the file says "no lease" (as `stop.duration`):
+            // an attempt holds its delivery until it ends.
+            field("lease", Kind::Duration, Some("\"0s\"")),
         ],
     },
 ];
@@ -1738,7 +1744,7 @@ fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
                 &[table],
                 format!(
                     "[{table}] does not apply to workload = \"outbox\" (its load is set in \
-                     [outbox]: messages, deliveries, handlers, max_attempts)"
+                     [outbox]: messages, deliveries, handlers, max_attempts, lease)"
                 ),
             ));
         }
@@ -1774,6 +1780,22 @@ fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
                 ),
             ));
         }
+    }
+    check_lease(ctx, s)
+}
+
+/// `outbox.lease`: at least 1ms when set. A shorter lease would expire
+/// during nearly every attempt's first statement, so every delivery would
+/// run as a crowd of overlapping attempts: no longer the protocol's
+/// occasional slow handler but a different, pathological load.
+fn check_lease(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let lease = s.outbox.as_ref().and_then(|o| o.lease);
+    if lease.is_some_and(|l| l < std::time::Duration::from_millis(1)) {
+        return Err(ctx.error(
+            &["outbox", "lease"],
+            "`outbox.lease` must be at least 1ms (or \"0s\": no lease, an attempt holds its \
+             delivery until it ends)",
+        ));
     }
     Ok(())
 }

@@ -126,6 +126,18 @@ pub struct OutboxConfig {
     /// gives it up (default 100; >= 1). Every attempt counts: a crash, a
     /// lost compare-and-swap, an error.
     pub max_attempts: u32,
+    /// How long an attempt holds its delivery (None / "0s": until the
+    /// attempt ends, the default). With a lease, a delivery whose attempt
+    /// has not ended within it is delivered again (a new attempt, a new
+    /// tx_id) while the old attempt still runs: whichever acks first acks
+    /// the delivery; a later ack is recorded and harmless. An expired
+    /// lease counts as an attempt of the delivery's budget.
+    #[serde(
+        default,
+        with = "humantime_serde_compat::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub lease: Option<Duration>,
 }
 
 /// `target.kind`: what the load runs against.

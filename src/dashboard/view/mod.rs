@@ -14,7 +14,7 @@
 //! Texts too long for their place are truncated (`…`) or wrapped.
 
 use crate::checker::Verdict;
-use crate::live::{Phase, Rates, Snapshot, Verdicts};
+use crate::live::{OutboxLive, Phase, Rates, Snapshot, Verdicts};
 use crate::report::summary::Latency;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -80,7 +80,7 @@ pub fn render(frame: &mut Frame, snap: &Snapshot, rates: &Rates, ui: &UiState) {
     }
     if rest.height > 0 {
         match &snap.verdicts {
-            Some(v) => verdict_panel(frame, rest, v, &pal),
+            Some(v) => verdict_panel(frame, rest, v, snap.outbox.is_some(), &pal),
             None => live_panels(frame, rest, snap, rates, &pal),
         }
     }

@@ -223,7 +223,9 @@ pub(super) fn live_panels(
     // Faults are laid out at the width of the whole area less its border.
     let fault_items = fault_items(snap, pal);
     let fault_lines = pack(&fault_items, area.width.saturating_sub(2) as usize).len() as u16;
-    let p = plan(area, nk, fault_lines.min(20));
+    // Outbox: two more lines in the counts panel (the queue, the attempts).
+    let extra = if snap.outbox.is_some() { 2 } else { 0 };
+    let p = plan(area, nk + extra, fault_lines.min(20));
     if let Some(r) = p.counts {
         counts_panel(frame, r, snap, &kinds, pal);
     }
@@ -317,7 +319,16 @@ pub(super) fn counts_panel(
             lines[i + 1].extend(extra);
         }
     }
-    let title = format!("ops · {} events generated", snap.generated);
+    if let Some(o) = &snap.outbox {
+        lines.extend(outbox_lines(o, pal));
+    }
+    let title = match &snap.outbox {
+        Some(o) => format!(
+            "ops · outbox: {}/{} deliveries acked",
+            o.acked, o.deliveries
+        ),
+        None => format!("ops · {} events generated", snap.generated),
+    };
     let inner = panel(frame, r, &title, lines.len() as u16, pal);
     draw_lines(frame, inner, lines);
 }
@@ -353,6 +364,47 @@ pub(super) fn resolves(snap: &Snapshot, room: usize, pal: &Pal) -> Vec<Span<'sta
         }
     }
     build(&forms[2])
+}
+
+/// Outbox: the queue's and the attempts' figures, two lines under the
+/// kinds table (the one `handle` row has no room for them beside it).
+pub(super) fn outbox_lines(o: &OutboxLive, pal: &Pal) -> Vec<Vec<Span<'static>>> {
+    let line = |figs: Vec<(String, String, Style)>| -> Vec<Span<'static>> {
+        let mut out = Vec::new();
+        for (i, (name, n, style)) in figs.into_iter().enumerate() {
+            let lead = if i == 0 { " " } else { "  " };
+            out.push(Span::styled(format!("{lead}{name} "), pal.dim()));
+            out.push(Span::styled(n, style));
+        }
+        out
+    };
+    let plain = Style::default();
+    let queue = line(vec![
+        (
+            "acked".into(),
+            format!("{}/{}", o.acked, o.deliveries),
+            pal.fg(Color::Green),
+        ),
+        ("redelivered".into(), o.redelivered.to_string(), plain),
+        (
+            "given up".into(),
+            o.given_up.to_string(),
+            pal.alarm(o.given_up, Color::Yellow),
+        ),
+    ]);
+    let mut figs = vec![
+        ("attempts".to_string(), o.attempts.to_string(), plain),
+        ("cas lost".into(), o.cas_lost.to_string(), plain),
+        (
+            "crashed".into(),
+            o.crashed.to_string(),
+            pal.alarm(o.crashed, Color::Yellow),
+        ),
+    ];
+    if o.overlapping > 0 {
+        figs.push(("overlapping".into(), o.overlapping.to_string(), plain));
+    }
+    vec![queue, line(figs)]
 }
 
 pub(super) fn latency_cells(l: Option<&Latency>) -> Vec<String> {

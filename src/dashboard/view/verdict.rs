@@ -2,7 +2,8 @@
 
 use super::*;
 
-pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, pal: &Pal) {
+/// `outbox`: an outbox run, which has no stranded events to show.
+pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, outbox: bool, pal: &Pal) {
     // Content at the width inside a border; whether the border fits is
     // decided once the lines are counted.
     let bordered = area.width >= 20 && area.height >= 5;
@@ -45,13 +46,15 @@ pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, pal: &P
         }
     }
     lines.push((5, Vec::new()));
-    lines.push((
-        2,
-        vec![
-            Span::styled(" stranded events ", pal.dim()),
-            Span::styled(v.stranded.to_string(), pal.alarm(v.stranded, Color::Yellow)),
-        ],
-    ));
+    if !outbox {
+        lines.push((
+            2,
+            vec![
+                Span::styled(" stranded events ", pal.dim()),
+                Span::styled(v.stranded.to_string(), pal.alarm(v.stranded, Color::Yellow)),
+            ],
+        ));
+    }
     let code_style = match v.exit.0 {
         0 => pal.bold(Color::Green),
         4 | 130 => pal.bold(Color::Yellow),

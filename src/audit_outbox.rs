@@ -1,0 +1,96 @@
+//! `specstorm audit RUN_DIR` on an outbox run folder: the outbox checkers
+//! run again over the saved `history.jsonl` (as [`OutboxFacts`]) and
+//! `target.db` (read through the saved `variant.sql`'s `export.*`
+//! statements, as the run read it), and their verdicts are compared with
+//! the run's `checks.json`; the history must also still hold the ops the
+//! run's `summary.json` recorded. The result is the groups audit's
+//! [`Audit`] (no stranded events), so `audit.json` and the exit rule are
+//! the same for both workloads.
+
+use crate::audit::{
+    compare, exit_for, open_db, read_saved, read_summary, recorded_changes, Audit, AuditError,
+};
+use crate::checker::outbox::{check_all, tables, OutboxFacts};
+use crate::history::{reader, Entry, Footer};
+use crate::report::summary::{Exit, ThresholdOutcome};
+use std::path::Path;
+
+/// Audits the outbox run folder `run_dir` from its files (`history`,
+/// `checks`, `scenario`, `db`: paths the caller found there). Errors: the
+/// saved scenario or statement file cannot be used (exit 2); the history
+/// or the database cannot be read (exit 3).
+pub fn judge(
+    run_dir: &Path,
+    history: &Path,
+    checks: &Path,
+    scenario: &Path,
+    db: &Path,
+) -> Result<Audit, AuditError> {
+    let p = crate::outbox_run::prepare(Some(scenario), &[])
+        .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
+    let saved = read_saved(checks)?;
+    let bad = |e: anyhow::Error| AuditError::Unreadable(format!("{e:#}"));
+    let mut footer: Option<Footer> = None;
+    let facts = OutboxFacts::read(reader::read(history).map_err(bad)?.inspect(|e| {
+        if let Ok(Entry::Footer(f)) = e {
+            footer = Some(f.clone());
+        }
+    }))
+    .map_err(bad)?;
+    if facts.header.is_none() {
+        return Err(AuditError::Unreadable(format!(
+            "{}: its header has no outbox queue (messages, deliveries): not an outbox history \
+             a run wrote",
+            history.display()
+        )));
+    }
+    let mut conn = open_db(db)?;
+    let mut tables = tables::read(&mut conn, &p.variant, &|| 0)
+        .map_err(|e| AuditError::Unreadable(format!("{}: {e}", db.display())))?;
+    if let Some([a, b]) = footer.as_ref().and_then(|f| f.tables_read) {
+        (tables.read_start, tables.read_end) = (a, b);
+    }
+    let (results, liveness) = check_all(&facts, &tables);
+    let coverage = crate::outbox_run::coverage(&liveness);
+    let mut differences = compare(&saved, &results);
+    // Same verdicts over a changed history would confirm nothing.
+    let saved_summary = read_summary(run_dir);
+    let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
+    differences.extend(recorded_changes(
+        &saved_summary,
+        footer.is_some(),
+        facts.attempts.len() as u64,
+        unfinished,
+    ));
+    let partial = footer.as_ref().is_some_and(|f| f.partial);
+    let exit = if differences.is_empty() {
+        // The thresholds judged the run's load figures: the saved ones.
+        let thresholds: Vec<ThresholdOutcome> =
+            serde_json::from_value(saved_summary["thresholds"].clone()).unwrap_or_default();
+        exit_for(
+            partial,
+            &results,
+            &coverage,
+            &p.scenario.expectation().0,
+            &thresholds,
+        )
+    } else {
+        Exit {
+            code: 3,
+            rule: format!(
+                "the audit cannot confirm the run: {} difference(s) from the run's records",
+                differences.len()
+            ),
+        }
+    };
+    Ok(Audit {
+        run_dir: run_dir.display().to_string(),
+        tables: "target.db".into(),
+        results,
+        stranded: Default::default(),
+        coverage,
+        same_as_run: differences.is_empty(),
+        differences,
+        exit,
+    })
+}
