@@ -18,8 +18,8 @@ use crate::outbox_lease::{Leases, Settle};
 use crate::runtime::{wall_ms, Clock, Control};
 use crate::scenario::{CrashPer, FaultKind, FaultOps, OutboxConfig, Scenario};
 use crate::statements::OutboxVariant;
-use crate::workload::outbox::{attempt_result, AttemptEnd};
-use crate::workload::{Next, StepMachine, Value};
+use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
+use crate::workload::{StepMachine, Value};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -576,41 +576,8 @@ fn attempt_once(
             break (end, kind, result);
         }
         n += 1;
-        match next {
-            Next::Continue => continue,
-            Next::Finished => break attempt_result(&m, AttemptEnd::Acked, None, ""),
-            Next::FailedIf { at } => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::CasLost,
-                    None,
-                    &format!("cas lost at step {}", program.steps[at].name),
-                )
-            }
-            Next::StepLimit { at } => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::Error,
-                    None,
-                    &format!(
-                        "step bound reached: {} steps executed (last {}) without ending",
-                        m.executed(),
-                        program.steps[at].name
-                    ),
-                )
-            }
-            Next::TooManyRows { at, rows } => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::Error,
-                    None,
-                    &format!(
-                        "step {} returned {rows} rows (at most one allowed)",
-                        program.steps[at].name
-                    ),
-                )
-            }
-            Next::Stopped { .. } => unreachable!("outbox refuses stop-if"),
+        if let Some(end) = end_after(&m, program, next) {
+            break end;
         }
     };
     let t1 = plan.clock.now();

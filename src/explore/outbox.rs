@@ -27,11 +27,10 @@ use super::db::{encode_value, rows_of};
 use super::groups::{machine_key, run_step, statement};
 use super::outbox_invariants;
 use super::world::{ExploreError, StepLabel, Violation, World};
-use crate::checker::outbox::{OutRow, OutboxTables, StateRow};
+use crate::checker::outbox::OutboxTables;
 use crate::scenario::Explore;
 use crate::statements::OutboxVariant;
 use crate::workload::{Next, StepMachine, Value};
-use rusqlite::types::Value as Sql;
 use rusqlite::Connection;
 use std::collections::BTreeSet;
 
@@ -239,59 +238,7 @@ impl<'v> OutboxWorld<'v> {
 /// # Errors
 /// An export statement failed.
 pub fn read_tables(db: &Connection, variant: &OutboxVariant) -> Result<OutboxTables, ExploreError> {
-    let mut t = OutboxTables::default();
-    let mut bad = Vec::new();
-    let rows = |sql: &str, n: usize| -> rusqlite::Result<Vec<Vec<Sql>>> {
-        let mut st = db.prepare_cached(sql)?;
-        let out = st
-            .query_map([], |r| (0..n).map(|i| r.get::<_, Sql>(i)).collect())?
-            .collect();
-        out
-    };
-    let mut int = |table: &str, col: &str, v: &Sql| -> Option<i64> {
-        match v {
-            Sql::Integer(i) => Some(*i),
-            Sql::Null => None,
-            other => {
-                bad.push(format!("{table}.{col} = {other:?}"));
-                None
-            }
-        }
-    };
-    for r in rows(&variant.export_state_log, 4)? {
-        let kind = match &r[3] {
-            Sql::Text(s) => s.clone(),
-            other => format!("{other:?}"),
-        };
-        t.state_log.push(StateRow {
-            ver: int("state_log", "ver", &r[0]),
-            msg_id: int("state_log", "msg_id", &r[1]),
-            tx_id: int("state_log", "tx_id", &r[2]),
-            kind,
-        });
-    }
-    if let Some(sql) = &variant.export_outbox {
-        let mut v = Vec::new();
-        for r in rows(sql, 2)? {
-            v.push((int("outbox", "msg_id", &r[0]), int("outbox", "ver", &r[1])));
-        }
-        t.outbox = Some(v);
-    }
-    for r in rows(&variant.export_out_queue, 3)? {
-        t.out_queue.push(OutRow {
-            seq: int("out_queue", "seq", &r[0]),
-            msg_id: int("out_queue", "msg_id", &r[1]),
-            ver: int("out_queue", "ver", &r[2]),
-        });
-    }
-    for r in rows(&variant.export_processed, 2)? {
-        t.processed.push((
-            int("processed", "msg_id", &r[0]),
-            int("processed", "dup_id", &r[1]),
-        ));
-    }
-    t.bad_values = bad;
-    Ok(t)
+    Ok(crate::checker::outbox::tables::read_rows(db, variant)?)
 }
 
 fn encode_set(set: &BTreeSet<Delivery>, out: &mut Vec<u8>) {

@@ -11,8 +11,8 @@ use crate::history::{CompletionType, OpResult};
 use crate::nemesis::draw_rng;
 use crate::runtime::wall_ms;
 use crate::statements::OpProgram;
-use crate::workload::outbox::{attempt_result, AttemptEnd};
-use crate::workload::{Next, StepMachine, Value};
+use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
+use crate::workload::{StepMachine, Value};
 use rand::RngExt;
 use rusqlite::{Connection, OptionalExtension};
 use std::time::Duration;
@@ -177,41 +177,8 @@ pub fn run_handle(
             break (end, kind, result);
         }
         n += 1;
-        match next {
-            Next::Continue => continue,
-            Next::Finished => break attempt_result(&m, AttemptEnd::Acked, None, ""),
-            Next::FailedIf { at } => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::CasLost,
-                    None,
-                    &format!("cas lost at step {}", program.steps[at].name),
-                )
-            }
-            Next::StepLimit { at } => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::Error,
-                    None,
-                    &format!(
-                        "step bound reached: {} steps executed (last {})",
-                        m.executed(),
-                        program.steps[at].name
-                    ),
-                )
-            }
-            Next::TooManyRows { at, rows } => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::Error,
-                    None,
-                    &format!(
-                        "step {} returned {rows} rows (at most one allowed)",
-                        program.steps[at].name
-                    ),
-                )
-            }
-            Next::Stopped { .. } => unreachable!("outbox refuses stop-if"),
+        if let Some(end) = end_after(&m, program, next) {
+            break end;
         }
     };
     let sent = if end == AttemptEnd::Acked {

@@ -15,7 +15,7 @@
 //! effect the spec's invariants see. The checkers never read `fail` as "no
 //! row written": they judge the final tables.
 
-use super::machine::StepMachine;
+use super::machine::{Next, StepMachine};
 use crate::history::{CompletionType, OpResult};
 
 /// How one attempt ended, for the queue and the counters.
@@ -31,6 +31,46 @@ pub enum AttemptEnd {
     Error,
     /// The user abandoned it between steps (second Ctrl-C).
     Aborted,
+}
+
+/// How an attempt ends after a step whose machine said `next`, in every
+/// runtime alike (in-process, the reference server): None while it goes
+/// on; else (end, completion type, result) as [`attempt_result`] gives.
+pub fn end_after(
+    m: &StepMachine<'_>,
+    program: &crate::statements::OpProgram,
+    next: Next,
+) -> Option<(AttemptEnd, CompletionType, OpResult)> {
+    Some(match next {
+        Next::Continue => return None,
+        Next::Finished => attempt_result(m, AttemptEnd::Acked, None, ""),
+        Next::FailedIf { at } => attempt_result(
+            m,
+            AttemptEnd::CasLost,
+            None,
+            &format!("cas lost at step {}", program.steps[at].name),
+        ),
+        Next::StepLimit { at } => attempt_result(
+            m,
+            AttemptEnd::Error,
+            None,
+            &format!(
+                "step bound reached: {} steps executed (last {}) without ending",
+                m.executed(),
+                program.steps[at].name
+            ),
+        ),
+        Next::TooManyRows { at, rows } => attempt_result(
+            m,
+            AttemptEnd::Error,
+            None,
+            &format!(
+                "step {} returned {rows} rows (at most one allowed)",
+                program.steps[at].name
+            ),
+        ),
+        Next::Stopped { .. } => unreachable!("outbox refuses stop-if"),
+    })
 }
 
 /// The completion of an attempt that ended as `end`; `maybe_applied` is

@@ -120,13 +120,28 @@ pub fn read(
 ) -> rusqlite::Result<OutboxTables> {
     let tx = conn.transaction()?;
     let read_start = now();
-    let mut t = OutboxTables {
-        read_start,
-        ..Default::default()
-    };
+    let mut t = read_rows(&tx, variant)?;
+    t.read_start = read_start;
+    t.read_end = now();
+    tx.commit()?;
+    Ok(t)
+}
+
+/// The canonical tables through the file's `export.*` statements, on
+/// `conn` as it is (no transaction, no read interval: [`read`] adds them
+/// for a load run; the explorer reads its in-memory state this way).
+/// Values of a wrong type are listed in `bad_values`, never dropped.
+///
+/// # Errors
+/// An export statement failed.
+pub fn read_rows(
+    conn: &rusqlite::Connection,
+    variant: &crate::statements::OutboxVariant,
+) -> rusqlite::Result<OutboxTables> {
+    let mut t = OutboxTables::default();
     let mut bad = Vec::new();
     let rows = |sql: &str, n: usize| -> rusqlite::Result<Vec<Vec<Sql>>> {
-        let mut st = tx.prepare(sql)?;
+        let mut st = conn.prepare_cached(sql)?;
         let out = st
             .query_map([], |r| (0..n).map(|i| r.get::<_, Sql>(i)).collect())?
             .collect();
@@ -175,7 +190,5 @@ pub fn read(
         ));
     }
     t.bad_values = bad;
-    t.read_end = now();
-    tx.commit()?;
     Ok(t)
 }
