@@ -180,26 +180,14 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     // history must be the one the run wrote (to the end, same op counts).
     let saved_summary = read_summary(run_dir);
     differences.extend(history_changes(&read, &saved_summary));
-    let exit = if differences.is_empty() {
-        // The thresholds judged the run's load figures: the saved ones.
-        let thresholds: Vec<ThresholdOutcome> =
-            serde_json::from_value(saved_summary["thresholds"].clone()).unwrap_or_default();
-        exit_for(
-            partial,
-            &results,
-            &coverage,
-            &p.scenario.expectation().0,
-            &thresholds,
-        )
-    } else {
-        Exit {
-            code: 3,
-            rule: format!(
-                "the audit cannot confirm the run: {} difference(s) from the run's records",
-                differences.len()
-            ),
-        }
-    };
+    let exit = audit_exit(
+        &differences,
+        partial,
+        &results,
+        &coverage,
+        &p.scenario.expectation().0,
+        &saved_summary,
+    );
     Ok(Audit {
         run_dir: run_dir.display().to_string(),
         tables: source.into(),
@@ -270,6 +258,32 @@ fn history_changes(read: &ReadHistory, summary: &serde_json::Value) -> Vec<Strin
         read.facts.ops,
         read.facts.unfinished,
     )
+}
+
+/// An audit's exit (both workloads): 3 when anything differs from the
+/// run's records (`differences`), else the run's rule over the audited
+/// results, with the thresholds the run judged (load figures, which an
+/// audit of the verdicts does not change: read from the saved summary).
+pub fn audit_exit(
+    differences: &[String],
+    partial: bool,
+    results: &[CheckResult],
+    coverage: &Coverage,
+    expect: &Expect,
+    saved_summary: &serde_json::Value,
+) -> Exit {
+    if !differences.is_empty() {
+        return Exit {
+            code: 3,
+            rule: format!(
+                "the audit cannot confirm the run: {} difference(s) from the run's records",
+                differences.len()
+            ),
+        };
+    }
+    let thresholds: Vec<ThresholdOutcome> =
+        serde_json::from_value(saved_summary["thresholds"].clone()).unwrap_or_default();
+    exit_for(partial, results, coverage, expect, &thresholds)
 }
 
 /// The exit code of audited results, by the run's own rule (cli.md: 130

@@ -8,11 +8,10 @@
 //! the same for both workloads.
 
 use crate::audit::{
-    compare, exit_for, open_db, read_saved, read_summary, recorded_changes, Audit, AuditError,
+    compare, open_db, read_saved, read_summary, recorded_changes, Audit, AuditError,
 };
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
 use crate::history::{reader, Entry, Footer};
-use crate::report::summary::{Exit, ThresholdOutcome};
 use std::path::Path;
 
 /// Audits the outbox run folder `run_dir` from its files (`history`,
@@ -63,26 +62,14 @@ pub fn judge(
         unfinished,
     ));
     let partial = footer.as_ref().is_some_and(|f| f.partial);
-    let exit = if differences.is_empty() {
-        // The thresholds judged the run's load figures: the saved ones.
-        let thresholds: Vec<ThresholdOutcome> =
-            serde_json::from_value(saved_summary["thresholds"].clone()).unwrap_or_default();
-        exit_for(
-            partial,
-            &results,
-            &coverage,
-            &p.scenario.expectation().0,
-            &thresholds,
-        )
-    } else {
-        Exit {
-            code: 3,
-            rule: format!(
-                "the audit cannot confirm the run: {} difference(s) from the run's records",
-                differences.len()
-            ),
-        }
-    };
+    let exit = crate::audit::audit_exit(
+        &differences,
+        partial,
+        &results,
+        &coverage,
+        &p.scenario.expectation().0,
+        &saved_summary,
+    );
     Ok(Audit {
         run_dir: run_dir.display().to_string(),
         tables: "target.db".into(),

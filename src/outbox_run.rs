@@ -18,7 +18,7 @@ use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
 use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::{FaultPlan, Recorder};
 use crate::outbox_runtime::{run_outbox, OutboxPlan};
-use crate::report::summary::{self, OutboxSummary, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::run::{RunError, RunOptions};
 use crate::runtime::{Clock, Control};
 use crate::scenario::{self, FaultKind, Scenario, TargetKind, Workload};
@@ -161,7 +161,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 "seed": s.seed,
                 "partial": matches!(e, RunError::Interrupted(_)),
                 "error": e.to_string(),
-                "provenance": provenance(opts, &p, started),
+                "provenance": crate::run::provenance(opts, &p.variant.file, p.scenario.seed, started),
                 "exit": { "code": e.exit_code(), "rule": e.to_string() },
             });
             let _ = std::fs::write(
@@ -170,24 +170,6 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
             );
             Err(e)
         }
-    }
-}
-
-fn provenance(opts: &RunOptions, p: &OutboxPrepared, started: SystemTime) -> Provenance {
-    Provenance {
-        tool: "specstorm".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        sqlite_version: rusqlite::version().into(),
-        scenario_file: opts.scenario.as_ref().map(|f| {
-            std::fs::canonicalize(f)
-                .unwrap_or_else(|_| f.clone())
-                .display()
-                .to_string()
-        }),
-        variant_file: p.variant.file.path.display().to_string(),
-        variant_sha256: p.variant.file.sha256.clone(),
-        started_utc: humantime::format_rfc3339_millis(started).to_string(),
-        command: crate::run::reproduce_command(opts, p.scenario.seed),
     }
 }
 
@@ -373,7 +355,7 @@ fn execute(
             ("ops".to_string(), serde_json::json!(facts.attempts.len())),
             ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
         ]),
-        provenance: provenance(opts, p, started),
+        provenance: crate::run::provenance(opts, &p.variant.file, p.scenario.seed, started),
         resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
         exit: summary::Exit {
             code: 0,

@@ -242,7 +242,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 "seed": s.seed,
                 "partial": matches!(e, RunError::Interrupted(_)),
                 "error": e.to_string(),
-                "provenance": provenance(opts, &p, started),
+                "provenance": provenance(opts, &p.variant.file, p.scenario.seed, started),
                 "exit": { "code": e.exit_code(), "rule": e.to_string() },
             });
             let _ = std::fs::write(
@@ -263,8 +263,15 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     }
 }
 
-/// Where the run came from, and the command that reproduces it.
-fn provenance(opts: &RunOptions, p: &Prepared, started: SystemTime) -> Provenance {
+/// Where the run came from, and the command that reproduces it (cli.md):
+/// tool and SQLite versions, scenario and statement files, the file's
+/// sha256, the UTC start. Shared by both workloads' runs.
+pub(crate) fn provenance(
+    opts: &RunOptions,
+    file: &crate::statements::StatementFile,
+    seed: u64,
+    started: SystemTime,
+) -> Provenance {
     Provenance {
         tool: "specstorm".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -275,10 +282,10 @@ fn provenance(opts: &RunOptions, p: &Prepared, started: SystemTime) -> Provenanc
                 .display()
                 .to_string()
         }),
-        variant_file: p.variant.file.path.display().to_string(),
-        variant_sha256: p.variant.file.sha256.clone(),
+        variant_file: file.path.display().to_string(),
+        variant_sha256: file.sha256.clone(),
         started_utc: humantime::format_rfc3339_millis(started).to_string(),
-        command: reproduce_command(opts, p.scenario.seed),
+        command: reproduce_command(opts, seed),
     }
 }
 
@@ -507,7 +514,7 @@ fn execute(
                 serde_json::json!(tables.groups.len()),
             ),
         ]),
-        provenance: provenance(opts, p, started),
+        provenance: provenance(opts, &p.variant.file, p.scenario.seed, started),
         resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
         expect: expect.clone(),
         thresholds: Vec::new(),
