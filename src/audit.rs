@@ -520,6 +520,24 @@ pub fn read_tables(
     namespace: &str,
     now: &dyn Fn() -> u64,
 ) -> rusqlite::Result<Tables> {
+    read_tables_with(
+        conn,
+        (&variant.export_events, &variant.export_groups),
+        namespace,
+        now,
+    )
+}
+
+/// [`read_tables`] with the two export queries given: `export.events`
+/// (id, project, fingerprint, ...) and `export.groups` (id, project,
+/// fingerprint, status, event_count), in that column order. Errors: a
+/// query SQLite refuses, or a row with fewer columns.
+pub fn read_tables_with(
+    conn: &mut Connection,
+    (export_events, export_groups): (&str, &str),
+    namespace: &str,
+    now: &dyn Fn() -> u64,
+) -> rusqlite::Result<Tables> {
     let tx = conn.transaction()?;
     let mut t = Tables {
         read_start: now(),
@@ -529,7 +547,7 @@ pub fn read_tables(
         namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
     };
     {
-        let mut st = tx.prepare(&variant.export_events)?;
+        let mut st = tx.prepare(export_events)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             let project = Value::from(r.get_ref(1)?);
@@ -543,7 +561,7 @@ pub fn read_tables(
         }
     }
     {
-        let mut st = tx.prepare(&variant.export_groups)?;
+        let mut st = tx.prepare(export_groups)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             let row = GroupRow {

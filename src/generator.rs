@@ -63,6 +63,20 @@ impl KeySpace {
         let gid = group_id(&project, &fingerprint);
         (project, fingerprint, gid)
     }
+
+    /// The group index of (project, fingerprint), the inverse of
+    /// [`KeySpace::names`]; None for names outside this key space (another
+    /// run's namespace, or rows the bench did not write).
+    pub fn index_of(&self, project: &str, fingerprint: &str) -> Option<u64> {
+        let p: u64 = project
+            .strip_prefix(self.namespace.as_str())?
+            .strip_prefix('p')?
+            .parse()
+            .ok()?;
+        let f: u64 = fingerprint.strip_prefix("fp")?.parse().ok()?;
+        let g = f.checked_mul(self.projects as u64)?.checked_add(p)?;
+        (p < self.projects as u64 && g < self.groups).then_some(g)
+    }
 }
 
 /// Runner i of n of one sharded run (`specstorm run --shard i/n`):

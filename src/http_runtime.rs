@@ -18,6 +18,7 @@ use crate::scenario::Scenario;
 use crate::server::routes::fault_header;
 use crate::statements::OpProgram;
 use crate::stats::Stats;
+use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -41,6 +42,23 @@ impl Nonconforming {
                 .push(example.to_string());
         }
     }
+}
+
+/// Reads (group id, project, fingerprint) of the service's groups from
+/// its own database (`api.group_ids = "audit"`).
+pub type GroupIdReader =
+    Arc<dyn Fn() -> Result<Vec<(String, String, String)>, String> + Send + Sync>;
+
+/// How resolvers learn the group ids the service computed.
+#[derive(Clone, Default)]
+pub enum GroupIdSource {
+    /// From the ingest answers only (the contract's way).
+    #[default]
+    Answers,
+    /// Also by asking `[api.lookup]` for a group a resolver lacks.
+    Lookup,
+    /// Also from the service's database, read every 200 ms.
+    Database(GroupIdReader),
 }
 
 /// What every task shares, owned, so that tasks can be spawned onto the
@@ -76,6 +94,10 @@ struct Shared {
     kills: bool,
     /// The live figures the tasks record into.
     live: Arc<Live>,
+    /// Where resolvers learn group ids besides the answers.
+    ids: GroupIdSource,
+    /// The key space, to map a (project, fingerprint) read elsewhere to its group.
+    keys: crate::generator::KeySpace,
 }
 
 impl Shared {
@@ -127,6 +149,7 @@ pub fn run_load_http(
     control: Arc<Control>,
     client: HttpClient,
     nonconforming: Arc<Nonconforming>,
+    ids: GroupIdSource,
 ) -> LoadOutcome {
     let s = plan.scenario;
     let shared = Arc::new(Shared {
@@ -149,6 +172,8 @@ pub fn run_load_http(
         programs: (plan.variant.ingest.clone(), plan.variant.resolve.clone()),
         kills: plan.nemesis.plan.has(FaultKind::Kill),
         live: plan.live.clone(),
+        ids,
+        keys: crate::generator::KeySpace::new(&s.keys, plan.namespace),
     });
     // Two workers: each task runs next to the connection it uses.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -172,6 +197,9 @@ pub fn run_load_http(
                 s.load.ingesters + r,
                 r,
             )));
+        }
+        if let GroupIdSource::Database(read) = &shared.ids {
+            tokio::spawn(poll_group_ids(shared.clone(), read.clone()));
         }
         let work = async {
             for t in tasks {
@@ -291,31 +319,77 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
     let plan = shared;
     let slot = shared.live.slot(worker as usize);
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
-    let retries = plan.scenario.target.retries;
+    let batch = shared.client.mapping().ingest.batch.max(1) as usize;
     'ops: while !plan.control.stop.load(Ordering::Acquire) {
-        let Some(op) = next_ingest(&shared.gen, &shared.live) else {
+        // Up to `batch` ops per request (envelope APIs); one otherwise.
+        let mut ops = Vec::with_capacity(batch);
+        while ops.len() < batch {
+            match next_ingest(&shared.gen, &shared.live) {
+                Some(op) => ops.push(op),
+                None => break,
+            }
+        }
+        if ops.is_empty() {
             break;
-        };
-        if let Some(intended) = op.intended_ns {
+        }
+        // Open model: the batch leaves when its last op is due.
+        if let Some(intended) = ops.iter().filter_map(|o| o.intended_ns).max() {
             let now = plan.clock.now();
             if intended > now {
                 tokio::time::sleep(Duration::from_nanos(intended - now)).await;
                 if plan.control.stop.load(Ordering::Acquire) {
                     break;
                 }
-            } else if now - intended > late_after {
-                slot.lock().expect("stats slot").late += 1;
+            }
+            let now = plan.clock.now();
+            let late = ops
+                .iter()
+                .filter_map(|o| o.intended_ns)
+                .filter(|&i| now.saturating_sub(i) > late_after)
+                .count() as u64;
+            slot.lock().expect("stats slot").late += late;
+        }
+        // The events of one request share their project (the request's
+        // path or envelope may name it).
+        let mut groups: Vec<Vec<IngestOp>> = Vec::new();
+        for op in ops {
+            match groups.iter_mut().find(|g| g[0].project == op.project) {
+                Some(g) => g.push(op),
+                None => groups.push(vec![op]),
             }
         }
-        // An indeterminate answer is sent again with the same event id, as
-        // a real client would, up to the retry budget.
-        for attempt in 0..=retries {
-            let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
-            let (tag, crash) = shared.tag(id, op.key ^ ((attempt as u64 & 0xff) << 40), true);
-            let invoke = Invoke {
+        for group in groups {
+            if !send_with_retries(shared, slot, worker, group).await {
+                break 'ops;
+            }
+        }
+    }
+    shared.ingesters_left.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Sends `ops` (one project) in one request; an indeterminate answer is
+/// sent again with the same event ids, as a real client would, up to the
+/// retry budget. Returns false when the target is gone (the ingester ends).
+async fn send_with_retries(
+    shared: &Shared,
+    slot: &Mutex<Stats>,
+    worker: u32,
+    mut ops: Vec<IngestOp>,
+) -> bool {
+    let plan = shared;
+    let retries = plan.scenario.target.retries;
+    for attempt in 0..=retries {
+        let first = shared
+            .next_op
+            .fetch_add(ops.len() as u64, Ordering::Relaxed);
+        let (tag, crash) = shared.tag(first, ops[0].key ^ ((attempt as u64 & 0xff) << 40), true);
+        let invokes: Vec<Invoke> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| Invoke {
                 delivery: None,
                 t: plan.clock.now(),
-                op: id,
+                op: first + i as u64,
                 worker,
                 f: OpKind::Ingest,
                 event_id: Some(op.event_id.clone()),
@@ -327,53 +401,58 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
                     .unwrap_or_default(),
                 attempt: Some(op.attempt),
                 intended: if attempt == 0 { op.intended_ns } else { None },
-            };
-            let answer = shared.client.ingest(&op, Some(&tag)).await;
-            shared.note_crash(id, crash, &answer);
-            record(
-                shared,
-                slot,
-                invoke,
-                &answer,
-                if attempt == 0 { op.intended_ns } else { None },
-            );
+            })
+            .collect();
+        let refs: Vec<&IngestOp> = ops.iter().collect();
+        let answers = shared.client.ingest_batch(&refs, Some(&tag)).await;
+        let mut again: Vec<IngestOp> = Vec::new();
+        let mut wait = None::<Duration>;
+        let mut refused = false;
+        for ((invoke, answer), op) in invokes.into_iter().zip(&answers).zip(ops) {
+            shared.note_crash(invoke.op, crash, answer);
+            let from = if attempt == 0 { op.intended_ns } else { None };
+            record(shared, slot, invoke, answer, from);
             if let Some(g) = &answer.group_id {
                 if shared.learned[op.group as usize].get().is_none() {
                     let _ = shared.learned[op.group as usize].set(g.clone());
                 }
             }
-            let refused = answer.kind == CompletionType::Fail
+            let this_refused = answer.kind == CompletionType::Fail
                 && answer.transport
                 && answer
                     .result
                     .error
                     .as_deref()
                     .is_some_and(|e| e.contains("connect"));
-            let again = match (answer.kind, answer.retry_after) {
+            refused |= this_refused;
+            let w = match (answer.kind, answer.retry_after) {
                 (CompletionType::Info, _) => Some(Duration::from_millis(5 << attempt.min(6))),
-                (CompletionType::Fail, Some(wait)) => Some(wait),
+                (CompletionType::Fail, Some(w)) => Some(w),
                 // The nemesis killed the server: wait for its restart.
-                (CompletionType::Fail, None) if refused && shared.kills => {
+                (CompletionType::Fail, None) if this_refused && shared.kills => {
                     Some(Duration::from_millis(50))
                 }
                 _ => None,
             };
-            match again {
-                Some(wait) if attempt < retries && !plan.control.stop.load(Ordering::Acquire) => {
-                    tokio::time::sleep(wait).await;
-                }
-                _ => {
-                    if refused && !shared.kills {
-                        // Refused connections: the target is gone.
-                        shared.dead.store(true, Ordering::Release);
-                        break 'ops;
-                    }
-                    continue 'ops;
-                }
+            if let Some(w) = w {
+                wait = Some(wait.map_or(w, |m| m.max(w)));
+                again.push(op);
             }
         }
+        match wait {
+            Some(w) if attempt < retries && !plan.control.stop.load(Ordering::Acquire) => {
+                tokio::time::sleep(w).await;
+                ops = again;
+            }
+            // Refused connections: the target is gone.
+            _ if refused && !shared.kills => {
+                shared.dead.store(true, Ordering::Release);
+                return false;
+            }
+            _ => return true,
+        }
     }
-    shared.ingesters_left.fetch_sub(1, Ordering::AcqRel);
+    true
 }
 
 async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
@@ -387,6 +466,9 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
         // Group ids are the service's: resolve only groups it has named.
         let known = shared.learned[op.group as usize].get().cloned();
         let Some(group_id) = known else {
+            if matches!(shared.ids, GroupIdSource::Lookup) {
+                learn_by_lookup(shared, &op.project, &op.fingerprint, op.group).await;
+            }
             tokio::time::sleep(Duration::from_millis(1)).await;
             continue;
         };
@@ -405,7 +487,10 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
             attempt: None,
             intended: None,
         };
-        let answer = shared.client.resolve(&group_id, Some(&tag)).await;
+        let answer = shared
+            .client
+            .resolve(&group_id, &op.project, &op.fingerprint, Some(&tag))
+            .await;
         shared.note_crash(id, crash, &answer);
         if answer.kind == CompletionType::Info
             || (answer.transport && answer.kind == CompletionType::Fail && shared.kills)
@@ -421,5 +506,36 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
             // Back to back, but never starving the ingesters' tasks.
             tokio::task::yield_now().await;
         }
+    }
+}
+
+/// Asks `[api.lookup]` for a group's id; an answer that is not the
+/// mapping's is reported as non-conforming (a lookup that never works would
+/// otherwise silently starve the resolvers).
+async fn learn_by_lookup(shared: &Shared, project: &str, fingerprint: &str, group: u64) {
+    match shared.client.lookup(project, fingerprint).await {
+        Ok(Some(id)) => {
+            let _ = shared.learned[group as usize].set(id);
+        }
+        Ok(None) => {}
+        Err(e) => shared.nonconforming.note(&format!("lookup: {e}")),
+    }
+    // At most one lookup per resolver every 10 ms.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+/// Reads the service's group ids from its database every 200 ms until the
+/// load stops. A database not there yet (nothing ingested) is retried.
+async fn poll_group_ids(shared: Arc<Shared>, read: GroupIdReader) {
+    while !shared.control.stop.load(Ordering::Acquire) {
+        let r = read.clone();
+        if let Ok(Ok(rows)) = tokio::task::spawn_blocking(move || r()).await {
+            for (id, project, fingerprint) in rows {
+                if let Some(g) = shared.keys.index_of(&project, &fingerprint) {
+                    let _ = shared.learned[g as usize].set(id);
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

@@ -448,6 +448,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         resolved_scenario,
         expect: expect.clone(),
         thresholds: Vec::new(),
+        precision: Vec::new(),
         exit: summary::Exit {
             code: 0,
             rule: String::new(),

@@ -349,6 +349,7 @@ fn execute(
         coverage,
         expect: expect.clone(),
         thresholds: Vec::new(),
+        precision: Vec::new(),
         history: BTreeMap::from([
             ("file".to_string(), serde_json::json!("history.jsonl")),
             ("bytes".to_string(), serde_json::json!(history_bytes)),

@@ -5,12 +5,15 @@
 use crate::checker::{check_all, CheckResult, Facts, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
+use crate::client::mapping::Mapping;
+use crate::client::service::Service;
+use crate::client::service_db;
 use crate::client::spawn::SpawnedServer;
 use crate::client::sqlite;
 use crate::history::reader;
 use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
-use crate::http_runtime::{run_load_http, Nonconforming};
+use crate::http_runtime::{run_load_http, GroupIdSource, Nonconforming};
 use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
 use crate::nemesis::kill::KillNemesis;
 use crate::nemesis::lock::LockNemesis;
@@ -19,6 +22,7 @@ use crate::nemesis::{FaultPlan, Recorder};
 use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::runtime::LoadOutcome;
 use crate::runtime::{run_load, Clock, Control, LoadPlan};
+use crate::scenario::api::{EventRows, GroupIds};
 use crate::scenario::{self, FaultKind, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
@@ -387,7 +391,12 @@ fn execute(
         shard: opts.shard,
     };
     let phase = if http {
-        http_phase(p, run_dir, &plan, control.clone())
+        let base = opts
+            .scenario
+            .as_deref()
+            .and_then(Path::parent)
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        http_phase(p, run_dir, &base, &plan, control.clone())
     } else {
         sqlite_phase(p, run_dir, &plan, control.clone())
     };
@@ -428,9 +437,11 @@ fn execute(
     // The audit: the checkers over the history and the final tables.
     // One pass over the history feeds the checkers and the latency log.
     let mut hlog = crate::report::hlog::Builder::default();
+    let mut ambiguous = crate::report::precision::AmbiguousOps::default();
     let facts = Facts::from_entries(reader::read(&history_path)?.inspect(|e| {
         if let Ok(e) = e {
             hlog.feed(e);
+            ambiguous.feed(e);
         }
     }))?;
     crate::report::hlog::write(
@@ -518,6 +529,7 @@ fn execute(
         resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
         expect: expect.clone(),
         thresholds: Vec::new(),
+        precision: crate::report::precision::losses(s, &ambiguous),
         exit: summary::Exit {
             code: 0,
             rule: String::new(),
@@ -695,6 +707,7 @@ fn sqlite_phase(
 fn http_phase(
     p: &Prepared,
     run_dir: &Path,
+    base: &Path,
     plan: &LoadPlan<'_>,
     control: Arc<Control>,
 ) -> Result<Phase, RunError> {
@@ -702,6 +715,32 @@ fn http_phase(
     let t = &s.target;
     let faults = &plan.nemesis.plan;
     let mut server = None;
+    // The loader compiled it already; the environment is read again here.
+    let mapping = Arc::new(
+        Mapping::compile(s.api.as_ref(), s.audit.as_ref())
+            .map_err(|e| RunError::Input(format!("{}: {}", e.path.join("."), e.reason)))?,
+    );
+    let audit = s.audit.clone().unwrap_or_default();
+    let run_dir_abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
+    // The service the scenario starts itself, stopped after the final read.
+    let mut service = match &t.command {
+        Some(command) => {
+            let command = command
+                .replace("{variant}", &variant::short_name(&s.variant))
+                .replace("{run_dir}", &run_dir_abs.display().to_string());
+            let workdir = base.join(t.workdir.as_deref().unwrap_or("."));
+            Some(
+                Service::start(
+                    &command,
+                    &workdir,
+                    &run_dir.join("service.log"),
+                    &mapping.secrets,
+                )
+                .map_err(RunError::Target)?,
+            )
+        }
+        None => None,
+    };
     let url = match &t.url {
         Some(url) => url.clone(),
         None => {
@@ -724,7 +763,10 @@ fn http_phase(
     };
     // A client's pooled connections belong to the runtime that opened them:
     // each runtime below gets a client of its own, or requests hang.
-    let client_of = |url: &str| HttpClient::new(url, t.connect_timeout, t.request_timeout);
+    let client_of = |url: &str| {
+        HttpClient::new(url, t.connect_timeout, t.request_timeout)
+            .map(|c| c.with_mapping(mapping.clone()))
+    };
     let probe = client_of(&url)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -734,7 +776,11 @@ fn http_phase(
     // A few tries within a bounded time, and a stop (q, Ctrl-C, SIGTERM)
     // ends the wait at once: a target that never answers must not hold
     // the user hostage.
-    let patience = (2 * t.request_timeout).max(Duration::from_secs(5));
+    let patience = if service.is_some() {
+        t.startup_timeout
+    } else {
+        (2 * t.request_timeout).max(Duration::from_secs(5))
+    };
     let until = std::time::Instant::now() + patience;
     let ready = loop {
         let answer = rt.block_on(async {
@@ -758,6 +804,13 @@ fn http_phase(
         };
         if answer.is_ok() || std::time::Instant::now() >= until {
             break answer;
+        }
+        // A started service that exited will never answer.
+        if let Some(Err(e)) = service.as_mut().map(Service::check) {
+            break Err(format!(
+                "{e}; see {}",
+                run_dir.join("service.log").display()
+            ));
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -798,7 +851,27 @@ fn http_phase(
         load_start,
         control.clone(),
     );
-    let load = run_load_http(plan, control, client_of(&load_url)?, nonconforming.clone());
+    let db =
+        |run_dir: &Path| service_db::locate(audit.sqlite.as_deref().unwrap_or(""), run_dir, base);
+    let ids = match mapping.group_ids {
+        GroupIds::Answer => GroupIdSource::Answers,
+        GroupIds::Lookup => GroupIdSource::Lookup,
+        GroupIds::Audit => {
+            let (audit, run_dir, base) = (audit.clone(), run_dir_abs.clone(), base.to_path_buf());
+            GroupIdSource::Database(Arc::new(move || {
+                let path =
+                    service_db::locate(audit.sqlite.as_deref().unwrap_or(""), &run_dir, &base)?;
+                service_db::group_ids(&path, &audit)
+            }))
+        }
+    };
+    let load = run_load_http(
+        plan,
+        control,
+        client_of(&load_url)?,
+        nonconforming.clone(),
+        ids,
+    );
     locks.stop();
     let mut target_error = kills.and_then(KillNemesis::stop);
     if let Some(p) = proxy.as_mut() {
@@ -810,25 +883,45 @@ fn http_phase(
     if !alive {
         target_error.get_or_insert("the spawned reference server died during the run".to_string());
     }
-    let export = run_dir.join("export.json");
-    let read_start = plan.clock.now();
-    let exported = rt.block_on(client_of(&url)?.export_to(&export));
-    let read_end = plan.clock.now();
+    if let Some(Err(e)) = service.as_mut().map(Service::check) {
+        target_error.get_or_insert(format!("{e} during the run"));
+    }
+    let final_read = if audit.sqlite.is_some() {
+        // The service's own database, through the scenario's export queries.
+        db(&run_dir_abs).and_then(|path| {
+            let tables =
+                service_db::read_final(&path, &audit, plan.namespace, &|| plan.clock.now())?;
+            service_db::copy(&path, &run_dir.join("target.db"))?;
+            Ok(tables)
+        })
+    } else {
+        let export = run_dir.join("export.json");
+        let read_start = plan.clock.now();
+        let exported = rt.block_on(client_of(&url)?.export_to(&export));
+        let read_end = plan.clock.now();
+        let mut tables = Tables {
+            read_start,
+            read_end,
+            ..Default::default()
+        };
+        exported
+            .map_err(|e| format!("the export could not be read: {e}"))
+            .and_then(|_| read_export(&export, plan.namespace, &mut tables))
+            .map(|()| tables)
+    };
     if let Some(srv) = server {
         srv.lock().expect("server").stop();
     }
-    let mut tables = Tables {
-        read_start,
-        read_end,
-        ..Default::default()
-    };
+    if let Some(svc) = service.as_mut() {
+        svc.stop();
+    }
     // Without the final tables nothing can be judged: an empty table set
     // would read as "acknowledged data lost", a false violation.
-    let tables = match exported
-        .map_err(|e| format!("the export could not be read: {e}"))
-        .and_then(|_| read_export(&export, plan.namespace, &mut tables))
-    {
-        Ok(()) => Some(tables),
+    let tables = match final_read.map(|mut t| {
+        t.events_pruned = audit.events == EventRows::Pruned;
+        t
+    }) {
+        Ok(tables) => Some(tables),
         Err(e) => {
             // A cause found earlier (a server that could not be restarted)
             // says more than the export that then failed.
@@ -840,7 +933,12 @@ fn http_phase(
     if n > 0 {
         let examples = nonconforming.examples.lock().expect("examples").join(" | ");
         target_error.get_or_insert(format!(
-            "{n} answers were not the contract's shape, e.g. {examples}"
+            "{n} answers were not the {}'s shape, e.g. {examples}",
+            if mapping.contract {
+                "contract"
+            } else {
+                "[api] mapping"
+            }
         ));
     }
     Ok(Phase {

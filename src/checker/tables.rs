@@ -70,6 +70,10 @@ pub struct Tables {
     pub read_start: u64,
     /// End of the snapshot's read transaction, ns since run start.
     pub read_end: u64,
+    /// The service deletes event rows (`audit.events = "pruned"`:
+    /// retention, sampling): a missing row proves nothing, and the checks
+    /// that count rows rest on the history alone.
+    pub events_pruned: bool,
 }
 
 impl Tables {

@@ -4,11 +4,15 @@
 //! bench reads answers" says; an answer that is not the contract's shape is
 //! `info` and is reported as non-conforming, with an example.
 
+use super::mapping::{Mapping, RequestTemplate};
+use super::template::Vars;
 use crate::history::{CompletionType, OpResult};
 use crate::nemesis::proxy;
+use crate::scenario::api::Meaning;
 use crate::workload::groups::IngestOp;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What one request produced.
@@ -71,21 +75,6 @@ pub fn excerpt(body: &str) -> String {
     s
 }
 
-/// The body of `POST /v1/events`, borrowed from the op (no copies).
-#[derive(serde::Serialize)]
-struct EventBody<'a> {
-    id: &'a str,
-    project: &'a str,
-    fingerprint: &'a str,
-    message: &'a str,
-}
-
-#[derive(Deserialize)]
-struct IngestAnswer {
-    accepted: bool,
-    group_id: String,
-}
-
 /// The answer of `POST /v1/messages` (outbox): `sent` may be null for a
 /// delivery that published nothing (a variant may skip its publish).
 #[derive(Deserialize)]
@@ -98,19 +87,6 @@ struct MessageAnswer {
 struct SentAnswer {
     msg_id: i64,
     ver: i64,
-}
-
-#[derive(Deserialize)]
-struct ResolvedAnswer {
-    resolved: bool,
-    event_count: i64,
-}
-
-#[derive(Deserialize)]
-struct RefusedAnswer {
-    resolved: bool,
-    status: String,
-    event_count: i64,
 }
 
 /// What the bench tells a request about itself: the op id and key (read
@@ -146,6 +122,8 @@ pub struct HttpClient {
     client: Client,
     base: Url,
     request_timeout: Duration,
+    /// How requests are made and answers read (the contract by default).
+    mapping: Arc<Mapping>,
 }
 
 impl HttpClient {
@@ -165,7 +143,72 @@ impl HttpClient {
             client,
             base,
             request_timeout: request,
+            mapping: Arc::new(Mapping::contract()),
         })
+    }
+
+    /// This client speaking `mapping` (a scenario's `[api]`) instead of
+    /// the contract.
+    pub fn with_mapping(mut self, mapping: Arc<Mapping>) -> Self {
+        self.mapping = mapping;
+        self
+    }
+
+    /// The mapping this client speaks.
+    pub fn mapping(&self) -> &Mapping {
+        &self.mapping
+    }
+
+    /// A request of `t` with `vars` filled in; `body` replaces the
+    /// template's body when given.
+    fn request(
+        &self,
+        t: &RequestTemplate,
+        vars: &Vars<'_>,
+        body: Option<String>,
+    ) -> reqwest::RequestBuilder {
+        let secrets = &self.mapping.secrets;
+        let path = t.path.render(vars, secrets);
+        let url = format!("{}{}", self.base.as_str().trim_end_matches('/'), path);
+        let mut req = match Url::parse(&url) {
+            Ok(u) => self.client.request(t.method.clone(), u),
+            // Unreachable for a base that parsed and a path that starts
+            // with '/': send it as text, and let reqwest say what is wrong.
+            Err(_) => self.client.request(t.method.clone(), url.as_str()),
+        };
+        for (name, value) in &t.headers {
+            req = req.header(name.clone(), value.render(vars, secrets));
+        }
+        let body = body.or_else(|| t.body.as_ref().map(|b| b.render(vars, secrets)));
+        if let Some(body) = body {
+            req = req
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body);
+        }
+        req
+    }
+
+    /// `text` with the mapping's secrets replaced by `${NAME}`.
+    pub fn redact(&self, text: &str) -> String {
+        if self.mapping.secrets.is_empty() {
+            text.to_string()
+        } else {
+            self.mapping.secrets.redact(text)
+        }
+    }
+
+    /// Sends and reads the whole answer; errors and bodies redacted.
+    async fn send(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<(StatusCode, Option<Duration>, String), Answer> {
+        match exchange(req).await {
+            Ok((status, wait, text)) => Ok((status, wait, self.redact(&text))),
+            Err(mut a) => {
+                a.result.error = a.result.error.map(|e| self.redact(&e));
+                Err(a)
+            }
+        }
     }
 
     /// The base URL.
@@ -182,103 +225,319 @@ impl HttpClient {
         u
     }
 
-    /// `GET /healthz`. Errors: unreachable, or not 200 (with what came back).
+    /// The health request (`api.health`, default `GET /healthz`).
+    /// Errors: unreachable, or not 2xx (with what came back).
     pub async fn healthz(&self) -> Result<(), String> {
-        let url = self.url(&["healthz"]);
-        match self.client.get(url.clone()).send().await {
-            Ok(r) if r.status() == StatusCode::OK => Ok(()),
-            Ok(r) => Err(format!("GET {url} answered {}", r.status())),
-            Err(e) => Err(format!("GET {url}: {}", describe(&e))),
+        let t = &self.mapping.health;
+        let what = format!("{} {}", t.what, self.base);
+        match self.request(t, &[], None).send().await {
+            Ok(r) if r.status().is_success() => Ok(()),
+            Ok(r) => Err(format!("{what} answered {}", r.status())),
+            Err(e) => Err(self.redact(&format!("{what}: {}", describe(&e)))),
         }
     }
 
-    /// `POST /v1/events`: one ingest attempt.
+    /// One ingest attempt (`[api.ingest]`, default `POST /v1/events`).
     /// `tag` (None outside a run) names the op to the fault proxy and
     /// carries the fault hook.
     pub async fn ingest(&self, op: &IngestOp, tag: Option<&Tag>) -> Answer {
-        let body = EventBody {
-            id: &op.event_id,
-            project: &op.project,
-            fingerprint: &op.fingerprint,
-            message: &op.message,
+        self.ingest_batch(&[op], tag)
+            .await
+            .pop()
+            .expect("one answer per op")
+    }
+
+    /// One request carrying `ops` (all of one project; at most
+    /// `api.ingest.batch` of them): one answer per op, in order. A whole
+    /// request that failed, timed out or was not understood gives every op
+    /// the same answer.
+    pub async fn ingest_batch(&self, ops: &[&IngestOp], tag: Option<&Tag>) -> Vec<Answer> {
+        let m = &self.mapping;
+        let i = &m.ingest;
+        let now = now_ms().to_string();
+        let vars_of = |op: &IngestOp| -> [(&'static str, String); 6] {
+            [
+                ("event_id", op.event_id.clone()),
+                ("project", op.project.clone()),
+                ("fingerprint", op.fingerprint.clone()),
+                ("message", op.message.clone()),
+                ("release", m.release.clone()),
+                ("now_ms", now.clone()),
+            ]
         };
-        let mut req = self.client.post(self.url(&["v1", "events"])).json(&body);
-        if let Some(t) = tag {
-            req = t.apply(req, "ingest");
-        }
-        let (status, retry_after, text) = match exchange(req).await {
+        let first = vars_of(ops[0]);
+        let first: Vec<(&str, &str)> = first.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let req = if i.request.body.is_some() {
+            let items: Vec<String> = ops
+                .iter()
+                .map(|op| {
+                    let v = vars_of(op);
+                    let v: Vec<(&str, &str)> = v.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    i.event.render(&v, &m.secrets)
+                })
+                .collect();
+            let items = items.join(",");
+            let mut vars = first.clone();
+            vars.push(("items", &items));
+            let body = i
+                .request
+                .body
+                .as_ref()
+                .expect("checked above")
+                .render(&vars, &m.secrets);
+            self.request(&i.request, &first, Some(body))
+        } else {
+            let body = i.event.render(&first, &m.secrets);
+            self.request(&i.request, &first, Some(body))
+        };
+        let req = match tag {
+            Some(t) => t.apply(req, "ingest"),
+            None => req,
+        };
+        let what = i.request.what.as_str();
+        let n = ops.len();
+        let (status, retry_after, text) = match self.send(req).await {
             Ok(x) => x,
-            Err(a) => return a,
+            Err(a) => return vec![a; n],
         };
-        match status.as_u16() {
-            200 => match serde_json::from_str::<IngestAnswer>(&text) {
-                Ok(a) => Answer {
-                    group_id: Some(a.group_id),
+        let meaning = i.codes.meaning(status.as_u16());
+        let (accepted_by_status, ok) = match meaning {
+            Some(Meaning::Accepted) => (Some(true), true),
+            Some(Meaning::Duplicate) => (Some(false), true),
+            Some(Meaning::Ok) => (None, true),
+            _ => (None, false),
+        };
+        if !ok {
+            return vec![by_meaning(meaning, status, &text, retry_after, what); n];
+        }
+        let needs_body = i.items.is_some()
+            || i.group_id.is_some()
+            || (accepted_by_status.is_none() && i.accepted.is_some());
+        let answer: serde_json::Value = if needs_body {
+            match serde_json::from_str(&text) {
+                Ok(v) => v,
+                Err(_) => return vec![Answer::nonconforming(what, status, &text); n],
+            }
+        } else {
+            serde_json::Value::Null
+        };
+        let items: Vec<&serde_json::Value> = match &i.items {
+            None => vec![&answer; n],
+            Some(p) => match answer.pointer(p).and_then(|v| v.as_array()) {
+                Some(a) if a.len() == n => a.iter().collect(),
+                _ => {
+                    return vec![
+                        Answer::nonconforming(
+                            &format!("{what} (expected {n} answers at {p})"),
+                            status,
+                            &text
+                        );
+                        n
+                    ]
+                }
+            },
+        };
+        items
+            .into_iter()
+            .map(|item| {
+                let (accepted, mut ambiguous) = match (accepted_by_status, &i.accepted) {
+                    (Some(a), _) => (Some(a), None),
+                    (None, Some(t)) => match t.eval(item) {
+                        Some(a) => (Some(a), None),
+                        None => return Answer::nonconforming(what, status, &text),
+                    },
+                    (None, None) => (
+                        None,
+                        Some("the answer does not say accepted or duplicate".to_string()),
+                    ),
+                };
+                let accepted = match accepted {
+                    Some(true) if i.may_drop => {
+                        ambiguous = Some(
+                            "accepted, but the service may drop an event it answers ok for \
+                             (api.ingest.may_drop)"
+                                .to_string(),
+                        );
+                        None
+                    }
+                    a => a,
+                };
+                let group_id = i
+                    .group_id
+                    .as_ref()
+                    .and_then(|p| item.pointer(p))
+                    .and_then(id_text);
+                Answer {
+                    group_id,
                     ..Answer::new(
                         CompletionType::Ok,
                         OpResult {
-                            accepted: Some(a.accepted),
+                            accepted,
+                            ambiguous,
                             ..Default::default()
                         },
                     )
-                },
-                Err(_) => Answer::nonconforming("POST /v1/events", status, &text),
-            },
-            _ => by_status(status, &text, retry_after, "POST /v1/events"),
-        }
+                }
+            })
+            .collect()
     }
 
-    /// `POST /v1/groups/{group_id}/resolve`: 200 resolved (ok, with the
-    /// count), 409 refused (fail, and a probe: status and count), 404 no
-    /// such group (fail).
-    pub async fn resolve(&self, group_id: &str, tag: Option<&Tag>) -> Answer {
-        let mut req = self
-            .client
-            .post(self.url(&["v1", "groups", group_id, "resolve"]));
+    /// One resolve of group `group_id` (`[api.resolve]`, default `POST
+    /// /v1/groups/{group_id}/resolve`): ok resolved (with the count where
+    /// the answer gives it), refused (fail, and a probe: status and count),
+    /// missing (fail).
+    pub async fn resolve(
+        &self,
+        group_id: &str,
+        project: &str,
+        fingerprint: &str,
+        tag: Option<&Tag>,
+    ) -> Answer {
+        let m = &self.mapping;
+        let r = &m.resolve;
+        let now = now_ms().to_string();
+        let vars = [
+            ("group_id", group_id),
+            ("project", project),
+            ("fingerprint", fingerprint),
+            ("release", m.release.as_str()),
+            ("now_ms", now.as_str()),
+        ];
+        let mut req = self.request(&r.request, &vars, None);
         if let Some(t) = tag {
             req = t.apply(req, "resolve");
         }
-        let (status, retry_after, text) = match exchange(req).await {
+        let (status, retry_after, text) = match self.send(req).await {
             Ok(x) => x,
             Err(a) => return a,
         };
-        let what = "POST /v1/groups/{id}/resolve";
-        match status.as_u16() {
-            200 => match serde_json::from_str::<ResolvedAnswer>(&text) {
-                Ok(a) if a.resolved => Answer::new(
+        let what = r.request.what.as_str();
+        let meaning = r.codes.meaning(status.as_u16());
+        let json = || serde_json::from_str::<serde_json::Value>(&text).ok();
+        match meaning {
+            Some(Meaning::Ok) => {
+                let needs = r.resolved.is_some() || r.event_count.is_some();
+                let v = if needs {
+                    json()
+                } else {
+                    Some(serde_json::Value::Null)
+                };
+                let Some(v) = v else {
+                    return Answer::nonconforming(what, status, &text);
+                };
+                if let Some(t) = &r.resolved {
+                    if t.eval(&v) != Some(true) {
+                        return Answer::nonconforming(what, status, &text);
+                    }
+                }
+                let (event_count, ambiguous) = match &r.event_count {
+                    Some(p) => match v.pointer(p).and_then(serde_json::Value::as_i64) {
+                        Some(c) => (Some(c), None),
+                        None => return Answer::nonconforming(what, status, &text),
+                    },
+                    None => (
+                        None,
+                        Some("the answer does not give the count the resolve saw".to_string()),
+                    ),
+                };
+                Answer::new(
                     CompletionType::Ok,
                     OpResult {
                         resolved: Some(true),
-                        event_count: Some(a.event_count),
+                        event_count,
+                        ambiguous,
                         ..Default::default()
                     },
-                ),
-                _ => Answer::nonconforming(what, status, &text),
-            },
-            409 => match serde_json::from_str::<RefusedAnswer>(&text) {
-                Ok(a) if !a.resolved => Answer::new(
-                    CompletionType::Fail,
-                    OpResult {
-                        resolved: Some(false),
-                        status: Some(a.status),
-                        event_count: Some(a.event_count),
-                        ..Default::default()
-                    },
-                ),
+                )
+            }
+            Some(Meaning::Refused) => {
+                let refused = |status_read: Option<String>, count: Option<i64>| {
+                    Answer::new(
+                        CompletionType::Fail,
+                        OpResult {
+                            resolved: Some(false),
+                            status: status_read,
+                            event_count: count,
+                            ..Default::default()
+                        },
+                    )
+                };
                 // Refused all the same, but no probe can be taken from it.
-                _ => Answer {
+                let unreadable = || Answer {
                     kind: CompletionType::Fail,
                     ..Answer::nonconforming(what, status, &text)
-                },
-            },
-            404 => Answer::new(
+                };
+                if r.resolved.is_none() && r.status.is_none() && r.event_count.is_none() {
+                    return refused(None, None);
+                }
+                let Some(v) = json() else {
+                    return unreadable();
+                };
+                if let Some(t) = &r.resolved {
+                    if t.eval(&v) != Some(false) {
+                        return unreadable();
+                    }
+                }
+                let status_read = match &r.status {
+                    Some(p) => match v.pointer(p).and_then(|s| s.as_str()) {
+                        Some(s) => Some(s.to_string()),
+                        None => return unreadable(),
+                    },
+                    None => None,
+                };
+                let count = match &r.event_count {
+                    Some(p) => match v.pointer(p).and_then(serde_json::Value::as_i64) {
+                        Some(c) => Some(c),
+                        None => return unreadable(),
+                    },
+                    None => None,
+                };
+                refused(status_read, count)
+            }
+            Some(Meaning::Missing) => Answer::new(
                 CompletionType::Fail,
                 OpResult {
                     resolved: Some(false),
                     ..Default::default()
                 },
             ),
-            _ => by_status(status, &text, retry_after, what),
+            other => by_meaning(other, status, &text, retry_after, what),
+        }
+    }
+
+    /// `[api.lookup]`: the group id the service gave (project,
+    /// fingerprint), None while it has none. Errors: no lookup configured,
+    /// no answer, or an answer that is not the mapping's.
+    pub async fn lookup(&self, project: &str, fingerprint: &str) -> Result<Option<String>, String> {
+        let m = &self.mapping;
+        let l = m.lookup.as_ref().ok_or("no [api.lookup] is configured")?;
+        let now = now_ms().to_string();
+        let vars = [
+            ("project", project),
+            ("fingerprint", fingerprint),
+            ("release", m.release.as_str()),
+            ("now_ms", now.as_str()),
+        ];
+        let req = self.request(&l.request, &vars, None);
+        let (status, _, text) = self
+            .send(req)
+            .await
+            .map_err(|a| a.result.error.unwrap_or_default())?;
+        match l.codes.meaning(status.as_u16()) {
+            Some(Meaning::Ok) => serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v.pointer(&l.group_id).and_then(id_text))
+                .map(Some)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: {status} {} has no group id at {}",
+                        l.request.what,
+                        excerpt(&text),
+                        l.group_id
+                    )
+                }),
+            Some(Meaning::Missing) => Ok(None),
+            _ => Err(format!("{}: {status} {}", l.request.what, excerpt(&text))),
         }
     }
 
@@ -317,7 +576,8 @@ impl HttpClient {
     /// flat). Returns the bytes written. Errors: unreachable, not 200 (with
     /// an excerpt of the answer), or the body broke off.
     pub async fn export_to(&self, out: &std::path::Path) -> Result<u64, String> {
-        self.export_path_to(&["v1", "export"], out).await
+        let req = self.request(&self.mapping.export, &[], None);
+        self.stream_to(req, out).await
     }
 
     /// `GET /v1/outbox/export`, streamed to `out` as [`Self::export_to`].
@@ -326,27 +586,35 @@ impl HttpClient {
     }
 
     async fn export_path_to(&self, path: &[&str], out: &std::path::Path) -> Result<u64, String> {
+        let req = self.client.get(self.url(path));
+        self.stream_to(req, out).await
+    }
+
+    async fn stream_to(
+        &self,
+        req: reqwest::RequestBuilder,
+        out: &std::path::Path,
+    ) -> Result<u64, String> {
         use std::io::Write;
-        let url = self.url(path);
+        let req = req.timeout(Duration::from_secs(24 * 3600));
+        let url = req
+            .try_clone()
+            .and_then(|r| r.build().ok())
+            .map(|r| self.redact(r.url().as_str()))
+            .unwrap_or_default();
         // The export may be large: no whole-request timeout, but the answer
         // must begin, and each chunk arrive, within a few request timeouts
         // (a hung service must not hang the audit).
         let wait = 3 * self.request_timeout;
         let silent = |what: &str| format!("GET {url}: no {what} within {wait:?}");
-        let mut resp = tokio::time::timeout(
-            wait,
-            self.client
-                .get(url.clone())
-                .timeout(Duration::from_secs(24 * 3600))
-                .send(),
-        )
-        .await
-        .map_err(|_| silent("answer"))?
-        .map_err(|e| format!("GET {url}: {}", describe(&e)))?;
+        let mut resp = tokio::time::timeout(wait, req.send())
+            .await
+            .map_err(|_| silent("answer"))?
+            .map_err(|e| self.redact(&format!("GET {url}: {}", describe(&e))))?;
         if resp.status() != StatusCode::OK {
             let status = resp.status();
             let text = resp.text().await.unwrap_or_default();
-            return Err(format!("GET {url} answered {status} {}", excerpt(&text)));
+            return Err(self.redact(&format!("GET {url} answered {status} {}", excerpt(&text))));
         }
         // Plain file writes: the load is over, nothing else waits on this runtime.
         let file = std::fs::File::create(out)
@@ -421,16 +689,35 @@ fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
 /// 400/413/422 rejected (`fail`), 429 `fail` with a wait, 5xx `info`,
 /// anything else not the contract's (`info`, non-conforming).
 fn by_status(status: StatusCode, body: &str, retry_after: Option<Duration>, what: &str) -> Answer {
-    match status.as_u16() {
-        400 | 413 | 422 => Answer::error(
+    let meaning = match status.as_u16() {
+        400 | 413 | 422 => Some(Meaning::Fail),
+        429 => Some(Meaning::Retry),
+        500..=599 => Some(Meaning::Info),
+        _ => None,
+    };
+    by_meaning(meaning, status, body, retry_after, what)
+}
+
+/// The answer of a status that carries no op result: `fail` (rejected),
+/// `retry` (`fail` with a wait), `info`; anything else (unmapped, or a
+/// meaning the caller does not read here) is non-conforming.
+fn by_meaning(
+    meaning: Option<Meaning>,
+    status: StatusCode,
+    body: &str,
+    retry_after: Option<Duration>,
+    what: &str,
+) -> Answer {
+    match meaning {
+        Some(Meaning::Fail) => Answer::error(
             CompletionType::Fail,
             format!("rejected: {status} {}", excerpt(body)),
         ),
-        429 => Answer {
+        Some(Meaning::Retry) => Answer {
             retry_after: Some(retry_after.unwrap_or(Duration::from_millis(100))),
             ..Answer::error(CompletionType::Fail, format!("{status}: too many requests"))
         },
-        500..=599 => {
+        Some(Meaning::Info) => {
             let mut a = Answer::error(CompletionType::Info, format!("{status} {}", excerpt(body)));
             // The reference server's fault hook says where it crashed
             // (500 for groups ops, 503 for outbox deliveries).
@@ -443,4 +730,20 @@ fn by_status(status: StatusCode, body: &str, retry_after: Option<Duration>, what
         }
         _ => Answer::nonconforming(what, status, body),
     }
+}
+
+/// A group id as text: a string as is, a number in decimal.
+fn id_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Wall-clock ms since the Unix epoch (`{now_ms}`).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }

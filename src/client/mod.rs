@@ -4,6 +4,10 @@
 
 pub mod export;
 pub mod http;
+pub mod mapping;
 pub mod outbox_export;
+pub mod service;
+pub mod service_db;
 pub mod spawn;
 pub mod sqlite;
+pub mod template;

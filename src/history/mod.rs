@@ -302,6 +302,11 @@ pub struct OpResult {
     /// named as published, `[msg_id, ver]` (contract: `sent`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent: Option<[i64; 2]>,
+    /// A mapped service's answer did not tell what happened (an `ok`
+    /// whose value is unknown): why, e.g. "the answer does not say
+    /// accepted or duplicate". The checkers then use bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ambiguous: Option<String>,
 }
 
 /// An op ends.

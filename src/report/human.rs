@@ -128,6 +128,18 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
     for gap in &s.coverage.gaps {
         let _ = writeln!(o, "not exercised: {gap}");
     }
+    for p in &s.precision {
+        let ops = if p.ops > 0 {
+            format!(" ({} ops)", p.ops)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            o,
+            "precision lost: {}: {}{ops}; why: {}",
+            p.invariant, p.what, p.why
+        );
+    }
     if s.outbox.is_none() {
         stranded_line(&mut o, s);
     }

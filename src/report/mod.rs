@@ -11,6 +11,7 @@ pub mod human;
 pub mod human_outbox;
 pub mod junit;
 pub mod plot;
+pub mod precision;
 pub mod summary;
 
 pub use summary::{Summary, SUMMARY_SCHEMA_VERSION};

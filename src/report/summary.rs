@@ -180,6 +180,11 @@ pub struct Summary {
     /// The scenario's thresholds, each judged against this summary.
     #[serde(default)]
     pub thresholds: Vec<ThresholdOutcome>,
+    /// Checks whose verdicts rest on less than they could (a mapped
+    /// service's answers that do not tell, pruned event rows), and why;
+    /// absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub precision: Vec<crate::report::precision::PrecisionLoss>,
     /// The history file: `file`, `bytes`, `ops`, `unfinished_ops`, ...
     pub history: BTreeMap<String, serde_json::Value>,
     /// Tool, versions and the reproducing command (cli.md).

@@ -14,6 +14,8 @@
 //! and [`fault_keys`]: which keys an entry may hold, and their defaults,
 //! depend on its `kind` (and, for the proxy, its `toxic`).
 
+mod api_keys;
+
 use super::{Fault, FaultKind, LoadModel, Scenario, Skew, Source, Target, TargetKind, Threshold};
 use crate::checker::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
 use std::fmt::Write as _;
@@ -416,6 +418,9 @@ const SCHEMA: &[Section] = &[
                 },
                 Some("8"),
             ),
+            field("command", Kind::Str, None),
+            field("workdir", Kind::Str, None),
+            field("startup_timeout", Kind::Duration, Some("\"60s\"")),
         ],
     },
     Section {
@@ -1032,6 +1037,10 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
                 };
                 check_value(ctx, &[key, sub], field.kind, item)?;
             }
+        } else if key == "api" {
+            api_keys::check_table(ctx, &[key], item, api_keys::API)?;
+        } else if key == "audit" {
+            api_keys::check_table(ctx, &[key], item, api_keys::AUDIT)?;
         } else if key == "faults" {
             check_faults(ctx, item)?;
         } else if key == "variants" {
@@ -1040,7 +1049,7 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
             return Err(ctx.error(
                 &[key],
                 format!(
-                    "unknown key `{key}`; valid top-level keys: {}, and the tables {}, [[faults]], [[variants]]",
+                    "unknown key `{key}`; valid top-level keys: {}, and the tables {}, [api], [audit], [[faults]], [[variants]]",
                     top.fields
                         .iter()
                         .map(|f| f.key)
@@ -1526,6 +1535,7 @@ fn check_expect(ctx: &Context, path: &[&str], item: &Item) -> Result<(), Option<
 
 /// The checks that span several keys, on the typed scenario.
 fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    api_keys::check_mapping(ctx, s)?;
     if s.name.trim().is_empty() {
         return Err(ctx.error(&["name"], "`name` must not be empty"));
     }

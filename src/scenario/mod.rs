@@ -8,6 +8,7 @@
 //! [`fault_line`] finds the line of a fault's key, for checks made after
 //! loading.
 
+pub mod api;
 mod expect;
 mod load;
 
@@ -60,6 +61,14 @@ pub struct Scenario {
     /// workload (present, with its defaults, only when `workload = "outbox"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outbox: Option<OutboxConfig>,
+    /// `[api]`: how to speak to an HTTP service with an API of its own
+    /// (None: the HTTP contract).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<api::Api>,
+    /// `[audit]`: where an HTTP target's final tables are read from (None:
+    /// the contract's `GET /v1/export`, every event row kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<api::AuditConfig>,
     /// `[[faults]]`: the nemesis's fault schedule (default: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
@@ -187,6 +196,18 @@ pub struct Target {
     pub retries: u32,
     /// http with spawn: the reference server's worker threads (default 8).
     pub server_workers: u32,
+    /// http with url: a shell command that starts the service for this run
+    /// (`{variant}`, `{run_dir}` filled in); stopped after the final read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The command's working folder, relative to the scenario file's
+    /// folder (default: that folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// How long the started service may take to answer its health request
+    /// (default "60s").
+    #[serde(with = "humantime_serde_compat")]
+    pub startup_timeout: Duration,
 }
 
 impl Target {

@@ -213,6 +213,7 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
             error,
             crashed_after: None,
             sent: None,
+            ambiguous: None,
         },
     )
 }

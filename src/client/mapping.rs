@@ -1,0 +1,445 @@
+//! A scenario's `[api]` compiled once: request templates, headers, status
+//! meanings and answer pointers, per request kind, plus the secrets they
+//! read. The HTTP client builds every request and reads every answer
+//! through this; without `[api]` it is the contract (`http-contract.md`).
+//!
+//! The loader compiles it too, before anything runs, so that a bad
+//! template, pointer, code or missing environment variable is reported
+//! with the scenario's line ([`MappingError::path`]).
+
+use super::template::{Escape, Secrets, Template};
+use crate::scenario::api::{
+    check_pointer, parse_request, Api, AuditConfig, Codes, GroupIds, RequestKind, Test,
+};
+
+/// Why a mapping cannot be used: the key path (`["api", "ingest",
+/// "body"]`) and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MappingError {
+    /// The scenario key at fault.
+    pub path: Vec<String>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+fn at(path: &[&str], reason: impl Into<String>) -> MappingError {
+    MappingError {
+        path: path.iter().map(|s| s.to_string()).collect(),
+        reason: reason.into(),
+    }
+}
+
+/// One request kind's method, path, headers and body.
+#[derive(Debug, Clone)]
+pub struct RequestTemplate {
+    /// Upper-case method.
+    pub method: reqwest::Method,
+    /// Path and query, relative to the target's URL.
+    pub path: Template,
+    /// Headers: `api.headers`, then the request's own.
+    pub headers: Vec<(reqwest::header::HeaderName, Template)>,
+    /// The body; None: no body.
+    pub body: Option<Template>,
+    /// What the request is, for messages: `POST /v1/events` (templates
+    /// as written, so no secret appears in it).
+    pub what: String,
+}
+
+/// `[api.ingest]` compiled.
+#[derive(Debug, Clone)]
+pub struct IngestMapping {
+    /// Method, path, headers; `body` is the envelope (None: the event's body).
+    pub request: RequestTemplate,
+    /// One event's body.
+    pub event: Template,
+    /// Events per request.
+    pub batch: u32,
+    /// Pointer to the per-event answers (None: the answer is the event's).
+    pub items: Option<String>,
+    /// accepted (None: the answer does not say).
+    pub accepted: Option<Test>,
+    /// Pointer to the group id (None: not in the answer).
+    pub group_id: Option<String>,
+    /// Status meanings.
+    pub codes: Codes,
+    /// An ok is no proof the event was stored.
+    pub may_drop: bool,
+}
+
+/// `[api.resolve]` compiled.
+#[derive(Debug, Clone)]
+pub struct ResolveMapping {
+    /// Method, path, headers, body.
+    pub request: RequestTemplate,
+    /// resolved (None: the status code alone says).
+    pub resolved: Option<Test>,
+    /// Pointer to the count (None: not in the answer).
+    pub event_count: Option<String>,
+    /// Pointer to a refusal's probe status (None: not in the answer).
+    pub status: Option<String>,
+    /// Status meanings.
+    pub codes: Codes,
+}
+
+/// `[api.lookup]` compiled.
+#[derive(Debug, Clone)]
+pub struct LookupMapping {
+    /// Method, path, headers.
+    pub request: RequestTemplate,
+    /// Pointer to the group id.
+    pub group_id: String,
+    /// Status meanings.
+    pub codes: Codes,
+}
+
+/// The whole mapping of one scenario.
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    /// The health request.
+    pub health: RequestTemplate,
+    /// Ingest.
+    pub ingest: IngestMapping,
+    /// Resolve.
+    pub resolve: ResolveMapping,
+    /// Lookup, if configured.
+    pub lookup: Option<LookupMapping>,
+    /// Where resolvers learn group ids.
+    pub group_ids: GroupIds,
+    /// The export request (`[audit] request`).
+    pub export: RequestTemplate,
+    /// `{release}`.
+    pub release: String,
+    /// The secrets the templates read.
+    pub secrets: Secrets,
+    /// No `[api]` was given: the contract.
+    pub contract: bool,
+}
+
+/// Placeholders of one event.
+const EVENT_VARS: &[&str] = &[
+    "event_id",
+    "project",
+    "fingerprint",
+    "message",
+    "release",
+    "now_ms",
+];
+/// Placeholders of a batch's request and envelope: the events of one
+/// request share their project.
+const BATCH_VARS: &[&str] = &["project", "release", "now_ms"];
+const RESOLVE_VARS: &[&str] = &["group_id", "project", "fingerprint", "release", "now_ms"];
+const LOOKUP_VARS: &[&str] = &["project", "fingerprint", "release", "now_ms"];
+
+impl Mapping {
+    /// The contract's mapping (no secrets, nothing to fail).
+    pub fn contract() -> Mapping {
+        Mapping::compile(None, None).expect("the contract's mapping compiles")
+    }
+
+    /// Compiles `[api]` (None: the contract) and `[audit]`'s export
+    /// request, reading the secrets from the environment. Errors: a
+    /// template, pointer, code or method that cannot be used, or an
+    /// environment variable that is not set, with its key path.
+    pub fn compile(
+        api: Option<&Api>,
+        audit: Option<&AuditConfig>,
+    ) -> Result<Mapping, MappingError> {
+        let contract = api.is_none();
+        let api = api.cloned().unwrap_or_default();
+        let audit = audit.cloned().unwrap_or_default();
+        let common = compile_headers(&["api", "headers"], &api.headers, BATCH_VARS)?;
+        let i = &api.ingest;
+        if i.batch == 0 || i.batch > 1000 {
+            return Err(at(&["api", "ingest", "batch"], "must be from 1 to 1000"));
+        }
+        let batched = i.batch > 1;
+        if batched && i.envelope.is_empty() {
+            return Err(at(
+                &["api", "ingest", "envelope"],
+                "`batch` above 1 needs an `envelope`, e.g. '{\"events\": [{items}]}'",
+            ));
+        }
+        if !i.envelope.is_empty() && !i.envelope.contains("{items}") {
+            return Err(at(
+                &["api", "ingest", "envelope"],
+                "the envelope must hold `{items}` (the events' bodies, joined by \",\")",
+            ));
+        }
+        if batched && i.items.is_empty() {
+            return Err(at(
+                &["api", "ingest", "items"],
+                "`batch` above 1 needs `items`: the pointer to the per-event answers, in order",
+            ));
+        }
+        let request_vars = if i.envelope.is_empty() {
+            EVENT_VARS
+        } else {
+            BATCH_VARS
+        };
+        let mut request = compile_request(
+            &["api", "ingest", "request"],
+            &i.request,
+            request_vars,
+            &common,
+            &["api", "ingest", "headers"],
+            &i.headers,
+        )?;
+        if !i.envelope.is_empty() {
+            let vars: Vec<&str> = BATCH_VARS.iter().copied().chain(["items"]).collect();
+            request.body = Some(
+                Template::parse(&i.envelope, &vars, Escape::Json)
+                    .map_err(|e| at(&["api", "ingest", "envelope"], e))?,
+            );
+        }
+        let event = Template::parse(&i.body, EVENT_VARS, Escape::Json)
+            .map_err(|e| at(&["api", "ingest", "body"], e))?;
+        let ingest = IngestMapping {
+            request,
+            event,
+            batch: i.batch,
+            items: pointer(&["api", "ingest", "items"], &i.items)?,
+            accepted: test(&["api", "ingest", "accepted"], &i.accepted)?,
+            group_id: pointer(&["api", "ingest", "group_id"], &i.group_id)?,
+            codes: Codes::new(RequestKind::Ingest, &i.codes)
+                .map_err(|e| at(&["api", "ingest", "codes"], e))?,
+            may_drop: i.may_drop,
+        };
+        let r = &api.resolve;
+        let mut request = compile_request(
+            &["api", "resolve", "request"],
+            &r.request,
+            RESOLVE_VARS,
+            &common,
+            &["api", "resolve", "headers"],
+            &r.headers,
+        )?;
+        if !r.body.is_empty() {
+            request.body = Some(
+                Template::parse(&r.body, RESOLVE_VARS, Escape::Json)
+                    .map_err(|e| at(&["api", "resolve", "body"], e))?,
+            );
+        }
+        let resolve = ResolveMapping {
+            request,
+            resolved: test(&["api", "resolve", "resolved"], &r.resolved)?,
+            event_count: pointer(&["api", "resolve", "event_count"], &r.event_count)?,
+            status: pointer(&["api", "resolve", "status"], &r.status)?,
+            codes: Codes::new(RequestKind::Resolve, &r.codes)
+                .map_err(|e| at(&["api", "resolve", "codes"], e))?,
+        };
+        let lookup = match &api.lookup {
+            None if api.group_ids == GroupIds::Lookup => return Err(at(
+                &["api", "group_ids"],
+                "group_ids = \"lookup\" needs an [api.lookup] table with `request` and `group_id`",
+            )),
+            None => None,
+            Some(l) => {
+                if l.request.is_empty() {
+                    return Err(at(
+                        &["api", "lookup", "request"],
+                        "[api.lookup] needs `request`, e.g. \"GET /groups?project={project}&fingerprint={fingerprint}\"",
+                    ));
+                }
+                Some(LookupMapping {
+                    request: compile_request(
+                        &["api", "lookup", "request"],
+                        &l.request,
+                        LOOKUP_VARS,
+                        &common,
+                        &["api", "lookup", "headers"],
+                        &l.headers,
+                    )?,
+                    group_id: pointer(&["api", "lookup", "group_id"], &l.group_id)?.ok_or_else(
+                        || at(&["api", "lookup", "group_id"], "must name the group id"),
+                    )?,
+                    codes: Codes::new(RequestKind::Lookup, &l.codes)
+                        .map_err(|e| at(&["api", "lookup", "codes"], e))?,
+                })
+            }
+        };
+        if api.group_ids == GroupIds::Audit && audit.sqlite.is_none() {
+            return Err(at(
+                &["api", "group_ids"],
+                "group_ids = \"audit\" needs `[audit] sqlite` (the database the ids are read from)",
+            ));
+        }
+        let health = compile_request(
+            &["api", "health"],
+            &api.health,
+            &[],
+            &common,
+            &["api", "headers"],
+            &Default::default(),
+        )?;
+        let export = compile_request(
+            &["audit", "request"],
+            &audit.request,
+            &[],
+            &common,
+            &["api", "headers"],
+            &Default::default(),
+        )?;
+        let mut names: Vec<&str> = Vec::new();
+        let templates = [&health, &ingest.request, &resolve.request, &export]
+            .into_iter()
+            .chain(lookup.as_ref().map(|l| &l.request));
+        for t in templates {
+            names.extend(t.path.secrets());
+            names.extend(t.body.iter().flat_map(|b| b.secrets()));
+            names.extend(t.headers.iter().flat_map(|(_, h)| h.secrets()));
+        }
+        names.extend(ingest.event.secrets());
+        names.sort_unstable();
+        names.dedup();
+        let secrets = Secrets::from_env(names.iter().copied()).map_err(|e| {
+            let n = names
+                .iter()
+                .find(|n| std::env::var(n).is_err())
+                .copied()
+                .unwrap_or_default();
+            at(&secret_path(&api, &audit, n), e)
+        })?;
+        Ok(Mapping {
+            health,
+            ingest,
+            resolve,
+            lookup,
+            group_ids: api.group_ids,
+            export,
+            release: api.release.clone(),
+            secrets,
+            contract,
+        })
+    }
+}
+
+/// The key where `${name}` is first written, for the error's line.
+fn secret_path(api: &Api, audit: &AuditConfig, name: &str) -> Vec<&'static str> {
+    let needle = format!("${{{name}}}");
+    let has = |s: &str| s.contains(&needle);
+    let in_map = |m: &std::collections::BTreeMap<String, String>| m.values().any(|v| has(v));
+    if in_map(&api.headers) {
+        vec!["api", "headers"]
+    } else if has(&api.health) {
+        vec!["api", "health"]
+    } else if has(&api.ingest.request) {
+        vec!["api", "ingest", "request"]
+    } else if in_map(&api.ingest.headers) {
+        vec!["api", "ingest", "headers"]
+    } else if has(&api.ingest.body) {
+        vec!["api", "ingest", "body"]
+    } else if has(&api.ingest.envelope) {
+        vec!["api", "ingest", "envelope"]
+    } else if has(&api.resolve.request) {
+        vec!["api", "resolve", "request"]
+    } else if in_map(&api.resolve.headers) {
+        vec!["api", "resolve", "headers"]
+    } else if has(&api.resolve.body) {
+        vec!["api", "resolve", "body"]
+    } else if has(&audit.request) {
+        vec!["audit", "request"]
+    } else {
+        vec!["api", "lookup"]
+    }
+}
+
+fn pointer(path: &[&str], p: &str) -> Result<Option<String>, MappingError> {
+    if p.is_empty() {
+        return Ok(None);
+    }
+    check_pointer(p).map_err(|e| at(path, e))?;
+    Ok(Some(p.to_string()))
+}
+
+fn test(path: &[&str], p: &str) -> Result<Option<Test>, MappingError> {
+    if p.is_empty() {
+        return Ok(None);
+    }
+    Test::parse(p).map(Some).map_err(|e| at(path, e))
+}
+
+type Headers = Vec<(reqwest::header::HeaderName, Template)>;
+
+fn compile_headers(
+    path: &[&str],
+    given: &std::collections::BTreeMap<String, String>,
+    vars: &[&str],
+) -> Result<Headers, MappingError> {
+    let mut out = Vec::new();
+    for (name, value) in given {
+        let mut p: Vec<&str> = path.to_vec();
+        p.push(name);
+        let h = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| at(&p, format!("`{name}` is no header name")))?;
+        if value.contains(['\r', '\n']) {
+            return Err(at(&p, "a header value cannot hold a line break"));
+        }
+        out.push((
+            h,
+            Template::parse(value, vars, Escape::Raw).map_err(|e| at(&p, e))?,
+        ));
+    }
+    Ok(out)
+}
+
+fn compile_request(
+    path: &[&str],
+    text: &str,
+    vars: &[&str],
+    common: &Headers,
+    headers_path: &[&str],
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<RequestTemplate, MappingError> {
+    let (method, p) = parse_request(text).map_err(|e| at(path, e))?;
+    let mut all = common.clone();
+    for (name, t) in compile_headers(headers_path, headers, vars)? {
+        all.retain(|(n, _)| *n != name);
+        all.push((name, t));
+    }
+    Ok(RequestTemplate {
+        method: method.parse().expect("parse_request checked the method"),
+        path: Template::parse(&p, vars, Escape::Url).map_err(|e| at(path, e))?,
+        headers: all,
+        body: None,
+        what: format!("{method} {p}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_contract_compiles_and_checks_batches_and_secrets() {
+        let m = Mapping::contract();
+        assert!(m.contract && m.ingest.batch == 1 && m.ingest.items.is_none());
+        assert_eq!(m.ingest.request.what, "POST /v1/events");
+        let mut api = Api::default();
+        api.ingest.batch = 5;
+        let e = Mapping::compile(Some(&api), None).unwrap_err();
+        assert_eq!(e.path, ["api", "ingest", "envelope"]);
+        api.ingest.envelope = r#"{"events": [{items}]}"#.into();
+        assert_eq!(
+            Mapping::compile(Some(&api), None).unwrap_err().path,
+            ["api", "ingest", "items"]
+        );
+        api.ingest.items = "/items".into();
+        api.ingest.request = "POST /e/{event_id}".into();
+        let e = Mapping::compile(Some(&api), None).unwrap_err();
+        assert!(e.reason.contains("cannot be used here"), "{e:?}");
+        api.ingest.request = "POST /api/{project}/envelope".into();
+        api.headers.insert(
+            "authorization".into(),
+            "Bearer ${SPECSTORM_TEST_UNSET_VAR}".into(),
+        );
+        let e = Mapping::compile(Some(&api), None).unwrap_err();
+        assert_eq!(e.path, ["api", "headers"]);
+        assert!(e.reason.contains("SPECSTORM_TEST_UNSET_VAR"), "{e:?}");
+        api.headers.clear();
+        api.group_ids = GroupIds::Lookup;
+        assert_eq!(
+            Mapping::compile(Some(&api), None).unwrap_err().path,
+            ["api", "group_ids"]
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! A service's own SQLite database (`[audit] sqlite`): where it is (a glob
+//! that must name exactly one file, e.g. the hashed file name of a local
+//! D1 database), the final tables read through the scenario's `export.*`
+//! queries, and the group ids the service computed, read while the load
+//! runs (`api.group_ids = "audit"`).
+//!
+//! The bench only reads it (read-only connections); the service keeps
+//! writing while the group ids are polled, which SQLite's locking allows.
+
+use crate::checker::Tables;
+use crate::scenario::api::AuditConfig;
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+
+/// The database file of `pattern` (`{run_dir}` filled in, relative to
+/// `base`, the scenario file's folder). Errors: no file or several match,
+/// or a bad pattern.
+pub fn locate(pattern: &str, run_dir: &Path, base: &Path) -> Result<PathBuf, String> {
+    let filled = pattern.replace("{run_dir}", &run_dir.display().to_string());
+    let full = if Path::new(&filled).is_absolute() {
+        PathBuf::from(&filled)
+    } else {
+        base.join(&filled)
+    };
+    let text = full.display().to_string();
+    let found: Vec<PathBuf> = glob::glob(&text)
+        .map_err(|e| format!("audit.sqlite {pattern:?}: {e}"))?
+        .filter_map(Result::ok)
+        .filter(|p| p.is_file())
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(format!("audit.sqlite: no file matches {text}")),
+        many => Err(format!(
+            "audit.sqlite: {} files match {text} ({}): make the pattern name one",
+            many.len(),
+            many.iter()
+                .take(4)
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+fn open(path: &Path) -> Result<Connection, String> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    // The service may be writing: wait for its locks rather than fail.
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// The export queries of `audit` (loader-checked to be present).
+pub fn queries(audit: &AuditConfig) -> (&str, &str) {
+    let q = |k: &str| audit.export.get(k).map_or("", String::as_str);
+    (q("events"), q("groups"))
+}
+
+/// The final tables from the service's database, in one read transaction,
+/// only this run's `namespace`; `now` gives the read's instants (ns since
+/// run start). Errors: the file cannot be opened, or a query fails (named
+/// as `export.events`/`export.groups` with SQLite's reason).
+pub fn read_final(
+    path: &Path,
+    audit: &AuditConfig,
+    namespace: &str,
+    now: &dyn Fn() -> u64,
+) -> Result<Tables, String> {
+    let mut conn = open(path)?;
+    let (events, groups) = queries(audit);
+    for (name, q) in [("export.events", events), ("export.groups", groups)] {
+        conn.prepare(q)
+            .map_err(|e| format!("audit.{name} cannot run on {}: {e}", path.display()))?;
+    }
+    crate::audit::read_tables_with(&mut conn, (events, groups), namespace, now)
+        .map_err(|e| format!("reading {} through audit.export.*: {e}", path.display()))
+}
+
+/// (group id, project, fingerprint) of every group row, through
+/// `export.groups`. Errors: as [`read_final`].
+pub fn group_ids(
+    path: &Path,
+    audit: &AuditConfig,
+) -> Result<Vec<(String, String, String)>, String> {
+    let conn = open(path)?;
+    let (_, groups) = queries(audit);
+    let mut st = conn
+        .prepare(groups)
+        .map_err(|e| format!("audit.export.groups: {e}"))?;
+    let text = |v: rusqlite::types::ValueRef<'_>| match v {
+        rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+        _ => String::new(),
+    };
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                text(r.get_ref(0)?),
+                text(r.get_ref(1)?),
+                text(r.get_ref(2)?),
+            ))
+        })
+        .map_err(|e| format!("audit.export.groups: {e}"))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("audit.export.groups: {e}"))
+}
+
+/// Copies the database as read into `to` (`VACUUM INTO`), so that the run
+/// folder keeps what was audited. Errors: SQLite's.
+pub fn copy(path: &Path, to: &Path) -> Result<(), String> {
+    let conn = open(path)?;
+    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy {} to {}: {e}", path.display(), to.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_exactly_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("d1");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("metadata.sqlite"), "").unwrap();
+        let pat = "{run_dir}/d1/[0-9a-f]*.sqlite";
+        assert!(locate(pat, dir.path(), Path::new("/"))
+            .unwrap_err()
+            .contains("no file matches"));
+        std::fs::write(d.join("9ba2.sqlite"), "").unwrap();
+        assert_eq!(
+            locate(pat, dir.path(), Path::new("/")).unwrap(),
+            d.join("9ba2.sqlite")
+        );
+        std::fs::write(d.join("abcd.sqlite"), "").unwrap();
+        assert!(locate(pat, dir.path(), Path::new("/"))
+            .unwrap_err()
+            .contains("2 files match"));
+        assert_eq!(
+            locate("d1/meta*.sqlite", Path::new("/x"), dir.path()).unwrap(),
+            d.join("metadata.sqlite")
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! Which checks lost precision, and why: a mapped service whose answers do
+//! not tell everything (an ingest `ok` that does not say accepted or
+//! duplicate, a resolve without its count, a refusal without its probe),
+//! or that deletes event rows itself. The verdicts stay sound (they use
+//! bounds, or leave a clause unjudged); this says where they are weaker,
+//! in the summary, so that nobody reads more into a `holds` than it claims.
+
+use crate::history::{Entry, OpKind};
+use crate::scenario::api::{Api, EventRows};
+use crate::scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One check whose verdict rests on less than it could.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrecisionLoss {
+    /// The invariant (spec name).
+    pub invariant: String,
+    /// What part of it is weaker.
+    pub what: String,
+    /// Why.
+    pub why: String,
+    /// Ops concerned (0 when it is about the tables or the mapping).
+    pub ops: u64,
+}
+
+/// Counts the history's `ok` completions whose value is unknown, by op
+/// kind and reason (`OpResult::ambiguous`).
+#[derive(Debug, Default)]
+pub struct AmbiguousOps {
+    counts: BTreeMap<(&'static str, String), u64>,
+}
+
+impl AmbiguousOps {
+    /// Feeds one history entry.
+    pub fn feed(&mut self, e: &Entry) {
+        if let Entry::Ok(c) = e {
+            if let Some(why) = &c.result.ambiguous {
+                let f = match c.f {
+                    OpKind::Ingest => "ingest",
+                    OpKind::Resolve => "resolve",
+                    OpKind::Handle => "handle",
+                };
+                *self.counts.entry((f, why.clone())).or_default() += 1;
+            }
+        }
+    }
+}
+
+/// The precision losses of a run of `s` whose history fed `ops`.
+pub fn losses(s: &Scenario, ops: &AmbiguousOps) -> Vec<PrecisionLoss> {
+    let mut out = Vec::new();
+    for ((f, why), n) in &ops.counts {
+        match *f {
+            "ingest" => {
+                out.push(PrecisionLoss {
+                    invariant: "TypeOK".into(),
+                    what: "ingests answered ok whose event is not known to be stored are not \
+                           checked for presence in error_events"
+                        .into(),
+                    why: why.clone(),
+                    ops: *n,
+                });
+                out.push(PrecisionLoss {
+                    invariant: "CountExact".into(),
+                    what: "such events are Maybe (counted or not), so the count is judged \
+                           between bounds instead of exactly"
+                        .into(),
+                    why: why.clone(),
+                    ops: *n,
+                });
+            }
+            "resolve" => out.push(PrecisionLoss {
+                invariant: "NoMissedRegression".into(),
+                what: "successful resolves without their count explain no probe: probes after \
+                       them are unknown rather than judged"
+                    .into(),
+                why: why.clone(),
+                ops: *n,
+            }),
+            _ => {}
+        }
+    }
+    let api = s.api.clone().unwrap_or_else(Api::default);
+    if s.api.is_some() && (api.resolve.status.is_empty() || api.resolve.event_count.is_empty()) {
+        out.push(PrecisionLoss {
+            invariant: "NoMissedRegression".into(),
+            what: "refused resolves are no probes: only the final rows are".into(),
+            why: "the refusal's answer does not give the status and count it read \
+                  (api.resolve.status / event_count not set)"
+                .into(),
+            ops: 0,
+        });
+    }
+    if s.audit
+        .as_ref()
+        .is_some_and(|a| a.events == EventRows::Pruned)
+    {
+        let why = "the service deletes event rows (audit.events = \"pruned\")".to_string();
+        out.push(PrecisionLoss {
+            invariant: "TypeOK".into(),
+            what: "\"every acknowledged event is in error_events\" is not judged".into(),
+            why: why.clone(),
+            ops: 0,
+        });
+        out.push(PrecisionLoss {
+            invariant: "CountExact".into(),
+            what: "event_count <= |A(G)| is not judged; the bounds rest on the history alone"
+                .into(),
+            why,
+            ops: 0,
+        });
+    }
+    out
+}

@@ -1,0 +1,205 @@
+//! The loader's checks of `[api]` and `[audit]` (see `scenario::api`):
+//! their keys and value types while the file still keeps its spans, then,
+//! on the typed scenario, what spans several keys (a mapping only for an
+//! external HTTP service, export queries only with `sqlite`, templates,
+//! pointers, codes and `${NAME}` secrets through the mapping compiler).
+
+use super::{check_value, describe, Context, Kind, ScenarioError};
+use crate::client::mapping::Mapping;
+use crate::scenario::{Scenario, TargetKind, Workload};
+use toml_edit::Item;
+
+/// A key's expected shape.
+pub(super) enum Shape {
+    Val(Kind),
+    Table(&'static [(&'static str, Shape)]),
+}
+
+use Shape::{Table, Val};
+
+const REQUEST: Shape = Val(Kind::Str);
+const MAP: Shape = Val(Kind::StrMap);
+const STR: Shape = Val(Kind::Str);
+
+const INGEST: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("body", STR),
+    ("batch", Val(Kind::Int { min: 1, max: 1000 })),
+    ("envelope", STR),
+    ("items", STR),
+    ("accepted", STR),
+    ("group_id", STR),
+    ("codes", MAP),
+    ("may_drop", Val(Kind::Bool)),
+];
+const RESOLVE: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("body", STR),
+    ("resolved", STR),
+    ("event_count", STR),
+    ("status", STR),
+    ("codes", MAP),
+];
+const LOOKUP: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("group_id", STR),
+    ("codes", MAP),
+];
+/// `[api]`.
+pub(super) const API: &[(&str, Shape)] = &[
+    ("health", REQUEST),
+    ("headers", MAP),
+    (
+        "group_ids",
+        Val(Kind::OneOf(&["answer", "lookup", "audit"])),
+    ),
+    ("release", STR),
+    ("ingest", Table(INGEST)),
+    ("resolve", Table(RESOLVE)),
+    ("lookup", Table(LOOKUP)),
+];
+const EXPORT: &[(&str, Shape)] = &[("events", STR), ("groups", STR)];
+/// `[audit]`.
+pub(super) const AUDIT: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("sqlite", STR),
+    ("export", Table(EXPORT)),
+    ("events", Val(Kind::OneOf(&["complete", "pruned"]))),
+];
+
+/// Refuses unknown keys and values of the wrong type below `[name]`.
+pub(super) fn check_table(
+    ctx: &Context,
+    path: &[&str],
+    item: &Item,
+    shape: &[(&str, Shape)],
+) -> Result<(), ScenarioError> {
+    let name = path.join(".");
+    let Some(table) = item.as_table_like() else {
+        return Err(ctx.error(
+            path,
+            format!(
+                "`{name}` must be a table ([{name}]), found {}",
+                describe(item)
+            ),
+        ));
+    };
+    for (key, value) in table.iter() {
+        let at: Vec<&str> = path.iter().copied().chain([key]).collect();
+        let Some((_, s)) = shape.iter().find(|(k, _)| *k == key) else {
+            return Err(ctx.error(
+                &at,
+                format!(
+                    "unknown key `{key}` in [{name}]; valid keys: {}",
+                    shape.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        };
+        match s {
+            Val(kind) => check_value(ctx, &at, *kind, value)?,
+            Table(sub) => check_table(ctx, &at, value, sub)?,
+        }
+    }
+    Ok(())
+}
+
+/// What spans several keys: `[api]` and `[audit]` apply to a groups run
+/// against an HTTP service the bench does not spawn; the mapping compiles
+/// (templates, pointers, codes, secrets present in the environment);
+/// `sqlite` comes with both `export` queries; `command` with `url`.
+pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let t = &s.target;
+    for (key, given) in [("api", s.api.is_some()), ("audit", s.audit.is_some())] {
+        if !given {
+            continue;
+        }
+        if s.workload == Workload::Outbox {
+            return Err(ctx.error(
+                &[key],
+                format!(
+                    "[{key}] applies to workload = \"groups\" (the outbox speaks the contract)"
+                ),
+            ));
+        }
+        if t.kind != TargetKind::Http || t.url.is_none() {
+            return Err(ctx.error(
+                &[key],
+                format!(
+                    "[{key}] applies to an HTTP service of your own: target.kind = \"http\" with \
+                     `target.url` (the spawned reference server speaks the contract)"
+                ),
+            ));
+        }
+    }
+    for key in ["command", "workdir"] {
+        let given = match key {
+            "command" => t.command.is_some(),
+            _ => t.workdir.is_some(),
+        };
+        if given && (t.kind != TargetKind::Http || t.url.is_none()) {
+            return Err(ctx.error(
+                &["target", key],
+                format!(
+                    "`target.{key}` starts your own service: it needs target.kind = \"http\" and \
+                     `target.url` (where the service will answer)"
+                ),
+            ));
+        }
+    }
+    if t.workdir.is_some() && t.command.is_none() {
+        return Err(ctx.error(
+            &["target", "workdir"],
+            "`target.workdir` is where `target.command` runs: give the command too",
+        ));
+    }
+    if let Some(c) = &t.command {
+        if c.trim().is_empty() {
+            return Err(ctx.error(&["target", "command"], "`target.command` is empty"));
+        }
+    }
+    if let Some(a) = &s.audit {
+        let has = |k: &str| a.export.get(k).is_some_and(|q| !q.trim().is_empty());
+        match &a.sqlite {
+            Some(p) if p.trim().is_empty() => {
+                return Err(ctx.error(&["audit", "sqlite"], "`audit.sqlite` is empty"))
+            }
+            Some(_) => {
+                for k in ["events", "groups"] {
+                    if !has(k) {
+                        return Err(ctx.error(
+                            &["audit", "export", k],
+                            format!(
+                                "`audit.sqlite` needs `export.{k}`: a query that maps the \
+                                 service's schema onto the canonical {} table (groups.md), e.g. \
+                                 {}",
+                                if k == "events" { "error_events" } else { "error_groups" },
+                                if k == "events" {
+                                    "\"SELECT id, project, fingerprint, group_id, received_at FROM events\""
+                                } else {
+                                    "\"SELECT id, project, fingerprint, status, event_count FROM groups\""
+                                }
+                            ),
+                        ));
+                    }
+                }
+            }
+            None if !a.export.is_empty() => {
+                return Err(ctx.error(
+                    &["audit", "export"],
+                    "`export.*` queries read the service's database: give `audit.sqlite` too",
+                ))
+            }
+            None => {}
+        }
+    }
+    if s.api.is_some() || s.audit.is_some() {
+        Mapping::compile(s.api.as_ref(), s.audit.as_ref()).map_err(|e| {
+            let path: Vec<&str> = e.path.iter().map(String::as_str).collect();
+            ctx.error(&path, e.reason)
+        })?;
+    }
+    Ok(())
+}
