@@ -428,6 +428,9 @@ fn empty_file_gets_every_default() {
             request_timeout: Duration::from_secs(10),
             retries: 3,
             server_workers: 8,
+            command: None,
+            workdir: None,
+            startup_timeout: Duration::from_secs(60),
         },
         load: Load {
             model: LoadModel::Closed,
@@ -457,6 +460,8 @@ fn empty_file_gets_every_default() {
         },
         explore: Explore::default(),
         outbox: None,
+        api: None,
+        audit: None,
         faults: vec![],
         expect: Expect::Holds,
         thresholds: vec![],

@@ -1,0 +1,399 @@
+//! A service with an API of its own, loaded through a scenario's `[api]`
+//! mapping: the test writes that service here (an axum app with other
+//! paths, an envelope body of several events, other status codes and
+//! field names, a bearer token) in front of the reference server, whose
+//! database the mapped scenario audits directly (`[audit] sqlite` with
+//! `export.*` queries). The mapped runs must reach the same verdicts as the
+//! contract's runs against the reference server itself, and the secret
+//! must appear nowhere the bench writes.
+
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+mod common;
+use common::Server;
+
+const SECRET_VAR: &str = "SPECSTORM_TEST_MAPPING_TOKEN";
+const SECRET: &str = "tok-7f3a9c1e55d04b2a";
+
+struct Backend {
+    url: String,
+    http: reqwest::Client,
+    /// Answer this many ingest requests with a 503 whose body echoes the
+    /// token (a careless service): the bench must not write it anywhere.
+    leaky_503s: AtomicU64,
+}
+
+fn authorized(h: &HeaderMap) -> bool {
+    h.get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == format!("Bearer {SECRET}"))
+}
+
+/// `POST /ingest/{project}/batch` `{"batch": [{"eid","fp","msg"}]}` ->
+/// 202 `{"results": [{"outcome": "new"|"dup", "issue": id}]}`.
+async fn ingest(
+    State(b): State<Arc<Backend>>,
+    UrlPath(project): UrlPath<String>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> (StatusCode, Json<Value>) {
+    if !authorized(&headers) {
+        return (StatusCode::UNAUTHORIZED, Json(json!({"error": "token"})));
+    }
+    if b
+        .leaky_503s
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+    {
+        let echo = headers["authorization"].to_str().unwrap_or_default().to_string();
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"error": "overloaded", "your_auth": echo})),
+        );
+    }
+    let mut results = Vec::new();
+    for e in body["batch"].as_array().cloned().unwrap_or_default() {
+        let sent = b
+            .http
+            .post(format!("{}/v1/events", b.url))
+            .json(&json!({"id": e["eid"], "project": project, "fingerprint": e["fp"], "message": e["msg"]}))
+            .send()
+            .await;
+        let Ok(r) = sent else {
+            return (StatusCode::BAD_GATEWAY, Json(json!({})));
+        };
+        if !r.status().is_success() {
+            return (StatusCode::BAD_GATEWAY, Json(json!({})));
+        }
+        let a: Value = r.json().await.unwrap_or_default();
+        results.push(json!({
+            "outcome": if a["accepted"] == json!(true) { "new" } else { "dup" },
+            "issue": a["group_id"],
+        }));
+    }
+    (StatusCode::ACCEPTED, Json(json!({ "results": results })))
+}
+
+/// `PUT /issues/{id}/state` -> 200 `{"count": n}`, 423 `{"current": s,
+/// "count": n}` when refused, 410 when there is no such issue.
+async fn resolve(
+    State(b): State<Arc<Backend>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> (StatusCode, Json<Value>) {
+    if !authorized(&headers) {
+        return (StatusCode::UNAUTHORIZED, Json(json!({"error": "token"})));
+    }
+    let url = format!("{}/v1/groups/{}/resolve", b.url, urlencode(&id));
+    let Ok(r) = b.http.post(url).send().await else {
+        return (StatusCode::BAD_GATEWAY, Json(json!({})));
+    };
+    let status = r.status().as_u16();
+    let a: Value = r.json().await.unwrap_or_default();
+    match status {
+        200 => (StatusCode::OK, Json(json!({"count": a["event_count"]}))),
+        409 => (
+            StatusCode::LOCKED,
+            Json(json!({"current": a["status"], "count": a["event_count"]})),
+        ),
+        404 => (StatusCode::GONE, Json(json!({}))),
+        _ => (StatusCode::BAD_GATEWAY, Json(json!({}))),
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The service: its URL; it lives as long as the test process.
+fn start_service(backend_url: &str, leaky_503s: u64) -> String {
+    let backend = Arc::new(Backend {
+        url: backend_url.to_string(),
+        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        leaky_503s: AtomicU64::new(leaky_503s),
+    });
+    let app = Router::new()
+        .route("/up", get(|| async { StatusCode::NO_CONTENT }))
+        .route("/ingest/{project}/batch", post(ingest))
+        .route("/issues/{id}/state", put(resolve))
+        .with_state(backend);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(l.local_addr().unwrap()).unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+    });
+    format!("http://{}", rx.recv().unwrap())
+}
+
+/// The mapped scenario: the service's API, audited from `db`.
+fn mapped_scenario(url: &str, db: &Path, extra: &str) -> String {
+    format!(
+        r#"
+workload = "groups"
+seed = 7
+
+[target]
+kind = "http"
+url = "{url}"
+retries = 3
+
+[load]
+ingesters = 64
+resolvers = 16
+
+[stop]
+events = 60000
+duration = "120s"
+
+# Hot groups, resolved back to back: the naive variant's window between its
+# read and its write is hit thousands of times.
+[keys]
+projects = 2
+fingerprints = 50
+skew = "hot"
+hot_groups = 1
+hot_fraction = 0.9
+
+[resolve]
+interval = "0s"
+
+[api]
+health = "GET /up"
+headers = {{ authorization = "Bearer ${{{SECRET_VAR}}}" }}
+
+[api.ingest]
+request = "POST /ingest/{{project}}/batch"
+batch = 4
+envelope = '{{"batch": [{{items}}]}}'
+body = '{{"eid": "{{event_id}}", "fp": "{{fingerprint}}", "msg": "{{message}}"}}'
+items = "/results"
+accepted = "/outcome == new"
+group_id = "/issue"
+codes = {{ "202" = "ok", "200" = "info" }}
+
+[api.resolve]
+request = "PUT /issues/{{group_id}}/state"
+body = '{{"state": "resolved"}}'
+resolved = ""
+event_count = "/count"
+status = "/current"
+codes = {{ "423" = "refused", "410" = "missing", "409" = "info", "404" = "info" }}
+
+[audit]
+sqlite = "{db}"
+export.events = "SELECT id, project, fingerprint, group_id, received_at FROM error_events"
+export.groups = "SELECT id, project, fingerprint, status, event_count FROM error_groups"
+{extra}
+"#,
+        db = db.display()
+    )
+}
+
+/// The contract's scenario: the same load against the reference server.
+fn contract_scenario(url: &str) -> String {
+    let mapped = mapped_scenario(url, Path::new("/unused"), "");
+    mapped[..mapped.find("[api]").unwrap()].to_string()
+}
+
+fn run(scenario: &Path, out: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_specstorm"));
+    c.arg("run").arg(scenario).arg("--out").arg(out).arg("-q");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn verdicts(run_dir: &Path) -> Vec<(String, String)> {
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap())
+            .unwrap();
+    eprintln!(
+        "{}: NoMissedRegression {}, ingest {} ops/s, p99 {} us",
+        run_dir.display(),
+        s["invariants"]["NoMissedRegression"],
+        s["throughput_ops_per_s"]["ingest"],
+        s["latency_us"]["ingest"]["p99"]
+    );
+    let mut v: Vec<(String, String)> = s["invariants"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["verdict"].as_str().unwrap().to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs `variant` through the contract and through the mapping; returns
+/// both run folders' verdicts (and keeps the folders in `dir`).
+fn both_ways(variant: &str, dir: &Path) -> (Vec<(String, String)>, Vec<(String, String)>, PathBuf) {
+    let sql = format!("{}/targets/sqlite/{variant}.sql", env!("CARGO_MANIFEST_DIR"));
+    // The contract: the reference server, loaded and exported as it is.
+    let direct = Server::start(&sql);
+    let sc = dir.join(format!("contract-{variant}.toml"));
+    std::fs::write(&sc, contract_scenario(&direct.url)).unwrap();
+    let out_c = dir.join(format!("contract-{variant}"));
+    let o = run(&sc, &out_c, &[]);
+    assert!(
+        out_c.join("summary.json").exists(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The mapping: the service above, in front of a fresh reference server.
+    let db = dir.join(format!("{variant}.db"));
+    let backend = Server::start_on(&sql, &db);
+    let url = start_service(&backend.url, 0);
+    let sm = dir.join(format!("mapped-{variant}.toml"));
+    std::fs::write(&sm, mapped_scenario(&url, &db, "")).unwrap();
+    let out_m = dir.join(format!("mapped-{variant}"));
+    let o = run(&sm, &out_m, &[(SECRET_VAR, SECRET)]);
+    assert!(
+        out_m.join("summary.json").exists(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (verdicts(&out_c), verdicts(&out_m), out_m)
+}
+
+#[test]
+fn a_mapped_service_gets_the_contracts_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (variant, expected) in [
+        (
+            "groups-atomic",
+            [
+                ("CountExact", "holds"),
+                ("NoMissedRegression", "holds"),
+                ("OneGroupPerFingerprint", "holds"),
+                ("TypeOK", "holds"),
+            ],
+        ),
+        (
+            "groups-naive",
+            [
+                ("CountExact", "holds"),
+                ("NoMissedRegression", "violated"),
+                ("OneGroupPerFingerprint", "holds"),
+                ("TypeOK", "holds"),
+            ],
+        ),
+    ] {
+        let (contract, mapped, out) = both_ways(variant, dir.path());
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(contract, expected, "{variant} through the contract");
+        assert_eq!(mapped, expected, "{variant} through the mapping");
+        // The mapped run really went through batches and learned the
+        // service's group ids: resolves happened, and the audit read the
+        // database (a copy is kept).
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert!(s["ops"]["resolve"]["ok"].as_u64().unwrap() > 0, "{s}");
+        assert!(s["ops"]["ingest"]["ok"].as_u64().unwrap() >= 60000, "{s}");
+        assert!(out.join("target.db").exists());
+        assert!(s.get("precision").is_none(), "nothing lost: {s}");
+    }
+}
+
+#[test]
+fn a_secret_from_the_environment_is_written_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let backend = Server::start_on(
+        &format!("{}/targets/sqlite/groups-atomic.sql", env!("CARGO_MANIFEST_DIR")),
+        &db,
+    );
+    // The service echoes the token in the body of its first 503s.
+    let url = start_service(&backend.url, 40);
+    let sc = dir.path().join("mapped.toml");
+    std::fs::write(
+        &sc,
+        mapped_scenario(&url, &db, "").replace("events = 60000", "events = 3000"),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let o = run(&sc, &out, &[(SECRET_VAR, SECRET)]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    // The token was sent (the service refuses requests without it) ...
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    assert!(history.contains("${SPECSTORM_TEST_MAPPING_TOKEN}"), "the 503 bodies were recorded, redacted");
+    // ... and is nowhere in the results, the history, or what was printed.
+    let mut files = 0;
+    for entry in walk(&out) {
+        let bytes = std::fs::read(&entry).unwrap();
+        files += 1;
+        assert!(
+            !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+            "{} holds the secret",
+            entry.display()
+        );
+    }
+    assert!(files >= 5, "{files} files");
+    assert!(!stderr.contains(SECRET) && !String::from_utf8_lossy(&o.stdout).contains(SECRET));
+    let saved = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(saved.contains("${SPECSTORM_TEST_MAPPING_TOKEN}"), "{saved}");
+}
+
+#[test]
+fn a_missing_secret_is_refused_with_its_line_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("mapped.toml");
+    let text = mapped_scenario("http://127.0.0.1:9", Path::new("/x.db"), "");
+    std::fs::write(&sc, &text).unwrap();
+    let out = dir.path().join("run");
+    let o = run(&sc, &out, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("headers = "))
+        .unwrap()
+        + 1;
+    assert!(
+        stderr.contains(&format!("mapped.toml:{line}:")) && stderr.contains(SECRET_VAR),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
