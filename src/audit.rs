@@ -138,7 +138,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         )?;
         return crate::audit_outbox::judge(run_dir, &history, &checks, &scenario, &db);
     }
-    let p = crate::run::prepare(Some(&scenario), &[])
+    let p = crate::run::prepare_offline(Some(&scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
     let saved = read_saved(&checks)?;
 
@@ -152,6 +152,21 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
             )?;
             (read_db(&db, &p.variant, &header.namespace)?, "target.db")
         }
+        // A service audited from its own database: the copy the run kept,
+        // through the scenario's export queries.
+        TargetKind::Http if p.scenario.audit.as_ref().is_some_and(|a| a.sqlite.is_some()) => {
+            let db = need("target.db", "the copy of the service's database the run audited")?;
+            let audit = p.scenario.audit.clone().unwrap_or_default();
+            let mut conn = open_db(&db)?;
+            let t = read_tables_with(
+                &mut conn,
+                crate::client::service_db::queries(&audit),
+                &header.namespace,
+                &|| 0,
+            )
+            .map_err(|e| AuditError::Unreadable(format!("{}: {e}", db.display())))?;
+            (t, "target.db")
+        }
         TargetKind::Http => {
             let export = need("export.json", "the final tables of an HTTP run")?;
             let mut t = Tables::default();
@@ -160,6 +175,11 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         }
     };
     [tables.read_start, tables.read_end] = read.tables_read();
+    tables.events_pruned = p
+        .scenario
+        .audit
+        .as_ref()
+        .is_some_and(|a| a.events == crate::scenario::api::EventRows::Pruned);
     let (mut results, stranded) = check_all(&read.facts, &tables);
     if let Some(m) = &header.merged {
         crate::merge::note_skew(&mut results, m);

@@ -99,6 +99,23 @@ pub struct Prepared {
 /// Loads and checks a scenario and its statement file (`specstorm check`
 /// and the first step of a run). Errors: file, line and reason (exit 2).
 pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
+    let p = prepare_offline(path, overrides)?;
+    // A mapping's secrets must be in the environment before anything runs.
+    if let Err(e) = Mapping::compile(p.scenario.api.as_ref(), p.scenario.audit.as_ref(), true) {
+        let file = path.map_or("<embedded default>".to_string(), |p| {
+            p.display().to_string()
+        });
+        let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
+        let line = scenario::key_line(&p.source.text, &keys)
+            .map_or(String::new(), |l| format!(":{l}"));
+        return Err(RunError::Input(format!("{file}{line}: {}", e.reason)));
+    }
+    Ok(p)
+}
+
+/// [`prepare`] without reading a mapping's secrets from the environment:
+/// for what sends no request (`audit` of a saved run folder).
+pub fn prepare_offline(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
     let (scenario, source) =
         scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
     if scenario.workload == scenario::Workload::Outbox {
@@ -717,7 +734,7 @@ fn http_phase(
     let mut server = None;
     // The loader compiled it already; the environment is read again here.
     let mapping = Arc::new(
-        Mapping::compile(s.api.as_ref(), s.audit.as_ref())
+        Mapping::compile(s.api.as_ref(), s.audit.as_ref(), true)
             .map_err(|e| RunError::Input(format!("{}: {}", e.path.join("."), e.reason)))?,
     );
     let audit = s.audit.clone().unwrap_or_default();

@@ -320,6 +320,19 @@ fn a_mapped_service_gets_the_contracts_verdicts() {
         assert!(s["ops"]["ingest"]["ok"].as_u64().unwrap() >= 60000, "{s}");
         assert!(out.join("target.db").exists());
         assert!(s.get("precision").is_none(), "nothing lost: {s}");
+        // The run folder audits again offline, from the database copy it
+        // kept and without the secret (no request is sent).
+        let a = std::process::Command::new(env!("CARGO_BIN_EXE_specstorm"))
+            .arg("audit")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let audit: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("audit.json")).unwrap())
+                .unwrap();
+        assert_eq!(audit["same_as_run"], json!(true), "{audit}");
+        assert_eq!(audit["tables"], json!("target.db"));
+        assert_eq!(a.status.code(), s["exit"]["code"].as_i64().map(|c| c as i32));
     }
 }
 

@@ -117,7 +117,6 @@ for (const id of groupIds.values()) {
   } else if (r.status === 409) probes.push({ id, start, end, state: body.state, count: body.count, final: true });
 }
 
-const byState = {}; for (const p of probes) byState[p.state] = (byState[p.state] ?? 0) + 1; console.log("probes by state", JSON.stringify(byState));
 let missed = 0;
 for (const p of probes) {
   if (p.state !== "resolved") continue;
@@ -137,6 +136,8 @@ for (const p of probes) {
 const sorted = ingestLatency.sort((a, b) => a - b);
 const pct = (q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1) : "-");
 const okResolves = [...resolves.values()].reduce((a, l) => a + l.length, 0);
+const refusedBy = {};
+for (const p of probes) refusedBy[p.state] = (refusedBy[p.state] ?? 0) + 1;
 console.log(
   JSON.stringify(
     {
@@ -149,6 +150,7 @@ console.log(
       errors,
       resolves_ok: okResolves,
       resolves_refused: probes.length,
+      refused_by_state: refusedBy,
       envelope_latency_ms: { p50: pct(0.5), p90: pct(0.9), p99: pct(0.99), max: pct(1) },
       missed_regressions: missed,
     },

@@ -133,16 +133,18 @@ const LOOKUP_VARS: &[&str] = &["project", "fingerprint", "release", "now_ms"];
 impl Mapping {
     /// The contract's mapping (no secrets, nothing to fail).
     pub fn contract() -> Mapping {
-        Mapping::compile(None, None).expect("the contract's mapping compiles")
+        Mapping::compile(None, None, true).expect("the contract's mapping compiles")
     }
 
     /// Compiles `[api]` (None: the contract) and `[audit]`'s export
-    /// request, reading the secrets from the environment. Errors: a
+    /// request, reading the secrets from the environment when `secrets`
+    /// (else they stay empty: for checks that send nothing). Errors: a
     /// template, pointer, code or method that cannot be used, or an
     /// environment variable that is not set, with its key path.
     pub fn compile(
         api: Option<&Api>,
         audit: Option<&AuditConfig>,
+        secrets: bool,
     ) -> Result<Mapping, MappingError> {
         let contract = api.is_none();
         let api = api.cloned().unwrap_or_default();
@@ -291,6 +293,9 @@ impl Mapping {
         names.extend(ingest.event.secrets());
         names.sort_unstable();
         names.dedup();
+        if !secrets {
+            names.clear();
+        }
         let secrets = Secrets::from_env(names.iter().copied()).map_err(|e| {
             let n = names
                 .iter()
@@ -416,29 +421,29 @@ mod tests {
         assert_eq!(m.ingest.request.what, "POST /v1/events");
         let mut api = Api::default();
         api.ingest.batch = 5;
-        let e = Mapping::compile(Some(&api), None).unwrap_err();
+        let e = Mapping::compile(Some(&api), None, true).unwrap_err();
         assert_eq!(e.path, ["api", "ingest", "envelope"]);
         api.ingest.envelope = r#"{"events": [{items}]}"#.into();
         assert_eq!(
-            Mapping::compile(Some(&api), None).unwrap_err().path,
+            Mapping::compile(Some(&api), None, true).unwrap_err().path,
             ["api", "ingest", "items"]
         );
         api.ingest.items = "/items".into();
         api.ingest.request = "POST /e/{event_id}".into();
-        let e = Mapping::compile(Some(&api), None).unwrap_err();
+        let e = Mapping::compile(Some(&api), None, true).unwrap_err();
         assert!(e.reason.contains("cannot be used here"), "{e:?}");
         api.ingest.request = "POST /api/{project}/envelope".into();
         api.headers.insert(
             "authorization".into(),
             "Bearer ${SPECSTORM_TEST_UNSET_VAR}".into(),
         );
-        let e = Mapping::compile(Some(&api), None).unwrap_err();
+        let e = Mapping::compile(Some(&api), None, true).unwrap_err();
         assert_eq!(e.path, ["api", "headers"]);
         assert!(e.reason.contains("SPECSTORM_TEST_UNSET_VAR"), "{e:?}");
         api.headers.clear();
         api.group_ids = GroupIds::Lookup;
         assert_eq!(
-            Mapping::compile(Some(&api), None).unwrap_err().path,
+            Mapping::compile(Some(&api), None, true).unwrap_err().path,
             ["api", "group_ids"]
         );
     }

@@ -2038,6 +2038,19 @@ pub fn fault_line(text: &str, index: usize, key: Option<&str>) -> Option<usize> 
     }
 }
 
+/// The 1-based line of the key at `path` (`["api", "headers"]`) in a
+/// scenario's text, or of its nearest table when the key is not written
+/// there. None when the text is not valid TOML. For checks made after
+/// loading, such as the environment variables a mapping reads.
+pub fn key_line(text: &str, path: &[&str]) -> Option<usize> {
+    let doc = Document::parse(text).ok()?;
+    match locate(text, doc.as_item(), path, 0) {
+        Located::Found(line) | Located::Missing(line) | Located::Blocked(line) => {
+            Some(line).filter(|&l| l > 0)
+        }
+    }
+}
+
 /// A key path as the user writes it: `load.ingesters`, `faults[1].hold`.
 fn display_path(path: &[&str]) -> String {
     let mut out = String::new();

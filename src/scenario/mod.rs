@@ -13,7 +13,7 @@ mod expect;
 mod load;
 
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
-pub use load::{fault_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
+pub use load::{fault_line, key_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

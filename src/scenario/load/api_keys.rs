@@ -196,7 +196,9 @@ pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioE
         }
     }
     if s.api.is_some() || s.audit.is_some() {
-        Mapping::compile(s.api.as_ref(), s.audit.as_ref()).map_err(|e| {
+        // Secrets are read when a run starts (`run::prepare`), not here:
+        // an offline audit of a saved scenario needs no secrets.
+        Mapping::compile(s.api.as_ref(), s.audit.as_ref(), false).map_err(|e| {
             let path: Vec<&str> = e.path.iter().map(String::as_str).collect();
             ctx.error(&path, e.reason)
         })?;
