@@ -29,6 +29,13 @@ struct Backend {
     /// Answer this many ingest requests with a 503 whose body echoes the
     /// token (a careless service): the bench must not write it anywhere.
     leaky_503s: AtomicU64,
+    /// A daily cap: events past this many are dropped, yet answered "new".
+    cap: Option<u64>,
+    /// Events forwarded so far.
+    forwarded: AtomicU64,
+    /// Retention: every third event row is deleted from this database
+    /// after each request.
+    prune: Option<PathBuf>,
 }
 
 fn authorized(h: &HeaderMap) -> bool {
@@ -61,6 +68,10 @@ async fn ingest(
     }
     let mut results = Vec::new();
     for e in body["batch"].as_array().cloned().unwrap_or_default() {
+        if b.cap.is_some_and(|cap| b.forwarded.fetch_add(1, Ordering::SeqCst) >= cap) {
+            results.push(json!({"outcome": "new", "issue": ""}));
+            continue;
+        }
         let sent = b
             .http
             .post(format!("{}/v1/events", b.url))
@@ -78,6 +89,17 @@ async fn ingest(
             "outcome": if a["accepted"] == json!(true) { "new" } else { "dup" },
             "issue": a["group_id"],
         }));
+    }
+    if let Some(db) = &b.prune {
+        let db = db.clone();
+        tokio::task::spawn_blocking(move || {
+            let c = rusqlite::Connection::open(db).unwrap();
+            c.busy_timeout(std::time::Duration::from_secs(30)).unwrap();
+            c.execute("DELETE FROM error_events WHERE rowid % 3 = 0", [])
+                .unwrap();
+        })
+        .await
+        .unwrap();
     }
     (StatusCode::ACCEPTED, Json(json!({ "results": results })))
 }
@@ -123,10 +145,22 @@ fn urlencode(s: &str) -> String {
 
 /// The service: its URL; it lives as long as the test process.
 fn start_service(backend_url: &str, leaky_503s: u64) -> String {
+    start_service_with(backend_url, leaky_503s, None, None)
+}
+
+fn start_service_with(
+    backend_url: &str,
+    leaky_503s: u64,
+    cap: Option<u64>,
+    prune: Option<PathBuf>,
+) -> String {
     let backend = Arc::new(Backend {
         url: backend_url.to_string(),
         http: reqwest::Client::builder().no_proxy().build().unwrap(),
         leaky_503s: AtomicU64::new(leaky_503s),
+        cap,
+        forwarded: AtomicU64::new(0),
+        prune,
     });
     let app = Router::new()
         .route("/up", get(|| async { StatusCode::NO_CONTENT }))
@@ -409,4 +443,134 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// One mapped run of the atomic variant against the service with `cap` and
+/// `prune`, the scenario edited by `edit`; returns the summary and the
+/// history's text.
+fn atomic_run(
+    dir: &Path,
+    name: &str,
+    cap: Option<u64>,
+    prune: bool,
+    edit: &dyn Fn(String) -> String,
+) -> (Value, String) {
+    let db = dir.join(format!("{name}.db"));
+    let backend = Server::start_on(
+        &format!("{}/targets/sqlite/groups-atomic.sql", env!("CARGO_MANIFEST_DIR")),
+        &db,
+    );
+    let url = start_service_with(&backend.url, 0, cap, prune.then(|| db.clone()));
+    let sc = dir.join(format!("{name}.toml"));
+    let text = mapped_scenario(&url, &db, "").replace("events = 60000", "events = 4000");
+    std::fs::write(&sc, edit(text)).unwrap();
+    let out = dir.join(name);
+    let o = run(&sc, &out, &[(SECRET_VAR, SECRET)]);
+    let summary = std::fs::read_to_string(out.join("summary.json"))
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    (
+        serde_json::from_str(&summary).unwrap(),
+        std::fs::read_to_string(out.join("history.jsonl")).unwrap(),
+    )
+}
+
+fn verdict(s: &Value, inv: &str) -> String {
+    s["invariants"][inv]["verdict"].as_str().unwrap().to_string()
+}
+
+fn precision_of(s: &Value, inv: &str) -> Vec<Value> {
+    s["precision"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p["invariant"] == json!(inv))
+        .collect()
+}
+
+#[test]
+fn an_answer_that_does_not_say_accepted_is_ok_with_an_unknown_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, history) = atomic_run(dir.path(), "silent", None, false, &|t| {
+        t.replace(r#"accepted = "/outcome == new""#, r#"accepted = """#)
+    });
+    // The history records ok, the value unknown, and why.
+    assert!(
+        history.contains(r#""ambiguous":"the answer does not say accepted or duplicate""#),
+        "{}",
+        &history[..2000.min(history.len())]
+    );
+    assert!(!history.contains(r#""accepted":true"#));
+    // The checkers use bounds: a correct service still holds everywhere.
+    for inv in ["TypeOK", "CountExact", "NoMissedRegression", "OneGroupPerFingerprint"] {
+        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
+    }
+    // The summary says which checks lost precision, why, and for how many ops.
+    for inv in ["TypeOK", "CountExact"] {
+        let p = precision_of(&s, inv);
+        assert_eq!(p.len(), 1, "{inv}: {s}");
+        assert!(p[0]["ops"].as_u64().unwrap() >= 4000, "{p:?}");
+        assert!(p[0]["why"].as_str().unwrap().contains("does not say"), "{p:?}");
+    }
+    // Yet no event is certainly counted, so CountExact's lower bound judged
+    // nothing: the run is inconclusive (exit 4), never a plain pass.
+    assert_eq!(s["exit"]["code"], json!(4), "{}", s["exit"]);
+    assert!(
+        s["exit"]["rule"].as_str().unwrap().contains("no event was certainly counted"),
+        "{}",
+        s["exit"]
+    );
+}
+
+#[test]
+fn a_cap_that_drops_events_with_ok_is_caught_unless_declared() {
+    let dir = tempfile::tempdir().unwrap();
+    // Undeclared: the service says "new" for events it dropped. That is
+    // acknowledged data lost, and the audit says so.
+    let (s, _) = atomic_run(dir.path(), "capped", Some(1000), false, &|t| t);
+    assert_eq!(verdict(&s, "TypeOK"), "violated", "{s}");
+    assert_eq!(verdict(&s, "CountExact"), "violated", "{s}");
+    // Declared (`may_drop = true`): an ok that says accepted is no proof
+    // the event is stored; the verdicts hold on what can be judged, and
+    // the summary says what was lost.
+    let (s, history) = atomic_run(dir.path(), "capped-declared", Some(1000), false, &|t| {
+        t.replace("items = \"/results\"", "items = \"/results\"\nmay_drop = true")
+    });
+    for inv in ["TypeOK", "CountExact", "NoMissedRegression", "OneGroupPerFingerprint"] {
+        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
+    }
+    assert!(history.contains("may_drop"), "the reason is in the history");
+    assert!(
+        precision_of(&s, "TypeOK")[0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("may drop"),
+        "{s}"
+    );
+}
+
+#[test]
+fn pruned_event_rows_are_caught_unless_declared_then_judged_on_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    // No event id is sent twice: a retry of a pruned event would be
+    // inserted and counted again (a real double count, which CountExact
+    // reports); retention in real services runs long after any retry.
+    let once = |t: String| {
+        t.replace("retries = 3", "retries = 0")
+            .replace("[resolve]", "[retry]\nprobability = 0.0\n\n[resolve]")
+    };
+    let (s, _) = atomic_run(dir.path(), "pruning", None, true, &once);
+    assert_eq!(verdict(&s, "TypeOK"), "violated", "{s}");
+    let (s, _) = atomic_run(dir.path(), "pruning-declared", None, true, &|t| {
+        once(t).replace("[audit]\n", "[audit]\nevents = \"pruned\"\n")
+    });
+    for inv in ["TypeOK", "CountExact", "NoMissedRegression", "OneGroupPerFingerprint"] {
+        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
+    }
+    let notes = s["invariants"]["TypeOK"].to_string();
+    let p = precision_of(&s, "CountExact");
+    assert!(
+        p.iter().any(|p| p["why"].as_str().unwrap().contains("pruned")),
+        "{s} {notes}"
+    );
 }

@@ -391,6 +391,25 @@ fn type_ok_acknowledged_event_missing() {
 }
 
 #[test]
+fn type_ok_pruned_rows_leave_presence_unjudged_but_statuses_judged() {
+    // The service deletes event rows itself (audit.events = "pruned"): e1,
+    // acknowledged and missing, proves nothing; the verdict says so in a
+    // note and never claims the clause held.
+    let mut h = Hist::new(false, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f1", 20);
+    let mut t = tables(&[("e2", "f1")], &[("f1", "open", 2)]);
+    t.events_pruned = true;
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert!(r.notes.iter().any(|n| n.contains("not judged")), "{r:?}");
+    // The other clauses still bite.
+    let mut t = tables(&[("e2", "f1")], &[("f1", "closed", 2)]);
+    t.events_pruned = true;
+    assert_eq!(type_ok::check(&h.facts(), &t).verdict, Verdict::Violated);
+}
+
+#[test]
 fn type_ok_event_without_group_is_legal() {
     // e2's ingest stopped after s1: its row exists, its group does not.
     let mut h = Hist::new(true, 2);
@@ -520,6 +539,33 @@ fn count_exact_count_above_event_rows() {
     assert!(r.examples[0].expected.contains("|A(G)| = 1"), "{r:?}");
     let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 2)]);
     assert_eq!(count_exact(&h, &t).verdict, Verdict::Holds);
+}
+
+#[test]
+fn count_exact_pruned_rows_bound_nothing_but_the_history_still_does() {
+    // Two events counted, one row left after pruning: no violation of
+    // count <= |A(G)|, since rows were deleted by the service itself.
+    let mut h = Hist::new(false, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f1", 20);
+    let mut t = tables(&[("e1", "f1")], &[("f1", "open", 2)]);
+    t.events_pruned = true;
+    let r = count_exact(&h, &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert!(r.notes.iter().any(|n| n.contains("history alone")), "{r:?}");
+    // The history's bounds are still judged: a lost increment is caught.
+    let mut t = tables(&[("e1", "f1")], &[("f1", "open", 1)]);
+    t.events_pruned = true;
+    assert_eq!(count_exact(&h, &t).verdict, Verdict::Violated);
+    // And without pruning the same rows are a violation of count <= |A(G)|.
+    let mut h2 = Hist::new(false, 2);
+    h2.ingest("e1", "f1", 10, vec![], End::Info(20, err_res("timeout")));
+    h2.ingest("e2", "f1", 30, vec![], End::Info(40, err_res("timeout")));
+    let t = tables(&[("e1", "f1")], &[("f1", "open", 2)]);
+    assert_eq!(count_exact(&h2, &t).verdict, Verdict::Violated);
+    let mut t = tables(&[("e1", "f1")], &[("f1", "open", 2)]);
+    t.events_pruned = true;
+    assert_eq!(count_exact(&h2, &t).verdict, Verdict::Holds);
 }
 
 /// With a step log: e1 counted, e2's counting step started and has no end
