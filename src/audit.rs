@@ -154,8 +154,16 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         }
         // A service audited from its own database: the copy the run kept,
         // through the scenario's export queries.
-        TargetKind::Http if p.scenario.audit.as_ref().is_some_and(|a| a.sqlite.is_some()) => {
-            let db = need("target.db", "the copy of the service's database the run audited")?;
+        TargetKind::Http
+            if p.scenario
+                .audit
+                .as_ref()
+                .is_some_and(|a| a.sqlite.is_some()) =>
+        {
+            let db = need(
+                "target.db",
+                "the copy of the service's database the run audited",
+            )?;
             let audit = p.scenario.audit.clone().unwrap_or_default();
             let mut conn = open_db(&db)?;
             let t = read_tables_with(

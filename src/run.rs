@@ -106,8 +106,8 @@ pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, Ru
             p.display().to_string()
         });
         let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
-        let line = scenario::key_line(&p.source.text, &keys)
-            .map_or(String::new(), |l| format!(":{l}"));
+        let line =
+            scenario::key_line(&p.source.text, &keys).map_or(String::new(), |l| format!(":{l}"));
         return Err(RunError::Input(format!("{file}{line}: {}", e.reason)));
     }
     Ok(p)
@@ -284,6 +284,16 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     }
 }
 
+/// The scenario file's folder (what `target.workdir` and a relative
+/// `audit.sqlite` are relative to); `.` for the embedded default.
+fn scenario_base(opts: &RunOptions) -> PathBuf {
+    opts.scenario
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
 /// Where the run came from, and the command that reproduces it (cli.md):
 /// tool and SQLite versions, scenario and statement files, the file's
 /// sha256, the UTC start. Shared by both workloads' runs.
@@ -327,6 +337,21 @@ fn execute(
     // `specstorm run RUN_DIR/scenario.toml` runs the very same thing again.
     let mut saved = s.clone();
     saved.variant = "variant.sql".into();
+    // What names the scenario's folder or variant is resolved now, so
+    // that the saved scenario starts and audits the same service again.
+    let base = scenario_base(opts);
+    if let Some(c) = &mut saved.target.command {
+        *c = c.replace("{variant}", &variant_name);
+        let dir = base.join(saved.target.workdir.as_deref().unwrap_or("."));
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+        saved.target.workdir = Some(dir.display().to_string());
+    }
+    if let Some(p) = saved.audit.as_mut().and_then(|a| a.sqlite.as_mut()) {
+        if !p.starts_with("{run_dir}") && Path::new(p.as_str()).is_relative() {
+            let abs = std::fs::canonicalize(&base).unwrap_or_else(|_| base.clone());
+            *p = abs.join(p.as_str()).display().to_string();
+        }
+    }
     // The saved scenario runs one variant: its own expectation, resolved.
     (saved.expect, saved.thresholds) = s.expectation();
     saved.variants.clear();
@@ -408,11 +433,6 @@ fn execute(
         shard: opts.shard,
     };
     let phase = if http {
-        let base = opts
-            .scenario
-            .as_deref()
-            .and_then(Path::parent)
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         http_phase(p, run_dir, &base, &plan, control.clone())
     } else {
         sqlite_phase(p, run_dir, &plan, control.clone())
@@ -492,7 +512,23 @@ fn execute(
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures(&load.stats, duration_s);
     let accepted = facts.events.values().filter(|e| e.acked).count() as u64;
-    let coverage = crate::audit::coverage(&facts, &tables);
+    let mut coverage = crate::audit::coverage(&facts, &tables);
+    let resolves_sent: u64 = crate::history::CompletionType::ALL
+        .iter()
+        .map(|&c| load.stats.count(crate::history::OpKind::Resolve, c))
+        .sum();
+    if http
+        && s.load.resolvers > 0
+        && resolves_sent == 0
+        && !control.interrupted.load(Ordering::Acquire)
+    {
+        // Resolvers resolve only groups whose id the service named.
+        coverage.gaps.push(
+            "no resolve was sent: the resolvers never learned a group id (see \
+             api.ingest.group_id and api.group_ids)"
+                .into(),
+        );
+    }
     let (expect, thresholds) = s.expectation();
     let mut summary = Summary {
         schema_version: SUMMARY_SCHEMA_VERSION,
@@ -809,7 +845,7 @@ fn http_phase(
             let left = until.saturating_duration_since(std::time::Instant::now());
             tokio::select! {
                 a = tokio::time::timeout(left, probe.healthz()) => Some(a.unwrap_or_else(|_| {
-                    Err(format!("no answer to GET /healthz within {patience:?}"))
+                    Err(format!("no answer to {} within {patience:?}", mapping.health.what))
                 })),
                 () = stopped => None,
             }
@@ -840,7 +876,7 @@ fn http_phase(
     // The nemesis's timed faults, and the fault proxy the load goes through.
     let mut proxy = if faults.has(FaultKind::Proxy) {
         Some(
-            FaultProxy::start(&url, plan.nemesis.clone(), load_start)
+            FaultProxy::start_with(&url, plan.nemesis.clone(), load_start, mapping.contract)
                 .map_err(|e| RunError::Target(format!("the fault proxy: {e}")))?,
         )
     } else {

@@ -55,12 +55,14 @@ async fn ingest(
     if !authorized(&headers) {
         return (StatusCode::UNAUTHORIZED, Json(json!({"error": "token"})));
     }
-    if b
-        .leaky_503s
+    if b.leaky_503s
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
         .is_ok()
     {
-        let echo = headers["authorization"].to_str().unwrap_or_default().to_string();
+        let echo = headers["authorization"]
+            .to_str()
+            .unwrap_or_default()
+            .to_string();
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             Json(json!({"error": "overloaded", "your_auth": echo})),
@@ -68,7 +70,9 @@ async fn ingest(
     }
     let mut results = Vec::new();
     for e in body["batch"].as_array().cloned().unwrap_or_default() {
-        if b.cap.is_some_and(|cap| b.forwarded.fetch_add(1, Ordering::SeqCst) >= cap) {
+        if b.cap
+            .is_some_and(|cap| b.forwarded.fetch_add(1, Ordering::SeqCst) >= cap)
+        {
             results.push(json!({"outcome": "new", "issue": ""}));
             continue;
         }
@@ -286,7 +290,10 @@ fn verdicts(run_dir: &Path) -> Vec<(String, String)> {
 /// Runs `variant` through the contract and through the mapping; returns
 /// both run folders' verdicts (and keeps the folders in `dir`).
 fn both_ways(variant: &str, dir: &Path) -> (Vec<(String, String)>, Vec<(String, String)>, PathBuf) {
-    let sql = format!("{}/targets/sqlite/{variant}.sql", env!("CARGO_MANIFEST_DIR"));
+    let sql = format!(
+        "{}/targets/sqlite/{variant}.sql",
+        env!("CARGO_MANIFEST_DIR")
+    );
     // The contract: the reference server, loaded and exported as it is.
     let direct = Server::start(&sql);
     let sc = dir.join(format!("contract-{variant}.toml"));
@@ -366,7 +373,10 @@ fn a_mapped_service_gets_the_contracts_verdicts() {
                 .unwrap();
         assert_eq!(audit["same_as_run"], json!(true), "{audit}");
         assert_eq!(audit["tables"], json!("target.db"));
-        assert_eq!(a.status.code(), s["exit"]["code"].as_i64().map(|c| c as i32));
+        assert_eq!(
+            a.status.code(),
+            s["exit"]["code"].as_i64().map(|c| c as i32)
+        );
     }
 }
 
@@ -375,7 +385,10 @@ fn a_secret_from_the_environment_is_written_nowhere() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let backend = Server::start_on(
-        &format!("{}/targets/sqlite/groups-atomic.sql", env!("CARGO_MANIFEST_DIR")),
+        &format!(
+            "{}/targets/sqlite/groups-atomic.sql",
+            env!("CARGO_MANIFEST_DIR")
+        ),
         &db,
     );
     // The service echoes the token in the body of its first 503s.
@@ -392,7 +405,10 @@ fn a_secret_from_the_environment_is_written_nowhere() {
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     // The token was sent (the service refuses requests without it) ...
     let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
-    assert!(history.contains("${SPECSTORM_TEST_MAPPING_TOKEN}"), "the 503 bodies were recorded, redacted");
+    assert!(
+        history.contains("${SPECSTORM_TEST_MAPPING_TOKEN}"),
+        "the 503 bodies were recorded, redacted"
+    );
     // ... and is nowhere in the results, the history, or what was printed.
     let mut files = 0;
     for entry in walk(&out) {
@@ -457,7 +473,10 @@ fn atomic_run(
 ) -> (Value, String) {
     let db = dir.join(format!("{name}.db"));
     let backend = Server::start_on(
-        &format!("{}/targets/sqlite/groups-atomic.sql", env!("CARGO_MANIFEST_DIR")),
+        &format!(
+            "{}/targets/sqlite/groups-atomic.sql",
+            env!("CARGO_MANIFEST_DIR")
+        ),
         &db,
     );
     let url = start_service_with(&backend.url, 0, cap, prune.then(|| db.clone()));
@@ -475,7 +494,10 @@ fn atomic_run(
 }
 
 fn verdict(s: &Value, inv: &str) -> String {
-    s["invariants"][inv]["verdict"].as_str().unwrap().to_string()
+    s["invariants"][inv]["verdict"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn precision_of(s: &Value, inv: &str) -> Vec<Value> {
@@ -502,7 +524,12 @@ fn an_answer_that_does_not_say_accepted_is_ok_with_an_unknown_value() {
     );
     assert!(!history.contains(r#""accepted":true"#));
     // The checkers use bounds: a correct service still holds everywhere.
-    for inv in ["TypeOK", "CountExact", "NoMissedRegression", "OneGroupPerFingerprint"] {
+    for inv in [
+        "TypeOK",
+        "CountExact",
+        "NoMissedRegression",
+        "OneGroupPerFingerprint",
+    ] {
         assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
     }
     // The summary says which checks lost precision, why, and for how many ops.
@@ -510,13 +537,19 @@ fn an_answer_that_does_not_say_accepted_is_ok_with_an_unknown_value() {
         let p = precision_of(&s, inv);
         assert_eq!(p.len(), 1, "{inv}: {s}");
         assert!(p[0]["ops"].as_u64().unwrap() >= 4000, "{p:?}");
-        assert!(p[0]["why"].as_str().unwrap().contains("does not say"), "{p:?}");
+        assert!(
+            p[0]["why"].as_str().unwrap().contains("does not say"),
+            "{p:?}"
+        );
     }
     // Yet no event is certainly counted, so CountExact's lower bound judged
     // nothing: the run is inconclusive (exit 4), never a plain pass.
     assert_eq!(s["exit"]["code"], json!(4), "{}", s["exit"]);
     assert!(
-        s["exit"]["rule"].as_str().unwrap().contains("no event was certainly counted"),
+        s["exit"]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("no event was certainly counted"),
         "{}",
         s["exit"]
     );
@@ -534,9 +567,17 @@ fn a_cap_that_drops_events_with_ok_is_caught_unless_declared() {
     // the event is stored; the verdicts hold on what can be judged, and
     // the summary says what was lost.
     let (s, history) = atomic_run(dir.path(), "capped-declared", Some(1000), false, &|t| {
-        t.replace("items = \"/results\"", "items = \"/results\"\nmay_drop = true")
+        t.replace(
+            "items = \"/results\"",
+            "items = \"/results\"\nmay_drop = true",
+        )
     });
-    for inv in ["TypeOK", "CountExact", "NoMissedRegression", "OneGroupPerFingerprint"] {
+    for inv in [
+        "TypeOK",
+        "CountExact",
+        "NoMissedRegression",
+        "OneGroupPerFingerprint",
+    ] {
         assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
     }
     assert!(history.contains("may_drop"), "the reason is in the history");
@@ -564,13 +605,133 @@ fn pruned_event_rows_are_caught_unless_declared_then_judged_on_the_history() {
     let (s, _) = atomic_run(dir.path(), "pruning-declared", None, true, &|t| {
         once(t).replace("[audit]\n", "[audit]\nevents = \"pruned\"\n")
     });
-    for inv in ["TypeOK", "CountExact", "NoMissedRegression", "OneGroupPerFingerprint"] {
+    for inv in [
+        "TypeOK",
+        "CountExact",
+        "NoMissedRegression",
+        "OneGroupPerFingerprint",
+    ] {
         assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
     }
     let notes = s["invariants"]["TypeOK"].to_string();
     let p = precision_of(&s, "CountExact");
     assert!(
-        p.iter().any(|p| p["why"].as_str().unwrap().contains("pruned")),
+        p.iter()
+            .any(|p| p["why"].as_str().unwrap().contains("pruned")),
         "{s} {notes}"
+    );
+}
+
+/// A free loopback port (released before use: a small race, retried by
+/// nobody; the port range is large).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_scenario_starts_its_own_service_and_its_saved_scenario_runs_it_again() {
+    // The service is `specstorm serve` itself, started by `target.command`
+    // with `{variant}` and `{run_dir}`, audited from the database it
+    // writes into the run folder; its output goes to service.log.
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let exe = env!("CARGO_BIN_EXE_specstorm");
+    let text = format!(
+        r#"
+workload = "groups"
+variant = "groups-naive"
+
+[target]
+kind = "http"
+url = "http://127.0.0.1:{port}"
+command = "'{exe}' serve --variant {{variant}} --db '{{run_dir}}/svc.db' --addr 127.0.0.1:{port}"
+workdir = "svc"
+startup_timeout = "20s"
+
+[load]
+ingesters = 8
+resolvers = 2
+
+[stop]
+events = 2000
+
+[audit]
+sqlite = "{{run_dir}}/svc*.db"
+export.events = "SELECT id, project, fingerprint, group_id, received_at FROM error_events"
+export.groups = "SELECT id, project, fingerprint, status, event_count FROM error_groups"
+"#
+    );
+    std::fs::create_dir(dir.path().join("svc")).unwrap();
+    let sc = dir.path().join("own.toml");
+    std::fs::write(&sc, text).unwrap();
+    let out = dir.path().join("run1");
+    let o = run(&sc, &out, &[]);
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("summary.json"))
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr))),
+    )
+    .unwrap();
+    assert!(s["ops"]["ingest"]["ok"].as_u64().unwrap() >= 2000, "{s}");
+    assert!(out.join("svc.db").exists() && out.join("target.db").exists());
+    let log = std::fs::read_to_string(out.join("service.log")).unwrap();
+    assert!(log.contains("listening on"), "{log}");
+    // The service was stopped after the final read: the port is free.
+    assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_ok());
+    // The saved scenario names the variant and the folder it ran with.
+    let saved = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(saved.contains("--variant groups-naive"), "{saved}");
+    let workdir = std::fs::canonicalize(dir.path().join("svc")).unwrap();
+    assert!(
+        saved.contains(&format!("workdir = \"{}\"", workdir.display())),
+        "{saved}"
+    );
+    // And it runs the same service again, from anywhere.
+    let out2 = dir.path().join("run2");
+    let o = run(&out.join("scenario.toml"), &out2, &[]);
+    assert!(
+        out2.join("summary.json").exists(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let log = std::fs::read_to_string(out2.join("service.log")).unwrap();
+    assert!(log.contains("listening on"), "{log}");
+}
+
+#[test]
+fn proxy_faults_reach_a_mapped_service_with_its_headers() {
+    // The fault proxy forwards the mapping's headers (the service refuses
+    // requests without the token), and records a dropped answer by its
+    // status alone: the service's bodies are not the contract's.
+    let dir = tempfile::tempdir().unwrap();
+    let (s, history) = atomic_run(dir.path(), "proxied", None, false, &|t| {
+        format!(
+            "{t}\n[[faults]]\nkind = \"proxy\"\ntoxic = \"drop_response\"\nops = \"ingest\"\n\
+             probability = 0.05\n"
+        )
+    });
+    for inv in [
+        "TypeOK",
+        "CountExact",
+        "NoMissedRegression",
+        "OneGroupPerFingerprint",
+    ] {
+        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
+    }
+    assert!(s["faults_injected"]["proxy"].as_u64().unwrap() > 0, "{s}");
+    assert!(
+        history.contains("drop_response: upstream answered 202"),
+        "faults recorded"
+    );
+    assert!(
+        !history.contains("drop_response: upstream answered 202:"),
+        "no bodies"
+    );
+    assert!(
+        !history.contains("Unauthorized"),
+        "every request carried the token"
     );
 }

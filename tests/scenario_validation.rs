@@ -1380,3 +1380,128 @@ fn explore_outbox_world_is_checked_with_lines() {
         (2, 2, 2, 1, 3)
     );
 }
+
+// ---------------------------------------------------------------- [api], [audit]
+
+const MAPPED: &str = "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:9\"\n";
+
+#[test]
+fn api_keys_and_values_are_checked_with_their_lines() {
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\nrequest = \"POST /e\"\nbatchsize = 3\n"),
+        6,
+        &["unknown key `batchsize` in [api.ingest]", "batch"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\nbatch = 0\n"),
+        5,
+        &["api.ingest.batch"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\nrequest = \"FETCH /e\"\n"),
+        5,
+        &["FETCH", "GET, POST"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\naccepted = \"accepted\"\n"),
+        5,
+        &["JSON pointer"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\nbody = '{{\"id\": \"{{evnt_id}}\"}}'\n"),
+        5,
+        &["unknown placeholder `{evnt_id}`"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.resolve]\nrequest = \"POST /g/{{event_id}}\"\n"),
+        5,
+        &["`{event_id}` cannot be used here"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.resolve]\ncodes = {{ \"409\" = \"duplicate\" }}\n"),
+        5,
+        &["`duplicate` is no meaning of this request", "\"refused\""],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\ncodes = {{ \"6xx\" = \"ok\" }}\n"),
+        5,
+        &["no status code"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\nbatch = 5\n"),
+        5,
+        &["needs an `envelope`"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api]\ngroup_ids = \"lookup\"\n"),
+        5,
+        &["[api.lookup]"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api]\ngroup_ids = \"audit\"\n"),
+        5,
+        &["[audit] sqlite"],
+    );
+}
+
+#[test]
+fn api_and_audit_apply_to_an_external_http_groups_service() {
+    assert_refused(
+        "[api]\nhealth = \"GET /up\"\n",
+        1,
+        &["target.kind = \"http\""],
+    );
+    assert_refused(
+        "[target]\nkind = \"http\"\nspawn = true\n\n[api]\nhealth = \"GET /up\"\n",
+        5,
+        &["spawned reference server speaks the contract"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[audit]\nsqlite = \"x.db\"\nexport.events = \"SELECT 1\"\n"),
+        5,
+        &["needs `export.groups`"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[audit]\nexport.events = \"SELECT 1\"\n"),
+        5,
+        &["give `audit.sqlite` too"],
+    );
+    assert_refused(
+        "[target]\nkind = \"http\"\nspawn = true\ncommand = \"sleep 1\"\n",
+        4,
+        &["target.url"],
+    );
+    // A secret is read when the run starts, not when the file loads: an
+    // offline audit needs none. The template itself is checked here.
+    let s = load_text(&format!(
+        "{MAPPED}[api]\nheaders = {{ authorization = \"Bearer ${{SPECSTORM_NOT_SET_ANYWHERE}}\" }}\n"
+    ))
+    .unwrap();
+    assert!(s.api.is_some());
+    assert_refused(
+        &format!("{MAPPED}[api]\nheaders = {{ authorization = \"Bearer ${{BAD-NAME}}\" }}\n"),
+        5,
+        &["no environment variable name"],
+    );
+}
+
+#[test]
+fn a_mapped_scenario_round_trips_through_to_toml() {
+    let text = format!(
+        "{MAPPED}command = \"echo {{variant}} {{run_dir}}\"\n\n[api]\nhealth = \"GET /up\"\n\
+         [api.ingest]\nrequest = \"POST /api/{{project}}/envelope\"\nbatch = 3\n\
+         envelope = '{{\"events\": [{{items}}]}}'\nitems = \"/items\"\naccepted = \"/status == created\"\n\
+         codes = {{ \"201\" = \"accepted\" }}\n[api.lookup]\nrequest = \"GET /g?p={{project}}\"\n\
+         [audit]\nsqlite = \"{{run_dir}}/x/*.sqlite\"\nevents = \"pruned\"\n\
+         export.events = \"SELECT id, project, fingerprint, 0, 0 FROM e\"\n\
+         export.groups = \"SELECT id, project, fingerprint, status, n FROM g\"\n"
+    );
+    let s = load_text(&text).unwrap();
+    let again = load_text(&s.to_toml()).unwrap();
+    assert_eq!(s, again);
+    assert_eq!(s.api.as_ref().unwrap().ingest.batch, 3);
+    assert_eq!(
+        s.audit.as_ref().unwrap().events,
+        specstorm::scenario::api::EventRows::Pruned
+    );
+}

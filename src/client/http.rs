@@ -310,16 +310,14 @@ impl HttpClient {
         if !ok {
             return vec![by_meaning(meaning, status, &text, retry_after, what); n];
         }
-        let needs_body = i.items.is_some()
-            || i.group_id.is_some()
-            || (accepted_by_status.is_none() && i.accepted.is_some());
-        let answer: serde_json::Value = if needs_body {
-            match serde_json::from_str(&text) {
-                Ok(v) => v,
-                Err(_) => return vec![Answer::nonconforming(what, status, &text); n],
-            }
-        } else {
-            serde_json::Value::Null
+        // The group id is read where the answer has it; only `items` and
+        // `accepted` (when the status does not say) require a JSON body.
+        let needs_body =
+            i.items.is_some() || (accepted_by_status.is_none() && i.accepted.is_some());
+        let answer: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(_) if needs_body => return vec![Answer::nonconforming(what, status, &text); n],
+            Err(_) => serde_json::Value::Null,
         };
         let items: Vec<&serde_json::Value> = match &i.items {
             None => vec![&answer; n],
@@ -519,11 +517,13 @@ impl HttpClient {
             ("now_ms", now.as_str()),
         ];
         let req = self.request(&l.request, &vars, None);
-        let (status, _, text) = self
-            .send(req)
-            .await
-            .map_err(|a| a.result.error.unwrap_or_default())?;
+        // A lookup that got no answer, or an indeterminate one, is asked
+        // again later: only an answer that is not the mapping's is an error.
+        let Ok((status, _, text)) = self.send(req).await else {
+            return Ok(None);
+        };
         match l.codes.meaning(status.as_u16()) {
+            Some(Meaning::Info) => Ok(None),
             Some(Meaning::Ok) => serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
                 .and_then(|v| v.pointer(&l.group_id).and_then(id_text))

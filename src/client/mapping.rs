@@ -157,7 +157,7 @@ impl Mapping {
         let batched = i.batch > 1;
         if batched && i.envelope.is_empty() {
             return Err(at(
-                &["api", "ingest", "envelope"],
+                &["api", "ingest", "batch"],
                 "`batch` above 1 needs an `envelope`, e.g. '{\"events\": [{items}]}'",
             ));
         }
@@ -169,7 +169,7 @@ impl Mapping {
         }
         if batched && i.items.is_empty() {
             return Err(at(
-                &["api", "ingest", "items"],
+                &["api", "ingest", "batch"],
                 "`batch` above 1 needs `items`: the pointer to the per-event answers, in order",
             ));
         }
@@ -422,12 +422,12 @@ mod tests {
         let mut api = Api::default();
         api.ingest.batch = 5;
         let e = Mapping::compile(Some(&api), None, true).unwrap_err();
-        assert_eq!(e.path, ["api", "ingest", "envelope"]);
+        assert_eq!(e.path, ["api", "ingest", "batch"]);
         api.ingest.envelope = r#"{"events": [{items}]}"#.into();
-        assert_eq!(
-            Mapping::compile(Some(&api), None, true).unwrap_err().path,
-            ["api", "ingest", "items"]
-        );
+        assert!(Mapping::compile(Some(&api), None, true)
+            .unwrap_err()
+            .reason
+            .contains("needs `items`"));
         api.ingest.items = "/items".into();
         api.ingest.request = "POST /e/{event_id}".into();
         let e = Mapping::compile(Some(&api), None, true).unwrap_err();

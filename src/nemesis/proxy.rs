@@ -82,6 +82,10 @@ struct Shared {
     upstream: String,
     recorder: Recorder,
     load_start: u64,
+    /// Record a dropped answer's body in the fault entry (the checkers
+    /// read the contract's answers from it); false for a mapped service,
+    /// whose bodies are not the contract's and may hold anything.
+    keep_bodies: bool,
 }
 
 /// The tag of an op's request.
@@ -103,6 +107,18 @@ impl FaultProxy {
         upstream: &str,
         recorder: Recorder,
         load_start: u64,
+    ) -> Result<FaultProxy, String> {
+        Self::start_with(upstream, recorder, load_start, true)
+    }
+
+    /// [`FaultProxy::start`]; `keep_bodies` = false records a dropped
+    /// answer by its status alone (a service with its own API: its bodies
+    /// are not the contract's, and the checkers must not read them as such).
+    pub fn start_with(
+        upstream: &str,
+        recorder: Recorder,
+        load_start: u64,
+        keep_bodies: bool,
     ) -> Result<FaultProxy, String> {
         let base = upstream.trim_end_matches('/').to_string();
         let parsed = reqwest::Url::parse(&base)
@@ -139,6 +155,7 @@ impl FaultProxy {
             upstream: base,
             recorder,
             load_start,
+            keep_bodies,
         });
         let app = Router::new().fallback(handle).with_state(shared);
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -268,8 +285,8 @@ fn upstream_failed(upstream: &str, e: &reqwest::Error) -> Response {
     }
 }
 
-/// Sends the request upstream (method, path and query, content-type,
-/// body). Errors: the 502/504 answer for the client.
+/// Sends the request upstream (method, path and query, headers but the
+/// hop-by-hop ones, body). Errors: the 502/504 answer for the client.
 async fn send(
     sh: &Shared,
     parts: &axum::http::request::Parts,
@@ -281,13 +298,26 @@ async fn send(
         .client
         .request(parts.method.clone(), format!("{}{path}", sh.upstream))
         .body(body);
-    if let Some(ct) = parts.headers.get(CONTENT_TYPE) {
-        req = req.header(CONTENT_TYPE, ct.clone());
-    }
-    // The reference server's fault hook rides through (crash and pause
-    // faults together with proxy faults).
-    if let Some(h) = parts.headers.get(crate::server::routes::FAULT_HEADER) {
-        req = req.header(crate::server::routes::FAULT_HEADER, h.clone());
+    // Every end-to-end header rides through: a mapped service's own
+    // (authorization, ...), and the reference server's fault hook (crash
+    // and pause faults together with proxy faults).
+    for (name, value) in &parts.headers {
+        let hop = matches!(
+            name.as_str(),
+            "host"
+                | "connection"
+                | "content-length"
+                | "transfer-encoding"
+                | "keep-alive"
+                | "upgrade"
+                | "te"
+                | "trailer"
+                | "proxy-authorization"
+                | "proxy-connection"
+        );
+        if !hop {
+            req = req.header(name.clone(), value.clone());
+        }
     }
     if let Some(t) = timeout {
         req = req.timeout(t);
@@ -405,6 +435,9 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             // The server decided once it sent its status; read the rest so
             // the whole answer was given before it is dropped.
             let detail = match up.bytes().await {
+                Ok(_) if !sh.keep_bodies => {
+                    format!("drop_response: upstream answered {}", status.as_u16())
+                }
                 Ok(body) => drop_detail(status.as_u16(), &String::from_utf8_lossy(&body)),
                 Err(e) => format!(
                     "drop_response: upstream answered {}, its body broke off: {}",

@@ -164,7 +164,8 @@ fn stranded_line(o: &mut String, s: &Summary) {
     let st = &s.stranded_events;
     let undetermined = if st.undetermined > 0 {
         format!(
-            "; {} more may be (an indeterminate attempt, nobody can say)",
+            "; {} more may be (an attempt that may or may not have counted: indeterminate, \
+             or an ok whose answer did not say)",
             st.undetermined
         )
     } else {

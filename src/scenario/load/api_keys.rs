@@ -170,7 +170,7 @@ pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioE
                 for k in ["events", "groups"] {
                     if !has(k) {
                         return Err(ctx.error(
-                            &["audit", "export", k],
+                            &["audit", "sqlite"],
                             format!(
                                 "`audit.sqlite` needs `export.{k}`: a query that maps the \
                                  service's schema onto the canonical {} table (groups.md), e.g. \
