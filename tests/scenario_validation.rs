@@ -1505,3 +1505,21 @@ fn a_mapped_scenario_round_trips_through_to_toml() {
         specstorm::scenario::api::EventRows::Pruned
     );
 }
+
+#[test]
+fn the_d1_worker_example_scenarios_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/d1-worker");
+    for name in ["d1-atomic.toml", "d1-naive.toml", "d1-compare.toml"] {
+        let (s, _) = load(Some(&dir.join(name)), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let api = s.api.as_ref().expect("a mapping");
+        assert!(
+            api.ingest.batch > 1,
+            "{name}: the envelope carries several events"
+        );
+        assert!(
+            s.audit.as_ref().is_some_and(|a| a.sqlite.is_some()),
+            "{name}"
+        );
+        assert!(s.target.command.is_some(), "{name}");
+    }
+}
