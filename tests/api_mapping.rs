@@ -36,6 +36,8 @@ struct Backend {
     /// Retention: every third event row is deleted from this database
     /// after each request.
     prune: Option<PathBuf>,
+    /// The backend's database, for `GET /issues?project=&fp=` (lookups).
+    db: Option<PathBuf>,
 }
 
 fn authorized(h: &HeaderMap) -> bool {
@@ -108,6 +110,41 @@ async fn ingest(
     (StatusCode::ACCEPTED, Json(json!({ "results": results })))
 }
 
+/// `GET /issues?project=P&fp=F` -> 200 `{"id": ...}`, or 404 while the
+/// issue does not exist.
+async fn lookup(
+    State(b): State<Arc<Backend>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+) -> (StatusCode, Json<Value>) {
+    let q: std::collections::HashMap<String, String> =
+        reqwest::Url::parse(&format!("http://x{uri}"))
+            .unwrap()
+            .query_pairs()
+            .into_owned()
+            .collect();
+    if !authorized(&headers) {
+        return (StatusCode::UNAUTHORIZED, Json(json!({"error": "token"})));
+    }
+    let db = b.db.clone().expect("a lookup needs the database");
+    let found = tokio::task::spawn_blocking(move || {
+        let c = rusqlite::Connection::open(db).ok()?;
+        c.busy_timeout(std::time::Duration::from_secs(30)).ok()?;
+        c.query_row(
+            "SELECT id FROM error_groups WHERE project = ?1 AND fingerprint = ?2",
+            [q.get("project")?, q.get("fp")?],
+            |r| r.get::<_, String>(0),
+        )
+        .ok()
+    })
+    .await
+    .unwrap();
+    match found {
+        Some(id) => (StatusCode::OK, Json(json!({ "id": id }))),
+        None => (StatusCode::NOT_FOUND, Json(json!({}))),
+    }
+}
+
 /// `PUT /issues/{id}/state` -> 200 `{"count": n}`, 423 `{"current": s,
 /// "count": n}` when refused, 410 when there is no such issue.
 async fn resolve(
@@ -158,6 +195,16 @@ fn start_service_with(
     cap: Option<u64>,
     prune: Option<PathBuf>,
 ) -> String {
+    start_service_full(backend_url, leaky_503s, cap, prune, None)
+}
+
+fn start_service_full(
+    backend_url: &str,
+    leaky_503s: u64,
+    cap: Option<u64>,
+    prune: Option<PathBuf>,
+    db: Option<PathBuf>,
+) -> String {
     let backend = Arc::new(Backend {
         url: backend_url.to_string(),
         http: reqwest::Client::builder().no_proxy().build().unwrap(),
@@ -165,11 +212,13 @@ fn start_service_with(
         cap,
         forwarded: AtomicU64::new(0),
         prune,
+        db,
     });
     let app = Router::new()
         .route("/up", get(|| async { StatusCode::NO_CONTENT }))
         .route("/ingest/{project}/batch", post(ingest))
         .route("/issues/{id}/state", put(resolve))
+        .route("/issues", get(lookup))
         .with_state(backend);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -358,6 +407,10 @@ fn a_mapped_service_gets_the_contracts_verdicts() {
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
                 .unwrap();
         assert!(s["ops"]["resolve"]["ok"].as_u64().unwrap() > 0, "{s}");
+        eprintln!(
+            "resolves ok {} of {} events, {}s",
+            s["ops"]["resolve"]["ok"], s["events"], s["duration_s"]
+        );
         assert!(s["ops"]["ingest"]["ok"].as_u64().unwrap() >= 60000, "{s}");
         assert!(out.join("target.db").exists());
         assert!(s.get("precision").is_none(), "nothing lost: {s}");
@@ -479,7 +532,13 @@ fn atomic_run(
         ),
         &db,
     );
-    let url = start_service_with(&backend.url, 0, cap, prune.then(|| db.clone()));
+    let url = start_service_full(
+        &backend.url,
+        0,
+        cap,
+        prune.then(|| db.clone()),
+        Some(db.clone()),
+    );
     let sc = dir.join(format!("{name}.toml"));
     let text = mapped_scenario(&url, &db, "").replace("events = 60000", "events = 4000");
     std::fs::write(&sc, edit(text)).unwrap();
@@ -733,5 +792,58 @@ fn proxy_faults_reach_a_mapped_service_with_its_headers() {
     assert!(
         !history.contains("Unauthorized"),
         "every request carried the token"
+    );
+}
+
+#[test]
+fn group_ids_the_answers_do_not_give_are_learned_from_the_database_or_a_lookup() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_ids = |t: String| t.replace(r#"group_id = "/issue""#, r#"group_id = """#);
+    let (s, _) = atomic_run(dir.path(), "ids-from-db", None, false, &|t| {
+        no_ids(t).replace("[api]\n", "[api]\ngroup_ids = \"audit\"\n")
+    });
+    assert!(s["ops"]["resolve"]["ok"].as_u64().unwrap() > 0, "{s}");
+    eprintln!(
+        "resolves ok {} of {} events, {}s",
+        s["ops"]["resolve"]["ok"], s["events"], s["duration_s"]
+    );
+    for inv in [
+        "TypeOK",
+        "CountExact",
+        "NoMissedRegression",
+        "OneGroupPerFingerprint",
+    ] {
+        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
+    }
+    let (s, _) = atomic_run(dir.path(), "ids-from-lookup", None, false, &|t| {
+        format!(
+            "{}\n[api.lookup]\nrequest = \"GET /issues?project={{project}}&fp={{fingerprint}}\"\n\
+             group_id = \"/id\"\n",
+            no_ids(t).replace("[api]\n", "[api]\ngroup_ids = \"lookup\"\n")
+        )
+    });
+    assert!(s["ops"]["resolve"]["ok"].as_u64().unwrap() > 0, "{s}");
+    eprintln!(
+        "resolves ok {} of {} events, {}s",
+        s["ops"]["resolve"]["ok"], s["events"], s["duration_s"]
+    );
+    for inv in [
+        "TypeOK",
+        "CountExact",
+        "NoMissedRegression",
+        "OneGroupPerFingerprint",
+    ] {
+        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
+    }
+    // Without any source the resolvers never resolve, and the run says why.
+    let (s, _) = atomic_run(dir.path(), "ids-nowhere", None, false, &no_ids);
+    assert_eq!(s["ops"]["resolve"]["ok"], json!(0), "{s}");
+    assert!(
+        s["exit"]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("never learned a group id"),
+        "{}",
+        s["exit"]
     );
 }
