@@ -407,10 +407,6 @@ fn a_mapped_service_gets_the_contracts_verdicts() {
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
                 .unwrap();
         assert!(s["ops"]["resolve"]["ok"].as_u64().unwrap() > 0, "{s}");
-        eprintln!(
-            "resolves ok {} of {} events, {}s",
-            s["ops"]["resolve"]["ok"], s["events"], s["duration_s"]
-        );
         assert!(s["ops"]["ingest"]["ok"].as_u64().unwrap() >= 60000, "{s}");
         assert!(out.join("target.db").exists());
         assert!(s.get("precision").is_none(), "nothing lost: {s}");
@@ -552,6 +548,19 @@ fn atomic_run(
     )
 }
 
+/// Every groups invariant holds in summary `s`.
+#[track_caller]
+fn assert_all_hold(s: &Value) {
+    for inv in [
+        "TypeOK",
+        "CountExact",
+        "NoMissedRegression",
+        "OneGroupPerFingerprint",
+    ] {
+        assert_eq!(verdict(s, inv), "holds", "{inv}: {s}");
+    }
+}
+
 fn verdict(s: &Value, inv: &str) -> String {
     s["invariants"][inv]["verdict"]
         .as_str()
@@ -583,14 +592,7 @@ fn an_answer_that_does_not_say_accepted_is_ok_with_an_unknown_value() {
     );
     assert!(!history.contains(r#""accepted":true"#));
     // The checkers use bounds: a correct service still holds everywhere.
-    for inv in [
-        "TypeOK",
-        "CountExact",
-        "NoMissedRegression",
-        "OneGroupPerFingerprint",
-    ] {
-        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
-    }
+    assert_all_hold(&s);
     // The summary says which checks lost precision, why, and for how many ops.
     for inv in ["TypeOK", "CountExact"] {
         let p = precision_of(&s, inv);
@@ -631,14 +633,7 @@ fn a_cap_that_drops_events_with_ok_is_caught_unless_declared() {
             "items = \"/results\"\nmay_drop = true",
         )
     });
-    for inv in [
-        "TypeOK",
-        "CountExact",
-        "NoMissedRegression",
-        "OneGroupPerFingerprint",
-    ] {
-        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
-    }
+    assert_all_hold(&s);
     assert!(history.contains("may_drop"), "the reason is in the history");
     assert!(
         precision_of(&s, "TypeOK")[0]["why"]
@@ -664,14 +659,7 @@ fn pruned_event_rows_are_caught_unless_declared_then_judged_on_the_history() {
     let (s, _) = atomic_run(dir.path(), "pruning-declared", None, true, &|t| {
         once(t).replace("[audit]\n", "[audit]\nevents = \"pruned\"\n")
     });
-    for inv in [
-        "TypeOK",
-        "CountExact",
-        "NoMissedRegression",
-        "OneGroupPerFingerprint",
-    ] {
-        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
-    }
+    assert_all_hold(&s);
     let notes = s["invariants"]["TypeOK"].to_string();
     let p = precision_of(&s, "CountExact");
     assert!(
@@ -772,14 +760,7 @@ fn proxy_faults_reach_a_mapped_service_with_its_headers() {
              probability = 0.05\n"
         )
     });
-    for inv in [
-        "TypeOK",
-        "CountExact",
-        "NoMissedRegression",
-        "OneGroupPerFingerprint",
-    ] {
-        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
-    }
+    assert_all_hold(&s);
     assert!(s["faults_injected"]["proxy"].as_u64().unwrap() > 0, "{s}");
     assert!(
         history.contains("drop_response: upstream answered 202"),
@@ -803,18 +784,7 @@ fn group_ids_the_answers_do_not_give_are_learned_from_the_database_or_a_lookup()
         no_ids(t).replace("[api]\n", "[api]\ngroup_ids = \"audit\"\n")
     });
     assert!(s["ops"]["resolve"]["ok"].as_u64().unwrap() > 0, "{s}");
-    eprintln!(
-        "resolves ok {} of {} events, {}s",
-        s["ops"]["resolve"]["ok"], s["events"], s["duration_s"]
-    );
-    for inv in [
-        "TypeOK",
-        "CountExact",
-        "NoMissedRegression",
-        "OneGroupPerFingerprint",
-    ] {
-        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
-    }
+    assert_all_hold(&s);
     let (s, _) = atomic_run(dir.path(), "ids-from-lookup", None, false, &|t| {
         format!(
             "{}\n[api.lookup]\nrequest = \"GET /issues?project={{project}}&fp={{fingerprint}}\"\n\
@@ -823,18 +793,7 @@ fn group_ids_the_answers_do_not_give_are_learned_from_the_database_or_a_lookup()
         )
     });
     assert!(s["ops"]["resolve"]["ok"].as_u64().unwrap() > 0, "{s}");
-    eprintln!(
-        "resolves ok {} of {} events, {}s",
-        s["ops"]["resolve"]["ok"], s["events"], s["duration_s"]
-    );
-    for inv in [
-        "TypeOK",
-        "CountExact",
-        "NoMissedRegression",
-        "OneGroupPerFingerprint",
-    ] {
-        assert_eq!(verdict(&s, inv), "holds", "{inv}: {s}");
-    }
+    assert_all_hold(&s);
     // Without any source the resolvers never resolve, and the run says why.
     let (s, _) = atomic_run(dir.path(), "ids-nowhere", None, false, &no_ids);
     assert_eq!(s["ops"]["resolve"]["ok"], json!(0), "{s}");
