@@ -143,14 +143,17 @@ impl Shared {
 }
 
 /// Runs the load against an HTTP target. Returns when the stop condition
-/// held and every request in flight was answered or timed out.
+/// held and every request in flight was answered or timed out, with why
+/// the target was given up on, if it was (it stopped answering, or refused
+/// connections): the run is then not what was asked, whatever the audit
+/// finds (exit 3).
 pub fn run_load_http(
     plan: &LoadPlan<'_>,
     control: Arc<Control>,
     client: HttpClient,
     nonconforming: Arc<Nonconforming>,
     ids: GroupIdSource,
-) -> LoadOutcome {
+) -> (LoadOutcome, Option<String>) {
     let s = plan.scenario;
     let shared = Arc::new(Shared {
         scenario: s.clone(),
@@ -239,14 +242,22 @@ pub fn run_load_http(
         let ((), (stopped_at, exhausted)) = tokio::join!(work, coordinator);
         (stopped_at, exhausted)
     });
-    LoadOutcome::new(
+    let gone = shared.dead.load(Ordering::Acquire).then(|| {
+        format!(
+            "the target stopped answering {:.1}s into the load (no answer for two request \
+             timeouts, or connections refused): the load ended early",
+            stopped_at.saturating_sub(started) as f64 / 1e9
+        )
+    });
+    let outcome = LoadOutcome::new(
         s,
         plan.live.merged(),
         &shared.gen,
         shared.next_op.load(Ordering::Relaxed),
         (started, stopped_at, plan.clock.now()),
         exhausted,
-    )
+    );
+    (outcome, gone)
 }
 
 impl Shared {

@@ -780,7 +780,7 @@ fn http_phase(
         Some(command) => {
             let command = command
                 .replace("{variant}", &variant::short_name(&s.variant))
-                .replace("{run_dir}", &run_dir_abs.display().to_string());
+                .replace("{run_dir}", &shell_word(&run_dir_abs.display().to_string()));
             let workdir = base.join(t.workdir.as_deref().unwrap_or("."));
             Some(
                 Service::start(
@@ -835,6 +835,7 @@ fn http_phase(
         (2 * t.request_timeout).max(Duration::from_secs(5))
     };
     let until = std::time::Instant::now() + patience;
+    let mut last_answer: Option<Result<(), String>> = None;
     let ready = loop {
         let answer = rt.block_on(async {
             let stopped = async {
@@ -855,8 +856,19 @@ fn http_phase(
                 "interrupted while waiting for {url} to answer"
             )));
         };
-        if answer.is_ok() || std::time::Instant::now() >= until {
+        if answer.is_ok() {
             break answer;
+        }
+        let timed_out = answer
+            .as_ref()
+            .is_err_and(|e| e.starts_with("no answer to "));
+        if !timed_out {
+            last_answer = Some(answer.clone());
+        }
+        if std::time::Instant::now() >= until {
+            // What the service last said (a 503, say) tells more than the
+            // final try's timeout.
+            break last_answer.unwrap_or(answer);
         }
         // A started service that exited will never answer.
         if let Some(Err(e)) = service.as_mut().map(Service::check) {
@@ -918,7 +930,7 @@ fn http_phase(
             }))
         }
     };
-    let load = run_load_http(
+    let (load, gone) = run_load_http(
         plan,
         control,
         client_of(&load_url)?,
@@ -938,6 +950,9 @@ fn http_phase(
     }
     if let Some(Err(e)) = service.as_mut().map(Service::check) {
         target_error.get_or_insert(format!("{e} during the run"));
+    }
+    if let Some(why) = gone {
+        target_error.get_or_insert(why);
     }
     let final_read = if audit.sqlite.is_some() {
         // The service's own database, through the scenario's export queries.

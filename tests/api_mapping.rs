@@ -38,6 +38,22 @@ struct Backend {
     prune: Option<PathBuf>,
     /// The backend's database, for `GET /issues?project=&fp=` (lookups).
     db: Option<PathBuf>,
+    /// Answer an envelope's items in reverse order (each names its event).
+    reverse: bool,
+    /// Hang (answer nothing, ever) once this many requests were served.
+    hang_after: Option<u64>,
+    /// Requests served.
+    served: AtomicU64,
+}
+
+impl Backend {
+    /// Hangs forever once `hang_after` requests were served.
+    async fn maybe_hang(&self) {
+        let n = self.served.fetch_add(1, Ordering::SeqCst);
+        if self.hang_after.is_some_and(|h| n >= h) {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
+    }
 }
 
 fn authorized(h: &HeaderMap) -> bool {
@@ -57,6 +73,7 @@ async fn ingest(
     if !authorized(&headers) {
         return (StatusCode::UNAUTHORIZED, Json(json!({"error": "token"})));
     }
+    b.maybe_hang().await;
     if b.leaky_503s
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
         .is_ok()
@@ -75,7 +92,7 @@ async fn ingest(
         if b.cap
             .is_some_and(|cap| b.forwarded.fetch_add(1, Ordering::SeqCst) >= cap)
         {
-            results.push(json!({"outcome": "new", "issue": ""}));
+            results.push(json!({"eid": e["eid"], "outcome": "new", "issue": ""}));
             continue;
         }
         let sent = b
@@ -92,9 +109,13 @@ async fn ingest(
         }
         let a: Value = r.json().await.unwrap_or_default();
         results.push(json!({
+            "eid": e["eid"],
             "outcome": if a["accepted"] == json!(true) { "new" } else { "dup" },
             "issue": a["group_id"],
         }));
+    }
+    if b.reverse {
+        results.reverse();
     }
     if let Some(db) = &b.prune {
         let db = db.clone();
@@ -155,6 +176,7 @@ async fn resolve(
     if !authorized(&headers) {
         return (StatusCode::UNAUTHORIZED, Json(json!({"error": "token"})));
     }
+    b.maybe_hang().await;
     let url = format!("{}/v1/groups/{}/resolve", b.url, urlencode(&id));
     let Ok(r) = b.http.post(url).send().await else {
         return (StatusCode::BAD_GATEWAY, Json(json!({})));
@@ -212,6 +234,14 @@ fn start_service_full(
         cap,
         forwarded: AtomicU64::new(0),
         prune,
+        reverse: db
+            .as_ref()
+            .is_some_and(|d| d.to_string_lossy().contains("reversed")),
+        hang_after: db
+            .as_ref()
+            .is_some_and(|d| d.to_string_lossy().contains("hangs"))
+            .then_some(300),
+        served: AtomicU64::new(0),
         db,
     });
     let app = Router::new()
@@ -695,7 +725,7 @@ variant = "groups-naive"
 [target]
 kind = "http"
 url = "http://127.0.0.1:{port}"
-command = "'{exe}' serve --variant {{variant}} --db '{{run_dir}}/svc.db' --addr 127.0.0.1:{port}"
+command = "'{exe}' serve --variant {{variant}} --db {{run_dir}}/svc.db --addr 127.0.0.1:{port}"
 workdir = "svc"
 startup_timeout = "20s"
 
@@ -802,6 +832,40 @@ fn group_ids_the_answers_do_not_give_are_learned_from_the_database_or_a_lookup()
             .as_str()
             .unwrap()
             .contains("never learned a group id"),
+        "{}",
+        s["exit"]
+    );
+}
+
+#[test]
+fn envelope_items_in_another_order_are_matched_by_their_event_id() {
+    // The service answers the items of an envelope in reverse order, each
+    // naming its event: matched by `item_id`, a correct service holds.
+    let dir = tempfile::tempdir().unwrap();
+    let (s, _) = atomic_run(dir.path(), "reversed", None, false, &|t| {
+        t.replace(
+            "items = \"/results\"",
+            "items = \"/results\"\nitem_id = \"/eid\"",
+        )
+    });
+    assert_all_hold(&s);
+    assert_eq!(s["exit"]["code"], json!(0), "{}", s["exit"]);
+}
+
+#[test]
+fn a_service_that_hangs_mid_run_ends_the_run_with_exit_3() {
+    // The database audit alone would pass: the run must still say that the
+    // load ended early because the service stopped answering.
+    let dir = tempfile::tempdir().unwrap();
+    let (s, _) = atomic_run(dir.path(), "hangs", None, false, &|t| {
+        t.replace("retries = 3", "retries = 0\nrequest_timeout = \"1s\"")
+    });
+    assert_eq!(s["exit"]["code"], json!(3), "{}", s["exit"]);
+    assert!(
+        s["exit"]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("stopped answering"),
         "{}",
         s["exit"]
     );

@@ -197,18 +197,25 @@ impl HttpClient {
         }
     }
 
-    /// Sends and reads the whole answer; errors and bodies redacted.
+    /// Sends and reads the whole answer, as the service sent it: the body
+    /// is data, read before anything is written, and only what the bench
+    /// writes of it is redacted ([`HttpClient::redacted`]).
     async fn send(
         &self,
         req: reqwest::RequestBuilder,
     ) -> Result<(StatusCode, Option<Duration>, String), Answer> {
-        match exchange(req).await {
-            Ok((status, wait, text)) => Ok((status, wait, self.redact(&text))),
-            Err(mut a) => {
-                a.result.error = a.result.error.map(|e| self.redact(&e));
-                Err(a)
-            }
+        exchange(req).await.map_err(|a| self.redacted(a))
+    }
+
+    /// `a` with the secrets taken out of the texts the history records
+    /// (its error and non-conforming example); values read from the answer
+    /// (counts, ids) are left as they are.
+    fn redacted(&self, mut a: Answer) -> Answer {
+        if !self.mapping.secrets.is_empty() {
+            a.result.error = a.result.error.map(|e| self.redact(&e));
+            a.nonconforming = a.nonconforming.map(|e| self.redact(&e));
         }
+        a
     }
 
     /// The base URL.
@@ -252,6 +259,14 @@ impl HttpClient {
     /// request that failed, timed out or was not understood gives every op
     /// the same answer.
     pub async fn ingest_batch(&self, ops: &[&IngestOp], tag: Option<&Tag>) -> Vec<Answer> {
+        self.ingest_answers(ops, tag)
+            .await
+            .into_iter()
+            .map(|a| self.redacted(a))
+            .collect()
+    }
+
+    async fn ingest_answers(&self, ops: &[&IngestOp], tag: Option<&Tag>) -> Vec<Answer> {
         let m = &self.mapping;
         let i = &m.ingest;
         let now = now_ms().to_string();
@@ -322,6 +337,27 @@ impl HttpClient {
         let items: Vec<&serde_json::Value> = match &i.items {
             None => vec![&answer; n],
             Some(p) => match answer.pointer(p).and_then(|v| v.as_array()) {
+                // Matched by event id where the items carry it (a service
+                // may answer in another order), else by position.
+                Some(a) if a.len() == n && i.item_id.is_some() => {
+                    match match_items(ops, a, i.item_id.as_deref().unwrap_or_default()) {
+                        Some(m) => m,
+                        None => {
+                            return vec![
+                                Answer::nonconforming(
+                                    &format!(
+                                        "{what} (the answers at {p} do not name the events \
+                                         sent, at {})",
+                                        i.item_id.as_deref().unwrap_or_default()
+                                    ),
+                                    status,
+                                    &text
+                                );
+                                n
+                            ]
+                        }
+                    }
+                }
                 Some(a) if a.len() == n => a.iter().collect(),
                 _ => {
                     return vec![
@@ -385,6 +421,19 @@ impl HttpClient {
     /// the answer gives it), refused (fail, and a probe: status and count),
     /// missing (fail).
     pub async fn resolve(
+        &self,
+        group_id: &str,
+        project: &str,
+        fingerprint: &str,
+        tag: Option<&Tag>,
+    ) -> Answer {
+        let a = self
+            .resolve_answer(group_id, project, fingerprint, tag)
+            .await;
+        self.redacted(a)
+    }
+
+    async fn resolve_answer(
         &self,
         group_id: &str,
         project: &str,
@@ -539,6 +588,7 @@ impl HttpClient {
             Some(Meaning::Missing) => Ok(None),
             _ => Err(format!("{}: {status} {}", l.request.what, excerpt(&text))),
         }
+        .map_err(|e| self.redact(&e))
     }
 
     /// `POST /v1/messages` (outbox): one delivery attempt of message
@@ -732,6 +782,28 @@ fn by_meaning(
     }
 }
 
+/// The item of each op, matched by the event id at `pointer` in the items
+/// (the k-th op of an id takes the k-th item of that id: a retry in the
+/// same envelope). None when an op has no item of its id.
+fn match_items<'a>(
+    ops: &[&IngestOp],
+    items: &'a [serde_json::Value],
+    pointer: &str,
+) -> Option<Vec<&'a serde_json::Value>> {
+    let mut used = vec![false; items.len()];
+    ops.iter()
+        .map(|op| {
+            let k = items.iter().enumerate().position(|(k, it)| {
+                !used[k]
+                    && it.pointer(pointer).and_then(serde_json::Value::as_str)
+                        == Some(op.event_id.as_str())
+            })?;
+            used[k] = true;
+            Some(&items[k])
+        })
+        .collect()
+}
+
 /// A group id as text: a string as is, a number in decimal.
 fn id_text(v: &serde_json::Value) -> Option<String> {
     match v {
@@ -746,4 +818,43 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(id: &str) -> IngestOp {
+        IngestOp {
+            event_id: id.into(),
+            project: "p".into(),
+            fingerprint: "f".into(),
+            group_id: String::new(),
+            message: String::new(),
+            attempt: 0,
+            intended_ns: None,
+            group: 0,
+            key: 0,
+        }
+    }
+
+    #[test]
+    fn items_are_matched_by_event_id_whatever_their_order() {
+        let (a, b) = (op("a"), op("b"));
+        // b's retry in the same envelope: the k-th op of an id takes the
+        // k-th item of that id.
+        let ops = [&a, &b, &b];
+        let items = serde_json::json!([
+            {"eid": "b", "s": "new"},
+            {"eid": "a", "s": "dup"},
+            {"eid": "b", "s": "dup"}
+        ]);
+        let items = items.as_array().unwrap();
+        let m = match_items(&ops, items, "/eid").unwrap();
+        let s: Vec<&str> = m.iter().map(|i| i["s"].as_str().unwrap()).collect();
+        assert_eq!(s, ["dup", "new", "dup"]);
+        // An op without an item of its id: the answer is not usable.
+        let c = op("c");
+        assert!(match_items(&[&a, &c, &b], items, "/eid").is_none());
+    }
 }

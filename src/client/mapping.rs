@@ -56,6 +56,8 @@ pub struct IngestMapping {
     pub batch: u32,
     /// Pointer to the per-event answers (None: the answer is the event's).
     pub items: Option<String>,
+    /// Pointer, in each item, to its event id (None: items in request order).
+    pub item_id: Option<String>,
     /// accepted (None: the answer does not say).
     pub accepted: Option<Test>,
     /// Pointer to the group id (None: not in the answer).
@@ -200,6 +202,7 @@ impl Mapping {
             event,
             batch: i.batch,
             items: pointer(&["api", "ingest", "items"], &i.items)?,
+            item_id: pointer(&["api", "ingest", "item_id"], &i.item_id)?,
             accepted: test(&["api", "ingest", "accepted"], &i.accepted)?,
             group_id: pointer(&["api", "ingest", "group_id"], &i.group_id)?,
             codes: Codes::new(RequestKind::Ingest, &i.codes)

@@ -16,13 +16,14 @@ use std::path::{Path, PathBuf};
 /// `base`, the scenario file's folder). Errors: no file or several match,
 /// or a bad pattern.
 pub fn locate(pattern: &str, run_dir: &Path, base: &Path) -> Result<PathBuf, String> {
-    let filled = pattern.replace("{run_dir}", &run_dir.display().to_string());
-    let full = if Path::new(&filled).is_absolute() {
-        PathBuf::from(&filled)
+    // The folders are literal: a `[` or `*` in their names is no pattern.
+    let esc = |p: &Path| glob::Pattern::escape(&p.display().to_string());
+    let filled = pattern.replace("{run_dir}", &esc(run_dir));
+    let text = if Path::new(&filled).is_absolute() {
+        filled
     } else {
-        base.join(&filled)
+        format!("{}/{filled}", esc(base))
     };
-    let text = full.display().to_string();
     let found: Vec<PathBuf> = glob::glob(&text)
         .map_err(|e| format!("audit.sqlite {pattern:?}: {e}"))?
         .filter_map(Result::ok)
@@ -137,6 +138,14 @@ mod tests {
         assert_eq!(
             locate(pat, dir.path(), Path::new("/")).unwrap(),
             d.join("9ba2.sqlite")
+        );
+        // A folder whose name looks like a pattern is taken literally.
+        let odd = dir.path().join("glob[1] *");
+        std::fs::create_dir_all(odd.join("d1")).unwrap();
+        std::fs::write(odd.join("d1/9ba2.sqlite"), "").unwrap();
+        assert_eq!(
+            locate(pat, &odd, Path::new("/")).unwrap(),
+            odd.join("d1/9ba2.sqlite")
         );
         std::fs::write(d.join("abcd.sqlite"), "").unwrap();
         assert!(locate(pat, dir.path(), Path::new("/"))

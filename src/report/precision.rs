@@ -29,11 +29,23 @@ pub struct PrecisionLoss {
 #[derive(Debug, Default)]
 pub struct AmbiguousOps {
     counts: BTreeMap<(&'static str, String), u64>,
+    /// Refused resolves by the status word their answer named, when it is
+    /// none of the spec's (open, resolved, regressed).
+    unknown_status: BTreeMap<String, u64>,
 }
 
 impl AmbiguousOps {
     /// Feeds one history entry.
     pub fn feed(&mut self, e: &Entry) {
+        if let Entry::Fail(c) = e {
+            if c.f == OpKind::Resolve {
+                if let Some(word) = &c.result.status {
+                    if !matches!(word.as_str(), "open" | "resolved" | "regressed") {
+                        *self.unknown_status.entry(word.clone()).or_default() += 1;
+                    }
+                }
+            }
+        }
         if let Entry::Ok(c) = e {
             if let Some(why) = &c.result.ambiguous {
                 let f = match c.f {
@@ -80,6 +92,20 @@ pub fn losses(s: &Scenario, ops: &AmbiguousOps) -> Vec<PrecisionLoss> {
             }),
             _ => {}
         }
+    }
+    for (word, n) in &ops.unknown_status {
+        out.push(PrecisionLoss {
+            invariant: "NoMissedRegression".into(),
+            what: format!(
+                "refused resolves that named the status {word:?} are no probes (only \
+                 \"resolved\" is)"
+            ),
+            why: format!(
+                "the service's status {word:?} is none of open, resolved, regressed: if it means \
+                 resolved, the service (or a proxy) must say \"resolved\""
+            ),
+            ops: *n,
+        });
     }
     let api = s.api.clone().unwrap_or_else(Api::default);
     if s.api.is_some() && (api.resolve.status.is_empty() || api.resolve.event_count.is_empty()) {

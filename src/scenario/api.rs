@@ -78,9 +78,13 @@ pub struct IngestMap {
     /// The body of a request holding several events: `{items}` is their
     /// bodies joined by ",". Empty: the event's body alone.
     pub envelope: String,
-    /// Pointer to the array of per-event answers, in request order; empty:
-    /// the answer is the event's own.
+    /// Pointer to the array of per-event answers; empty: the answer is the
+    /// event's own.
     pub items: String,
+    /// Pointer, in each item, to the event id it answers: items are then
+    /// matched by id; empty: by position (the service answers in request
+    /// order).
+    pub item_id: String,
     /// Pointer to accepted (a bool), or `POINTER == VALUE`; empty: the
     /// answer does not say accepted or duplicate.
     pub accepted: String,
@@ -102,6 +106,7 @@ impl Default for IngestMap {
             batch: 1,
             envelope: String::new(),
             items: String::new(),
+            item_id: String::new(),
             accepted: "/accepted".into(),
             group_id: "/group_id".into(),
             codes: BTreeMap::new(),
@@ -454,7 +459,11 @@ impl Test {
 
 /// Errors unless `p` is a JSON pointer (`""` is refused: name a field).
 pub fn check_pointer(p: &str) -> Result<(), String> {
-    if p.starts_with('/') {
+    if p.contains(" = ") || p.contains(" =") && p.trim_end().ends_with('=') {
+        Err(format!(
+            "`{p}`: did you mean `==` (\"POINTER == VALUE\")? A pointer holds no ` = `"
+        ))
+    } else if p.starts_with('/') {
         Ok(())
     } else {
         Err(format!(
@@ -503,6 +512,7 @@ mod tests {
         assert_eq!(Test::parse("/missing").unwrap().eval(&a), None);
         assert_eq!(Test::parse("/n").unwrap().eval(&a), None);
         assert!(Test::parse("accepted").is_err());
+        assert!(Test::parse("/outcome = stored").unwrap_err().contains("=="));
         assert!(parse_request("POST /v1/events").is_ok());
         assert!(parse_request("FETCH /x").is_err());
         assert!(parse_request("POST v1").is_err());

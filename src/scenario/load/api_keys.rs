@@ -28,6 +28,7 @@ const INGEST: &[(&str, Shape)] = &[
     ("batch", Val(Kind::Int { min: 1, max: 1000 })),
     ("envelope", STR),
     ("items", STR),
+    ("item_id", STR),
     ("accepted", STR),
     ("group_id", STR),
     ("codes", MAP),
