@@ -951,9 +951,6 @@ fn http_phase(
     if let Some(Err(e)) = service.as_mut().map(Service::check) {
         target_error.get_or_insert(format!("{e} during the run"));
     }
-    if let Some(why) = gone {
-        target_error.get_or_insert(why);
-    }
     let final_read = if audit.sqlite.is_some() {
         // The service's own database, through the scenario's export queries.
         db(&run_dir_abs).and_then(|path| {
@@ -997,6 +994,14 @@ fn http_phase(
             None
         }
     };
+    // Why the load ended early is said after whatever else went wrong
+    // (an export that then failed, a service that exited).
+    if let Some(why) = gone {
+        target_error = Some(match target_error {
+            Some(e) => format!("{e}; {why}"),
+            None => why,
+        });
+    }
     let n = nonconforming.count.load(Ordering::Relaxed);
     if n > 0 {
         let examples = nonconforming.examples.lock().expect("examples").join(" | ");
