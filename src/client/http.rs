@@ -208,9 +208,20 @@ impl HttpClient {
     }
 
     /// `a` with the secrets taken out of the texts the history records
-    /// (its error and non-conforming example); values read from the answer
-    /// (counts, ids) are left as they are.
+    /// (its error and non-conforming example), and, for a mapped service,
+    /// its non-conforming error worded for the mapping; values read from
+    /// the answer (counts, ids) are left as they are.
     fn redacted(&self, mut a: Answer) -> Answer {
+        if !self.mapping.contract {
+            // A mapped service is held to its mapping, not to the contract.
+            a.result.error = a.result.error.map(|e| {
+                e.replacen(
+                    "not the contract's shape",
+                    "not an answer the [api] mapping reads",
+                    1,
+                )
+            });
+        }
         if !self.mapping.secrets.is_empty() {
             a.result.error = a.result.error.map(|e| self.redact(&e));
             a.nonconforming = a.nonconforming.map(|e| self.redact(&e));
@@ -378,7 +389,13 @@ impl HttpClient {
                     (Some(a), _) => (Some(a), None),
                     (None, Some(t)) => match t.eval(item) {
                         Some(a) => (Some(a), None),
-                        None => return Answer::nonconforming(what, status, &text),
+                        None => {
+                            return Answer::nonconforming(
+                                &format!("{what} (no bool at accepted = {:?})", t.pointer),
+                                status,
+                                &text,
+                            )
+                        }
                     },
                     (None, None) => (
                         None,
@@ -474,13 +491,23 @@ impl HttpClient {
                 };
                 if let Some(t) = &r.resolved {
                     if t.eval(&v) != Some(true) {
-                        return Answer::nonconforming(what, status, &text);
+                        return Answer::nonconforming(
+                            &format!("{what} (resolved = {:?} is not true)", t.pointer),
+                            status,
+                            &text,
+                        );
                     }
                 }
                 let (event_count, ambiguous) = match &r.event_count {
                     Some(p) => match v.pointer(p).and_then(serde_json::Value::as_i64) {
                         Some(c) => (Some(c), None),
-                        None => return Answer::nonconforming(what, status, &text),
+                        None => {
+                            return Answer::nonconforming(
+                                &format!("{what} (no integer at event_count = {p:?})"),
+                                status,
+                                &text,
+                            )
+                        }
                     },
                     None => (
                         None,
