@@ -324,31 +324,34 @@ impl Mapping {
 /// The key where `${name}` is first written, for the error's line.
 fn secret_path(api: &Api, audit: &AuditConfig, name: &str) -> Vec<&'static str> {
     let needle = format!("${{{name}}}");
-    let has = |s: &str| s.contains(&needle);
-    let in_map = |m: &std::collections::BTreeMap<String, String>| m.values().any(|v| has(v));
-    if in_map(&api.headers) {
-        vec!["api", "headers"]
-    } else if has(&api.health) {
-        vec!["api", "health"]
-    } else if has(&api.ingest.request) {
-        vec!["api", "ingest", "request"]
-    } else if in_map(&api.ingest.headers) {
-        vec!["api", "ingest", "headers"]
-    } else if has(&api.ingest.body) {
-        vec!["api", "ingest", "body"]
-    } else if has(&api.ingest.envelope) {
-        vec!["api", "ingest", "envelope"]
-    } else if has(&api.resolve.request) {
-        vec!["api", "resolve", "request"]
-    } else if in_map(&api.resolve.headers) {
-        vec!["api", "resolve", "headers"]
-    } else if has(&api.resolve.body) {
-        vec!["api", "resolve", "body"]
-    } else if has(&audit.request) {
-        vec!["audit", "request"]
-    } else {
-        vec!["api", "lookup"]
-    }
+    let map = |m: &std::collections::BTreeMap<String, String>| m.values().cloned().collect();
+    let lookup = api.lookup.clone().unwrap_or_default();
+    let keys: [(&[&'static str], Vec<String>); 12] = [
+        (&["api", "headers"], map(&api.headers)),
+        (&["api", "health"], vec![api.health.clone()]),
+        (
+            &["api", "ingest", "request"],
+            vec![api.ingest.request.clone()],
+        ),
+        (&["api", "ingest", "headers"], map(&api.ingest.headers)),
+        (&["api", "ingest", "body"], vec![api.ingest.body.clone()]),
+        (
+            &["api", "ingest", "envelope"],
+            vec![api.ingest.envelope.clone()],
+        ),
+        (
+            &["api", "resolve", "request"],
+            vec![api.resolve.request.clone()],
+        ),
+        (&["api", "resolve", "headers"], map(&api.resolve.headers)),
+        (&["api", "resolve", "body"], vec![api.resolve.body.clone()]),
+        (&["api", "lookup", "request"], vec![lookup.request.clone()]),
+        (&["api", "lookup", "headers"], map(&lookup.headers)),
+        (&["audit", "request"], vec![audit.request.clone()]),
+    ];
+    keys.iter()
+        .find(|(_, texts)| texts.iter().any(|t| t.contains(&needle)))
+        .map_or_else(|| vec!["api"], |(path, _)| path.to_vec())
 }
 
 fn pointer(path: &[&str], p: &str) -> Result<Option<String>, MappingError> {

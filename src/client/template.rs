@@ -136,18 +136,6 @@ impl Template {
         })
     }
 
-    /// Whether the template uses placeholder `name`.
-    pub fn uses(&self, name: &str) -> bool {
-        self.parts
-            .iter()
-            .any(|p| matches!(p, Part::Var(n) if n == name))
-    }
-
-    /// Whether the template is empty.
-    pub fn is_empty(&self) -> bool {
-        self.parts.is_empty()
-    }
-
     /// The text with `vars` filled in and secrets from `secrets`; a
     /// placeholder without a value is left empty.
     pub fn render(&self, vars: &Vars<'_>, secrets: &Secrets) -> String {
