@@ -1,5 +1,5 @@
-//! The SQLite ceiling for the groups workload, as `performance.md` measures
-//! it: a plain loop of the atomic variant's three ingest statements in
+//! The SQLite ceiling for the groups workload, as the README's
+//! "Performance" measures it: a plain loop of the atomic variant's three ingest statements in
 //! autocommit, prepared and cached, on N threads with a connection each; no
 //! bench machinery (no history, no step machines, no generator).
 //!

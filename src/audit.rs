@@ -6,10 +6,15 @@
 //! folder changes but `audit.json`, which holds the audited results and the
 //! comparison.
 //!
-//! An audit that finds other verdicts than the run cannot confirm it (exit
-//! 3): the history or the tables changed after the run, or the checkers
-//! changed since. Otherwise the exit code is the one the run's own rule
-//! gives for the audited results ([`exit_for`]).
+//! An audit that finds other verdicts than the run, by the same checkers,
+//! cannot confirm it (exit 3): the history, the tables or the recorded
+//! verdicts changed after the run. Where the run recorded another checker
+//! version ([`CHECKER_VERSION`]), other verdicts are the rules' change,
+//! not evidence against the folder: the audit says so and reports the new
+//! verdicts. A history that is not the one the run wrote (other op counts,
+//! no footer) is exit 3 whatever the checkers. Otherwise the exit code is
+//! the one the run's own rule gives for the audited results
+//! ([`exit_for`]).
 //!
 //! The final rows are a probe of every resolved group (NoMissedRegression),
 //! taken in the interval of the final read. The history's footer records
@@ -20,7 +25,10 @@
 //! in an explanation may differ.
 
 use crate::checker::stranded::Stranded;
-use crate::checker::{check_all, CheckResult, Facts, GroupRow, Tables, Verdict};
+use crate::checker::{
+    check_all, CheckResult, Facts, GroupRow, Tables, Verdict, CHECKER_VERSION,
+    FIRST_CHECKER_VERSION,
+};
 use crate::client::export::read_export;
 use crate::history::{reader, Entry, Footer, Header};
 use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
@@ -74,13 +82,86 @@ pub struct Audit {
     /// What the history exercised.
     pub coverage: Coverage,
     /// Whether every invariant's verdict, violations and unknowns equal
-    /// the run's (`checks.json`).
+    /// the run's (`checks.json`), and the history is the one it recorded.
     pub same_as_run: bool,
-    /// Each difference from the run's verdicts, in words (empty when same).
+    /// Each difference from the run's records that the audit cannot
+    /// explain, in words (empty when it confirms the run): exit 3.
     pub differences: Vec<String>,
-    /// The audit's exit code and the rule that decided it: 3 when the
-    /// verdicts differ, else the run's rule over the audited results.
+    /// The version of the checkers that judged this audit.
+    #[serde(default = "first_checker_version")]
+    pub checker_version: u32,
+    /// The version of the checkers that judged the run, as its
+    /// `summary.json` records it (None: no readable `summary.json`).
+    #[serde(default)]
+    pub run_checker_version: Option<u32>,
+    /// Each difference from the run's verdicts when the run was judged by
+    /// other checkers (`run_checker_version` is not `checker_version`):
+    /// the rules changed, so these confirm or refute nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checker_changes: Vec<String>,
+    /// The audit's exit code and the rule that decided it: 3 when
+    /// `differences` is not empty, else the run's rule over the audited
+    /// results.
     pub exit: Exit,
+}
+
+fn first_checker_version() -> u32 {
+    FIRST_CHECKER_VERSION
+}
+
+/// The audited results against the run's records, sorted by what explains
+/// each difference.
+pub(crate) struct Reconciled {
+    /// Differences nothing explains: the audit cannot confirm the run.
+    pub differences: Vec<String>,
+    /// Verdict differences explained by a change of the checkers.
+    pub checker_changes: Vec<String>,
+    /// The run's checker version, if its summary could be read.
+    pub run_checker_version: Option<u32>,
+}
+
+/// The checker version a run folder's `summary.json` records: None when
+/// there is no readable summary (nothing is known, so nothing is excused),
+/// else its `provenance.checker_version`, or 1 for a summary written
+/// before the version was recorded.
+pub(crate) fn recorded_checker_version(summary: &serde_json::Value) -> Option<u32> {
+    if !summary.is_object() {
+        return None;
+    }
+    Some(
+        summary
+            .pointer("/provenance/checker_version")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(FIRST_CHECKER_VERSION, |v| {
+                u32::try_from(v).unwrap_or(u32::MAX)
+            }),
+    )
+}
+
+/// Sorts the differences from the run's records. `verdicts` are the
+/// verdict differences ([`compare`]), `records` those of the history
+/// (never excused: a history that is not the run's confirms nothing).
+/// Verdict differences are the checkers' change when the run recorded
+/// another checker version than [`CHECKER_VERSION`]; else they are
+/// differences the audit cannot explain.
+pub(crate) fn reconcile(
+    verdicts: Vec<String>,
+    records: Vec<String>,
+    summary: &serde_json::Value,
+) -> Reconciled {
+    let run_checker_version = recorded_checker_version(summary);
+    let changed = run_checker_version.is_some_and(|v| v != CHECKER_VERSION);
+    let (mut differences, checker_changes) = if changed {
+        (Vec::new(), verdicts)
+    } else {
+        (verdicts, Vec::new())
+    };
+    differences.extend(records);
+    Reconciled {
+        differences,
+        checker_changes,
+        run_checker_version,
+    }
 }
 
 /// Audits a run folder and writes `audit.json` into it. Errors: see
@@ -203,13 +284,16 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     };
     let coverage = coverage(&read.facts, &tables);
     let partial = read.footer.as_ref().is_some_and(|f| f.partial);
-    let mut differences = compare(&saved, &results);
     // Same verdicts over a changed history would confirm nothing: the
     // history must be the one the run wrote (to the end, same op counts).
     let saved_summary = read_summary(run_dir);
-    differences.extend(history_changes(&read, &saved_summary));
+    let r = reconcile(
+        compare(&saved, &results),
+        history_changes(&read, &saved_summary),
+        &saved_summary,
+    );
     let exit = audit_exit(
-        &differences,
+        &r.differences,
         partial,
         &results,
         &coverage,
@@ -222,8 +306,11 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         results,
         stranded,
         coverage,
-        same_as_run: differences.is_empty(),
-        differences,
+        same_as_run: r.differences.is_empty() && r.checker_changes.is_empty(),
+        differences: r.differences,
+        checker_version: CHECKER_VERSION,
+        run_checker_version: r.run_checker_version,
+        checker_changes: r.checker_changes,
         exit,
     })
 }
@@ -289,7 +376,8 @@ fn history_changes(read: &ReadHistory, summary: &serde_json::Value) -> Vec<Strin
 }
 
 /// An audit's exit (both workloads): 3 when anything differs from the
-/// run's records (`differences`), else the run's rule over the audited
+/// run's records that the audit cannot explain (`differences`, see
+/// [`reconcile`]), else the run's rule over the audited
 /// results, with the thresholds the run judged (load figures, which an
 /// audit of the verdicts does not change: read from the saved summary).
 pub fn audit_exit(
@@ -500,7 +588,19 @@ pub fn render(a: &Audit) -> String {
     }
     if a.same_as_run {
         s.push_str("same verdicts as the run (checks.json)\n");
-    } else {
+    }
+    if !a.checker_changes.is_empty() {
+        s.push_str(&format!(
+            "the checkers changed since this run (run: v{}, now: v{}): the verdicts above are \
+             the new checkers'; the run's (checks.json) were:\n",
+            a.run_checker_version.unwrap_or(FIRST_CHECKER_VERSION),
+            a.checker_version
+        ));
+        for d in &a.checker_changes {
+            s.push_str(&format!("  {d}\n"));
+        }
+    }
+    if !a.differences.is_empty() {
         s.push_str("differs from the run (checks.json):\n");
         for d in &a.differences {
             s.push_str(&format!("  {d}\n"));
@@ -607,4 +707,46 @@ pub fn read_tables_with(
     t.read_end = now();
     tx.commit()?;
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn recorded_checker_version_is_1_without_the_field_and_unknown_without_a_summary() {
+        assert_eq!(recorded_checker_version(&serde_json::Value::Null), None);
+        assert_eq!(
+            recorded_checker_version(&json!({"provenance": {"tool": "specstorm"}})),
+            Some(FIRST_CHECKER_VERSION)
+        );
+        assert_eq!(
+            recorded_checker_version(&json!({"provenance": {"checker_version": 7}})),
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn only_verdict_differences_are_excused_and_only_by_another_version() {
+        let v = || vec!["CountExact: the run said violated".to_string()];
+        let h = || vec!["history.jsonl has no footer".to_string()];
+        let old = json!({"provenance": {"checker_version": 1}});
+        let now = json!({"provenance": {"checker_version": CHECKER_VERSION}});
+
+        let r = reconcile(v(), h(), &old);
+        assert_eq!(r.checker_changes, v());
+        assert_eq!(r.differences, h());
+        assert_eq!(r.run_checker_version, Some(1));
+
+        let r = reconcile(v(), vec![], &now);
+        assert_eq!(r.differences, v());
+        assert!(r.checker_changes.is_empty());
+
+        // No readable summary: nothing is known of the run's checkers, so
+        // nothing is excused.
+        let r = reconcile(v(), vec![], &serde_json::Value::Null);
+        assert_eq!(r.differences, v());
+        assert_eq!(r.run_checker_version, None);
+    }
 }

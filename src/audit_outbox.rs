@@ -8,7 +8,7 @@
 //! the same for both workloads.
 
 use crate::audit::{
-    compare, open_db, read_saved, read_summary, recorded_changes, Audit, AuditError,
+    compare, open_db, read_saved, read_summary, reconcile, recorded_changes, Audit, AuditError,
 };
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
 use crate::history::{reader, Entry, Footer};
@@ -51,19 +51,22 @@ pub fn judge(
     }
     let (results, liveness) = check_all(&facts, &tables);
     let coverage = crate::outbox_run::coverage(&liveness);
-    let mut differences = compare(&saved, &results);
     // Same verdicts over a changed history would confirm nothing.
     let saved_summary = read_summary(run_dir);
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
-    differences.extend(recorded_changes(
+    let r = reconcile(
+        compare(&saved, &results),
+        recorded_changes(
+            &saved_summary,
+            footer.is_some(),
+            facts.attempts.len() as u64,
+            unfinished,
+        ),
         &saved_summary,
-        footer.is_some(),
-        facts.attempts.len() as u64,
-        unfinished,
-    ));
+    );
     let partial = footer.as_ref().is_some_and(|f| f.partial);
     let exit = crate::audit::audit_exit(
-        &differences,
+        &r.differences,
         partial,
         &results,
         &coverage,
@@ -76,8 +79,11 @@ pub fn judge(
         results,
         stranded: Default::default(),
         coverage,
-        same_as_run: differences.is_empty(),
-        differences,
+        same_as_run: r.differences.is_empty() && r.checker_changes.is_empty(),
+        differences: r.differences,
+        checker_version: crate::checker::CHECKER_VERSION,
+        run_checker_version: r.run_checker_version,
+        checker_changes: r.checker_changes,
         exit,
     })
 }

@@ -6,7 +6,7 @@
 //! variants), `specstorm audit` (the checkers again over a saved run
 //! folder), `specstorm merge` (one run folder from the shards of a
 //! sharded run) and `specstorm explore` (every interleaving of a small
-//! world, checked after every step). Exit codes follow `shared/reference/cli.md`.
+//! world, checked after every step). Exit codes follow `docs/cli.md`.
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::probe::{check_target, ProbeOptions};
@@ -96,7 +96,8 @@ pub enum Command {
     },
     /// Re-run the checkers offline over a run folder's saved history and
     /// final tables, and compare with the run's verdicts (writes audit.json).
-    /// Exit 3 if they differ; 2 if RUN_DIR is no run folder.
+    /// Exit 3 if they differ by the same checkers (other checkers: the new
+    /// verdicts decide); 2 if RUN_DIR is no run folder.
     Audit {
         /// The run folder.
         run_dir: PathBuf,

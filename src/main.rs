@@ -1,5 +1,5 @@
 //! The `specstorm` binary: parses the command line and exits with the code
-//! that `shared/reference/cli.md` defines.
+//! that `docs/cli.md` defines.
 
 use clap::Parser;
 

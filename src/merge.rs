@@ -443,6 +443,8 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         provenance: Provenance {
             started_utc: humantime::format_rfc3339_millis(started).to_string(),
             command,
+            // The merge judges with the checkers of this binary.
+            checker_version: crate::checker::CHECKER_VERSION,
             ..s0.provenance.clone()
         },
         resolved_scenario,

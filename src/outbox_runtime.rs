@@ -1,7 +1,7 @@
 //! The concurrent runtime of the outbox workload on the in-process SQLite
 //! target: the bench's input queue (in memory, seeded shuffle, redelivery
 //! of failed attempts up to a budget) and H handler threads, each owning
-//! one connection (no blocking-pool hop per statement, performance.md),
+//! one connection (no blocking-pool hop per statement, which costs 5x),
 //! each taking a delivery (LockInMsg, the op's invoke), driving the
 //! `handle` step machine step by step, and acking the delivery when the
 //! machine ran through `handle.ack`. Faults act between steps: a crash per

@@ -1,7 +1,7 @@
 //! `specstorm check-target URL`: a contract probe of a running service.
 //!
 //! It sends a short, harmless sequence of requests of the HTTP target
-//! contract, version 1, groups workload (`shared/reference/http-contract.md`)
+//! contract, version 1, groups workload (`docs/http-contract.md`)
 //! and judges every answer: the status, and the shape and values of the
 //! body. Harmless means that it works in a fresh project namespace
 //! (`specstorm-probe-<unix ms>`, with a random fingerprint), so the only
@@ -54,7 +54,7 @@ pub enum ProbeError {
 }
 
 impl ProbeError {
-    /// The exit code (`shared/reference/cli.md`).
+    /// The exit code (`docs/cli.md`).
     pub fn exit_code(&self) -> i32 {
         match self {
             ProbeError::Usage(_) => 2,
@@ -130,7 +130,7 @@ impl Report {
         self.unreachable.is_none() && self.checks.iter().all(|c| c.outcome == Outcome::Ok)
     }
 
-    /// 0 when the target conforms, else 3 (`shared/reference/cli.md`).
+    /// 0 when the target conforms, else 3 (`docs/cli.md`).
     pub fn exit_code(&self) -> i32 {
         if self.conforms() {
             0

@@ -1,7 +1,9 @@
 //! `specstorm audit RUN_DIR`: the checkers again over a saved run folder
 //! give the run's verdicts (SQLite and HTTP runs, a naive run's violation),
-//! a tampered database is reported as a difference (exit 3), and a folder
-//! without its history is refused (exit 2).
+//! a tampered database is reported as a difference (exit 3), a folder
+//! judged by other checkers gets the new verdicts (the run's rule decides
+//! the exit, not "differs"), and a folder without its history is refused
+//! (exit 2).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -233,4 +235,141 @@ fn a_changed_history_is_a_difference_exit_3() {
     let (code, text) = audit(&out);
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("unfinished_ops"), "{text}");
+}
+
+/// A copy of a run folder (every file of it).
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir(to).unwrap();
+    for f in files(from) {
+        std::fs::copy(from.join(&f), to.join(&f)).unwrap();
+    }
+}
+
+/// Rewrites a folder's recorded verdict of CountExact to `violated` (one
+/// violation), as other checkers could have judged the same history, and
+/// its recorded checker version to `version` (None: no version recorded,
+/// as in folders written before it was).
+fn rewrite_verdict_and_version(dir: &Path, version: Option<u64>) {
+    let mut checks = json(&dir.join("checks.json"));
+    let ce = checks
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["invariant"] == "CountExact")
+        .unwrap();
+    assert_eq!(ce["verdict"], "holds");
+    ce["verdict"] = "violated".into();
+    ce["violations"] = 1.into();
+    std::fs::write(dir.join("checks.json"), checks.to_string()).unwrap();
+    let mut summary = json(&dir.join("summary.json"));
+    let prov = summary["provenance"].as_object_mut().unwrap();
+    match version {
+        Some(v) => {
+            prov.insert("checker_version".into(), v.into());
+        }
+        None => {
+            prov.remove("checker_version");
+        }
+    }
+    std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+}
+
+#[test]
+fn a_run_records_the_checker_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    let now = specstorm::checker::CHECKER_VERSION;
+    assert!(now >= 2, "{now}");
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["provenance"]["checker_version"], now, "{s}");
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(0), "{text}");
+    let a = json(&out.join("audit.json"));
+    assert_eq!(a["checker_version"], now);
+    assert_eq!(a["run_checker_version"], now);
+}
+
+#[test]
+fn other_checkers_verdicts_are_reported_as_the_checkers_change_not_as_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    let now = specstorm::checker::CHECKER_VERSION;
+
+    // Judged by checkers of version 1, which said CountExact violated: the
+    // new checkers say it holds, and the run's rule over that is exit 0.
+    let old = tmp.path().join("old");
+    copy_folder(&out, &old);
+    rewrite_verdict_and_version(&old, Some(1));
+    let (code, text) = audit(&old);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains(&format!(
+            "the checkers changed since this run (run: v1, now: v{now})"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("CountExact: the run said violated"), "{text}");
+    assert!(!text.contains("differs from the run"), "{text}");
+    assert!(!text.contains("same verdicts as the run"), "{text}");
+    let a = json(&old.join("audit.json"));
+    assert_eq!(a["exit"]["code"], 0);
+    assert_eq!(a["same_as_run"], false);
+    assert_eq!(a["run_checker_version"], 1);
+    assert_eq!(a["differences"].as_array().unwrap().len(), 0);
+    assert_eq!(a["checker_changes"].as_array().unwrap().len(), 1);
+
+    // A folder that records no version was judged by version 1.
+    let unversioned = tmp.path().join("unversioned");
+    copy_folder(&out, &unversioned);
+    rewrite_verdict_and_version(&unversioned, None);
+    let (code, text) = audit(&unversioned);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("(run: v1, now: v"), "{text}");
+
+    // The same checkers: the changed verdict is tampering, exit 3.
+    let same = tmp.path().join("same");
+    copy_folder(&out, &same);
+    rewrite_verdict_and_version(&same, Some(now as u64));
+    let (code, text) = audit(&same);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("differs from the run"), "{text}");
+    assert!(!text.contains("the checkers changed"), "{text}");
+
+    // Other checkers do not excuse a history that is not the run's.
+    let cut = tmp.path().join("cut");
+    copy_folder(&out, &cut);
+    rewrite_verdict_and_version(&cut, Some(1));
+    let history = std::fs::read_to_string(cut.join("history.jsonl")).unwrap();
+    let lines: Vec<&str> = history.lines().collect();
+    std::fs::write(
+        cut.join("history.jsonl"),
+        lines[..lines.len() - 1].join("\n") + "\n",
+    )
+    .unwrap();
+    let (code, text) = audit(&cut);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("no footer"), "{text}");
+    assert!(
+        text.contains("the checkers changed since this run"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_old_run_folder_whose_verdicts_stand_says_same_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    let mut summary = json(&out.join("summary.json"));
+    summary["provenance"]
+        .as_object_mut()
+        .unwrap()
+        .remove("checker_version");
+    std::fs::write(out.join("summary.json"), summary.to_string()).unwrap();
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("same verdicts as the run"), "{text}");
+    assert!(!text.contains("the checkers changed"), "{text}");
 }

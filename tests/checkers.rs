@@ -1,5 +1,5 @@
 //! Tests of the checkers (`src/checker`) against the rules of
-//! `shared/reference/groups.md`: hand-made histories for every rule and
+//! `docs/groups.md`: hand-made histories for every rule and
 //! clause, then a small in-memory simulation of the system (atomic and
 //! naive) whose histories the checkers must judge soundly.
 //!

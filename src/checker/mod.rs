@@ -1,5 +1,5 @@
 //! Checkers: one per invariant of BacktalkGroups.tla, exactly as
-//! `shared/reference/groups.md` defines them for a real run, each judging
+//! `docs/groups.md` defines them for a real run, each judging
 //! the final [`Tables`] together with the [`Facts`] of the history. Each
 //! module writes down why its rule is sound: it never reports a violation
 //! on a correct system, and says `unknown` where the history cannot decide.
@@ -14,6 +14,17 @@ pub mod tables;
 pub mod type_ok;
 
 pub use facts::Facts;
+
+/// The version of the rules the checkers apply, recorded in every run
+/// folder (`summary.json`, `provenance.checker_version`; a folder without
+/// it was judged by version 1). Raised whenever a rule changes so that the
+/// same history and tables can get another verdict: `specstorm audit` then
+/// reports the new verdicts as the checkers' change, not as a folder that
+/// was tampered with (`docs/cli.md`, "Auditing a run folder").
+pub const CHECKER_VERSION: u32 = 2;
+
+/// The checker version of a run folder that records none.
+pub const FIRST_CHECKER_VERSION: u32 = 1;
 
 /// The invariants of the `groups` workload (BacktalkGroups.tla), by their
 /// spec names, in report order.

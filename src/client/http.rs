@@ -1,5 +1,5 @@
 //! The HTTP client target: one request per op, against any service that
-//! speaks the contract (`shared/reference/http-contract.md`, version 1).
+//! speaks the contract (`docs/http-contract.md`, version 1).
 //! Answers become Jepsen completions exactly as the contract's "How the
 //! bench reads answers" says; an answer that is not the contract's shape is
 //! `info` and is reported as non-conforming, with an example.

@@ -1,7 +1,7 @@
 //! The in-process SQLite target: one connection per worker, each step one
 //! statement in autocommit, prepared once and cached. Workers run on their
 //! own OS threads, so a blocking SQLite call never stalls anything else
-//! (`performance.md`: a blocking-pool hop per statement costs 5x).
+//! (measured: a blocking-pool hop per statement costs 5x).
 
 use crate::scenario::SqliteTarget;
 use crate::statements::StepDef;

@@ -59,7 +59,7 @@ pub struct Report<C = groups::Choice> {
     pub outcome: Outcome<C>,
     /// The report as printed on stdout (counterexample, figures, verdict).
     pub text: String,
-    /// The exit code (`shared/reference/cli.md`): 0 no violation in the
+    /// The exit code (`docs/cli.md`): 0 no violation in the
     /// whole space, 1 a violation, 4 a bound cut the search short.
     pub code: i32,
 }

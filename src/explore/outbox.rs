@@ -1,5 +1,5 @@
 //! The outbox world (exactly_once_none_atomic.tla, as
-//! `shared/reference/outbox.md` states its intent): H handlers take
+//! `docs/outbox.md` states its intent): H handlers take
 //! deliveries (msg_id, dup_id) of M messages x D duplicates from the
 //! bench's input queue (LockInMsg, a bench action) and run the `handle`
 //! step machine of the user's statement file, one real statement per

@@ -1,7 +1,7 @@
 //! The outbox spec's invariants as *state* invariants, checked on the
 //! canonical tables of one explored state (as the file's `export.*`
 //! statements map them) and the bench's acks, after every step; as
-//! `shared/reference/outbox.md` states them (the seed's letter is off, see
+//! `docs/outbox.md` states them (the seed's letter is off, see
 //! the README). The load-run checkers of [`crate::checker::outbox`] judge a
 //! drained run's history; these judge every state, so "acked" is the
 //! state's: the bench acked the delivery AND `processed` holds it.

@@ -101,6 +101,15 @@ pub struct Provenance {
     pub started_utc: String,
     /// The command that reproduces the run.
     pub command: String,
+    /// The version of the checkers that judged the run
+    /// ([`crate::checker::CHECKER_VERSION`]); 1 for a folder written
+    /// before it was recorded.
+    #[serde(default = "first_checker_version")]
+    pub checker_version: u32,
+}
+
+fn first_checker_version() -> u32 {
+    crate::checker::FIRST_CHECKER_VERSION
 }
 
 /// The exit code and the rule of cli.md that decided it.

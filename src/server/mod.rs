@@ -1,5 +1,5 @@
 //! `specstorm serve`: the reference HTTP server, speaking the HTTP target
-//! contract, version 1 (`shared/reference/http-contract.md`), over a
+//! contract, version 1 (`docs/http-contract.md`), over a
 //! SQLite database and a statement-file variant: the groups endpoints for
 //! a groups file, the outbox ones ([`outbox`]) for an outbox file.
 //!
@@ -131,7 +131,7 @@ pub enum ServeError {
 }
 
 impl ServeError {
-    /// The exit code (`shared/reference/cli.md`).
+    /// The exit code (`docs/cli.md`).
     pub fn exit_code(&self) -> i32 {
         match self {
             ServeError::Variant(_) => 2,

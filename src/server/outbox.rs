@@ -1,4 +1,4 @@
-//! The outbox routes of contract v1 (`shared/reference/http-contract.md`):
+//! The outbox routes of contract v1 (`docs/http-contract.md`):
 //! `POST /v1/messages` runs one delivery's `handle` on a pool worker
 //! ([`super::handle`]) and answers `200 {"acked": true, "sent": {"msg_id",
 //! "ver"}}` once it ran through `handle.ack` (a duplicate too: the

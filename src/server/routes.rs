@@ -1,5 +1,5 @@
 //! The routes of the HTTP contract, version 1
-//! (`shared/reference/http-contract.md`): `GET /healthz`; groups:
+//! (`docs/http-contract.md`): `GET /healthz`; groups:
 //! `POST /v1/events`, `POST /v1/groups/{group_id}/resolve`,
 //! `GET /v1/export`; outbox ([`super::outbox`]): `POST /v1/messages`,
 //! `GET /v1/outbox/export`. A server serves one workload (its variant's):

@@ -1,8 +1,7 @@
 //! Statement files: a workload variant as a file of named SQL statements
 //! (`-- name: ...` blocks, as yesql/HugSQL/aiosql write them).
 //!
-//! The format is a public API (documented in `targets/README.md`, rules from
-//! `shared/reference/statement-files.md`). [`parse`] turns text into blocks
+//! The format is a public API (documented in `targets/README.md`). [`parse`] turns text into blocks
 //! and directives; [`compile_groups`] checks a parsed file against the
 //! `groups` workload by preparing every statement with SQLite itself on a
 //! scratch database, and yields the [`OpProgram`]s the step machines run.

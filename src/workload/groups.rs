@@ -1,6 +1,6 @@
 //! The groups workload (BacktalkGroups.tla): the ops an ingester and a
 //! resolver run, and how a finished step machine becomes an op's result,
-//! following the rules of `statement-files.md` ("What the groups workload
+//! following the rules of `targets/README.md` ("What the groups workload
 //! makes of the steps").
 
 use super::machine::{Next, StepMachine};

@@ -36,7 +36,7 @@ pub enum Next {
     /// The last step ran: the op ends.
     Finished,
     /// Step `at` returned more than one row: the op ends as `fail`
-    /// (statement-files.md: "more than one row ends the op as fail").
+    /// (targets/README.md, "Returned columns").
     TooManyRows {
         /// Index of the step.
         at: usize,

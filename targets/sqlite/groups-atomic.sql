@@ -1,5 +1,5 @@
 -- groups, variant "atomic": the correct design. Implements
--- seeds/BacktalkGroups.tla with Variant = "atomic": the counting step
+-- specs/BacktalkGroups.tla with Variant = "atomic": the counting step
 -- increments the count and decides the regression in ONE statement, so no
 -- resolve can slip between reading the status and writing it.
 -- Each block is one step, run alone in autocommit (see targets/README.md).

@@ -1,5 +1,5 @@
 -- groups, variant "naive": the racy design, kept to show that the bench
--- finds its bug. Implements seeds/BacktalkGroups.tla with Variant = "naive":
+-- finds its bug. Implements specs/BacktalkGroups.tla with Variant = "naive":
 -- the counting step is split into a read of the status and a write that
 -- decides the regression from the value read, so a resolve between the two
 -- loses the resolved -> regressed transition (NoMissedRegression fails).

@@ -1,6 +1,6 @@
 -- outbox, variant "protocol": exactly-once handling without a transaction
--- spanning the state and the outbox (seeds/exactly_once_none_atomic.tla,
--- as shared/reference/outbox.md states its intent). Each block is one step,
+-- spanning the state and the outbox (specs/exactly_once_none_atomic.tla,
+-- as docs/outbox.md states its intent). Each block is one step,
 -- run alone in autocommit; the labels of the spec are the step names.
 --
 -- The versioned state store is `state_log`, keyed by version: the head is

@@ -1,4 +1,4 @@
-// The groups design (BacktalkGroups.tla, shared/reference/groups.md) as a
+// The groups design (specs/BacktalkGroups.tla, docs/groups.md) as a
 // Cloudflare Worker on D1: error events grouped into issues by fingerprint.
 //
 // Like the production system it stands for, it uses NO transactions and NO
@@ -201,7 +201,7 @@ function parseEnvelope(body: unknown): EventIn[] {
   });
 }
 
-/** One event, step by step (groups.md), each statement awaited alone. */
+/** One event, step by step (docs/groups.md), each statement awaited alone. */
 async function ingestOne(db: Db, variant: Variant, project: string, ev: EventIn) {
   const gid = await groupId(project, ev.fingerprint);
 

@@ -1,5 +1,5 @@
 //! Checkers of the `outbox` workload (exactly_once_none_atomic.tla), one
-//! module per invariant, exactly as `shared/reference/outbox.md` defines
+//! module per invariant, exactly as `docs/outbox.md` defines
 //! them for a real run: each judges the final [`OutboxTables`] together
 //! with the [`OutboxFacts`] of the history (who was acked, who was given
 //! up, which attempt's which step wrote what). Each module writes down why

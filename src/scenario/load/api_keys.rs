@@ -174,7 +174,7 @@ pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioE
                             &["audit", "sqlite"],
                             format!(
                                 "`audit.sqlite` needs `export.{k}`: a query that maps the \
-                                 service's schema onto the canonical {} table (groups.md), e.g. \
+                                 service's schema onto the canonical {} table (docs/groups.md), e.g. \
                                  {}",
                                 if k == "events" { "error_events" } else { "error_groups" },
                                 if k == "events" {
