@@ -931,7 +931,7 @@ fn an_accepted_value_without_a_duplicate_value_is_refused_with_its_line() {
     assert!(!out.exists(), "nothing ran");
     // `duplicate` without `accepted` cannot be read either.
     let text = mapped_scenario("http://127.0.0.1:9", Path::new("/x.db"), "")
-        .replace("accepted = \"/outcome == new\"\n", "");
+        .replace("accepted = \"/outcome == new\"", "accepted = \"\"");
     std::fs::write(&sc, &text).unwrap();
     let o = run(&sc, &out, &[(SECRET_VAR, SECRET)]);
     let stderr = String::from_utf8_lossy(&o.stderr);

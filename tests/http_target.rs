@@ -521,3 +521,61 @@ fn ingests_crashed_by_the_hook_are_counted_or_not_from_its_report() {
     assert_eq!(stranded["undetermined"], 0, "{stranded}");
     assert!(s.get("precision").is_none(), "no bounds: {s}");
 }
+
+/// A compare-and-swap resolver whose probe reads the status but not the
+/// count takes no probe: its refusals are `409 {"resolved": false}`, which
+/// the bench reads as refusals without a probe (`fail`), neither
+/// indeterminate nor non-conforming.
+#[test]
+fn refusals_without_a_probe_are_fails_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let atomic = include_str!("../targets/sqlite/groups-atomic.sql");
+    let start = atomic.find("-- name: resolve.update\n").unwrap();
+    let end = atomic.find("-- name: export.events\n").unwrap();
+    let sql = tmp.path().join("cas-status-only.sql");
+    std::fs::write(
+        &sql,
+        format!(
+            "{}-- name: resolve.read\n\
+             SELECT status AS cur FROM error_groups WHERE id = :group_id;\n\n\
+             -- name: resolve.update\n\
+             -- stop-if: rows > 0\n\
+             UPDATE error_groups SET status = 'resolved'\n\
+             WHERE id = :group_id AND status = :cur AND :cur IN ('open', 'regressed')\n\
+             RETURNING event_count;\n\n\
+             -- name: resolve.probe\n\
+             SELECT status FROM error_groups WHERE id = :group_id;\n\n{}",
+            &atomic[..start],
+            &atomic[end..]
+        ),
+    )
+    .unwrap();
+    let sc = tmp.path().join("cas.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "variant = \"{}\"\nseed = 5\n\
+             [target]\nkind = \"http\"\nspawn = true\n\
+             [load]\ningesters = 4\nresolvers = 4\n\
+             [stop]\nevents = 2000\nduration = \"60s\"\n\
+             [keys]\nprojects = 1\nfingerprints = 4\n\
+             [resolve]\ninterval = \"0s\"\n",
+            sql.display()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        sc.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary(&out);
+    assert_ne!(o.status.code(), Some(3), "{}", s["exit"]);
+    let fails = s["ops"]["resolve"]["fail"].as_u64().unwrap();
+    assert!(fails > 0, "no refusal: {s}");
+    assert_eq!(s["ops"]["resolve"]["info"], 0, "{s}");
+    assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "holds");
+}
