@@ -428,13 +428,9 @@ async fn send_with_retries(
                     let _ = shared.learned[op.group as usize].set(g.clone());
                 }
             }
-            let this_refused = answer.kind == CompletionType::Fail
-                && answer.transport
-                && answer
-                    .result
-                    .error
-                    .as_deref()
-                    .is_some_and(|e| e.contains("connect"));
+            // A transport `fail` is a refused connection (typed by the
+            // client: nothing was written), never read from its text.
+            let this_refused = answer.kind == CompletionType::Fail && answer.transport;
             refused |= this_refused;
             let w = match (answer.kind, answer.retry_after) {
                 (CompletionType::Info, _) => Some(Duration::from_millis(5 << attempt.min(6))),

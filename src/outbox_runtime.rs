@@ -549,6 +549,7 @@ fn attempt_once(
             Err(StepError {
                 message,
                 maybe_applied,
+                ..
             }) => {
                 break attempt_result(
                     &m,

@@ -562,6 +562,7 @@ pub fn run_steps<'p>(
             Err(StepError {
                 message,
                 maybe_applied,
+                ..
             }) => {
                 // `fail` only if nothing of the op can have happened.
                 let kind = if maybe_applied || m.changed_any() {

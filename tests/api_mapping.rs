@@ -44,6 +44,9 @@ struct Backend {
     hang_after: Option<u64>,
     /// Requests served.
     served: AtomicU64,
+    /// Answer new events whose id ends in 0 with a third outcome,
+    /// `queued` (stored and counted all the same): neither "new" nor "dup".
+    queued: bool,
 }
 
 impl Backend {
@@ -108,9 +111,15 @@ async fn ingest(
             return (StatusCode::BAD_GATEWAY, Json(json!({})));
         }
         let a: Value = r.json().await.unwrap_or_default();
+        let queued = b.queued && e["eid"].as_str().is_some_and(|id| id.ends_with('0'));
+        let outcome = match a["accepted"] == json!(true) {
+            true if queued => "queued",
+            true => "new",
+            false => "dup",
+        };
         results.push(json!({
             "eid": e["eid"],
-            "outcome": if a["accepted"] == json!(true) { "new" } else { "dup" },
+            "outcome": outcome,
             "issue": a["group_id"],
         }));
     }
@@ -242,6 +251,9 @@ fn start_service_full(
             .is_some_and(|d| d.to_string_lossy().contains("hangs"))
             .then_some(300),
         served: AtomicU64::new(0),
+        queued: db
+            .as_ref()
+            .is_some_and(|d| d.to_string_lossy().contains("queued")),
         db,
     });
     let app = Router::new()
@@ -309,6 +321,7 @@ envelope = '{{"batch": [{{items}}]}}'
 body = '{{"eid": "{{event_id}}", "fp": "{{fingerprint}}", "msg": "{{message}}"}}'
 items = "/results"
 accepted = "/outcome == new"
+duplicate = "/outcome == dup"
 group_id = "/issue"
 codes = {{ "202" = "ok", "200" = "info" }}
 
@@ -613,6 +626,7 @@ fn an_answer_that_does_not_say_accepted_is_ok_with_an_unknown_value() {
     let dir = tempfile::tempdir().unwrap();
     let (s, history) = atomic_run(dir.path(), "silent", None, false, &|t| {
         t.replace(r#"accepted = "/outcome == new""#, r#"accepted = """#)
+            .replace("duplicate = \"/outcome == dup\"\n", "")
     });
     // The history records ok, the value unknown, and why.
     assert!(
@@ -869,4 +883,58 @@ fn a_service_that_hangs_mid_run_ends_the_run_with_exit_3() {
         "{}",
         s["exit"]
     );
+}
+
+#[test]
+fn an_answer_with_neither_the_accepted_nor_the_duplicate_value_is_non_conforming() {
+    // The service answers "queued" for some new events: read through
+    // `accepted = "/outcome == new"`, that is not "dup" either, so it is
+    // no duplicate but an answer the mapping does not read (exit 3, with
+    // an example), however the audit turns out.
+    let dir = tempfile::tempdir().unwrap();
+    let (s, history) = atomic_run(dir.path(), "queued", None, false, &|t| t);
+    assert_eq!(s["exit"]["code"], json!(3), "{}", s["exit"]);
+    let rule = s["exit"]["rule"].as_str().unwrap();
+    let why = r#"neither accepted `/outcome == "new"` nor duplicate `/outcome == "dup"` holds"#;
+    assert!(
+        rule.contains("not the [api] mapping's shape") && rule.contains(why),
+        "{rule}"
+    );
+    let quoted = serde_json::to_string(why).unwrap();
+    assert!(
+        history.contains(&quoted[1..quoted.len() - 1]),
+        "the history records why"
+    );
+}
+
+#[test]
+fn an_accepted_value_without_a_duplicate_value_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("mapped.toml");
+    let text = mapped_scenario("http://127.0.0.1:9", Path::new("/x.db"), "")
+        .replace("duplicate = \"/outcome == dup\"\n", "");
+    std::fs::write(&sc, &text).unwrap();
+    let out = dir.path().join("run");
+    let o = run(&sc, &out, &[(SECRET_VAR, SECRET)]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("accepted = "))
+        .unwrap()
+        + 1;
+    assert!(
+        stderr.contains(&format!("mapped.toml:{line}:"))
+            && stderr.contains("name the duplicate's too"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran");
+    // `duplicate` without `accepted` cannot be read either.
+    let text = mapped_scenario("http://127.0.0.1:9", Path::new("/x.db"), "")
+        .replace("accepted = \"/outcome == new\"", "accepted = \"\"");
+    std::fs::write(&sc, &text).unwrap();
+    let o = run(&sc, &out, &[(SECRET_VAR, SECRET)]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`duplicate` needs `accepted`"), "{stderr}");
 }

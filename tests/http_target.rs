@@ -397,3 +397,185 @@ fn a_server_that_hangs_ends_the_run_without_waiting_for_its_duration() {
     );
     assert_eq!(s["invariants"]["TypeOK"]["verdict"], "unknown");
 }
+
+/// Resolves the reference server's fault hook crashed right after their
+/// update: its answer says what the update did (resolved, with the count
+/// it returned, or refused), as the in-process step log would, so none of
+/// them leaves NoMissedRegression `unknown`. Every resolve crashes (no
+/// resolve answers `ok`): every probe of a resolved group can only be
+/// explained by a crashed resolve's reported count.
+#[test]
+fn resolves_crashed_after_their_update_are_judged_from_the_hooks_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = tmp.path().join("crash.toml");
+    std::fs::write(
+        &sc,
+        "variant = \"groups-atomic\"\nseed = 3\n\
+         [target]\nkind = \"http\"\nspawn = true\nrequest_timeout = \"10s\"\n\
+         [load]\ningesters = 4\nresolvers = 4\n\
+         [stop]\nevents = 3000\nduration = \"60s\"\n\
+         [keys]\nprojects = 1\nfingerprints = 8\n\
+         [resolve]\ninterval = \"0s\"\n\
+         [[faults]]\nkind = \"crash\"\nops = \"resolve\"\nstep = \"update\"\nprobability = 1.0\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        sc.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary(&out);
+    let history: Vec<serde_json::Value> = std::fs::read_to_string(out.join("history.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let resolves = |ty: &'static str| {
+        history
+            .iter()
+            .filter(move |e| e["type"] == ty && e["f"] == "resolve")
+    };
+    assert_eq!(resolves("ok").count(), 0, "every resolve crashed");
+    let crashed: Vec<_> = resolves("info")
+        .filter(|e| e["crashed_after"] == "update")
+        .collect();
+    let resolved = crashed.iter().filter(|e| e["resolved"] == true).count();
+    assert!(resolved > 0, "no crashed resolve had resolved");
+    assert!(
+        crashed
+            .iter()
+            .filter(|e| e["resolved"] == true)
+            .all(|e| e["event_count"].is_i64() && e["hook_steps"].is_array()),
+        "the report is recorded"
+    );
+    // Probes that saw a group resolved (refused resolves before they
+    // crashed report no probe: the crash came before their probe step;
+    // the final rows are probes too).
+    let groups: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("export.json")).unwrap()).unwrap();
+    let resolved_rows = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["status"] == "resolved")
+        .count();
+    assert!(resolved_rows > 0, "no group ended resolved: nothing probed");
+    let checks: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("checks.json")).unwrap()).unwrap();
+    let nmr = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["invariant"] == "NoMissedRegression")
+        .unwrap();
+    assert_eq!(nmr["unknowns"], 0, "{nmr}");
+    assert_eq!(nmr["verdict"], "holds", "{nmr}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{} {}",
+        s["exit"],
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Ingests the fault hook crashed after any step: its answer says which
+/// steps ran and changed a row, so each attempt is certainly counted or
+/// certainly not (no "maybe" is left for CountExact's bounds), and an
+/// event row nothing counted is stranded by its cause.
+#[test]
+fn ingests_crashed_by_the_hook_are_counted_or_not_from_its_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = tmp.path().join("crash.toml");
+    std::fs::write(
+        &sc,
+        "variant = \"groups-atomic\"\nseed = 3\n\
+         [target]\nkind = \"http\"\nspawn = true\nrequest_timeout = \"10s\"\n\
+         [load]\ningesters = 4\nresolvers = 1\n\
+         [stop]\nevents = 2000\nduration = \"60s\"\n\
+         [keys]\nprojects = 1\nfingerprints = 8\n\
+         [[faults]]\nkind = \"crash\"\nops = \"ingest\"\nprobability = 0.2\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        sc.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary(&out);
+    assert_eq!(o.status.code(), Some(0), "{}", s["exit"]);
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let counted_by_crashed = history
+        .lines()
+        .filter(|l| l.contains(r#""crashed_after":"s3""#) && l.contains(r#""accepted":true"#))
+        .count();
+    assert!(counted_by_crashed > 0, "some crash came after counting");
+    let stranded = &s["stranded_events"];
+    assert!(stranded["total"].as_u64().unwrap() > 0, "{stranded}");
+    assert_eq!(stranded["undetermined"], 0, "{stranded}");
+    assert!(s.get("precision").is_none(), "no bounds: {s}");
+}
+
+/// A compare-and-swap resolver whose probe reads the status but not the
+/// count takes no probe: its refusals are `409 {"resolved": false}`, which
+/// the bench reads as refusals without a probe (`fail`), neither
+/// indeterminate nor non-conforming.
+#[test]
+fn refusals_without_a_probe_are_fails_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let atomic = include_str!("../targets/sqlite/groups-atomic.sql");
+    let start = atomic.find("-- name: resolve.update\n").unwrap();
+    let end = atomic.find("-- name: export.events\n").unwrap();
+    let sql = tmp.path().join("cas-status-only.sql");
+    std::fs::write(
+        &sql,
+        format!(
+            "{}-- name: resolve.read\n\
+             SELECT status AS cur FROM error_groups WHERE id = :group_id;\n\n\
+             -- name: resolve.update\n\
+             -- stop-if: rows > 0\n\
+             UPDATE error_groups SET status = 'resolved'\n\
+             WHERE id = :group_id AND status = :cur AND :cur IN ('open', 'regressed')\n\
+             RETURNING event_count;\n\n\
+             -- name: resolve.probe\n\
+             SELECT status FROM error_groups WHERE id = :group_id;\n\n{}",
+            &atomic[..start],
+            &atomic[end..]
+        ),
+    )
+    .unwrap();
+    let sc = tmp.path().join("cas.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "variant = \"{}\"\nseed = 5\n\
+             [target]\nkind = \"http\"\nspawn = true\n\
+             [load]\ningesters = 4\nresolvers = 4\n\
+             [stop]\nevents = 2000\nduration = \"60s\"\n\
+             [keys]\nprojects = 1\nfingerprints = 4\n\
+             [resolve]\ninterval = \"0s\"\n",
+            sql.display()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        sc.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary(&out);
+    assert_ne!(o.status.code(), Some(3), "{}", s["exit"]);
+    let fails = s["ops"]["resolve"]["fail"].as_u64().unwrap();
+    assert!(fails > 0, "no refusal: {s}");
+    assert_eq!(s["ops"]["resolve"]["info"], 0, "{s}");
+    assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "holds");
+}

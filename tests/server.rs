@@ -287,3 +287,296 @@ fn the_fault_hook_crashes_only_when_enabled() {
         (StatusCode::OK, json!(false))
     );
 }
+
+/// `groups-atomic.sql` with the blocks from `first` up to (not including)
+/// `next` replaced by `blocks`, and `schema_extra` appended to the schema
+/// block; written into `dir` as `name`.
+fn variant_with(
+    dir: &std::path::Path,
+    name: &str,
+    schema_extra: &str,
+    first: &str,
+    next: &str,
+    blocks: &str,
+) -> String {
+    let text = include_str!("../targets/sqlite/groups-atomic.sql");
+    let start = text.find(&format!("-- name: {first}\n")).unwrap();
+    let end = text.find(&format!("-- name: {next}\n")).unwrap();
+    let schema_end = text.find("-- name: ingest.s1\n").unwrap();
+    let out = format!(
+        "{}{schema_extra}\n\n{}{blocks}\n\n{}",
+        &text[..schema_end].trim_end(),
+        &text[schema_end..start],
+        &text[end..]
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, out).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// A duplicate is the contract's duplicate (200, accepted = false) even
+/// when a step before the stop, or a trigger its statement fired, changed
+/// rows: the op's completion is `ok`, as in-process.
+#[test]
+fn a_duplicate_after_a_trigger_or_a_write_is_the_contracts_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every attempt logs itself: a BEFORE INSERT trigger fires even for an
+    // insert OR IGNORE drops, and a first step writes a row of its own.
+    let extra = "CREATE TABLE IF NOT EXISTS attempts (event_id TEXT, via TEXT);\n\
+                 CREATE TRIGGER IF NOT EXISTS log_attempt BEFORE INSERT ON error_events\n\
+                 BEGIN INSERT INTO attempts VALUES (NEW.id, 'trigger'); END;";
+    let blocks = "-- name: ingest.s0\n\
+                  INSERT INTO attempts VALUES (:event_id, 'step');\n\n\
+                  -- name: ingest.s1\n\
+                  -- stop-if: changes = 0\n\
+                  INSERT OR IGNORE INTO error_events (id, project, fingerprint, group_id, received_at)\n\
+                  VALUES (:event_id, :project, :fingerprint, :group_id, :now_ms);";
+    let sql = variant_with(
+        dir.path(),
+        "logged.sql",
+        extra,
+        "ingest.s1",
+        "ingest.s2",
+        blocks,
+    );
+    let db = dir.path().join("t.db");
+    let s = Server::start_on(&sql, &db);
+    let c = client();
+    assert_eq!(
+        ingest(&c, &s.url, "e1", "p", "f"),
+        (
+            StatusCode::OK,
+            json!({"accepted": true, "group_id": "g:p:f"})
+        )
+    );
+    assert_eq!(
+        ingest(&c, &s.url, "e1", "p", "f"),
+        (
+            StatusCode::OK,
+            json!({"accepted": false, "group_id": "g:p:f"})
+        )
+    );
+    let log: Vec<(String, i64)> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT via, count(*) FROM attempts GROUP BY via ORDER BY via")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        log,
+        [("step".to_string(), 2), ("trigger".to_string(), 2)],
+        "the duplicate wrote rows before it stopped"
+    );
+    assert_eq!(export(&c, &s.url)["groups"][0]["event_count"], 1);
+}
+
+/// A compare-and-swap resolver: status and count read in one step, the
+/// update conditional on the status read, then a probe.
+const CAS_RESOLVE: &str = "-- name: resolve.read\n\
+SELECT status AS cur, event_count FROM error_groups WHERE id = :group_id;\n\n\
+-- name: resolve.update\n\
+-- stop-if: rows > 0\n\
+UPDATE error_groups SET status = 'resolved'\n\
+WHERE id = :group_id AND status = :cur AND :cur IN ('open', 'regressed')\n\
+RETURNING event_count;\n\n\
+-- name: resolve.probe\n\
+SELECT status, event_count FROM error_groups WHERE id = :group_id;";
+
+#[test]
+fn a_compare_and_swap_resolver_is_answered_as_the_contract_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = variant_with(
+        dir.path(),
+        "cas.sql",
+        "",
+        "resolve.update",
+        "export.events",
+        CAS_RESOLVE,
+    );
+    let s = Server::start_with(&sql, &dir.path().join("t.db"), &["--fault-hooks"]);
+    let c = client();
+    assert_eq!(ingest(&c, &s.url, "e1", "p", "f").0, StatusCode::OK);
+    // Two resolves race; the one paused before its update reads the
+    // status first or second: either way exactly one resolves, and the
+    // other is refused with its probe (never 503).
+    let paused = {
+        let url = s.url.clone();
+        std::thread::spawn(move || {
+            let r = client()
+                .post(format!("{url}/v1/groups/g:p:f/resolve"))
+                .header("x-specstorm-fault", "pause=update:300000000")
+                .send()
+                .unwrap();
+            (r.status(), r.json::<Value>().unwrap())
+        })
+    };
+    let other = resolve(&c, &s.url, "g:p:f");
+    let mut answers = vec![other, paused.join().unwrap()];
+    answers.sort_by_key(|(st, _)| *st);
+    assert_eq!(
+        answers,
+        [
+            (StatusCode::OK, json!({"resolved": true, "event_count": 1})),
+            (
+                StatusCode::CONFLICT,
+                json!({"resolved": false, "status": "resolved", "event_count": 1})
+            ),
+        ]
+    );
+    assert_eq!(
+        resolve(&c, &s.url, "g:p:f"),
+        (
+            StatusCode::CONFLICT,
+            json!({"resolved": false, "status": "resolved", "event_count": 1})
+        )
+    );
+    assert_eq!(resolve(&c, &s.url, "g:p:nope").0, StatusCode::NOT_FOUND);
+    // Regressed, then resolved again with the new count.
+    assert_eq!(ingest(&c, &s.url, "e2", "p", "f").0, StatusCode::OK);
+    assert_eq!(
+        resolve(&c, &s.url, "g:p:f"),
+        (StatusCode::OK, json!({"resolved": true, "event_count": 2}))
+    );
+}
+
+/// A refused resolve whose steps took no probe (no statement read both
+/// status and count) changed nothing: 409 without a probe, never 503 (and
+/// never 404, which says the group does not exist).
+#[test]
+fn a_refusal_without_a_probe_is_409_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let cas = CAS_RESOLVE.replace(
+        "SELECT status, event_count FROM error_groups WHERE id = :group_id;",
+        "SELECT status FROM error_groups WHERE id = :group_id;",
+    );
+    let no_probe = &cas[..cas.find("\n\n-- name: resolve.probe").unwrap()];
+    for (name, blocks) in [
+        ("status-only.sql", cas.as_str()),
+        ("no-probe.sql", no_probe),
+    ] {
+        let sql = variant_with(
+            dir.path(),
+            name,
+            "",
+            "resolve.update",
+            "export.events",
+            blocks,
+        );
+        let s = Server::start_on(&sql, &dir.path().join(format!("{name}.db")));
+        let c = client();
+        assert_eq!(ingest(&c, &s.url, "e1", "p", "f").0, StatusCode::OK);
+        assert_eq!(resolve(&c, &s.url, "g:p:f").0, StatusCode::OK, "{name}");
+        assert_eq!(
+            resolve(&c, &s.url, "g:p:f"),
+            (StatusCode::CONFLICT, json!({"resolved": false})),
+            "{name}"
+        );
+    }
+}
+
+/// An op that ended `fail` for a reason that certainly applied nothing
+/// (not a busy lock) is the contract's "not applied" (422), not 503.
+#[test]
+fn a_failure_that_applied_nothing_is_422() {
+    let dir = tempfile::tempdir().unwrap();
+    // Resolve: the read returns every group, more than one row: the op
+    // ends before any write.
+    let many = CAS_RESOLVE.replace(
+        "SELECT status AS cur, event_count FROM error_groups WHERE id = :group_id;",
+        "SELECT status AS cur, event_count FROM error_groups WHERE :group_id IS NOT NULL;",
+    );
+    let sql = variant_with(
+        dir.path(),
+        "many.sql",
+        "",
+        "resolve.update",
+        "export.events",
+        &many,
+    );
+    let s = Server::start_on(&sql, &dir.path().join("many.db"));
+    let c = client();
+    assert_eq!(ingest(&c, &s.url, "e1", "p", "f").0, StatusCode::OK);
+    assert_eq!(ingest(&c, &s.url, "e2", "p", "g").0, StatusCode::OK);
+    let (st, b) = resolve(&c, &s.url, "g:p:f");
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
+    assert!(b["error"].as_str().unwrap().contains("not applied"), "{b}");
+    // Ingest: a read-only first step that fails (the message is no JSON).
+    let blocks = "-- name: ingest.s0\n\
+                  SELECT json_extract(:message, '$.level') AS level;\n\n\
+                  -- name: ingest.s1\n\
+                  -- stop-if: changes = 0\n\
+                  INSERT OR IGNORE INTO error_events (id, project, fingerprint, group_id, received_at)\n\
+                  VALUES (:event_id, :project, :fingerprint, :group_id, :now_ms);";
+    let sql = variant_with(dir.path(), "json.sql", "", "ingest.s1", "ingest.s2", blocks);
+    let s = Server::start_on(&sql, &dir.path().join("json.db"));
+    let (st, b) = ingest(&c, &s.url, "e1", "p", "f");
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
+    assert!(export(&c, &s.url)["events"].as_array().unwrap().is_empty());
+}
+
+/// The fault hook's 500 says what the op did before it crashed: the steps
+/// it ran with the rows each changed, whether the event was counted, the
+/// count a resolve returned.
+#[test]
+fn the_fault_hooks_answer_carries_what_the_op_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(
+        "groups-atomic",
+        &dir.path().join("t.db"),
+        &["--fault-hooks"],
+    );
+    let post = |path: &str, hook: &str, body: Option<Value>| {
+        let mut r = client()
+            .post(format!("{}{path}", s.url))
+            .header("x-specstorm-fault", hook);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let r = r.send().unwrap();
+        (r.status(), r.json::<Value>().unwrap())
+    };
+    let ev = |id: &str| Some(json!({"id": id, "project": "p", "fingerprint": "f"}));
+    let (st, b) = post("/v1/events", "crash-after=s3", ev("e1"));
+    assert_eq!(st, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(b["crashed_after"], "s3");
+    assert_eq!(b["accepted"], true, "{b}");
+    assert_eq!(
+        b["steps"],
+        json!([{"step": "s1", "changes": 1}, {"step": "s2", "changes": 1},
+               {"step": "s3", "changes": 1}])
+    );
+    let (_, b) = post("/v1/events", "crash-after=s1", ev("e2"));
+    assert_eq!(b["steps"], json!([{"step": "s1", "changes": 1}]));
+    assert!(b.get("accepted").is_none(), "{b}");
+    // A duplicate stopped at s1: the op had ended as one.
+    let (_, b) = post("/v1/events", "crash-after=s1", ev("e1"));
+    assert_eq!(b["steps"], json!([{"step": "s1", "changes": 0}]));
+    assert_eq!(b["accepted"], false, "{b}");
+    // A resolve that crashed after resolving: its count and its step.
+    let (st, b) = post("/v1/groups/g:p:f/resolve", "crash-after=update", None);
+    assert_eq!(st, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(
+        (
+            &b["resolved"],
+            &b["event_count"],
+            &b["effect_step"],
+            &b["steps"]
+        ),
+        (
+            &json!(true),
+            &json!(1),
+            &json!(0),
+            &json!([{"step": "update", "changes": 1}])
+        ),
+        "{b}"
+    );
+    // Refused, then crashed after its probe: nothing changed.
+    let (_, b) = post("/v1/groups/g:p:f/resolve", "crash-after=probe", None);
+    assert_eq!(
+        b["steps"],
+        json!([{"step": "update", "changes": 0}, {"step": "probe", "changes": 0}])
+    );
+    assert_eq!(b["resolved"], false, "{b}");
+}

@@ -435,6 +435,19 @@ impl Facts {
                     None => (false, true, None),
                 },
                 Some((CompletionType::Fail, _)) => (false, false, None),
+                // The reference server's fault hook reported every step the
+                // op ran (none ran after): counted iff the counting step
+                // changed a row; a row the insert step applied and nothing
+                // counted is stranded.
+                Some((CompletionType::Info, c)) if !c.result.hook_steps.is_empty() => {
+                    let (r, counted) = (&c.result, c.result.accepted == Some(true));
+                    if !counted && r.hook_steps[0].changes > 0 {
+                        let step = r.crashed_after.clone().unwrap_or_default();
+                        hook_insert =
+                            Some(self.cause(format!("crash after step {step} (fault hook)")));
+                    }
+                    (counted, false, None)
+                }
                 Some((CompletionType::Info, c)) if self.crashed_before_count(&c.result) => {
                     // The reference server's fault hook crashed it before
                     // the counting step (and ran nothing after): certainly
@@ -589,10 +602,11 @@ impl Facts {
                 }
             }
             Some((CompletionType::Ok, _)) => {}
-            // In-process, a worker that crashed right after the resolving
-            // statement: the step log holds what that statement returned.
+            // A worker that crashed right after the resolving statement:
+            // the step log (in-process) or the fault hook's report (over
+            // HTTP) holds what that statement returned.
             Some((CompletionType::Info, c))
-                if self.step_log
+                if (self.step_log || !c.result.hook_steps.is_empty())
                     && c.result.crashed_after.is_some()
                     && c.result.resolved == Some(true)
                     && c.result.event_count.is_some()
@@ -605,6 +619,10 @@ impl Facts {
                 })
             }
             Some((CompletionType::Info, _)) | None if no_effect => {}
+            // The fault hook's report: no step it ran changed a row.
+            Some((CompletionType::Info, c))
+                if !c.result.hook_steps.is_empty()
+                    && c.result.hook_steps.iter().all(|s| s.changes == 0) => {}
             Some((CompletionType::Info, _)) | None => g.unknown_resolves.push(UnknownResolve {
                 op: invoke.op,
                 completed,

@@ -60,12 +60,53 @@ pub struct IngestMapping {
     pub item_id: Option<String>,
     /// accepted (None: the answer does not say).
     pub accepted: Option<Test>,
+    /// The test a duplicate's answer passes (with an `==` accepted).
+    pub duplicate: Option<Test>,
     /// Pointer to the group id (None: not in the answer).
     pub group_id: Option<String>,
     /// Status meanings.
     pub codes: Codes,
     /// An ok is no proof the event was stored.
     pub may_drop: bool,
+}
+
+impl IngestMapping {
+    /// What an `ok` answer (or item) says through `accepted` (and
+    /// `duplicate`): Some(Ok(true)) a new event, Some(Ok(false)) a
+    /// duplicate, Some(Err(why)) neither (non-conforming), None when
+    /// `accepted` is not set (the answer does not say).
+    /// - a pointer to a bool: true new, false duplicate;
+    /// - with `duplicate`: exactly one of the two tests must pass;
+    /// - an `==` test alone (only loaded offline): its value is new, and
+    ///   no value reads as a duplicate.
+    pub fn read_accepted(&self, answer: &serde_json::Value) -> Option<Result<bool, String>> {
+        let a = self.accepted.as_ref()?;
+        let is = |t: &Test| t.eval(answer) == Some(true);
+        Some(match &self.duplicate {
+            Some(d) => match (is(a), is(d)) {
+                (true, false) => Ok(true),
+                (false, true) => Ok(false),
+                (false, false) => Err(format!(
+                    "neither accepted `{}` nor duplicate `{}` holds",
+                    a.text(),
+                    d.text()
+                )),
+                (true, true) => Err(format!(
+                    "both accepted `{}` and duplicate `{}` hold",
+                    a.text(),
+                    d.text()
+                )),
+            },
+            None if a.equals.is_none() => a
+                .eval(answer)
+                .ok_or_else(|| format!("no bool at accepted = {:?}", a.pointer)),
+            None if is(a) => Ok(true),
+            None => Err(format!(
+                "accepted `{}` does not hold, and no duplicate value is named",
+                a.text()
+            )),
+        })
+    }
 }
 
 /// `[api.resolve]` compiled.
@@ -139,14 +180,18 @@ impl Mapping {
     }
 
     /// Compiles `[api]` (None: the contract) and `[audit]`'s export
-    /// request, reading the secrets from the environment when `secrets`
-    /// (else they stay empty: for checks that send nothing). Errors: a
-    /// template, pointer, code or method that cannot be used, or an
-    /// environment variable that is not set, with its key path.
+    /// request. `sending`: for a run that sends requests, so the secrets
+    /// are read from the environment and every answer must be readable
+    /// (an `==` accepted names the duplicate's value too); else the
+    /// secrets stay empty (for checks that send nothing, and offline
+    /// audits of saved scenarios). Errors: a template, pointer, code or
+    /// method that cannot be used, an answer test that cannot tell a new
+    /// event from a duplicate, or an environment variable that is not
+    /// set, with its key path.
     pub fn compile(
         api: Option<&Api>,
         audit: Option<&AuditConfig>,
-        secrets: bool,
+        sending: bool,
     ) -> Result<Mapping, MappingError> {
         let contract = api.is_none();
         let api = api.cloned().unwrap_or_default();
@@ -204,11 +249,35 @@ impl Mapping {
             items: pointer(&["api", "ingest", "items"], &i.items)?,
             item_id: pointer(&["api", "ingest", "item_id"], &i.item_id)?,
             accepted: test(&["api", "ingest", "accepted"], &i.accepted)?,
+            duplicate: test(&["api", "ingest", "duplicate"], &i.duplicate)?,
             group_id: pointer(&["api", "ingest", "group_id"], &i.group_id)?,
             codes: Codes::new(RequestKind::Ingest, &i.codes)
                 .map_err(|e| at(&["api", "ingest", "codes"], e))?,
             may_drop: i.may_drop,
         };
+        match (&ingest.accepted, &ingest.duplicate) {
+            (None, Some(_)) => {
+                return Err(at(
+                    &["api", "ingest", "duplicate"],
+                    "`duplicate` needs `accepted` (the test a new event's answer passes)",
+                ))
+            }
+            // Offline (an audit of a saved run) nothing is read: an older
+            // scenario that named only the accepted value still loads.
+            (Some(a), None) if sending && a.equals.is_some() => {
+                return Err(at(
+                    &["api", "ingest", "accepted"],
+                    format!(
+                        "accepted `{}` names only a new event's value: name the duplicate's \
+                         too, e.g. `duplicate = \"{} == duplicate\"` (an answer with neither \
+                         value is then non-conforming, not a duplicate)",
+                        a.text(),
+                        a.pointer
+                    ),
+                ))
+            }
+            _ => {}
+        }
         let r = &api.resolve;
         let mut request = compile_request(
             &["api", "resolve", "request"],
@@ -296,7 +365,7 @@ impl Mapping {
         names.extend(ingest.event.secrets());
         names.sort_unstable();
         names.dedup();
-        if !secrets {
+        if !sending {
             names.clear();
         }
         let secrets = Secrets::from_env(names.iter().copied()).map_err(|e| {
@@ -419,6 +488,71 @@ fn compile_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_equals_accepted_reads_only_the_values_it_names() {
+        let mut api = Api::default();
+        api.ingest.accepted = "/outcome == new".into();
+        // Sending needs the duplicate's value; offline it loads.
+        let e = Mapping::compile(Some(&api), None, true).unwrap_err();
+        assert_eq!(e.path, ["api", "ingest", "accepted"]);
+        assert!(e.reason.contains("name the duplicate's too"), "{e:?}");
+        let offline = Mapping::compile(Some(&api), None, false).unwrap();
+        let read = |m: &Mapping, v: serde_json::Value| m.ingest.read_accepted(&v);
+        assert_eq!(
+            read(&offline, serde_json::json!({"outcome": "new"})),
+            Some(Ok(true))
+        );
+        assert!(read(&offline, serde_json::json!({"outcome": "dup"}))
+            .unwrap()
+            .is_err());
+        api.ingest.duplicate = "/outcome == dup".into();
+        let m = Mapping::compile(Some(&api), None, true).unwrap();
+        assert_eq!(
+            read(&m, serde_json::json!({"outcome": "new"})),
+            Some(Ok(true))
+        );
+        assert_eq!(
+            read(&m, serde_json::json!({"outcome": "dup"})),
+            Some(Ok(false))
+        );
+        for other in [
+            serde_json::json!({"outcome": "queued"}),
+            serde_json::json!({"outcome": null}),
+            serde_json::json!({}),
+        ] {
+            let why = read(&m, other).unwrap().unwrap_err();
+            assert!(why.starts_with("neither accepted"), "{why}");
+        }
+        // A pointer to a bool needs no duplicate value; one given is read too.
+        api.ingest.accepted = "/accepted".into();
+        api.ingest.duplicate = String::new();
+        let m = Mapping::compile(Some(&api), None, true).unwrap();
+        assert_eq!(
+            read(&m, serde_json::json!({"accepted": false})),
+            Some(Ok(false))
+        );
+        assert!(read(&m, serde_json::json!({"accepted": "no"}))
+            .unwrap()
+            .is_err());
+        api.ingest.duplicate = "/dup".into();
+        let m = Mapping::compile(Some(&api), None, true).unwrap();
+        assert!(read(&m, serde_json::json!({"accepted": true, "dup": true}))
+            .unwrap()
+            .is_err());
+        assert_eq!(
+            read(&m, serde_json::json!({"accepted": false, "dup": true})),
+            Some(Ok(false))
+        );
+        // `duplicate` alone cannot be read.
+        api.ingest.accepted = String::new();
+        let e = Mapping::compile(Some(&api), None, false).unwrap_err();
+        assert_eq!(e.path, ["api", "ingest", "duplicate"]);
+        assert_eq!(
+            read(&Mapping::contract(), serde_json::json!({"accepted": true})),
+            Some(Ok(true))
+        );
+    }
 
     #[test]
     fn the_contract_compiles_and_checks_batches_and_secrets() {

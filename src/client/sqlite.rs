@@ -19,6 +19,10 @@ pub struct StepError {
     /// SQLITE_LOCKED (an autocommit statement that could not get its lock is
     /// rolled back) and any error of a read-only statement.
     pub maybe_applied: bool,
+    /// SQLite answered SQLITE_BUSY or SQLITE_LOCKED (read from the error
+    /// code, never from the message): nothing of the statement applied,
+    /// and the same statement may succeed later.
+    pub busy: bool,
 }
 
 /// Opens a connection to the target database with the scenario's pragmas.
@@ -65,6 +69,7 @@ pub fn exec_step(
         StepError {
             message: e.to_string(),
             maybe_applied: !step.readonly && !lock,
+            busy: lock,
         }
     };
     let mut stmt = conn.prepare_cached(&step.sql).map_err(|e| StepError {
@@ -99,6 +104,7 @@ pub fn exec_step(
         return Err(StepError {
             message: "the statement left a transaction open (rolled back): steps must run alone in autocommit".into(),
             maybe_applied: false,
+            busy: false,
         });
     }
     // changes() keeps the last write's count on this connection: a read-only

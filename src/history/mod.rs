@@ -307,6 +307,22 @@ pub struct OpResult {
     /// accepted or duplicate". The checkers then use bounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ambiguous: Option<String>,
+    /// Over HTTP, an op the reference server's fault hook crashed: every
+    /// step it ran, in order, with the rows each changed, as its answer
+    /// reported them (what the in-process step log would know, but
+    /// times). Empty otherwise. Nothing of the op ran after the last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hook_steps: Vec<HookStep>,
+}
+
+/// One step of an op the reference server's fault hook crashed, as its
+/// answer reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookStep {
+    /// Step name (`s1`, `update`, ...).
+    pub step: String,
+    /// Rows the statement changed (SQLite's `changes()`).
+    pub changes: u64,
 }
 
 /// An op ends.

@@ -88,6 +88,11 @@ pub struct IngestMap {
     /// Pointer to accepted (a bool), or `POINTER == VALUE`; empty: the
     /// answer does not say accepted or duplicate.
     pub accepted: String,
+    /// With `accepted = "POINTER == VALUE"`, the test a duplicate's answer
+    /// passes (`"/status == duplicate"`): an answer that passes neither
+    /// (or both) is not the mapping's. Empty: not named (required with an
+    /// `==` accepted before a run sends anything).
+    pub duplicate: String,
     /// Pointer to the group id the service named; empty: not in the answer.
     pub group_id: String,
     /// Status code (`"201"`) or class (`"2xx"`) to meaning, over the defaults.
@@ -108,6 +113,7 @@ impl Default for IngestMap {
             items: String::new(),
             item_id: String::new(),
             accepted: "/accepted".into(),
+            duplicate: String::new(),
             group_id: "/group_id".into(),
             codes: BTreeMap::new(),
             may_drop: false,
@@ -444,6 +450,14 @@ impl Test {
             pointer: pointer.to_string(),
             equals,
         })
+    }
+
+    /// The test as written in a scenario (`/status == "created"`).
+    pub fn text(&self) -> String {
+        match &self.equals {
+            Some(v) => format!("{} == {v}", self.pointer),
+            None => self.pointer.clone(),
+        }
     }
 
     /// The test on `answer`: Some(bool), or None when the pointer names

@@ -8,10 +8,13 @@
 
 use super::handle::{run_handle, HandleAnswer, HandleHook, HandleOp};
 use super::Served;
-use crate::history::{CompletionType, OpResult};
+use crate::client::sqlite::StepError;
+use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
 use crate::runtime::{run_steps, wall_ms};
+use crate::statements::OpProgram;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
+use crate::workload::StepOutcome;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use rusqlite::Connection;
 use std::sync::{Arc, Mutex};
@@ -26,6 +29,33 @@ pub struct OpAnswer {
     pub kind: CompletionType,
     /// Accepted/duplicate, resolved/refused with its probe, or the error.
     pub result: OpResult,
+    /// The op ended on a step SQLite refused as busy or locked (from the
+    /// step's error code): with `fail`, nothing applied and the op may
+    /// succeed if sent again.
+    pub busy: bool,
+    /// Every step the op ran to completion, in order, with the rows it
+    /// changed (what the in-process step log would know of it, but times).
+    pub steps: Vec<HookStep>,
+}
+
+/// The step log of one op on a worker: what [`OpAnswer`] reports besides
+/// the result.
+#[derive(Default)]
+struct Ran {
+    busy: bool,
+    steps: Vec<HookStep>,
+}
+
+impl Ran {
+    fn step(&mut self, program: &OpProgram, i: usize, r: &Result<StepOutcome, StepError>) {
+        match r {
+            Ok(out) => self.steps.push(HookStep {
+                step: program.steps[i].name.clone(),
+                changes: out.changes,
+            }),
+            Err(e) => self.busy = e.busy,
+        }
+    }
 }
 
 /// One op for a worker.
@@ -179,6 +209,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
             tracing::debug!("skipping an op whose request was dropped");
             continue;
         }
+        let mut ran = Ran::default();
         let (kind, result) = match (&job.op, variant) {
             (Op::Handle(op, hook), Served::Outbox(v)) => {
                 let answer = run_handle(&conn, &v.handle, op, hook);
@@ -190,31 +221,35 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
             }
             (Op::Ingest(op), Served::Groups(variant)) => {
                 let counting = variant.counting_step;
+                let program = &variant.ingest;
                 run_steps(
                     &conn,
-                    &variant.ingest,
+                    program,
                     op.builtins(wall_ms()),
                     &job.faults,
                     || false,
                     || false,
                     || 0,
-                    |_, _, _, _| {},
+                    |i, _, _, r| ran.step(program, i, r),
                     |_, _, _| {},
                     |m, n| ingest_result(m, n, counting),
                 )
             }
-            (Op::Resolve(op), Served::Groups(variant)) => run_steps(
-                &conn,
-                &variant.resolve,
-                op.builtins(wall_ms()),
-                &job.faults,
-                || false,
-                || false,
-                || 0,
-                |_, _, _, _| {},
-                |_, _, _| {},
-                resolve_result,
-            ),
+            (Op::Resolve(op), Served::Groups(variant)) => {
+                let program = &variant.resolve;
+                run_steps(
+                    &conn,
+                    program,
+                    op.builtins(wall_ms()),
+                    &job.faults,
+                    || false,
+                    || false,
+                    || 0,
+                    |i, _, _, r| ran.step(program, i, r),
+                    |_, _, _| {},
+                    resolve_result,
+                )
+            }
             // The routes never submit an op of the other workload: dropping
             // the reply answers 503 (nothing ran).
             _ => {
@@ -224,7 +259,12 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
         };
         tracing::trace!(op = ?job.op, ?kind, ?result, "op done");
         if let Reply::Groups(r) = job.reply {
-            let _ = r.send(OpAnswer { kind, result });
+            let _ = r.send(OpAnswer {
+                kind,
+                result,
+                busy: ran.busy,
+                steps: ran.steps,
+            });
         }
     }
 }

@@ -121,21 +121,27 @@ fn parse_body(body: &Bytes) -> Result<EventBody, (StatusCode, String)> {
     })
 }
 
-/// An op that could not be answered as `ok` (or a refusal): 429 when the
-/// database was busy and nothing of the op applied (the contract's "not
-/// applied, send again later": the client can tell it certainly did not
-/// happen), else 503 (indeterminate).
-fn unavailable(a: &OpAnswer) -> Response {
+/// An op that is neither `ok` nor a refusal, answered as its completion
+/// says (the completion the in-process target would record): `fail`
+/// (certainly nothing of it applied) is 429 when a step could not get its
+/// lock (send again later: the bench reads it as a `fail` and retries),
+/// else 422 (not applied, not retried); `info` (it may have applied in
+/// part) is 503. Decided from the completion type and the step's typed
+/// error, never from an error's text.
+fn not_ok(a: &OpAnswer) -> Response {
     let why = a.result.error.clone().unwrap_or_else(|| "op failed".into());
-    tracing::debug!(kind = ?a.kind, error = %why, "op not ok");
-    let busy = why.contains("database is locked") || why.contains("database table is locked");
-    if a.kind == CompletionType::Fail && busy {
-        return error(
+    tracing::debug!(kind = ?a.kind, busy = a.busy, error = %why, "op not ok");
+    match a.kind {
+        CompletionType::Fail if a.busy => error(
             StatusCode::TOO_MANY_REQUESTS,
             format!("busy, nothing applied: {why}"),
-        );
+        ),
+        CompletionType::Fail => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("not applied: {why}"),
+        ),
+        _ => error(StatusCode::SERVICE_UNAVAILABLE, why),
     }
-    error(StatusCode::SERVICE_UNAVAILABLE, why)
 }
 
 /// The test-only fault hook header: `crash-after=STEP` and/or
@@ -180,20 +186,40 @@ fn hook_faults(st: &AppState, headers: &HeaderMap, program: &OpProgram) -> OpFau
     out
 }
 
-/// A crashed op: 500, and what the hook did, so the bench can tell the
-/// crash from any other 5xx (both are `info` to it).
-fn crashed(a: &OpAnswer) -> Option<Response> {
+/// A crashed op: 500, and what the op did before the hook crashed it
+/// (nothing of it ran after): the step it crashed after, every step it
+/// ran with the rows each changed, and what the op had come to where
+/// that is exact: `accepted` (true: `counting` changed a row; false: it
+/// stopped as a duplicate at that step), or `resolved` with the
+/// `event_count` its resolving statement returned and that step's index
+/// (`effect_step`), or a refusal's probe (`status`, `event_count`). The
+/// bench reads it as the `info` it is, knowing what the in-process step
+/// log would know. `counting`: the ingest's counting step.
+fn crashed(a: &OpAnswer, counting: Option<&str>) -> Option<Response> {
     let step = a.result.crashed_after.as_ref()?;
-    Some(
+    let r = &a.result;
+    let mut body = json!({
+        "error": format!("crashed by the fault hook after step {step}"),
+        "crashed_after": step,
+        "steps": a.steps,
+    });
+    let counted = counting.is_some_and(|c| a.steps.iter().any(|s| s.step == c && s.changes > 0));
+    let fields = [
         (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Json(json!({
-                "error": format!("crashed by the fault hook after step {step}"),
-                "crashed_after": step,
-            })),
-        )
-            .into_response(),
-    )
+            "accepted",
+            r.accepted.or(counted.then_some(true)).map(|v| json!(v)),
+        ),
+        ("resolved", r.resolved.map(|v| json!(v))),
+        ("event_count", r.event_count.map(|v| json!(v))),
+        ("status", r.status.as_ref().map(|v| json!(v))),
+        ("effect_step", r.effect_step.map(|v| json!(v))),
+    ];
+    for (k, v) in fields {
+        if let Some(v) = v {
+            body[k] = v;
+        }
+    }
+    Some((StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response())
 }
 
 async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -229,16 +255,19 @@ async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes
         Ok(a) => a,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     };
-    if let Some(r) = crashed(&a) {
+    let counting = &variant.ingest.steps[variant.counting_step].name;
+    if let Some(r) = crashed(&a, Some(counting)) {
         return r;
     }
     match (a.kind, a.result.accepted) {
+        // Accepted, or stopped as a duplicate: whatever earlier steps (or
+        // their triggers) changed, the op's completion is `ok`.
         (CompletionType::Ok, Some(accepted)) => (
             StatusCode::OK,
             Json(json!({ "accepted": accepted, "group_id": g })),
         )
             .into_response(),
-        _ => unavailable(&a),
+        _ => not_ok(&a),
     }
 }
 
@@ -263,26 +292,33 @@ async fn resolve(
         Ok(a) => a,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     };
-    if let Some(r) = crashed(&a) {
+    if let Some(r) = crashed(&a, None) {
         return r;
     }
     let r = &a.result;
-    match (a.kind, r.resolved, r.error.is_none()) {
-        (CompletionType::Ok, Some(true), true) => (
+    match (a.kind, r.resolved) {
+        (CompletionType::Ok, Some(true)) => (
             StatusCode::OK,
             Json(json!({ "resolved": true, "event_count": r.event_count })),
         )
             .into_response(),
-        // Refused, nothing changed: the probe tells why.
-        (CompletionType::Fail, Some(false), true) => match &r.status {
-            Some(s) => (
+        // Refused, and no step changed a row (`fail`): the contract's
+        // refusal, whatever else the file's steps did not tell.
+        (CompletionType::Fail, Some(false)) => match (r.effect_step, &r.status) {
+            // A probe (status and count read by one statement) that saw
+            // the group.
+            (Some(_), Some(s)) => (
                 StatusCode::CONFLICT,
                 Json(json!({ "resolved": false, "status": s, "event_count": r.event_count })),
             )
                 .into_response(),
-            None => error(StatusCode::NOT_FOUND, "no such group"),
+            // A probe that found no row.
+            (Some(_), None) => error(StatusCode::NOT_FOUND, "no such group"),
+            // The file's steps took no probe (no statement read both
+            // status and count): refused, and nothing to tell why.
+            (None, _) => (StatusCode::CONFLICT, Json(json!({ "resolved": false }))).into_response(),
         },
-        _ => unavailable(&a),
+        _ => not_ok(&a),
     }
 }
 

@@ -214,6 +214,7 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
             crashed_after: None,
             sent: None,
             ambiguous: None,
+            hook_steps: Vec::new(),
         },
     )
 }

@@ -30,6 +30,7 @@ const INGEST: &[(&str, Shape)] = &[
     ("items", STR),
     ("item_id", STR),
     ("accepted", STR),
+    ("duplicate", STR),
     ("group_id", STR),
     ("codes", MAP),
     ("may_drop", Val(Kind::Bool)),
