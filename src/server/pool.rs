@@ -8,6 +8,7 @@
 
 use super::handle::{run_handle, HandleAnswer, HandleHook, HandleOp};
 use super::Served;
+use crate::client::sqlite::Journal;
 use crate::history::{CompletionType, OpResult};
 use crate::nemesis::OpFaults;
 use crate::runtime::{run_steps, wall_ms};
@@ -172,6 +173,7 @@ impl Pool {
 }
 
 fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
+    let journal = Journal::of(&conn);
     for job in rx {
         // The client is gone (its request was dropped): not running the op
         // is one of the outcomes it must already allow for.
@@ -181,7 +183,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
         }
         let (kind, result) = match (&job.op, variant) {
             (Op::Handle(op, hook), Served::Outbox(v)) => {
-                let answer = run_handle(&conn, &v.handle, op, hook);
+                let answer = run_handle(&conn, journal, &v.handle, op, hook);
                 tracing::trace!(?op, ?answer, "delivery done");
                 if let Reply::Outbox(r) = job.reply {
                     let _ = r.send(answer);
@@ -191,7 +193,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
             (Op::Ingest(op), Served::Groups(variant)) => {
                 let counting = variant.counting_step;
                 run_steps(
-                    &conn,
+                    (&conn, journal),
                     &variant.ingest,
                     op.builtins(wall_ms()),
                     &job.faults,
@@ -204,7 +206,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
                 )
             }
             (Op::Resolve(op), Served::Groups(variant)) => run_steps(
-                &conn,
+                (&conn, journal),
                 &variant.resolve,
                 op.builtins(wall_ms()),
                 &job.faults,
