@@ -249,14 +249,19 @@ pub(super) fn check_resolve_counts(
         };
         let why = "NoMissedRegression's count rule needs the group's count at the \
                    instant its status changed";
+        let fix = if count.column == "event_count" {
+            "`... RETURNING event_count`".to_string()
+        } else {
+            format!("`... RETURNING {} AS event_count`", count.column)
+        };
         match &origins(conn, &step.sql).map_err(sqlite)?[at] {
             Some(c) if c.same(count) => {}
             Some(c) => {
                 return Err(err(format!(
                     "`resolve.{}` returns `event_count` from {c}, not from {count} of the \
                      row it changes (the column `export.groups` returns as event_count): \
-                     {why} (`... RETURNING {} AS event_count`)",
-                    step.name, count.column
+                     {why} ({fix})",
+                    step.name
                 )))
             }
             None => {
@@ -264,8 +269,8 @@ pub(super) fn check_resolve_counts(
                     "`resolve.{}` returns `event_count` from a parameter, a literal or an \
                      expression (SQLite reports no table column as its origin), not from \
                      {count} of the row it changes: {why}, which only the row's own \
-                     column holds (`... RETURNING {} AS event_count`)",
-                    step.name, count.column
+                     column holds ({fix})",
+                    step.name
                 )))
             }
         }
