@@ -206,6 +206,7 @@ fn execute(
         // Over HTTP the server runs the steps: the bench sees none.
         step_log: !http,
         counting_step: 0,
+        event_step: None,
         namespace: String::new(),
         ingest_steps: Vec::new(),
         shard: None,

@@ -9,7 +9,7 @@
 //! delivery comes back), a pause before a step; a lost compare-and-swap
 //! (`fail-if`) ends the attempt as a natural failure (`fail`).
 
-use crate::client::sqlite::{exec_step, StepError};
+use crate::client::sqlite::{exec_step, Journal, StepError};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::{Live, OutboxLive, Phase};
@@ -317,6 +317,7 @@ fn handler(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
     let deliveries = plan.scenario.outbox.as_ref().map_or(1, |c| c.deliveries);
+    let journal = Journal::of(&conn);
     while !plan.control.stop.load(Ordering::Acquire) {
         let taken = shared.queue.lock().expect("queue").take();
         let Some((key, attempt)) = taken else {
@@ -335,7 +336,7 @@ fn handler(shared: &Shared<'_>, worker: u32, conn: Connection) {
         let index = (key.0 as u64 - 1) * deliveries as u64 + (key.1 as u64 - 1);
         let fault_key = (index << 20) | attempt as u64;
         let (kind, t0, t1, end, result) =
-            attempt_once(shared, &conn, worker, op, delivery, fault_key);
+            attempt_once(shared, (&conn, journal), worker, op, delivery, fault_key);
         match end {
             AttemptEnd::CasLost => shared.cas_lost.fetch_add(1, Ordering::Relaxed),
             AttemptEnd::Crashed => shared.crashed.fetch_add(1, Ordering::Relaxed),
@@ -465,7 +466,7 @@ fn hits_handle(f: &crate::scenario::Fault) -> bool {
 /// ended, result).
 fn attempt_once(
     shared: &Shared<'_>,
-    conn: &Connection,
+    (conn, journal): (&Connection, Journal),
     worker: u32,
     op: u64,
     delivery: Delivery,
@@ -527,7 +528,7 @@ fn attempt_once(
             }
         }
         let start = plan.clock.now();
-        let r = exec_step(conn, step, &m.params());
+        let r = exec_step(conn, journal, step, &m.params());
         let stop = plan.clock.now();
         let (changes, rows, error, maybe_applied) = match &r {
             Ok(out) => (out.changes, out.rows.len() as u64, None, false),

@@ -382,6 +382,7 @@ fn execute(
         // Only the in-process target sees every statement.
         step_log: !http,
         counting_step: p.variant.counting_step as u32,
+        event_step: p.variant.event_step.map(|i| i as u32),
         ingest_steps: p
             .variant
             .ingest

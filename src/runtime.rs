@@ -4,7 +4,7 @@
 //! condition. Nothing is shared on the hot path but the generator's lock,
 //! the op counter and the history channel.
 
-use crate::client::sqlite::{exec_step, StepError};
+use crate::client::sqlite::{exec_step, Journal, StepError};
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
@@ -306,6 +306,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
+    let journal = Journal::of(&conn);
     while !plan.control.stop.load(Ordering::Acquire) {
         let Some(op) = next_ingest(&shared.gen, &plan.live) else {
             break;
@@ -342,7 +343,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
         let faults = shared.faults(op.key, true);
         let (kind, result) = drive(
             plan,
-            &conn,
+            (&conn, journal),
             program,
             op.builtins(wall_ms()),
             invoke,
@@ -368,6 +369,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let slot = plan.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(plan.scenario, plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve.interval;
+    let journal = Journal::of(&conn);
     while !plan.control.stop.load(Ordering::Acquire) {
         let op = gen.next_op();
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
@@ -387,7 +389,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
         let faults = shared.faults(op.key, false);
         let (kind, (start, end, result)) = drive(
             plan,
-            &conn,
+            (&conn, journal),
             &plan.variant.resolve,
             op.builtins(wall_ms()),
             invoke,
@@ -411,7 +413,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
 /// completion type and (invoke ns, completion ns, result).
 fn drive<'p>(
     plan: &LoadPlan<'_>,
-    conn: &Connection,
+    conn: (&Connection, Journal),
     program: &'p OpProgram,
     builtins: Vec<Value>,
     invoke: Invoke,
@@ -477,7 +479,8 @@ fn drive<'p>(
     (kind, (t0, t1, result))
 }
 
-/// Runs one op's step machine on `conn` to its end, each step one statement
+/// Runs one op's step machine on `conn` (whose journal is `journal`, read
+/// when it was opened) to its end, each step one statement
 /// in autocommit ([`exec_step`]); shared by the load runtime and the HTTP
 /// server. Before each step, `abort()` may abandon the op (`fail`, or
 /// `info` once a step changed rows), and a pause fault waits (cut short
@@ -490,7 +493,7 @@ fn drive<'p>(
 /// rows, else `fail`. An op that ends normally is read by `interpret`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_steps<'p>(
-    conn: &Connection,
+    (conn, journal): (&Connection, Journal),
     program: &'p OpProgram,
     builtins: Vec<Value>,
     faults: &OpFaults,
@@ -534,7 +537,7 @@ pub fn run_steps<'p>(
             }
         }
         let start = now();
-        let r = exec_step(conn, step, &m.params());
+        let r = exec_step(conn, journal, step, &m.params());
         let end = now();
         on_step(i, start, end, &r);
         match r {

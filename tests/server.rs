@@ -580,3 +580,93 @@ fn the_fault_hooks_answer_carries_what_the_op_did() {
     );
     assert_eq!(b["resolved"], false, "{b}");
 }
+
+/// The atomic file with group ids of its own (`grp-PROJECT:FINGERPRINT`),
+/// which its resolve steps compute from `:project` and `:fingerprint`.
+fn own_ids_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let own = "'grp-' || :project || ':' || :fingerprint";
+    let text = include_str!("../targets/sqlite/groups-atomic.sql")
+        .replace(
+            "VALUES (:group_id, :project, :fingerprint, 'open', 0);",
+            &format!("VALUES ({own}, :project, :fingerprint, 'open', 0);"),
+        )
+        .replace("WHERE id = :group_id", &format!("WHERE id = {own}"));
+    assert!(!text.contains("id = :group_id"), "{text}");
+    let sql = dir.join("own-ids.sql");
+    std::fs::write(&sql, text).unwrap();
+    sql
+}
+
+fn resolve_with(c: &Client, url: &str, group: &str, body: &str) -> (StatusCode, Value) {
+    let r = c
+        .post(format!("{url}/v1/groups/{group}/resolve"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .unwrap();
+    let status = r.status();
+    (status, r.json().unwrap_or(Value::Null))
+}
+
+/// A resolve carries the group's project and fingerprint (an optional
+/// body): a design with its own group ids resolves its row by them. Without
+/// the body the server reads them from its own `g:PROJECT:FINGERPRINT` id.
+#[test]
+fn resolve_binds_project_and_fingerprint_for_own_group_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = own_ids_file(dir.path());
+    let s = Server::start(sql.to_str().unwrap());
+    let (c, url) = (client(), s.url.clone());
+    let (st, b) = ingest(&c, &url, "e1", "p", "f");
+    assert_eq!((st, b["accepted"].clone()), (StatusCode::OK, json!(true)));
+    assert_eq!(export(&c, &url)["groups"][0]["id"], "grp-p:f");
+
+    let body = r#"{"project": "p", "fingerprint": "f"}"#;
+    let (st, b) = resolve_with(&c, &url, "g:p:f", body);
+    assert_eq!(st, StatusCode::OK, "{b}");
+    assert_eq!(b, json!({"resolved": true, "event_count": 1}));
+    // No body: (p, f) from the server's own id.
+    let (st, b) = resolve(&c, &url, "g:p:f");
+    assert_eq!(st, StatusCode::CONFLICT, "{b}");
+    assert_eq!(
+        b,
+        json!({"resolved": false, "status": "resolved", "event_count": 1})
+    );
+    // The design's own id (as its export names it), with the body.
+    let (st, _) = resolve_with(&c, &url, "grp-p:f", body);
+    assert_eq!(st, StatusCode::CONFLICT);
+
+    // Requests that cannot be answered soundly run nothing.
+    let (st, b) = resolve_with(&c, &url, "g:p:f", r#"{"project": "q", "fingerprint": "f"}"#);
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
+    let (st, _) = resolve_with(&c, &url, "g:p:f", r#"{"project": "p"}"#);
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY);
+    let (st, _) = resolve_with(&c, &url, "g:p:f", "{not json");
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    let (st, _) = resolve(&c, &url, "grp-p:f");
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    assert_eq!(s.terminate().code(), Some(0));
+}
+
+/// The bench's client sends the body on the contract's resolve: with an
+/// id the server never gave, only the body can address the row.
+#[test]
+fn the_bench_sends_project_and_fingerprint_with_a_resolve() {
+    use specstorm::client::http::HttpClient;
+    let dir = tempfile::tempdir().unwrap();
+    let sql = own_ids_file(dir.path());
+    let s = Server::start(sql.to_str().unwrap());
+    let (st, _) = ingest(&client(), &s.url, "e1", "p", "f");
+    assert_eq!(st, StatusCode::OK);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let a = rt.block_on(async {
+        let c = HttpClient::new(&s.url, Duration::from_secs(2), Duration::from_secs(20)).unwrap();
+        c.resolve("grp-p:f", "p", "f", None).await
+    });
+    assert_eq!(a.kind, specstorm::history::CompletionType::Ok, "{a:?}");
+    assert_eq!(a.result.event_count, Some(1), "{a:?}");
+    assert_eq!(s.terminate().code(), Some(0));
+}

@@ -913,3 +913,328 @@ fn compile_err_pragma_or_attach_as_a_step() {
         );
     }
 }
+
+// ------------------------------------------ compile: the resolve's count
+
+/// The premise of the count-origin check: SQLite reports the origin of a
+/// `RETURNING` column as it does for a SELECT's, and none for a
+/// parameter or an expression.
+#[test]
+fn sqlite_reports_the_origin_of_returning_columns() {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    conn.execute_batch(
+        "CREATE TABLE error_groups (id TEXT PRIMARY KEY, status TEXT, event_count INTEGER);",
+    )
+    .unwrap();
+    let origin = |sql: &str| {
+        let stmt = conn.prepare(sql).unwrap();
+        let m: Vec<_> = stmt
+            .columns_with_metadata()
+            .map(|c| {
+                c.table_name()
+                    .zip(c.origin_name())
+                    .map(|(t, o)| format!("{t}.{o}"))
+            })
+            .collect();
+        m
+    };
+    let update = "UPDATE error_groups SET status = 'resolved' WHERE id = :g RETURNING ";
+    assert_eq!(
+        origin(&format!("{update}event_count")),
+        [Some("error_groups.event_count".to_string())]
+    );
+    assert_eq!(
+        origin(&format!("{update}event_count AS n")),
+        [Some("error_groups.event_count".to_string())]
+    );
+    assert_eq!(origin(&format!("{update}:seen AS event_count")), [None]);
+    assert_eq!(
+        origin(&format!("{update}event_count + 0 AS event_count")),
+        [None]
+    );
+    assert_eq!(
+        origin(
+            "INSERT INTO error_groups VALUES (:g, 'resolved', 0) ON CONFLICT(id) DO UPDATE \
+             SET status = 'resolved' RETURNING event_count"
+        ),
+        [Some("error_groups.event_count".to_string())]
+    );
+}
+
+/// A compare-and-swap resolver: reads status and count in one step, then
+/// resolves only if the status is still the one read.
+fn cas_resolver(returning: &str) -> String {
+    format!(
+        "-- name: resolve.read\n\
+         SELECT status AS cur, event_count AS seen FROM error_groups WHERE id = :group_id;\n\n\
+         -- name: resolve.update\n-- stop-if: rows > 0\n\
+         UPDATE error_groups SET status = 'resolved'\n\
+         WHERE id = :group_id AND status = :cur AND :cur IN ('open', 'regressed')\n\
+         RETURNING {returning};\n\n\
+         -- name: resolve.probe\n\
+         SELECT status, event_count FROM error_groups WHERE id = :group_id;\n"
+    )
+}
+
+#[test]
+fn compile_cas_resolver_returning_its_rows_count() {
+    let v = compile(&with_resolve(&cas_resolver("event_count"))).unwrap();
+    assert_eq!(v.resolve.steps[1].columns, ["event_count"]);
+}
+
+#[test]
+fn compile_err_cas_resolver_returning_the_count_it_read() {
+    let t = with_resolve(&cas_resolver(":seen AS event_count"));
+    let e = compile_err(&t);
+    assert_err(
+        &e,
+        line_of(&t, "-- name: resolve.update"),
+        "`resolve.update` returns `event_count` from a parameter, a literal or an expression \
+         (SQLite reports no table column as its origin), not from error_groups.event_count of \
+         the row it changes: NoMissedRegression's count rule needs the group's count at the \
+         instant its status changed",
+    );
+    let t = with_resolve(&cas_resolver("event_count + 0 AS event_count"));
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: resolve.update"),
+        "from a parameter, a literal or an expression",
+    );
+}
+
+#[test]
+fn compile_err_resolve_returning_another_column() {
+    let s = SCHEMA.replace(
+        "status TEXT, event_count INTEGER);",
+        "status TEXT, event_count INTEGER, seen INTEGER);",
+    );
+    let r = RESOLVE.replace("RETURNING event_count;", "RETURNING seen AS event_count;");
+    let t = text(&s, INGEST, &r, EXPORTS);
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: resolve.update"),
+        "returns `event_count` from error_groups.seen, not from error_groups.event_count of the row it changes",
+    );
+}
+
+#[test]
+fn compile_err_resolve_stop_that_does_not_change_the_status() {
+    let r = RESOLVE.replace(
+        "UPDATE error_groups SET status = 'resolved'",
+        "UPDATE error_groups SET event_count = event_count",
+    );
+    let t = with_resolve(&r);
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: resolve.update"),
+        "`resolve.update` stops with an `event_count` but does not update error_groups.status \
+         (the column `export.groups` returns as status)",
+    );
+    // A trigger that changes the status is not the statement itself.
+    let s = format!(
+        "{SCHEMA}CREATE TABLE resolutions (group_id TEXT);\n\
+         CREATE TRIGGER r AFTER UPDATE OF event_count ON error_groups BEGIN\n\
+         UPDATE error_groups SET status = 'resolved' WHERE id = new.id; END;\n"
+    );
+    let t = text(&s, INGEST, &r, EXPORTS);
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: resolve.update"),
+        "does not update error_groups.status",
+    );
+}
+
+#[test]
+fn compile_upsert_resolver_is_accepted() {
+    let r = "-- name: resolve.upsert\n-- stop-if: rows > 0\n\
+             INSERT INTO error_groups (id, project, fingerprint, status, event_count)\n\
+             VALUES (:group_id, :project, :fingerprint, 'resolved', 0)\n\
+             ON CONFLICT(id) DO UPDATE SET status = 'resolved' WHERE status IN ('open', 'regressed')\n\
+             RETURNING event_count;\n\n\
+             -- name: resolve.probe\n\
+             SELECT status, event_count FROM error_groups WHERE id = :group_id;\n";
+    let v = compile(&with_resolve(r)).unwrap();
+    // :project and :fingerprint are built-ins of resolve.
+    assert_eq!(
+        v.resolve.steps[0].params,
+        [0, 2, 3].map(ParamSource::Builtin).to_vec()
+    );
+}
+
+/// A design with its own schema: the count is `issues.times_seen`, the
+/// status computed from `issues.state`.
+const OWN_SCHEMA: &str = "\
+-- name: schema
+CREATE TABLE seen (id TEXT PRIMARY KEY, project TEXT, fp TEXT, issue TEXT, at INTEGER);
+CREATE TABLE issues (id TEXT PRIMARY KEY, project TEXT, fp TEXT, state TEXT, times_seen INTEGER);
+
+-- name: ingest.s1
+-- stop-if: changes = 0
+INSERT OR IGNORE INTO seen VALUES (:event_id, :project, :fingerprint, :group_id, :now_ms);
+
+-- name: ingest.s2
+INSERT OR IGNORE INTO issues VALUES (:group_id, :project, :fingerprint, 'active', 0);
+
+-- name: ingest.s3
+-- counts: true
+UPDATE issues SET times_seen = times_seen + 1,
+  state = CASE WHEN state = 'resolved' THEN 'regressed' ELSE state END
+WHERE id = :group_id;
+
+-- name: export.events
+SELECT id, project, fp AS fingerprint, issue AS group_id, at AS received_at FROM seen;
+
+-- name: export.groups
+SELECT id, project, fp AS fingerprint,
+  CASE state WHEN 'active' THEN 'open' ELSE state END AS status,
+  times_seen AS event_count FROM issues;
+";
+
+fn own_resolve(returning: &str) -> String {
+    format!(
+        "{OWN_SCHEMA}\n-- name: resolve.update\n-- stop-if: rows > 0\n\
+         UPDATE issues SET state = 'resolved'\n\
+         WHERE id = :group_id AND state IN ('active', 'regressed') RETURNING {returning};\n\n\
+         -- name: resolve.probe\n\
+         SELECT CASE state WHEN 'active' THEN 'open' ELSE state END AS status,\n\
+         times_seen AS event_count FROM issues WHERE id = :group_id;\n"
+    )
+}
+
+#[test]
+fn compile_own_schema_count_column_is_the_exports() {
+    let v = compile(&own_resolve("times_seen AS event_count")).unwrap();
+    assert_eq!(v.event_step, Some(0));
+    let t = own_resolve("times_seen + 0 AS event_count");
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: resolve.update"),
+        "not from issues.times_seen of the row it changes",
+    );
+    // The computed status is read from `state`: a stop that does not
+    // write it is refused.
+    let t = own_resolve("times_seen AS event_count").replace(
+        "UPDATE issues SET state = 'resolved'",
+        "UPDATE issues SET times_seen = times_seen",
+    );
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: resolve.update"),
+        "does not update issues.state (the columns `export.groups` computes its status from)",
+    );
+}
+
+#[test]
+fn compile_err_export_groups_count_computed_or_apart_from_the_status() {
+    let ex = EXPORTS.replace(
+        "status, event_count FROM error_groups;",
+        "status, event_count + 0 AS event_count FROM error_groups;",
+    );
+    let t = text(SCHEMA, INGEST, RESOLVE, &ex);
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: export.groups"),
+        "`export.groups` computes `event_count` (SQLite reports no table column as its origin)",
+    );
+    let s = format!("{SCHEMA}CREATE TABLE counts (id TEXT PRIMARY KEY, n INTEGER);\n");
+    let ex = EXPORTS.replace(
+        "SELECT id, project, fingerprint, status, event_count FROM error_groups;",
+        "SELECT g.id, g.project, g.fingerprint, g.status, c.n AS event_count \
+         FROM error_groups g JOIN counts c ON c.id = g.id;",
+    );
+    let t = text(&s, INGEST, RESOLVE, &ex);
+    assert_err(
+        &compile_err(&t),
+        line_of(&t, "-- name: export.groups"),
+        "reads `status` from error_groups.status and `event_count` from counts.n",
+    );
+}
+
+// ------------------------------------------ compile: the event-insert step
+
+#[test]
+fn compile_event_step_of_the_shipped_files() {
+    assert_eq!(shipped("groups-atomic.sql").1.event_step, Some(0));
+    assert_eq!(shipped("groups-naive.sql").1.event_step, Some(0));
+}
+
+/// The group row first, then the event (its duplicate check), then the count.
+const GROUP_FIRST: &str = "\
+-- name: ingest.s1
+INSERT OR IGNORE INTO error_groups (id, project, fingerprint, status, event_count)
+VALUES (:group_id, :project, :fingerprint, 'open', 0);
+
+-- name: ingest.s2
+-- stop-if: changes = 0
+INSERT OR IGNORE INTO error_events (id, project, fingerprint, group_id, received_at)
+VALUES (:event_id, :project, :fingerprint, :group_id, :now_ms);
+
+-- name: ingest.s3
+-- counts: true
+UPDATE error_groups SET event_count = event_count + 1,
+  status = CASE WHEN status = 'resolved' THEN 'regressed' ELSE status END
+WHERE id = :group_id;
+";
+
+#[test]
+fn compile_event_step_is_found_by_what_it_does() {
+    let v = compile(&with_ingest(GROUP_FIRST)).unwrap();
+    assert_eq!(v.event_step, Some(1));
+    assert_eq!(v.counting_step, 2);
+}
+
+#[test]
+fn compile_event_step_inserting_through_a_trigger() {
+    // s2 inserts into an inbox; a trigger on the inbox inserts the event:
+    // SQLite authorizes the trigger's insert when it prepares s2.
+    let s = format!(
+        "{SCHEMA}CREATE TABLE inbox (id TEXT PRIMARY KEY, project TEXT, fingerprint TEXT, \
+         group_id TEXT, at INTEGER);\n\
+         CREATE TRIGGER file_event AFTER INSERT ON inbox BEGIN\n\
+         INSERT INTO error_events VALUES (new.id, new.project, new.fingerprint, new.group_id, new.at);\n\
+         END;\n"
+    );
+    let i = GROUP_FIRST.replace(
+        "INSERT OR IGNORE INTO error_events (id, project, fingerprint, group_id, received_at)",
+        "INSERT OR IGNORE INTO inbox (id, project, fingerprint, group_id, at)",
+    );
+    let v = compile(&text(&s, &i, RESOLVE, EXPORTS)).unwrap();
+    assert_eq!(v.event_step, Some(1));
+}
+
+#[test]
+fn compile_event_step_none_when_no_step_inserts_the_event() {
+    let i = GROUP_FIRST.replace(
+        "-- name: ingest.s2\n-- stop-if: changes = 0\nINSERT OR IGNORE INTO error_events (id, project, fingerprint, group_id, received_at)\nVALUES (:event_id, :project, :fingerprint, :group_id, :now_ms);",
+        "-- name: ingest.s2\nSELECT count(*) AS n FROM error_events WHERE id = :event_id;",
+    );
+    let v = compile(&with_ingest(&i)).unwrap();
+    assert_eq!(v.event_step, None);
+}
+
+// -------------------------------- compile: what a constraint failure undoes
+
+#[test]
+fn compile_undone_on_constraint_unless_fail_is_said() {
+    let v = compile(&text(SCHEMA, INGEST, RESOLVE, EXPORTS)).unwrap();
+    assert!(v.ingest.steps.iter().all(|s| s.undone_on_constraint));
+    let i = INGEST.replace(
+        "INSERT OR IGNORE INTO error_events",
+        "INSERT OR FAIL INTO error_events",
+    );
+    let v = compile(&with_ingest(&i)).unwrap();
+    assert!(!v.ingest.steps[0].undone_on_constraint);
+    assert!(v.ingest.steps[1].undone_on_constraint);
+    for schema_says in [
+        "CREATE TABLE t (x TEXT UNIQUE ON CONFLICT FAIL);",
+        "CREATE TRIGGER t BEFORE INSERT ON error_events WHEN new.id = '' BEGIN SELECT RAISE(FAIL, 'empty'); END;",
+        "CREATE TABLE t (x TEXT REFERENCES error_events(id) DEFERRABLE INITIALLY DEFERRED);",
+    ] {
+        let s = format!("{SCHEMA}{schema_says}\n");
+        let v = compile(&text(&s, INGEST, RESOLVE, EXPORTS)).unwrap();
+        assert!(
+            v.ingest.steps.iter().all(|s| !s.undone_on_constraint),
+            "{schema_says}"
+        );
+    }
+}

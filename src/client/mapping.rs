@@ -171,6 +171,11 @@ const EVENT_VARS: &[&str] = &[
 /// request share their project.
 const BATCH_VARS: &[&str] = &["project", "release", "now_ms"];
 const RESOLVE_VARS: &[&str] = &["group_id", "project", "fingerprint", "release", "now_ms"];
+/// The body of the contract's resolve: optional to the service (a service
+/// that computes its own group ids finds its row by them), always sent by
+/// the bench.
+pub const CONTRACT_RESOLVE_BODY: &str =
+    r#"{"project": "{project}", "fingerprint": "{fingerprint}"}"#;
 const LOOKUP_VARS: &[&str] = &["project", "fingerprint", "release", "now_ms"];
 
 impl Mapping {
@@ -194,7 +199,13 @@ impl Mapping {
         sending: bool,
     ) -> Result<Mapping, MappingError> {
         let contract = api.is_none();
-        let api = api.cloned().unwrap_or_default();
+        let mut api = api.cloned().unwrap_or_default();
+        // The contract's resolve (an `[api.resolve]` left as it is) sends
+        // the group's project and fingerprint in its body; a mapped
+        // resolve sends the body it names, and no other.
+        if api.resolve == crate::scenario::api::ResolveMap::default() {
+            api.resolve.body = CONTRACT_RESOLVE_BODY.to_string();
+        }
         let audit = audit.cloned().unwrap_or_default();
         let common = compile_headers(&["api", "headers"], &api.headers, BATCH_VARS)?;
         let i = &api.ingest;

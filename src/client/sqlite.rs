@@ -15,14 +15,45 @@ use std::path::Path;
 pub struct StepError {
     /// SQLite's error message.
     pub message: String,
-    /// False when SQLite guarantees nothing was applied: SQLITE_BUSY and
-    /// SQLITE_LOCKED (an autocommit statement that could not get its lock is
-    /// rolled back) and any error of a read-only statement.
+    /// False when SQLite guarantees nothing was applied:
+    /// - any error of a read-only statement;
+    /// - SQLITE_BUSY and SQLITE_LOCKED (an autocommit statement that could
+    ///   not get its lock is rolled back);
+    /// - SQLITE_CONSTRAINT of a statement whose constraint failures SQLite
+    ///   undoes ([`StepDef::undone_on_constraint`]: ABORT, no FAIL) on a
+    ///   connection with a rollback journal ([`Journal::RollsBack`]).
+    ///
+    /// Decided from the error's code, never its text.
     pub maybe_applied: bool,
     /// SQLite answered SQLITE_BUSY or SQLITE_LOCKED (read from the error
     /// code, never from the message): nothing of the statement applied,
     /// and the same statement may succeed later.
     pub busy: bool,
+}
+
+/// Whether SQLite can undo a statement on a connection: with
+/// `journal_mode = off` there is no rollback journal, and a statement that
+/// fails part-way keeps what it wrote. Read once per connection, when it
+/// is opened (a step cannot change it: PRAGMA is no step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Journal {
+    /// A rollback journal (delete, truncate, persist, memory, wal): a
+    /// statement that fails with ABORT is backed out.
+    RollsBack,
+    /// `journal_mode = off`, or a mode that could not be read: nothing a
+    /// failed statement wrote is known to be undone.
+    Off,
+}
+
+impl Journal {
+    /// The journal of `conn` as it is now (a mode that cannot be read
+    /// counts as off: it can only make errors indeterminate).
+    pub fn of(conn: &Connection) -> Journal {
+        match conn.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0)) {
+            Ok(mode) if !mode.eq_ignore_ascii_case("off") => Journal::RollsBack,
+            _ => Journal::Off,
+        }
+    }
 }
 
 /// Opens a connection to the target database with the scenario's pragmas.
@@ -53,23 +84,29 @@ pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
     Ok(conn)
 }
 
-/// Executes one step on `conn`: binds `params` by index, steps the
-/// statement to completion (so `changes()` is its own) and collects the rows
-/// it returned.
+/// Executes one step on `conn` (whose journal is `journal`): binds
+/// `params` by index, steps the statement to completion (so `changes()` is
+/// its own) and collects the rows it returned.
 pub fn exec_step(
     conn: &Connection,
+    journal: Journal,
     step: &StepDef,
     params: &[&Value],
 ) -> Result<StepOutcome, StepError> {
+    let undone_on_constraint = step.undone_on_constraint && journal == Journal::RollsBack;
     let fail = |e: rusqlite::Error| {
-        let lock = matches!(
-            e.sqlite_error_code(),
-            Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
-        );
+        let rolled_back = match e.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => true,
+            Some(ErrorCode::ConstraintViolation) => undone_on_constraint,
+            _ => false,
+        };
         StepError {
             message: e.to_string(),
-            maybe_applied: !step.readonly && !lock,
-            busy: lock,
+            maybe_applied: !step.readonly && !rolled_back,
+            busy: matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            ),
         }
     };
     let mut stmt = conn.prepare_cached(&step.sql).map_err(|e| StepError {
@@ -84,18 +121,32 @@ pub fn exec_step(
         })?;
     }
     let mut rows_out = Vec::new();
-    if step.columns.is_empty() {
-        stmt.raw_execute().map_err(fail)?;
+    let ran = if step.columns.is_empty() {
+        stmt.raw_execute().map(drop)
     } else {
         let n = step.columns.len();
         let mut rows = stmt.raw_query();
-        while let Some(row) = rows.next().map_err(fail)? {
-            let mut r = Vec::with_capacity(n);
-            for c in 0..n {
-                r.push(Value::from(row.get_ref(c).map_err(fail)?));
+        (|| {
+            while let Some(row) = rows.next()? {
+                let mut r = Vec::with_capacity(n);
+                for c in 0..n {
+                    r.push(Value::from(row.get_ref(c)?));
+                }
+                rows_out.push(r);
             }
-            rows_out.push(r);
+            Ok(())
+        })()
+    };
+    if let Err(e) = ran {
+        let mut err = fail(e);
+        if !conn.is_autocommit() {
+            // The statement left a transaction open (not expected of a
+            // step): what it did is not known to be undone, so it stays
+            // indeterminate; the rollback frees the connection.
+            let _ = conn.execute_batch("ROLLBACK");
+            err.maybe_applied = !step.readonly;
         }
+        return Err(err);
     }
     if !conn.is_autocommit() {
         // The statement checker refuses transaction control; this guards the

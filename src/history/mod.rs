@@ -93,6 +93,10 @@ pub struct Header {
     pub step_log: bool,
     /// Index of the ingest op's counting step (`counts: true`).
     pub counting_step: u32,
+    /// Index of the ingest step that inserts the event row (found from what
+    /// it does); None: no such step, or an older history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_step: Option<u32>,
     /// Prefix of every project of this run (empty on a fresh database).
     #[serde(default)]
     pub namespace: String,

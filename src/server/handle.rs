@@ -6,7 +6,7 @@
 //! machine ran through `handle.ack`, the out-queue record the attempt
 //! published is read back for the answer's `sent`.
 
-use crate::client::sqlite::exec_step;
+use crate::client::sqlite::{exec_step, Journal};
 use crate::history::{CompletionType, OpResult};
 use crate::nemesis::draw_rng;
 use crate::runtime::wall_ms;
@@ -114,6 +114,7 @@ pub struct HandleAnswer {
 /// Runs `handle` for `op` on `conn` with the hook's faults.
 pub fn run_handle(
     conn: &Connection,
+    journal: Journal,
     program: &OpProgram,
     op: &HandleOp,
     hook: &HandleHook,
@@ -143,7 +144,7 @@ pub fn run_handle(
             paused.push(&step.name);
             std::thread::sleep(*d);
         }
-        let r = exec_step(conn, step, &m.params());
+        let r = exec_step(conn, journal, step, &m.params());
         let next = match r {
             Ok(out) => {
                 if step.name == "publish" && out.changes > 0 {

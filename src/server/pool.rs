@@ -8,7 +8,7 @@
 
 use super::handle::{run_handle, HandleAnswer, HandleHook, HandleOp};
 use super::Served;
-use crate::client::sqlite::StepError;
+use crate::client::sqlite::{Journal, StepError};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
 use crate::runtime::{run_steps, wall_ms};
@@ -202,6 +202,7 @@ impl Pool {
 }
 
 fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
+    let journal = Journal::of(&conn);
     for job in rx {
         // The client is gone (its request was dropped): not running the op
         // is one of the outcomes it must already allow for.
@@ -212,7 +213,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
         let mut ran = Ran::default();
         let (kind, result) = match (&job.op, variant) {
             (Op::Handle(op, hook), Served::Outbox(v)) => {
-                let answer = run_handle(&conn, &v.handle, op, hook);
+                let answer = run_handle(&conn, journal, &v.handle, op, hook);
                 tracing::trace!(?op, ?answer, "delivery done");
                 if let Reply::Outbox(r) = job.reply {
                     let _ = r.send(answer);
@@ -223,7 +224,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
                 let counting = variant.counting_step;
                 let program = &variant.ingest;
                 run_steps(
-                    &conn,
+                    (&conn, journal),
                     program,
                     op.builtins(wall_ms()),
                     &job.faults,
@@ -238,7 +239,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
             (Op::Resolve(op), Served::Groups(variant)) => {
                 let program = &variant.resolve;
                 run_steps(
-                    &conn,
+                    (&conn, journal),
                     program,
                     op.builtins(wall_ms()),
                     &job.faults,

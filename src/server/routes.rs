@@ -271,18 +271,77 @@ async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes
     }
 }
 
+/// The optional body of `POST /v1/groups/{group_id}/resolve`: the group's
+/// project and fingerprint, which the bench always sends (a design that
+/// computes its own group ids addresses its row by them).
+#[derive(Debug, Default, Deserialize)]
+struct ResolveBody {
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    fingerprint: Option<String>,
+}
+
+/// (project, fingerprint) of a resolve: from the body when it gives them;
+/// else from the group id, which this server gives out as
+/// `g:PROJECT:FINGERPRINT` with no ':' in PROJECT, so it inverts exactly.
+/// Errors (nothing runs): a body that is no JSON (400) or gives one of the
+/// two (422); a body that contradicts an id of this server's form (422); no
+/// body and an id this server never gave (404).
+fn resolve_key(g: &str, body: &Bytes) -> Result<(String, String), Response> {
+    let given = if body.iter().all(u8::is_ascii_whitespace) {
+        ResolveBody::default()
+    } else {
+        serde_json::from_slice::<ResolveBody>(body).map_err(|e| {
+            let status = match e.classify() {
+                serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            error(status, format!("invalid resolve body: {e}"))
+        })?
+    };
+    let ours = g
+        .strip_prefix("g:")
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(p, f)| (p.to_string(), f.to_string()));
+    match (given.project, given.fingerprint, ours) {
+        (Some(p), Some(f), Some(o)) if (p.as_str(), f.as_str()) != (o.0.as_str(), o.1.as_str()) => {
+            Err(error(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "project {p:?} and fingerprint {f:?} are not those of group {g:?} \
+                     (project {:?}, fingerprint {:?})",
+                    o.0, o.1
+                ),
+            ))
+        }
+        (Some(p), Some(f), _) => Ok((p, f)),
+        (None, None, Some(o)) => Ok(o),
+        (None, None, None) => Err(error(StatusCode::NOT_FOUND, "no such group")),
+        _ => Err(error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "a resolve body gives both `project` and `fingerprint`, or neither",
+        )),
+    }
+}
+
 async fn resolve(
     State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(g): Path<String>,
+    body: Bytes,
 ) -> Response {
     let variant = match groups(&st) {
         Ok(v) => v.clone(),
         Err(r) => return *r,
     };
+    let (project, fingerprint) = match resolve_key(&g, &body) {
+        Ok(k) => k,
+        Err(r) => return r,
+    };
     let op = ResolveOp {
-        project: String::new(),
-        fingerprint: String::new(),
+        project,
+        fingerprint,
         group_id: g,
         group: 0,
         key: 0,

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use rusqlite::Connection;
 
+use super::origin;
 use super::{
     Block, FileError, GroupsVariant, OpProgram, ParamSource, StatementFile, StepDef, StopIf,
     INGEST_BUILTINS, RESOLVE_BUILTINS,
@@ -48,7 +49,13 @@ const GROUPS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "status", "ev
 ///   it from a read-only statement, or stops on `= 0`; or no step can stop
 ///   with an `event_count`;
 /// - an export writes, or does not return exactly its canonical columns in
-///   the canonical order.
+///   the canonical order;
+/// - `export.groups` computes `event_count` instead of returning a stored
+///   column, or reads `status` from no column of that column's table;
+/// - a resolve stop step returns an `event_count` that is not the count
+///   column of the row it changes (a parameter, an expression, another
+///   column), or does not itself update the status on that table
+///   ([`origin::check_resolve_counts`]).
 pub fn compile_groups(file: &StatementFile) -> Result<GroupsVariant, FileError> {
     let err = |line: usize, reason: String| FileError::at(&file.path, line, reason);
 
@@ -189,13 +196,27 @@ pub fn compile_groups(file: &StatementFile) -> Result<GroupsVariant, FileError> 
         ));
     }
 
-    let conn = Connection::open_in_memory()
+    let mut conn = Connection::open_in_memory()
         .map_err(|e| err(0, format!("cannot open a scratch SQLite database: {e}")))?;
     conn.execute_batch(&schema.sql)
         .map_err(|e| err(schema.line, format!("schema fails: {}", sqlite_message(&e))))?;
 
-    let ingest = compile_op(file, &conn, "ingest", &INGEST_BUILTINS, &ingest)?;
-    let resolve = compile_op(file, &conn, "resolve", &RESOLVE_BUILTINS, &resolve)?;
+    let ingest = compile_op(
+        file,
+        &conn,
+        &schema.sql,
+        "ingest",
+        &INGEST_BUILTINS,
+        &ingest,
+    )?;
+    let resolve = compile_op(
+        file,
+        &conn,
+        &schema.sql,
+        "resolve",
+        &RESOLVE_BUILTINS,
+        &resolve,
+    )?;
 
     let counting = &ingest.steps[counting_step];
     if counting.readonly {
@@ -210,17 +231,23 @@ pub fn compile_groups(file: &StatementFile) -> Result<GroupsVariant, FileError> 
     }
     check_resolve(file, &resolve)?;
 
-    let export_events = compile_export(file, &conn, export_events, &EVENTS_COLUMNS)?;
-    let export_groups = compile_export(file, &conn, export_groups, &GROUPS_COLUMNS)?;
+    let events_block = export_events;
+    let export_events = compile_export(file, &conn, events_block, &EVENTS_COLUMNS)?;
+    let export_groups_sql = compile_export(file, &conn, export_groups, &GROUPS_COLUMNS)?;
+
+    let group_columns = origin::group_columns(file, &mut conn, export_groups)?;
+    origin::check_resolve_counts(file, &mut conn, &resolve, &group_columns)?;
+    let event_step = origin::event_step(file, &mut conn, events_block, &ingest)?;
 
     Ok(GroupsVariant {
         file: file.clone(),
         schema: schema.sql.clone(),
         ingest,
         counting_step,
+        event_step,
         resolve,
         export_events,
-        export_groups,
+        export_groups: export_groups_sql,
     })
 }
 
@@ -284,6 +311,7 @@ fn check_resolve(file: &StatementFile, resolve: &OpProgram) -> Result<(), FileEr
 pub(super) fn compile_op(
     file: &StatementFile,
     conn: &Connection,
+    schema: &str,
     op: &str,
     builtins: &[&'static str],
     blocks: &[&Block],
@@ -366,6 +394,7 @@ pub(super) fn compile_op(
             params,
             columns,
             readonly,
+            undone_on_constraint: origin::undone_on_constraint(&block.sql, schema),
         });
     }
     Ok(OpProgram {

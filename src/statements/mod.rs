@@ -7,6 +7,7 @@
 //! scratch database, and yields the [`OpProgram`]s the step machines run.
 
 mod check;
+mod origin;
 mod outbox;
 mod parse;
 
@@ -184,6 +185,17 @@ pub struct StepDef {
     pub columns: Vec<String>,
     /// `sqlite3_stmt_readonly`: false for statements that may modify rows.
     pub readonly: bool,
+    /// SQLite undoes every change of this statement when it fails on a
+    /// constraint: the default conflict resolution (ABORT) backs the
+    /// statement out, and in autocommit it is the whole transaction.
+    /// False when the statement's or the schema's text says FAIL (`OR
+    /// FAIL`, `ON CONFLICT FAIL`, `RAISE(FAIL, ...)`: rows changed before
+    /// the failing one stay), DEFERRED or `defer_foreign_keys` (checked at
+    /// commit), or VIRTUAL (a virtual table may not roll back): a scan of
+    /// the text, comments included, that can only err toward "may have
+    /// applied". The connection's journal is the other premise
+    /// ([`crate::client::sqlite::Journal`]).
+    pub undone_on_constraint: bool,
 }
 
 /// The steps of one op kind, in file order.
@@ -208,7 +220,13 @@ pub struct GroupsVariant {
     pub ingest: OpProgram,
     /// Index into `ingest.steps` of the step with `counts: true`.
     pub counting_step: usize,
-    /// Builtins: `group_id, now_ms` (in this order).
+    /// Index into `ingest.steps` of the step that inserts the event row,
+    /// found from what it does: the first step that inserts (itself or
+    /// through a trigger) into the table `export.events` takes its rows
+    /// from. None when no step does. A step that inserts through a trigger
+    /// reports its own statement's `changes`, not the trigger's.
+    pub event_step: Option<usize>,
+    /// Builtins: `group_id, now_ms, project, fingerprint` (in this order).
     pub resolve: OpProgram,
     /// `export.events`: returns columns id, project, fingerprint, group_id, received_at.
     pub export_events: String,
@@ -226,4 +244,7 @@ pub const INGEST_BUILTINS: [&str; 6] = [
     "now_ms",
 ];
 /// Built-in parameters of the groups `resolve` op, in [`ParamSource::Builtin`] order.
-pub const RESOLVE_BUILTINS: [&str; 2] = ["group_id", "now_ms"];
+/// `project` and `fingerprint` let a design that computes its own group
+/// ids address its row (they come after the first two, so that files
+/// compiled before keep their indexes).
+pub const RESOLVE_BUILTINS: [&str; 4] = ["group_id", "now_ms", "project", "fingerprint"];

@@ -186,7 +186,14 @@ pub fn compile_outbox(file: &StatementFile) -> Result<OutboxVariant, FileError> 
         .map_err(|e| err(0, format!("cannot open a scratch SQLite database: {e}")))?;
     conn.execute_batch(&schema.sql)
         .map_err(|e| err(schema.line, format!("schema fails: {}", sqlite_message(&e))))?;
-    let mut program = compile_op(file, &conn, "handle", &HANDLE_BUILTINS, &handle)?;
+    let mut program = compile_op(
+        file,
+        &conn,
+        &schema.sql,
+        "handle",
+        &HANDLE_BUILTINS,
+        &handle,
+    )?;
     for (i, block) in handle.iter().enumerate() {
         let (goto_if, goto, fail_if) = {
             let step = &program.steps[i];

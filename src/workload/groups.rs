@@ -64,7 +64,12 @@ pub struct ResolveOp {
 impl ResolveOp {
     /// Built-in parameters in `RESOLVE_BUILTINS` order.
     pub fn builtins(&self, now_ms: i64) -> Vec<Value> {
-        vec![Value::Text(self.group_id.clone()), Value::Int(now_ms)]
+        vec![
+            Value::Text(self.group_id.clone()),
+            Value::Int(now_ms),
+            Value::Text(self.project.clone()),
+            Value::Text(self.fingerprint.clone()),
+        ]
     }
 }
 
