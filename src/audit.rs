@@ -73,6 +73,10 @@ pub struct Audit {
     pub stranded: Stranded,
     /// What the history exercised.
     pub coverage: Coverage,
+    /// Per invariant, the chances the history gave it to see a violation
+    /// (and per fault with a duration, those while it was active).
+    #[serde(default)]
+    pub evidence: crate::checker::evidence::EvidenceReport,
     /// Whether every invariant's verdict, violations and unknowns equal
     /// the run's (`checks.json`).
     pub same_as_run: bool,
@@ -189,6 +193,12 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         .as_ref()
         .is_some_and(|a| a.events == crate::scenario::api::EventRows::Pruned);
     let (mut results, stranded) = check_all(&read.facts, &tables);
+    let evidence = crate::checker::evidence::judge(
+        &read.facts,
+        &tables,
+        &p.scenario.min_evidence(),
+        &mut results,
+    );
     if let Some(m) = &header.merged {
         crate::merge::note_skew(&mut results, m);
     }
@@ -222,6 +232,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         results,
         stranded,
         coverage,
+        evidence,
         same_as_run: differences.is_empty(),
         differences,
         exit,

@@ -76,6 +76,7 @@ pub fn judge(
         results,
         stranded: Default::default(),
         coverage,
+        evidence: Default::default(),
         same_as_run: differences.is_empty(),
         differences,
         exit,
