@@ -473,6 +473,22 @@ fn threshold_and_expect_errors() {
 }
 
 #[test]
+fn thresholds_may_name_the_evidence() {
+    let ok = |text: &str| load_str("t", Some(Path::new(FILE)), text, &[]).unwrap();
+    ok("thresholds = [\"evidence.invariants.NoMissedRegression > 1000\"]\n");
+    // Per kill or lock fault, by its index in [[faults]].
+    ok(
+        "thresholds = [\"evidence.faults.1.invariants.CountExact > 0\"]\n\
+        [[faults]]\nkind = \"crash\"\n[[faults]]\nkind = \"lock\"\n",
+    );
+    let e = refused(
+        "thresholds = [\"evidence.faults.0.invariants.CountExact > 0\"]\n\
+         [[faults]]\nkind = \"crash\"\n",
+    );
+    assert!(e.contains("no figure `evidence.faults.0"), "{e}");
+}
+
+#[test]
 fn not_judged_errors_name_the_line() {
     let e = refused(
         "seed = 1\nexpect = { violated = [\"CountExact\"], not_judged = [\"CountExact\"] }\n",
