@@ -472,16 +472,18 @@ pub fn exit(
             why.push(format!("threshold breached: {}", breached.join("; ")));
         }
         (1, format!("expectation not met: {}", why.join("; ")))
-    } else if !unknown.is_empty() {
-        (
-            4,
-            format!(
-                "inconclusive: {} unknown, nothing violated unexpectedly",
+    } else if !unknown.is_empty() || !coverage.gaps.is_empty() {
+        // Every reason, so that a gap that explains an unknown (no resolve
+        // was ever sent) is said with it.
+        let mut why = Vec::new();
+        if !unknown.is_empty() {
+            why.push(format!(
+                "{} unknown, nothing violated unexpectedly",
                 unknown.join(", ")
-            ),
-        )
-    } else if !coverage.gaps.is_empty() {
-        (4, format!("inconclusive: {}", coverage.gaps.join("; ")))
+            ));
+        }
+        why.extend(coverage.gaps.iter().cloned());
+        (4, format!("inconclusive: {}", why.join("; ")))
     } else {
         let others = if expect.not_judged.is_empty() {
             "every other invariant".to_string()
