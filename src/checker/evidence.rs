@@ -111,11 +111,12 @@ impl Counts {
     }
 }
 
-/// One fault's windows, sorted by start (a fault's windows follow one
-/// another, so their ends are sorted too).
+/// One fault's windows: how many opened, and the time they covered as
+/// disjoint spans sorted by start (so their ends are sorted too).
 struct Windows {
     fault: u32,
     kind: &'static str,
+    opened: u64,
     spans: Vec<(u64, u64)>,
 }
 
@@ -139,13 +140,25 @@ fn windows(facts: &Facts, end_of_run: u64) -> Vec<Windows> {
         let w = by_fault.entry(fault).or_insert_with(|| Windows {
             fault,
             kind: kind.name(),
+            opened: 0,
             spans: Vec::new(),
         });
+        w.opened += 1;
         w.spans.push((start, stop.unwrap_or(end_of_run.max(start))));
     }
     let mut out: Vec<Windows> = by_fault.into_values().collect();
     for w in &mut out {
+        // A fault's windows follow one another; should two overlap, their
+        // union is what it covered.
         w.spans.sort();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(w.spans.len());
+        for &(s, e) in &w.spans {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        w.spans = merged;
     }
     out
 }
@@ -225,7 +238,7 @@ pub fn gather(facts: &Facts, tables: &Tables) -> EvidenceReport {
                     w.fault.to_string(),
                     FaultEvidence {
                         kind: w.kind.to_string(),
-                        windows: w.spans.len() as u64,
+                        windows: w.opened,
                         active_s: (ns as f64 / 1e6).round() / 1e3,
                         invariants: c.map(),
                     },
