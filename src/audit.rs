@@ -81,6 +81,10 @@ pub struct Audit {
     pub stranded: Stranded,
     /// What the history exercised.
     pub coverage: Coverage,
+    /// Per invariant, the chances the history gave it to see a violation
+    /// (and per fault with a duration, those while it was active).
+    #[serde(default)]
+    pub evidence: crate::checker::evidence::EvidenceReport,
     /// Whether every invariant's verdict, violations and unknowns equal
     /// the run's (`checks.json`), and the history is the one it recorded.
     pub same_as_run: bool,
@@ -270,6 +274,12 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         .as_ref()
         .is_some_and(|a| a.events == crate::scenario::api::EventRows::Pruned);
     let (mut results, stranded) = check_all(&read.facts, &tables);
+    let evidence = crate::checker::evidence::judge(
+        &read.facts,
+        &tables,
+        &p.scenario.min_evidence(),
+        &mut results,
+    );
     if let Some(m) = &header.merged {
         crate::merge::note_skew(&mut results, m);
     }
@@ -306,6 +316,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
         results,
         stranded,
         coverage,
+        evidence,
         same_as_run: r.differences.is_empty() && r.checker_changes.is_empty(),
         differences: r.differences,
         checker_version: CHECKER_VERSION,

@@ -79,6 +79,7 @@ pub fn judge(
         results,
         stranded: Default::default(),
         coverage,
+        evidence: Default::default(),
         same_as_run: r.differences.is_empty() && r.checker_changes.is_empty(),
         differences: r.differences,
         checker_version: crate::checker::CHECKER_VERSION,

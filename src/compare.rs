@@ -504,10 +504,17 @@ pub fn table(c: &Comparison, markdown: bool) -> String {
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or("-".into());
                 let n = num(r, &["invariants", inv, "violations"]);
-                match fig(r, &["invariants", inv, "first_violation_s"]).and_then(|v| v.as_f64()) {
+                let shown = match fig(r, &["invariants", inv, "first_violation_s"])
+                    .and_then(|v| v.as_f64())
+                {
                     Some(t) if verdict == "violated" => format!("VIOLATED x{n}, first at {t:.3}s"),
                     _ if verdict == "violated" => format!("VIOLATED x{n}"),
                     _ => verdict,
+                };
+                if r.expect.ignores(inv) {
+                    format!("{shown} (not judged)")
+                } else {
+                    shown
                 }
             }),
         ));

@@ -329,6 +329,12 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     .map_err(MergeError::Target)?;
     [tables.read_start, tables.read_end] = h.tables_read();
     let (mut results, stranded) = check_all(&h.facts, &tables);
+    let evidence = crate::checker::evidence::judge(
+        &h.facts,
+        &tables,
+        &parts[0].scenario.min_evidence(),
+        &mut results,
+    );
     note_skew(&mut results, &merged_header);
     let coverage = audit::coverage(&h.facts, &tables);
     let partial = parts.iter().any(|p| p.summary.partial);
@@ -423,6 +429,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         stranded_events: stranded,
         faults_injected: sum_maps(&|s| Some(&s.faults_injected)),
         coverage,
+        evidence,
         history: BTreeMap::from([
             ("file".to_string(), serde_json::json!("history.jsonl")),
             ("bytes".to_string(), serde_json::json!(bytes)),

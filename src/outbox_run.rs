@@ -348,6 +348,7 @@ fn execute(
         stranded_events: Default::default(),
         faults_injected: faults.injected_by_kind(),
         coverage,
+        evidence: Default::default(),
         expect: expect.clone(),
         thresholds: Vec::new(),
         precision: Vec::new(),

@@ -2,7 +2,7 @@
 //! the run folder and the database, run the load, read the final tables as
 //! one snapshot, audit them against the history, and save the results.
 
-use crate::checker::{check_all, CheckResult, Facts, Tables};
+use crate::checker::{check_all, evidence, CheckResult, Facts, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::client::mapping::Mapping;
@@ -490,10 +490,11 @@ fn execute(
             intervals: hlog.finish(),
         },
     )?;
-    let (results, stranded, tables) = match tables {
+    let (results, stranded, tables, evidence) = match tables {
         Some(tables) => {
-            let (r, st) = check_all(&facts, &tables);
-            (r, st, tables)
+            let (mut r, st) = check_all(&facts, &tables);
+            let ev = evidence::judge(&facts, &tables, &s.min_evidence(), &mut r);
+            (r, st, tables, ev)
         }
         None => (
             unjudged(
@@ -503,6 +504,7 @@ fn execute(
             ),
             Default::default(),
             Tables::default(),
+            Default::default(),
         ),
     };
 
@@ -563,6 +565,7 @@ fn execute(
         stranded_events: stranded,
         faults_injected: faults.injected_by_kind(),
         coverage,
+        evidence,
         history: BTreeMap::from([
             ("file".to_string(), serde_json::json!("history.jsonl")),
             ("bytes".to_string(), serde_json::json!(history_bytes)),

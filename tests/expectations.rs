@@ -65,7 +65,7 @@ fn covered() -> Coverage {
 }
 
 fn violated(names: &[&str]) -> Expect {
-    Expect::Violated(names.iter().map(|s| s.to_string()).collect())
+    Expect::violated(names.iter().copied())
 }
 
 // ------------------------------------------------------------ exit rules
@@ -77,7 +77,7 @@ fn holds_expected_and_held_exits_0() {
         None,
         &results(&[], &[]),
         &covered(),
-        &Expect::Holds,
+        &Expect::holds(),
         &[],
     );
     assert_eq!(e.code, 0, "{}", e.rule);
@@ -90,7 +90,7 @@ fn holds_expected_but_violated_exits_1() {
         None,
         &results(&["CountExact"], &[]),
         &covered(),
-        &Expect::Holds,
+        &Expect::holds(),
         &[],
     );
     assert_eq!(e.code, 1);
@@ -179,7 +179,7 @@ fn unknown_where_holds_expected_exits_4_and_violation_wins_over_it() {
         None,
         &results(&[], &["CountExact"]),
         &covered(),
-        &Expect::Holds,
+        &Expect::holds(),
         &[],
     );
     assert_eq!(e.code, 4);
@@ -188,7 +188,7 @@ fn unknown_where_holds_expected_exits_4_and_violation_wins_over_it() {
         None,
         &results(&["TypeOK"], &["CountExact"]),
         &covered(),
-        &Expect::Holds,
+        &Expect::holds(),
         &[],
     );
     assert_eq!(e.code, 1);
@@ -196,26 +196,111 @@ fn unknown_where_holds_expected_exits_4_and_violation_wins_over_it() {
 
 #[test]
 fn coverage_gap_exits_4() {
+    let gap = Coverage {
+        gaps: vec!["no resolve was sent".into()],
+        ..Coverage::new(10, 0)
+    };
+    let e = summary::exit(false, None, &results(&[], &[]), &gap, &Expect::holds(), &[]);
+    assert_eq!(e.code, 4);
+    assert!(e.rule.contains("no resolve was sent"), "{}", e.rule);
+    // Low counts are no gap by themselves: each invariant's evidence
+    // minimum judges them (checker::evidence).
     let e = summary::exit(
         false,
         None,
         &results(&[], &[]),
-        &Coverage::new(0, 5),
-        &Expect::Holds,
+        &Coverage::new(0, 0),
+        &Expect::holds(),
         &[],
     );
-    assert_eq!(e.code, 4);
+    assert_eq!(e.code, 0, "{}", e.rule);
+}
+
+#[test]
+fn a_not_judged_invariant_decides_nothing_whatever_its_verdict() {
+    let expect = violated(&["CountExact"]).not_judging(["NoMissedRegression"]);
+    // The lost-update case: CountExact violated as expected, and
+    // NoMissedRegression unknown because its premise failed.
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["CountExact"], &["NoMissedRegression"]),
+        &covered(),
+        &expect,
+        &[],
+    );
+    assert_eq!(e.code, 0, "{}", e.rule);
+    assert!(
+        e.rule.contains("not judged: NoMissedRegression unknown"),
+        "{}",
+        e.rule
+    );
+    // Violated, it decides nothing either.
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["CountExact", "NoMissedRegression"], &[]),
+        &covered(),
+        &expect,
+        &[],
+    );
+    assert_eq!(e.code, 0, "{}", e.rule);
+    // Judged, the same verdicts end 4 (unknown) and 1 (violated).
+    let judged = violated(&["CountExact"]);
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["CountExact"], &["NoMissedRegression"]),
+        &covered(),
+        &judged,
+        &[],
+    );
+    assert_eq!(e.code, 4, "{}", e.rule);
+    let e = summary::exit(
+        false,
+        None,
+        &results(&["CountExact", "NoMissedRegression"], &[]),
+        &covered(),
+        &judged,
+        &[],
+    );
+    assert_eq!(e.code, 1, "{}", e.rule);
+    // The judged invariants still decide: an expected violation not found.
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &["NoMissedRegression"]),
+        &covered(),
+        &expect,
+        &[],
+    );
+    assert_eq!(e.code, 1, "{}", e.rule);
+    // Without `violated`: every judged invariant holds.
+    let e = summary::exit(
+        false,
+        None,
+        &results(&[], &["NoMissedRegression"]),
+        &covered(),
+        &Expect::holds().not_judging(["NoMissedRegression"]),
+        &[],
+    );
+    assert_eq!(e.code, 0, "{}", e.rule);
+    assert!(
+        e.rule.starts_with("every judged invariant holds"),
+        "{}",
+        e.rule
+    );
 }
 
 #[test]
 fn interrupted_and_target_errors_come_first() {
     let r = results(&["CountExact"], &[]);
     assert_eq!(
-        summary::exit(true, Some("gone"), &r, &covered(), &Expect::Holds, &[]).code,
+        summary::exit(true, Some("gone"), &r, &covered(), &Expect::holds(), &[]).code,
         130
     );
     assert_eq!(
-        summary::exit(false, Some("gone"), &r, &covered(), &Expect::Holds, &[]).code,
+        summary::exit(false, Some("gone"), &r, &covered(), &Expect::holds(), &[]).code,
         3
     );
 }
@@ -290,7 +375,7 @@ fn a_breached_threshold_exits_1_even_when_every_invariant_holds() {
         None,
         &results(&[], &[]),
         &covered(),
-        &Expect::Holds,
+        &Expect::holds(),
         &t,
     );
     assert_eq!(e.code, 1);
@@ -309,7 +394,7 @@ fn a_breached_threshold_exits_1_even_when_every_invariant_holds() {
         None,
         &results(&[], &[]),
         &covered(),
-        &Expect::Holds,
+        &Expect::holds(),
         &met,
     );
     assert_eq!(e.code, 0, "{}", e.rule);
@@ -388,6 +473,77 @@ fn threshold_and_expect_errors() {
 }
 
 #[test]
+fn thresholds_may_name_the_evidence() {
+    let ok = |text: &str| load_str("t", Some(Path::new(FILE)), text, &[]).unwrap();
+    ok("thresholds = [\"evidence.invariants.NoMissedRegression > 1000\"]\n");
+    // Per kill or lock fault, by its index in [[faults]].
+    ok(
+        "thresholds = [\"evidence.faults.1.invariants.CountExact > 0\"]\n\
+        [[faults]]\nkind = \"crash\"\n[[faults]]\nkind = \"lock\"\n",
+    );
+    let e = refused(
+        "thresholds = [\"evidence.faults.0.invariants.CountExact > 0\"]\n\
+         [[faults]]\nkind = \"crash\"\n",
+    );
+    assert!(e.contains("no figure `evidence.faults.0"), "{e}");
+}
+
+#[test]
+fn not_judged_errors_name_the_line() {
+    let e = refused(
+        "seed = 1\nexpect = { violated = [\"CountExact\"], not_judged = [\"CountExact\"] }\n",
+    );
+    assert!(e.starts_with(&format!("{FILE}:2: ")), "{e}");
+    assert!(
+        e.contains("\"CountExact\" is in both `expect.violated` and `expect.not_judged`"),
+        "{e}"
+    );
+    let e = refused("expect = { not_judged = [\"NoMissedRegresion\"] }\n");
+    assert!(e.starts_with(&format!("{FILE}:1: ")), "{e}");
+    assert!(
+        e.contains("unknown invariant \"NoMissedRegresion\" in `expect.not_judged`"),
+        "{e}"
+    );
+    let e = refused("expect = { violated = [\"CountExact\"], not_judged = [] }\n");
+    assert!(e.contains("`expect.not_judged` is empty"), "{e}");
+    let e = refused("expect = { not_judged = [\"TypeOK\", \"TypeOK\"] }\n");
+    assert!(e.contains("named twice in `expect.not_judged`"), "{e}");
+    let e = refused("expect = {}\n");
+    assert!(e.contains("needs `violated = [...]`"), "{e}");
+    // In a [[variants]] entry, at the entry's line.
+    let e = refused(
+        "[[variants]]\nvariant = \"groups-naive\"\n\
+         expect = { violated = [\"TypeOK\"], not_judged = [\"AtMostOneStateChange\"] }\n",
+    );
+    assert!(e.starts_with(&format!("{FILE}:3: ")), "{e}");
+    assert!(e.contains("the groups workload's invariants"), "{e}");
+    // Either list alone is fine, and both survive the saved scenario.
+    let s = load_str(
+        "t",
+        Some(Path::new(FILE)),
+        "expect = { violated = [\"CountExact\"], not_judged = [\"NoMissedRegression\"] }\n",
+        &[],
+    )
+    .unwrap();
+    let want = violated(&["CountExact"]).not_judging(["NoMissedRegression"]);
+    assert_eq!(s.expect, want);
+    assert_eq!(
+        s.expect.to_string(),
+        "violated: CountExact; not judged: NoMissedRegression"
+    );
+    let again = load_str("t", Some(Path::new(FILE)), &s.to_toml(), &[]).unwrap();
+    assert_eq!(again.expect, want);
+    let alone = load_str(
+        "t",
+        Some(Path::new(FILE)),
+        "expect = { not_judged = [\"NoMissedRegression\"] }\n",
+        &[],
+    )
+    .unwrap();
+    assert!(alone.expect.is_holds() && alone.expect.ignores("NoMissedRegression"));
+}
+
+#[test]
 fn variants_errors() {
     let e = refused("[[variants]]\nname = \"x\"\n");
     assert!(e.contains("has no `variant`"), "{e}");
@@ -411,7 +567,7 @@ fn a_variant_entry_gives_its_expectation_and_the_default_variant() {
                 thresholds = [\"events > 5\"]\n";
     let s = load_str("t", Some(Path::new(FILE)), text, &[]).unwrap();
     assert_eq!(s.variant, "groups-atomic", "the first entry by default");
-    assert_eq!(s.expectation().0, Expect::Holds);
+    assert_eq!(s.expectation().0, Expect::holds());
     assert_eq!(s.expectation().1.len(), 1);
     let naive = load_str("t", Some(Path::new(FILE)), text, &["variant=naive".into()]).unwrap();
     assert_eq!(
@@ -429,7 +585,7 @@ fn a_variant_entry_gives_its_expectation_and_the_default_variant() {
         &["variant=groups-naive".into()],
     )
     .unwrap();
-    assert_eq!(other.expectation().0, Expect::Holds);
+    assert_eq!(other.expectation().0, Expect::holds());
 }
 
 // --------------------------------------------------- runs and their files
@@ -546,6 +702,180 @@ fn a_naive_run_expected_to_violate_passes_and_its_junit_says_so() {
         f.message.contains("NoMissedRegression violated"),
         "{}",
         f.message
+    );
+}
+
+/// A design that loses increments: its counting step reads the count,
+/// then writes what it read plus one (the regression is decided in the
+/// write, from the status it finds there).
+const LOST_UPDATE: &str = "\
+-- name: schema
+CREATE TABLE IF NOT EXISTS error_events (id TEXT PRIMARY KEY, project TEXT, fingerprint TEXT, group_id TEXT, received_at INTEGER);
+CREATE TABLE IF NOT EXISTS error_groups (id TEXT PRIMARY KEY, project TEXT, fingerprint TEXT, status TEXT, event_count INTEGER);
+
+-- name: ingest.s1
+-- stop-if: changes = 0
+INSERT OR IGNORE INTO error_events (id, project, fingerprint, group_id, received_at)
+VALUES (:event_id, :project, :fingerprint, :group_id, :now_ms);
+
+-- name: ingest.s2
+INSERT OR IGNORE INTO error_groups (id, project, fingerprint, status, event_count)
+VALUES (:group_id, :project, :fingerprint, 'open', 0);
+
+-- name: ingest.s3_read
+SELECT event_count AS read FROM error_groups WHERE id = :group_id;
+
+-- name: ingest.s3_write
+-- counts: true
+UPDATE error_groups
+SET event_count = :read + 1,
+    status = CASE WHEN status = 'resolved' THEN 'regressed' ELSE status END
+WHERE id = :group_id;
+
+-- name: resolve.update
+-- stop-if: rows > 0
+UPDATE error_groups SET status = 'resolved'
+WHERE id = :group_id AND status IN ('open', 'regressed')
+RETURNING event_count;
+
+-- name: resolve.probe
+SELECT status, event_count FROM error_groups WHERE id = :group_id;
+
+-- name: export.events
+SELECT id, project, fingerprint, group_id, received_at FROM error_events;
+
+-- name: export.groups
+SELECT id, project, fingerprint, status, event_count FROM error_groups;
+";
+
+/// A run of the lost-update design on one group (every ingest on it, the
+/// write of each paused 1 ms after its read, so reads overlap), with
+/// `expect`.
+fn lost_update_run(dir: &Path, name: &str, expect: &str) -> (Output, std::path::PathBuf) {
+    let sql = dir.join("lost-update.sql");
+    std::fs::write(&sql, LOST_UPDATE).unwrap();
+    let scenario = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &scenario,
+        format!(
+            "variant = \"lost-update.sql\"\nexpect = {expect}\n\
+             [load]\ningesters = 8\nresolvers = 1\n\
+             [stop]\nevents = 2000\n\
+             [keys]\nprojects = 1\nfingerprints = 1\n\
+             [resolve]\ninterval = \"0s\"\n\
+             [[faults]]\nkind = \"pause\"\nops = \"ingest\"\nstep = \"s3_write\"\n\
+             probability = 1.0\ndelay = \"1ms\"\njitter = \"0s\"\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join(name);
+    let o = specstorm(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    (o, out)
+}
+
+#[test]
+fn a_lost_update_design_meets_an_expectation_that_does_not_judge_no_missed_regression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (o, out) = lost_update_run(
+        tmp.path(),
+        "not-judged",
+        "{ violated = [\"CountExact\"], not_judged = [\"NoMissedRegression\"] }",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["invariants"]["CountExact"]["verdict"], "violated");
+    assert_eq!(s["expect"]["not_judged"][0], "NoMissedRegression");
+    let nmr = s["invariants"]["NoMissedRegression"]["verdict"].clone();
+    assert!(
+        s["exit"]["rule"].as_str().unwrap().contains(&format!(
+            "not judged: NoMissedRegression {}",
+            nmr.as_str().unwrap()
+        )),
+        "{}",
+        s["exit"]
+    );
+    assert!(text(&o).contains("(not judged)"), "{}", text(&o));
+    // In junit.xml its case is skipped, saying why; CountExact's passes.
+    let xml = std::fs::File::open(out.join("junit.xml")).unwrap();
+    let suites = junit_parser::from_reader(std::io::BufReader::new(xml)).unwrap();
+    let case = |name: &str| {
+        suites.suites[0]
+            .cases
+            .iter()
+            .find(|c| c.original_name == name)
+            .unwrap()
+            .status
+            .clone()
+    };
+    let junit_parser::TestStatus::Skipped(skip) = case("NoMissedRegression") else {
+        panic!("{:?}", case("NoMissedRegression"))
+    };
+    assert!(skip.message.contains("not judged"), "{}", skip.message);
+    assert!(case("CountExact").is_success());
+    // The audit of the folder judges alike.
+    let a = specstorm(&["audit", out.to_str().unwrap()]);
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a));
+
+    // Judged, NoMissedRegression's premise (exact counts) failed where
+    // CountExact did: its findings there are unknown, so the run ends 4.
+    let (o, out) = lost_update_run(tmp.path(), "judged", "{ violated = [\"CountExact\"] }");
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["invariants"]["CountExact"]["verdict"], "violated");
+    assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "unknown");
+}
+
+#[test]
+fn compare_marks_the_invariants_an_expectation_does_not_judge() {
+    use specstorm::compare::{table, Comparison, VariantResult};
+    let v = |name: &str, expect: Expect| VariantResult {
+        name: name.into(),
+        variant: format!("{name}.sql"),
+        run_dir: name.into(),
+        expect,
+        exit: summary::Exit {
+            code: 0,
+            rule: "met".into(),
+        },
+        summary: Some(serde_json::json!({
+            "workload": "groups",
+            "invariants": {
+                "CountExact": {"verdict": "violated", "violations": 3},
+                "NoMissedRegression": {"verdict": "unknown", "violations": 0},
+            },
+        })),
+    };
+    let c = Comparison {
+        schema_version: 1,
+        scenario: "s".into(),
+        workload: "groups".into(),
+        seed: 1,
+        variants: vec![
+            v(
+                "a",
+                violated(&["CountExact"]).not_judging(["NoMissedRegression"]),
+            ),
+            v("b", violated(&["CountExact"])),
+        ],
+        exit: summary::Exit {
+            code: 0,
+            rule: "ok".into(),
+        },
+    };
+    let t = table(&c, true);
+    assert!(
+        t.contains("| NoMissedRegression | unknown (not judged) | unknown |"),
+        "{t}"
+    );
+    assert!(
+        t.contains("| expect | violated: CountExact; not judged: NoMissedRegression | violated: CountExact |"),
+        "{t}"
     );
 }
 

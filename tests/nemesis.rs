@@ -51,13 +51,15 @@ fn faults<'a>(h: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 /// Exit 0 or 4, never 1 or 3: the atomic variant is correct, and a fault
-/// may only make a verdict unknown.
+/// may only make a verdict unknown: NoMissedRegression's (an indeterminate
+/// resolve), or any invariant's when the fault left it too little evidence.
 fn assert_sound(code: i32, s: &Value) {
     assert!(code == 0 || code == 4, "exit {code}: {}", s["exit"]);
     for (name, inv) in s["invariants"].as_object().unwrap() {
         assert_ne!(inv["verdict"], "violated", "{name}: {inv}");
-        if inv["verdict"] == "unknown" {
-            assert_eq!(name, "NoMissedRegression", "{inv}");
+        if inv["verdict"] == "unknown" && name != "NoMissedRegression" {
+            let first = inv["first"].as_str().unwrap_or_default();
+            assert!(first.starts_with("too little evidence:"), "{name}: {inv}");
         }
     }
 }

@@ -93,7 +93,7 @@ fn variant(name: &str, summary: serde_json::Value) -> VariantResult {
         name: name.into(),
         variant: format!("{name}.sql"),
         run_dir: name.into(),
-        expect: Expect::Holds,
+        expect: Expect::holds(),
         exit: Exit {
             code: 0,
             rule: "met".into(),

@@ -462,8 +462,9 @@ fn empty_file_gets_every_default() {
         outbox: None,
         api: None,
         audit: None,
+        min_evidence: Some(MinEvidence::default()),
         faults: vec![],
-        expect: Expect::Holds,
+        expect: Expect::holds(),
         thresholds: vec![],
         variants: vec![],
     };
@@ -700,6 +701,112 @@ fn shipped_scenarios_say_what_the_docs_say() {
         ),
         (2000, 4, 1, Skew::Hot)
     );
+}
+
+#[test]
+fn shipped_scenarios_stop_on_counts() {
+    // A stop on a count makes a run's evidence, and so its exit code,
+    // independent of the machine's speed; a duration only bounds it.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        if !name.ends_with(".toml") {
+            continue;
+        }
+        let (s, _) = shipped(&name);
+        match s.workload {
+            // The outbox run ends when its queue (a count) drains.
+            Workload::Outbox => assert!(s.outbox.as_ref().unwrap().messages > 0, "{name}"),
+            Workload::Groups => assert!(s.stop.events > 0, "{name} stops on a duration only"),
+        }
+    }
+}
+
+// ---------------------------------------------------------- min_evidence
+
+#[test]
+fn min_evidence_defaults_and_partial_tables() {
+    let s = load_text("").unwrap();
+    assert_eq!(s.min_evidence, Some(MinEvidence::default()));
+    assert_eq!(
+        MinEvidence::default(),
+        MinEvidence {
+            type_ok: 1,
+            one_group_per_fingerprint: 1,
+            count_exact: 20,
+            no_missed_regression: 20,
+        }
+    );
+    // Keys not given keep their defaults, inline or as a table.
+    let s = load_text("min_evidence = { NoMissedRegression = 500 }\n").unwrap();
+    assert_eq!(
+        s.min_evidence(),
+        MinEvidence {
+            no_missed_regression: 500,
+            ..MinEvidence::default()
+        }
+    );
+    let s = load_with(
+        "[min_evidence]\nTypeOK = 0\n",
+        &["min_evidence.CountExact=7"],
+    )
+    .unwrap();
+    assert_eq!(
+        s.min_evidence(),
+        MinEvidence {
+            type_ok: 0,
+            count_exact: 7,
+            ..MinEvidence::default()
+        }
+    );
+    assert_eq!(s.min_evidence.unwrap().of("CountExact"), Some(7));
+    // The saved scenario says it, and loads to the same.
+    let text = s.to_toml();
+    assert!(text.contains("[min_evidence]\nTypeOK = 0\n"), "{text}");
+    let back = load_str("test", Some(Path::new("resolved.toml")), &text, &[]).unwrap();
+    assert_eq!(back.min_evidence, s.min_evidence);
+    // A scenario saved before it existed gets the defaults.
+    let mut old = s.clone();
+    old.min_evidence = None;
+    assert_eq!(old.min_evidence(), MinEvidence::default());
+}
+
+#[test]
+fn min_evidence_errors_name_the_line() {
+    assert_refused(
+        "seed = 1\n[min_evidence]\nNoMissedRegresion = 5\n",
+        3,
+        &[
+            "unknown key `NoMissedRegresion` in [min_evidence]",
+            "TypeOK, OneGroupPerFingerprint, CountExact, NoMissedRegression",
+        ],
+    );
+    assert_refused(
+        "[min_evidence]\nCountExact = -1\n",
+        2,
+        &["`min_evidence.CountExact` must be at least 0, found -1"],
+    );
+    assert_refused(
+        "min_evidence = { CountExact = \"many\" }\n",
+        1,
+        &["`min_evidence.CountExact` must be a whole number"],
+    );
+    assert_refused("min_evidence = 3\n", 1, &["must be a table"]);
+    assert_refused(
+        "workload = \"outbox\"\n[min_evidence]\nCountExact = 1\n",
+        2,
+        &["[min_evidence] applies to the groups workload"],
+    );
+    assert_set_refused(
+        "",
+        &["min_evidence.Nope=1"],
+        "min_evidence.Nope=1",
+        "unknown key `Nope` in [min_evidence]",
+    );
+    // An outbox scenario resolves without it.
+    let s = load_text("workload = \"outbox\"\n").unwrap();
+    assert_eq!(s.min_evidence, None);
+    assert!(!s.to_toml().contains("min_evidence"));
 }
 
 // ---------------------------------------------------------------- round trip

@@ -107,6 +107,14 @@ pub struct GroupFacts {
     pub probes: Vec<Probe>,
     /// Counting steps that certainly changed the group's row.
     pub counting_steps: Vec<CountingStep>,
+    /// Index into [`Facts::keys`]: the group's (project, fingerprint), as
+    /// its ops named it (None only for a group no op named).
+    pub key: Option<u32>,
+    /// Ingest ops of the group answered `ok` with accepted = true, as
+    /// (invoke, completion) in ns since run start: what the target
+    /// acknowledged, and where no steps are logged, the only interval
+    /// known to hold the op's counting step.
+    pub acked: Vec<(u64, u64)>,
 }
 
 /// Everything the checkers take from the history.
@@ -118,7 +126,8 @@ pub struct Facts {
     pub step_log: bool,
     /// Index of the ingest op's counting step, from the header.
     pub counting_step: u32,
-    /// Distinct (project, fingerprint) keys, indexed by [`EventFacts::key`].
+    /// Distinct (project, fingerprint) keys of the ops, indexed by
+    /// [`EventFacts::key`] and [`GroupFacts::key`].
     pub keys: Vec<(String, String)>,
     key_index: HashMap<(String, String), u32>,
     /// Per event id.
@@ -145,6 +154,23 @@ pub struct Facts {
     /// Indeterminate ingest attempts of a remote target, judged Maybe or
     /// not once every fault entry is known: (event id, op, invoke, completion).
     pending_maybe: Vec<(String, u64, u64, Option<u64>)>,
+    /// Faults with a duration (kill, lock), each window from its `start`
+    /// entry to its `stop` entry, in history order.
+    pub fault_windows: Vec<FaultWindow>,
+}
+
+/// One window of a fault with a duration: from its `start` entry to its
+/// `stop` entry (None: still active when the history ended).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultWindow {
+    /// Index of the fault in the scenario's `[[faults]]`.
+    pub fault: u32,
+    /// Its kind.
+    pub kind: crate::scenario::FaultKind,
+    /// `start`, ns since run start.
+    pub start: u64,
+    /// `stop`, ns since run start; None: never stopped.
+    pub stop: Option<u64>,
 }
 
 impl Facts {
@@ -203,6 +229,26 @@ impl Facts {
     fn fault(&mut self, f: crate::history::FaultEntry) {
         use crate::history::FaultAction;
         use crate::scenario::FaultKind;
+        match f.action {
+            FaultAction::Start => self.fault_windows.push(FaultWindow {
+                fault: f.fault,
+                kind: f.kind,
+                start: f.t,
+                stop: None,
+            }),
+            FaultAction::Stop => {
+                // A stop closes the latest window of the same fault still open.
+                if let Some(w) = self
+                    .fault_windows
+                    .iter_mut()
+                    .rev()
+                    .find(|w| w.fault == f.fault && w.stop.is_none())
+                {
+                    w.stop = Some(f.t);
+                }
+            }
+            FaultAction::Inject => {}
+        }
         match (f.kind, f.action) {
             (FaultKind::Kill, FaultAction::Start) => self.kills.push((f.t, None)),
             (FaultKind::Kill, FaultAction::Stop) => {
@@ -371,7 +417,7 @@ impl Facts {
         m
     }
 
-    /// The key index of (project, fingerprint), if any event had it.
+    /// The key index of (project, fingerprint), if any op had it.
     pub fn key_of(&self, project: &str, fingerprint: &str) -> Option<u32> {
         self.key_index
             .get(&(project.to_string(), fingerprint.to_string()))
@@ -500,17 +546,24 @@ impl Facts {
             // it, an attempt that crashed before counting inserted it.
             ev.insert = Some((invoke.op, Some(c)));
         }
-        if let Some((start, Some(end))) = counting_span {
-            self.groups
-                .entry(invoke.group_id)
-                .or_default()
-                .counting_steps
-                .push(CountingStep {
+        let acked_at = match &completion {
+            Some((CompletionType::Ok, c)) if acked => Some(c.t),
+            _ => None,
+        };
+        if counting_span.is_some() || acked_at.is_some() {
+            let g = self.groups.entry(invoke.group_id).or_default();
+            g.key = Some(key);
+            if let Some((start, Some(end))) = counting_span {
+                g.counting_steps.push(CountingStep {
                     op: invoke.op,
                     op_start: invoke.t,
                     start,
                     end,
                 });
+            }
+            if let Some(t) = acked_at {
+                g.acked.push((invoke.t, t));
+            }
         }
     }
 
@@ -559,7 +612,9 @@ impl Facts {
                 end: None,
             },
         };
+        let key = self.key(&invoke.project, &invoke.fingerprint);
         let g = self.groups.entry(invoke.group_id.clone()).or_default();
+        g.key = Some(key);
         // The instant of the statement that produced the answer: its step's
         // interval where steps are logged, else the whole op's.
         let effect_span = |c: &Completion| {

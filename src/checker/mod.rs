@@ -5,6 +5,7 @@
 //! on a correct system, and says `unknown` where the history cannot decide.
 
 pub mod count_exact;
+pub mod evidence;
 pub mod facts;
 pub mod no_missed_regression;
 pub mod one_group;

@@ -114,6 +114,11 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             },
             Verdict::Unknown => format!("unknown ({} undecided)", r.unknowns),
         };
+        let v = if s.expect.ignores(&r.invariant) {
+            format!("{v} (not judged)")
+        } else {
+            v
+        };
         let _ = writeln!(o, "  {:<24} {v}", r.invariant);
         if let Some(f) = r.examples.first().or(r.unknown_examples.first()) {
             let _ = writeln!(o, "    {}", f.explanation);
@@ -125,6 +130,7 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             let _ = writeln!(o, "    note: {n}");
         }
     }
+    evidence_lines(&mut o, s);
     for gap in &s.coverage.gaps {
         let _ = writeln!(o, "not exercised: {gap}");
     }
@@ -157,6 +163,32 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
     let _ = writeln!(o, "reproduce: {}", s.provenance.command);
     let _ = writeln!(o, "exit {}: {}", s.exit.code, s.exit.rule);
     o
+}
+
+/// Groups: each invariant's evidence (the chances it had to see a
+/// violation), then what each fault with a duration left while active.
+fn evidence_lines(o: &mut String, s: &Summary) {
+    let per = |m: &std::collections::BTreeMap<String, u64>| {
+        crate::checker::GROUPS_INVARIANTS
+            .iter()
+            .filter_map(|name| m.get(*name).map(|n| format!("{name} {n}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if s.evidence.invariants.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "evidence: {}", per(&s.evidence.invariants));
+    for (i, f) in &s.evidence.faults {
+        let _ = writeln!(
+            o,
+            "  while {} (fault {i}) was active ({} windows, {:.3}s): {}",
+            f.kind,
+            f.windows,
+            f.active_s,
+            per(&f.invariants)
+        );
+    }
 }
 
 /// Groups: the stranded-events line (an outbox run has no events).

@@ -91,8 +91,17 @@ fn run_status(summary: &Summary) -> TestCaseStatus {
 /// An invariant's case against the run's expectation: a violation where it
 /// should hold fails with the violation's explanation; an expected
 /// violation that was not found fails; `unknown` where it should hold is
-/// skipped (inconclusive, exit 4), with the reason.
+/// skipped (inconclusive, exit 4), with the reason; an invariant the
+/// expectation does not judge is skipped, saying so and its verdict.
 fn invariant_status(summary: &Summary, r: &CheckResult) -> TestCaseStatus {
+    if summary.expect.ignores(&r.invariant) {
+        let mut s = TestCaseStatus::skipped();
+        s.set_message(format!(
+            "{} not judged (expect.not_judged): its verdict, {}, decides nothing",
+            r.invariant, r.verdict
+        ));
+        return s;
+    }
     let expected_violated = summary.expect.violates(&r.invariant);
     let explanation = r
         .first_explanation()

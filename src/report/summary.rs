@@ -5,7 +5,7 @@
 use crate::checker::stranded::Stranded;
 use crate::checker::{CheckResult, Verdict};
 use crate::history::{CompletionType, OpKind};
-use crate::scenario::{Expect, Scenario, Threshold};
+use crate::scenario::{Expect, FaultKind, Scenario, Threshold};
 use crate::stats::Stats;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -182,6 +182,12 @@ pub struct Summary {
     pub faults_injected: BTreeMap<String, u64>,
     /// What the run exercised; a gap makes it inconclusive (exit 4).
     pub coverage: Coverage,
+    /// Groups: per invariant, the chances the run gave it to see a
+    /// violation, and per fault with a duration, those gathered while it
+    /// was active (`checker::evidence`); a `holds` below the scenario's
+    /// `[min_evidence]` is `unknown`. Absent for outbox.
+    #[serde(default)]
+    pub evidence: crate::checker::evidence::EvidenceReport,
     /// The expectation the run was judged against (`holds`, or the
     /// invariants it must find violated).
     #[serde(default)]
@@ -218,12 +224,13 @@ pub struct Summary {
 
 /// Top-level figures of `summary.json` that only the groups workload has:
 /// an outbox summary leaves them out (see [`Summary::to_json`]).
-pub const GROUPS_ONLY_FIGURES: [&str; 5] = [
+pub const GROUPS_ONLY_FIGURES: [&str; 6] = [
     "events",
     "events_per_s",
     "duplicates",
     "resolves",
     "stranded_events",
+    "evidence",
 ];
 
 impl Summary {
@@ -375,32 +382,29 @@ pub fn invariants(results: &[CheckResult]) -> BTreeMap<String, InvariantSummary>
 }
 
 /// What the run exercised: a verdict of `holds` over nothing is vacuous.
+/// For groups, each invariant's own evidence and minimum
+/// (`checker::evidence`, `[min_evidence]`) decide whether its `holds`
+/// stands; `gaps` holds what no invariant's evidence says (the resolvers
+/// never learned a group id; an outbox queue that delivered nothing).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
     /// Events certainly counted (CountExact's Done, over all groups).
     pub events_counted: u64,
-    /// Probes that showed a group resolved (NoMissedRegression's evidence).
+    /// Probes that showed a group resolved (refused resolves' probes, and
+    /// final rows reading resolved).
     pub probes: u64,
     /// What the run did not exercise at all (each makes the run inconclusive).
     pub gaps: Vec<String>,
 }
 
 impl Coverage {
-    /// Coverage from the two counts; a zero is a gap.
+    /// Coverage from the two counts, with no gap: where they are too low,
+    /// the invariants' evidence minimums make the verdicts `unknown`.
     pub fn new(events_counted: u64, probes: u64) -> Self {
-        let mut gaps = Vec::new();
-        if events_counted == 0 {
-            gaps.push("no event was certainly counted, so CountExact judged nothing".into());
-        }
-        if probes == 0 {
-            gaps.push(
-                "no probe showed a group resolved, so NoMissedRegression judged nothing".into(),
-            );
-        }
         Coverage {
             events_counted,
             probes,
-            gaps,
+            gaps: Vec::new(),
         }
     }
 }
@@ -409,9 +413,11 @@ impl Coverage {
 /// unusable, then 1 expectation not met (an invariant violated that should
 /// hold, an expected violation not found, or a threshold breached), then 4
 /// inconclusive (a verdict `unknown` on an invariant expected to hold, or
-/// an invariant the run never exercised), else 0.
+/// something the run never exercised), else 0. An invariant the
+/// expectation does not judge (`not_judged`) decides nothing, whatever
+/// its verdict.
 ///
-/// `expect` is the run's expectation (`Expect::Holds` by default);
+/// `expect` is the run's expectation (`Expect::holds()` by default);
 /// `thresholds` are the evaluated thresholds ([`judge_thresholds`]).
 pub fn exit(
     interrupted: bool,
@@ -424,31 +430,29 @@ pub fn exit(
     let names = |pred: &dyn Fn(&CheckResult) -> bool| -> Vec<&str> {
         results
             .iter()
-            .filter(|r| pred(r))
+            .filter(|r| !expect.ignores(&r.invariant) && pred(r))
             .map(|r| r.invariant.as_str())
             .collect()
     };
     // Violated where it should hold.
     let unexpected = names(&|r| r.verdict == Verdict::Violated && !expect.violates(&r.invariant));
     // Expected violated, but not found so (holds, or unknown).
-    let missed: Vec<String> = match expect {
-        Expect::Holds => Vec::new(),
-        Expect::Violated(v) => v
-            .iter()
-            .filter(|name| {
-                !results
-                    .iter()
-                    .any(|r| &r.invariant == *name && r.verdict == Verdict::Violated)
-            })
-            .map(|name| {
-                let found = results
-                    .iter()
-                    .find(|r| &r.invariant == name)
-                    .map_or("not checked".to_string(), |r| r.verdict.to_string());
-                format!("{name} ({found})")
-            })
-            .collect(),
-    };
+    let missed: Vec<String> = expect
+        .violated
+        .iter()
+        .filter(|name| {
+            !results
+                .iter()
+                .any(|r| &r.invariant == *name && r.verdict == Verdict::Violated)
+        })
+        .map(|name| {
+            let found = results
+                .iter()
+                .find(|r| &r.invariant == name)
+                .map_or("not checked".to_string(), |r| r.verdict.to_string());
+            format!("{name} ({found})")
+        })
+        .collect();
     let breached: Vec<String> = thresholds
         .iter()
         .filter(|t| !t.passed)
@@ -477,24 +481,48 @@ pub fn exit(
             why.push(format!("threshold breached: {}", breached.join("; ")));
         }
         (1, format!("expectation not met: {}", why.join("; ")))
-    } else if !unknown.is_empty() {
-        (
-            4,
-            format!(
-                "inconclusive: {} unknown, nothing violated unexpectedly",
+    } else if !unknown.is_empty() || !coverage.gaps.is_empty() {
+        // Every reason, so that a gap that explains an unknown (no resolve
+        // was ever sent) is said with it.
+        let mut why = Vec::new();
+        if !unknown.is_empty() {
+            why.push(format!(
+                "{} unknown, nothing violated unexpectedly",
                 unknown.join(", ")
-            ),
-        )
-    } else if !coverage.gaps.is_empty() {
-        (4, format!("inconclusive: {}", coverage.gaps.join("; ")))
+            ));
+        }
+        why.extend(coverage.gaps.iter().cloned());
+        (4, format!("inconclusive: {}", why.join("; ")))
     } else {
-        let met = match expect {
-            Expect::Holds => "every invariant holds, as expected".to_string(),
-            Expect::Violated(v) => format!(
-                "{} violated, as expected; every other invariant holds",
-                v.join(", ")
-            ),
+        let others = if expect.not_judged.is_empty() {
+            "every other invariant".to_string()
+        } else {
+            "every other judged invariant".to_string()
         };
+        let mut met = if expect.is_holds() && expect.not_judged.is_empty() {
+            "every invariant holds, as expected".to_string()
+        } else if expect.is_holds() {
+            "every judged invariant holds, as expected".to_string()
+        } else {
+            format!(
+                "{} violated, as expected; {others} holds",
+                expect.violated.join(", ")
+            )
+        };
+        if !expect.not_judged.is_empty() {
+            let verdicts: Vec<String> = expect
+                .not_judged
+                .iter()
+                .map(|name| {
+                    let v = results
+                        .iter()
+                        .find(|r| &r.invariant == name)
+                        .map_or("not checked".to_string(), |r| r.verdict.to_string());
+                    format!("{name} {v}")
+                })
+                .collect();
+            met.push_str(&format!("; not judged: {}", verdicts.join(", ")));
+        }
         if thresholds.is_empty() {
             (0, met)
         } else {
@@ -588,6 +616,29 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
         })
         .collect();
     let faults: BTreeMap<&str, u64> = s.faults.iter().map(|f| (f.kind.name(), 0)).collect();
+    let zeros: BTreeMap<&str, u64> = crate::checker::GROUPS_INVARIANTS
+        .iter()
+        .map(|&name| (name, 0))
+        .collect();
+    // Faults with a duration have windows; each one that was ever active
+    // has its evidence, by its index in [[faults]].
+    let windowed: BTreeMap<String, serde_json::Value> = s
+        .faults
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f.kind, FaultKind::Kill | FaultKind::Lock))
+        .map(|(i, f)| {
+            (
+                i.to_string(),
+                serde_json::json!({
+                    "kind": f.kind.name(),
+                    "windows": 0,
+                    "active_s": 0.0,
+                    "invariants": zeros,
+                }),
+            )
+        })
+        .collect();
     let mut v = serde_json::json!({
         "duration_s": 0.0,
         "events": 0,
@@ -602,6 +653,7 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
         "invariants": invariants,
         "stranded_events": { "total": 0, "undetermined": 0 },
         "coverage": { "events_counted": 0, "probes": 0 },
+        "evidence": { "invariants": zeros, "faults": windowed },
         "history": { "bytes": 0, "ops": 0, "unfinished_ops": 0, "event_rows": 0, "group_rows": 0 },
     });
     if !faults.is_empty() {

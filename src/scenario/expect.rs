@@ -9,33 +9,72 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// `expect`: which invariants the run must find violated.
+/// `expect`: which invariants the run must find violated, and which it
+/// does not judge.
 ///
 /// `"holds"` (the default): every invariant holds. `{ violated = [A, B] }`:
 /// exactly A and B are violated and every other invariant holds (cli.md).
+/// `not_judged = [C]` (with or without `violated`): C's verdict, whatever
+/// it is, decides nothing (a lost-update variant breaks CountExact, and
+/// with it the premise NoMissedRegression rests on, which then says
+/// `unknown`). The loader refuses an invariant named in both lists.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(try_from = "ExpectRepr", into = "ExpectRepr")]
-pub enum Expect {
-    /// Every invariant holds.
-    #[default]
-    Holds,
-    /// Exactly these invariants (spec names) are violated.
-    Violated(Vec<String>),
+pub struct Expect {
+    /// Invariants (spec names) the run must find violated; empty: every
+    /// judged invariant holds.
+    pub violated: Vec<String>,
+    /// Invariants whose verdicts do not decide the exit.
+    pub not_judged: Vec<String>,
 }
 
 impl Expect {
+    /// `"holds"`: every invariant holds, all judged.
+    pub fn holds() -> Self {
+        Expect::default()
+    }
+
+    /// `{ violated = [names] }`: exactly these violated, every other holds.
+    pub fn violated<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+        Expect {
+            violated: names.into_iter().map(Into::into).collect(),
+            not_judged: Vec::new(),
+        }
+    }
+
+    /// The same expectation, with these invariants not judged.
+    pub fn not_judging<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.not_judged = names.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Whether `invariant` is expected violated.
     pub fn violates(&self, invariant: &str) -> bool {
-        matches!(self, Expect::Violated(v) if v.iter().any(|i| i == invariant))
+        self.violated.iter().any(|i| i == invariant)
+    }
+
+    /// Whether `invariant`'s verdict decides nothing (`not_judged`).
+    pub fn ignores(&self, invariant: &str) -> bool {
+        self.not_judged.iter().any(|i| i == invariant)
+    }
+
+    /// Whether every judged invariant is expected to hold.
+    pub fn is_holds(&self) -> bool {
+        self.violated.is_empty()
     }
 }
 
 impl fmt::Display for Expect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Expect::Holds => f.write_str("holds"),
-            Expect::Violated(v) => write!(f, "violated: {}", v.join(", ")),
+        if self.violated.is_empty() {
+            f.write_str("holds")?;
+        } else {
+            write!(f, "violated: {}", self.violated.join(", "))?;
         }
+        if !self.not_judged.is_empty() {
+            write!(f, "; not judged: {}", self.not_judged.join(", "))?;
+        }
+        Ok(())
     }
 }
 
@@ -44,27 +83,41 @@ impl fmt::Display for Expect {
 #[serde(untagged)]
 enum ExpectRepr {
     Word(String),
-    Table { violated: Vec<String> },
+    Table {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        violated: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_judged: Vec<String>,
+    },
 }
 
 impl TryFrom<ExpectRepr> for Expect {
     type Error = String;
     fn try_from(r: ExpectRepr) -> Result<Self, String> {
         match r {
-            ExpectRepr::Word(w) if w == "holds" => Ok(Expect::Holds),
+            ExpectRepr::Word(w) if w == "holds" => Ok(Expect::holds()),
             ExpectRepr::Word(w) => Err(format!(
                 "expected \"holds\" or {{ violated = [...] }}, found {w:?}"
             )),
-            ExpectRepr::Table { violated } => Ok(Expect::Violated(violated)),
+            ExpectRepr::Table {
+                violated,
+                not_judged,
+            } => Ok(Expect {
+                violated,
+                not_judged,
+            }),
         }
     }
 }
 
 impl From<Expect> for ExpectRepr {
     fn from(e: Expect) -> Self {
-        match e {
-            Expect::Holds => ExpectRepr::Word("holds".into()),
-            Expect::Violated(violated) => ExpectRepr::Table { violated },
+        if e == Expect::holds() {
+            return ExpectRepr::Word("holds".into());
+        }
+        ExpectRepr::Table {
+            violated: e.violated,
+            not_judged: e.not_judged,
         }
     }
 }

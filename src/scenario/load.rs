@@ -311,7 +311,7 @@ enum Kind {
     /// A finite number >= 0.
     Rate,
     Bool,
-    /// `"holds"`, or a table `{ violated = [invariant names] }`.
+    /// `"holds"`, or a table `{ violated = [names], not_judged = [names] }`.
     Expect,
     /// An array of threshold strings (`"latency_us.ingest.p99 < 20000"`).
     Thresholds,
@@ -332,9 +332,9 @@ impl Kind {
             Kind::Fraction => "a number from 0 to 1".to_owned(),
             Kind::Rate => "a number".to_owned(),
             Kind::Bool => "true or false".to_owned(),
-            Kind::Expect => {
-                "\"holds\" or { violated = [...] } naming invariants of the workload".to_owned()
-            }
+            Kind::Expect => "\"holds\" or { violated = [...], not_judged = [...] } naming \
+                             invariants of the workload"
+                .to_owned(),
             Kind::Thresholds => {
                 "an array of strings such as [\"latency_us.ingest.p99 < 20000\"]".to_owned()
             }
@@ -604,7 +604,23 @@ const SCHEMA: &[Section] = &[
             field("lease", Kind::Duration, Some("\"0s\"")),
         ],
     },
+    // Mirrors `MinEvidence::default()`; groups only.
+    Section {
+        name: "min_evidence",
+        fields: &[
+            field("TypeOK", MIN_EVIDENCE, Some("1")),
+            field("OneGroupPerFingerprint", MIN_EVIDENCE, Some("1")),
+            field("CountExact", MIN_EVIDENCE, Some("20")),
+            field("NoMissedRegression", MIN_EVIDENCE, Some("20")),
+        ],
+    },
 ];
+
+/// A `[min_evidence]` entry: a count of evidence (`checker::evidence`).
+const MIN_EVIDENCE: Kind = Kind::Int {
+    min: 0,
+    max: i64::MAX,
+};
 
 /// Every key a `[[faults]]` entry may hold, and its type: mirrors [`Fault`].
 /// Which of them apply to an entry, and their defaults, depend on its kind:
@@ -936,8 +952,9 @@ fn fill_defaults(doc: &mut DocumentMut, name: &str) {
         }
     }
     for section in SCHEMA {
-        // A groups scenario resolves exactly as before: no [outbox] table.
-        if section.name == "outbox" && !outbox {
+        // A groups scenario resolves exactly as before: no [outbox] table;
+        // an outbox one has no [min_evidence] (its invariants are others).
+        if (section.name == "outbox" && !outbox) || (section.name == "min_evidence" && outbox) {
             continue;
         }
         let table = if section.name.is_empty() {
@@ -1010,6 +1027,13 @@ fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
         } else if let Some(section) = SCHEMA[1..].iter().find(|s| s.name == key) {
             if key == "outbox" && !ctx.outbox {
                 return Err(ctx.error(&[key], "[outbox] only applies to workload = \"outbox\""));
+            }
+            if key == "min_evidence" && ctx.outbox {
+                return Err(ctx.error(
+                    &[key],
+                    "[min_evidence] applies to the groups workload's invariants; the outbox \
+                     workload's evidence is its queue (every message delivered)",
+                ));
             }
             let Some(table) = item.as_table_like() else {
                 return Err(ctx.error(
@@ -1469,8 +1493,9 @@ fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<
     Ok(())
 }
 
-/// Checks an `expect`: `"holds"` or `{ violated = [names] }` with known,
-/// distinct invariant names. Err(None): the wrong type; Err(Some): why.
+/// Checks an `expect`: `"holds"`, or a table with `violated = [names]`
+/// and/or `not_judged = [names]`, each naming known invariants once, no
+/// invariant in both. Err(None): the wrong type; Err(Some): why.
 fn check_expect(ctx: &Context, path: &[&str], item: &Item) -> Result<(), Option<String>> {
     let key = display_path(path);
     let known: &[&str] = if ctx.outbox {
@@ -1490,45 +1515,63 @@ fn check_expect(ctx: &Context, path: &[&str], item: &Item) -> Result<(), Option<
     }
     let table = item.as_table_like().ok_or(None)?;
     for (k, _) in table.iter() {
-        if k != "violated" {
+        if k != "violated" && k != "not_judged" {
             return Err(Some(format!(
-                "unknown key `{k}` in `{key}`: the only key is `violated`"
+                "unknown key `{k}` in `{key}`: the keys are `violated` and `not_judged`"
             )));
         }
     }
-    let names = table
-        .get("violated")
-        .ok_or_else(|| Some(format!("`{key}` needs `violated = [...]`")))?
-        .as_array()
-        .ok_or_else(|| {
-            Some(format!(
-                "`{key}.violated` must be an array of invariant names"
-            ))
-        })?;
-    if names.is_empty() {
+    if table.get("violated").is_none() && table.get("not_judged").is_none() {
         return Err(Some(format!(
-            "`{key}.violated` is empty: write expect = \"holds\" when no invariant should be violated"
+            "`{key}` needs `violated = [...]` (or `not_judged = [...]`)"
         )));
     }
-    let mut seen = Vec::new();
-    for n in names.iter() {
-        let Some(name) = n.as_str() else {
-            return Err(Some(format!(
-                "`{key}.violated` must hold invariant names (strings), found {}",
-                describe(&Item::Value(n.clone()))
-            )));
+    let list = |list: &str| -> Result<Vec<String>, Option<String>> {
+        let Some(item) = table.get(list) else {
+            return Ok(Vec::new());
         };
-        if !known.contains(&name) {
-            return Err(Some(format!(
-                "unknown invariant {name:?} in `{key}.violated`: the {workload} workload's \
-                 invariants are {}",
-                quoted_list(known)
-            )));
+        let names = item.as_array().ok_or_else(|| {
+            Some(format!(
+                "`{key}.{list}` must be an array of invariant names"
+            ))
+        })?;
+        if names.is_empty() {
+            return Err(Some(match list {
+                "violated" => format!(
+                    "`{key}.violated` is empty: write expect = \"holds\" when no invariant should be violated"
+                ),
+                _ => format!("`{key}.{list}` is empty: leave it out when every invariant is judged"),
+            }));
         }
-        if seen.contains(&name) {
-            return Err(Some(format!("{name:?} is named twice in `{key}.violated`")));
+        let mut seen: Vec<String> = Vec::new();
+        for n in names.iter() {
+            let Some(name) = n.as_str() else {
+                return Err(Some(format!(
+                    "`{key}.{list}` must hold invariant names (strings), found {}",
+                    describe(&Item::Value(n.clone()))
+                )));
+            };
+            if !known.contains(&name) {
+                return Err(Some(format!(
+                    "unknown invariant {name:?} in `{key}.{list}`: the {workload} workload's \
+                     invariants are {}",
+                    quoted_list(known)
+                )));
+            }
+            if seen.iter().any(|s| s == name) {
+                return Err(Some(format!("{name:?} is named twice in `{key}.{list}`")));
+            }
+            seen.push(name.to_string());
         }
-        seen.push(name);
+        Ok(seen)
+    };
+    let violated = list("violated")?;
+    let not_judged = list("not_judged")?;
+    if let Some(both) = violated.iter().find(|v| not_judged.contains(v)) {
+        return Err(Some(format!(
+            "{both:?} is in both `{key}.violated` and `{key}.not_judged`: an invariant that \
+             is not judged cannot be expected violated; keep it in one list"
+        )));
     }
     Ok(())
 }

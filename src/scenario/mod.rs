@@ -69,6 +69,12 @@ pub struct Scenario {
     /// the contract's `GET /v1/export`, every event row kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<api::AuditConfig>,
+    /// `[min_evidence]`: per groups invariant, the least evidence under
+    /// which its `holds` becomes `unknown` (see `checker::evidence`).
+    /// Filled with its defaults for groups; None for outbox (and in run
+    /// folders written before it existed: the defaults apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_evidence: Option<MinEvidence>,
     /// `[[faults]]`: the nemesis's fault schedule (default: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
@@ -98,6 +104,60 @@ impl Scenario {
         let mut thresholds = self.thresholds.clone();
         thresholds.extend(entry.into_iter().flat_map(|e| e.thresholds.iter().cloned()));
         (expect, thresholds)
+    }
+}
+
+/// `[min_evidence]`: the least evidence (as `checker::evidence` counts
+/// it) each groups invariant needs for its `holds` to stand; below it the
+/// verdict is `unknown`. A violation stands whatever the evidence.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MinEvidence {
+    /// TypeOK (default 1).
+    #[serde(rename = "TypeOK")]
+    pub type_ok: u64,
+    /// OneGroupPerFingerprint (default 1).
+    #[serde(rename = "OneGroupPerFingerprint")]
+    pub one_group_per_fingerprint: u64,
+    /// CountExact (default 20).
+    #[serde(rename = "CountExact")]
+    pub count_exact: u64,
+    /// NoMissedRegression (default 20).
+    #[serde(rename = "NoMissedRegression")]
+    pub no_missed_regression: u64,
+}
+
+impl Default for MinEvidence {
+    /// Mirrors the loader's defaults (`scenarios/README.md`).
+    fn default() -> Self {
+        MinEvidence {
+            type_ok: 1,
+            one_group_per_fingerprint: 1,
+            count_exact: 20,
+            no_missed_regression: 20,
+        }
+    }
+}
+
+impl MinEvidence {
+    /// The minimum for an invariant by its spec name (None: not a groups
+    /// invariant).
+    pub fn of(&self, invariant: &str) -> Option<u64> {
+        match invariant {
+            "TypeOK" => Some(self.type_ok),
+            "OneGroupPerFingerprint" => Some(self.one_group_per_fingerprint),
+            "CountExact" => Some(self.count_exact),
+            "NoMissedRegression" => Some(self.no_missed_regression),
+            _ => None,
+        }
+    }
+}
+
+impl Scenario {
+    /// The minimum evidence of each groups invariant: `[min_evidence]`,
+    /// or its defaults where a saved scenario predates it.
+    pub fn min_evidence(&self) -> MinEvidence {
+        self.min_evidence.unwrap_or_default()
     }
 }
 
