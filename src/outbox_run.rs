@@ -206,6 +206,7 @@ fn execute(
         // Over HTTP the server runs the steps: the bench sees none.
         step_log: !http,
         counting_step: 0,
+        event_step: None,
         namespace: String::new(),
         ingest_steps: Vec::new(),
         shard: None,
@@ -414,7 +415,7 @@ fn execute(
                 (r.invariant.clone(), r.verdict, n, r.first_explanation())
             })
             .collect(),
-        stranded: 0,
+        stranded: Some(0),
         exit: (summary.exit.code, summary.exit.rule.clone()),
         run_dir: run_dir.display().to_string(),
     });

@@ -381,6 +381,7 @@ fn execute(
         // Only the in-process target sees every statement.
         step_log: !http,
         counting_step: p.variant.counting_step as u32,
+        event_step: None,
         ingest_steps: p
             .variant
             .ingest
