@@ -73,9 +73,8 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
             EventStep::Unknown => {
                 s.total = None;
                 s.notes.push(
-                    "cannot tell: the history does not name the ingest step that inserts the \
-                     event row, so which rows an attempt inserted without counting them is \
-                     unknown"
+                    "the history does not name the ingest step that inserts the event row, so \
+                     which rows an attempt inserted without counting them cannot be told"
                         .into(),
                 );
                 return s;

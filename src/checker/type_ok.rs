@@ -161,7 +161,7 @@ fn lost_finding(facts: &Facts, l: &Lost) -> Finding {
     let mut others: Vec<_> = e.tries.iter().filter(|a| a.op != l.op).collect();
     others.sort_by_key(|a| (a.start, a.op));
     for a in others {
-        if a.effect == Effect::May && a.start >= l.decided {
+        if a.start >= l.decided {
             later.push(a.op);
             continue;
         }
@@ -195,25 +195,31 @@ fn lost_finding(facts: &Facts, l: &Lost) -> Finding {
         ),
     });
     evidence.sort_by_key(|e| e.t);
+    let n_before = evidence.len() - 1;
+    let before = match n_before {
+        0 => "no other attempt of it started before its deciding point".to_string(),
+        n => format!(
+            "none of the {n} other attempt(s) that started before its deciding point may \
+             have inserted it"
+        ),
+    };
     let later = if later.is_empty() {
         String::new()
     } else {
         format!(
-            "; {} later attempt(s) (ops {:?}) started after the deciding point",
+            " ({} later attempt(s), ops {:?}, started after it)",
             later.len(),
             later
         )
     };
-    let n_before = evidence.len() - 1;
     let (expected, explanation) = if own {
         (
             "an op that inserted its event row runs on to count it".to_string(),
             format!(
                 "{}: op {} inserted event {} itself, then answered duplicate without running \
                  the counting step (a stop condition decided on a stale value): the event is \
-                 stored but never counted, and every retry will stop as a duplicate; no other \
-                 attempt can have inserted it before ({n_before} earlier attempt(s), none of \
-                 which may have inserted it{later})",
+                 stored but never counted, and every retry will stop as a duplicate; \
+                 {before}{later}",
                 l.rule.name(),
                 l.op,
                 l.event_id
@@ -224,10 +230,8 @@ fn lost_finding(facts: &Facts, l: &Lost) -> Finding {
             "a duplicate answer only after another attempt of the event may have stored it"
                 .to_string(),
             format!(
-                "{}: op {} was told event {} was already stored, but no other attempt of it \
-                 that may have had an effect started before its deciding point ({n_before} \
-                 earlier attempt(s), none of which may have inserted it{later}): the event was \
-                 dropped while the client was told it was stored",
+                "{}: op {} was told event {} was already stored, but {before}{later}: the \
+                 event was dropped while the client was told it was stored",
                 l.rule.name(),
                 l.op,
                 l.event_id
