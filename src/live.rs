@@ -86,8 +86,8 @@ pub struct Verdicts {
     /// Per invariant: name, verdict, violations or unknowns, the first
     /// finding's explanation.
     pub invariants: Vec<(String, Verdict, u64, Option<String>)>,
-    /// Stranded events in all.
-    pub stranded: u64,
+    /// Stranded events in all; None: the history cannot tell.
+    pub stranded: Option<u64>,
     /// The exit code and the rule that decided it.
     pub exit: (i32, String),
     /// The run folder.

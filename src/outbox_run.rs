@@ -416,7 +416,7 @@ fn execute(
                 (r.invariant.clone(), r.verdict, n, r.first_explanation())
             })
             .collect(),
-        stranded: 0,
+        stranded: Some(0),
         exit: (summary.exit.code, summary.exit.rule.clone()),
         run_dir: run_dir.display().to_string(),
     });

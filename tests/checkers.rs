@@ -129,7 +129,7 @@ impl Hist {
             step_log,
             entries: vec![Entry::Header(Header {
                 outbox: None,
-                schema_version: 1,
+                schema_version: 3,
                 workload: "groups".into(),
                 scenario: "test".into(),
                 variant: "atomic".into(),
@@ -431,7 +431,7 @@ fn type_ok_event_without_group_is_legal() {
     for r in &results {
         assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
     }
-    assert_eq!(s.total, 1);
+    assert_eq!(s.total, Some(1));
 }
 
 // ---------------------------------------------------------------------------
@@ -517,7 +517,11 @@ fn count_exact_double_count() {
     assert_eq!(r.verdict, Verdict::Violated);
     assert_eq!(r.violations, 1);
     let f = &r.examples[0];
-    assert!(f.explanation.contains("counted twice"), "{f:?}");
+    assert!(f.explanation.contains("double count"), "{f:?}");
+    assert!(
+        f.explanation.contains("event e1 was counted by 2 attempts"),
+        "{f:?}"
+    );
     assert!(
         f.evidence.iter().any(|e| e.what.contains("counted by 2")),
         "{f:?}"
@@ -1113,7 +1117,7 @@ fn nmr_refused_resolve_that_read_open_is_no_probe() {
     // resolve at all it is a violation.
     let mut h = Hist::new(true, 2);
     h.ingest_counted("e1", "f1", 10);
-    let p = h.resolve_refused("f1", 20, "resolved", 5);
+    let p = h.resolve_refused("f1", 20, "resolved", 1);
     let r = nmr(&h, &t);
     assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
     assert!(r.examples[0].found.contains(&format!("op {p}")), "{r:?}");
@@ -1143,7 +1147,7 @@ fn stranded_busy_at_s2() {
     let (h, op) = busy_history();
     let t = tables(&[("e1", "f1")], &[]);
     let (results, s) = all(&h, &t);
-    assert_eq!(s.total, 1, "{s:?}");
+    assert_eq!(s.total, Some(1), "{s:?}");
     let (cause, n) = s.by_cause.iter().next().unwrap();
     assert!(cause.contains("busy"), "{s:?}");
     assert!(cause.contains("s2"), "{s:?}");
@@ -1162,7 +1166,7 @@ fn stranded_duplicate_retry_does_not_unstrand() {
     h.ingest_duplicate("e1", "f1", 30);
     let t = tables(&[("e1", "f1")], &[]);
     let s = stranded::report(&h.facts(), &t);
-    assert_eq!(s.total, 1, "{s:?}");
+    assert_eq!(s.total, Some(1), "{s:?}");
     assert!(s.by_cause.keys().next().unwrap().contains("busy"), "{s:?}");
     assert_eq!(s.examples, vec![("e1".to_string(), op)]);
 }
@@ -1174,7 +1178,7 @@ fn stranded_counted_event_is_not_stranded() {
     h.ingest_duplicate("e1", "f1", 20);
     let t = tables(&[("e1", "f1")], &[("f1", "open", 1)]);
     let s = stranded::report(&h.facts(), &t);
-    assert_eq!(s.total, 0, "{s:?}");
+    assert_eq!(s.total, Some(0), "{s:?}");
     assert!(s.by_cause.is_empty());
 }
 
@@ -1513,7 +1517,7 @@ fn simulate(seed: u64, naive: bool, step_log: bool, crashes: bool) -> SimOut {
         rng,
         entries: vec![Entry::Header(Header {
             outbox: None,
-            schema_version: 1,
+            schema_version: 3,
             workload: "groups".into(),
             scenario: "sim".into(),
             variant: if naive { "naive" } else { "atomic" }.into(),
@@ -1598,7 +1602,7 @@ fn sim_atomic_is_never_violated() {
                     "seed {seed} step_log {step_log}: {r:#?}"
                 );
             }
-            assert_eq!(s.total, 0, "seed {seed}: {s:?}");
+            assert_eq!(s.total, Some(0), "seed {seed}: {s:?}");
             // The model itself never goes dirty-and-resolved.
             assert!(o.dirty_probes.is_empty());
             assert!(o
@@ -1648,7 +1652,7 @@ fn sim_naive_violations_are_found_and_real() {
             for r in &results[..3] {
                 assert_eq!(r.verdict, Verdict::Holds, "seed {seed}: {r:#?}");
             }
-            assert_eq!(s.total, 0);
+            assert_eq!(s.total, Some(0));
             let r = &results[3];
             assert_eq!(r.unknowns, 0, "seed {seed}: {r:#?}");
             let final_dirty = o
@@ -1768,7 +1772,7 @@ fn crash_after_s1_strands_the_event_by_cause_and_breaks_nothing() {
     for r in &results {
         assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
     }
-    assert_eq!(s.total, 1, "{s:?}");
+    assert_eq!(s.total, Some(1), "{s:?}");
     assert_eq!(
         s.by_cause,
         BTreeMap::from([("crash after step s1".to_string(), 1)])
@@ -1799,7 +1803,7 @@ fn crash_after_the_counting_step_is_done_and_not_stranded() {
     for r in &results {
         assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
     }
-    assert_eq!(s.total, 0, "{s:?}");
+    assert_eq!(s.total, Some(0), "{s:?}");
     // And it is Done, not Maybe: a count of 0 is a lost increment.
     let t = tables(&[("e1", "f1")], &[("f1", "open", 0)]);
     assert_eq!(count_exact(&h, &t).verdict, Verdict::Violated);
@@ -2010,4 +2014,566 @@ fn step_log_resolve_crashed_after_its_update_keeps_the_returned_count() {
         nmr(&build(1), &final_resolved_2()).verdict,
         Verdict::Violated
     );
+}
+
+// ---------------------------------------------------------------------------
+// Keyed by (project, fingerprint); duplicate answers; event-insert step;
+// figures and words
+// ---------------------------------------------------------------------------
+
+impl Hist {
+    /// A history whose header names the ingest steps, the event-insert
+    /// step (None: not named) and the history's schema version.
+    fn with_header(
+        step_log: bool,
+        counting: u32,
+        steps: &[&str],
+        event_step: Option<u32>,
+        schema_version: u32,
+    ) -> Hist {
+        let mut h = Hist::new(step_log, counting);
+        if let Entry::Header(hd) = &mut h.entries[0] {
+            hd.ingest_steps = steps.iter().map(|s| s.to_string()).collect();
+            hd.event_step = event_step;
+            hd.schema_version = schema_version;
+            hd.variant = "groups-naive".into();
+        }
+        h
+    }
+}
+
+fn type_ok(h: &Hist, t: &Tables) -> CheckResult {
+    type_ok::check(&h.facts(), t)
+}
+
+/// A first attempt (op 1) that answered duplicate, decided by s1 at 14.
+fn lone_duplicate(step_log: bool) -> Hist {
+    let mut h = Hist::new(step_log, 2);
+    h.ingest_duplicate_at("e1", "f1", 10, 12, 14);
+    h
+}
+
+impl Hist {
+    /// A duplicate answer: s1 [s, e] changed nothing; ok accepted = false at e + 1.
+    fn ingest_duplicate_at(&mut self, ev: &str, fp: &str, t: u64, s: u64, e: u64) -> u64 {
+        let steps = vec![st("s1", s, e, 0)];
+        self.ingest(ev, fp, t, steps, End::Ok(e + 1, accepted(Some(false))))
+    }
+}
+
+#[test]
+fn duplicate_explained_when_attempt_1_inserts_before_attempt_0() {
+    for step_log in [true, false] {
+        // Attempt 0 (invoked first) reached s1 only after attempt 1 (a
+        // retry sent soon, from another worker) had inserted the row.
+        // Attempt 0 is written first; attempt 1 completes later.
+        let mut h = Hist::new(step_log, 2);
+        h.ingest_duplicate_at("e1", "f1", 10, 40, 41);
+        h.ingest_counted("e1", "f1", 20);
+        let t = tables(&[("e1", "f1")], &[("f1", "open", 1)]);
+        let (results, s) = all(&h, &t);
+        for r in &results {
+            assert_eq!(r.verdict, Verdict::Holds, "step_log {step_log}: {r:#?}");
+        }
+        assert_eq!(s.total, Some(0));
+        // Written the other way round (the explaining op completes and is
+        // written after the duplicate, though it was invoked before): the
+        // same verdict, judged once the whole history is read.
+        let mut h = Hist::new(step_log, 2);
+        h.ingest_duplicate_at("e1", "f1", 10, 12, 14);
+        h.ingest(
+            "e1",
+            "f1",
+            5,
+            vec![st("s1", 6, 7, 1), st("s2", 8, 9, 1), st("s3", 25, 26, 1)],
+            End::Ok(30, accepted(Some(true))),
+        );
+        let (results, _) = all(&h, &t);
+        assert_eq!(results[0].verdict, Verdict::Holds, "{:#?}", results[0]);
+    }
+}
+
+#[test]
+fn first_ever_duplicate_with_no_other_attempt_is_violated() {
+    for step_log in [true, false] {
+        let h = lone_duplicate(step_log);
+        let t = tables(&[], &[]);
+        let r = type_ok(&h, &t);
+        assert_eq!(r.verdict, Verdict::Violated, "step_log {step_log}: {r:#?}");
+        assert_eq!(r.violations, 1);
+        let f = &r.examples[0];
+        assert_eq!(f.event_id.as_deref(), Some("e1"));
+        assert!(
+            f.found.starts_with("unexplained duplicate: ingest op 1"),
+            "{f:#?}"
+        );
+        assert!(
+            f.explanation.contains("dropped while the client was told"),
+            "{f:#?}"
+        );
+        if step_log {
+            assert!(f.found.contains("its step s1"), "{f:#?}");
+        }
+        // Visible at the deciding point: the end of s1 (14), or the
+        // answer's arrival (15) without a step log.
+        let at = if step_log { 14 } else { 15 };
+        assert_eq!(r.first_violation_ns, Some(at), "{r:#?}");
+    }
+}
+
+#[test]
+fn an_ok_that_does_not_say_is_no_duplicate() {
+    let mut h = Hist::new(false, 2);
+    h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![],
+        End::Ok(
+            15,
+            OpResult {
+                ambiguous: Some("the answer does not say accepted or duplicate".into()),
+                ..Default::default()
+            },
+        ),
+    );
+    let t = tables(&[("e1", "f1")], &[("f1", "open", 1)]);
+    assert_eq!(type_ok(&h, &t).verdict, Verdict::Holds);
+}
+
+#[test]
+fn duplicate_whose_only_other_attempt_failed_is_violated() {
+    // Remote: the other attempt failed (certainly no effect).
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 5, vec![], End::Fail(8, err_res("refused")));
+    h.ingest_duplicate_at("e1", "f1", 10, 12, 14);
+    let t = tables(&[], &[]);
+    let r = type_ok(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    let f = &r.examples[0];
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.op == Some(1) && e.what.contains("failed (certainly no effect)")),
+        "{f:#?}"
+    );
+    // In-process: the other attempt's event insert was busy (no effect).
+    let mut h = Hist::new(true, 2);
+    h.ingest(
+        "e1",
+        "f1",
+        5,
+        vec![err_st("s1", 6, 7, "database is locked", false)],
+        End::Fail(8, err_res("busy")),
+    );
+    h.ingest_duplicate_at("e1", "f1", 10, 12, 14);
+    let r = type_ok(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert!(
+        r.examples[0]
+            .evidence
+            .iter()
+            .any(|e| e.what.contains("event-insert step failed")),
+        "{r:#?}"
+    );
+    // A failed step that may have applied explains it.
+    let mut h = Hist::new(true, 2);
+    h.ingest(
+        "e1",
+        "f1",
+        5,
+        vec![err_st("s1", 6, 7, "disk I/O error", true)],
+        End::Info(8, err_res("io")),
+    );
+    h.ingest_duplicate_at("e1", "f1", 10, 12, 14);
+    assert_eq!(type_ok(&h, &t).verdict, Verdict::Holds);
+}
+
+#[test]
+fn duplicate_explained_only_by_attempts_that_may_have_had_an_effect() {
+    let t = tables(&[("e1", "f1")], &[]);
+    let build = |fault: &dyn Fn(&mut Hist, u64)| {
+        let mut h = Hist::new(false, 2);
+        let a = h.ingest("e1", "f1", 5, vec![], End::Info(9, err_res("timeout")));
+        fault(&mut h, a);
+        h.ingest_duplicate_at("e1", "f1", 10, 12, 14);
+        h
+    };
+    // An indeterminate attempt invoked before may have stored the row.
+    assert_eq!(type_ok(&build(&|_, _| {}), &t).verdict, Verdict::Holds);
+    // Not if the fault proxy never forwarded it...
+    let h = build(&|h, a| h.proxied(6, a, false, "reset"));
+    let r = type_ok(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert!(
+        r.examples[0]
+            .evidence
+            .iter()
+            .any(|e| e.what.contains("never forwarded")),
+        "{r:#?}"
+    );
+    // ...nor if it was sent while the server was killed and ended before
+    // the restart.
+    let h = build(&|h, _| {
+        h.fault(4, FaultKind::Kill, FaultAction::Start, None);
+        h.fault(10, FaultKind::Kill, FaultAction::Stop, None);
+    });
+    let r = type_ok(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert!(
+        r.examples[0]
+            .evidence
+            .iter()
+            .any(|e| e.what.contains("killed")),
+        "{r:#?}"
+    );
+    // An attempt invoked after the duplicate's answer explains nothing.
+    let mut h = Hist::new(false, 2);
+    h.ingest_duplicate_at("e1", "f1", 10, 12, 14);
+    h.ingest_counted("e1", "f1", 20);
+    let r = type_ok(&h, &tables(&[("e1", "f1")], &[("f1", "open", 1)]));
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert!(
+        r.examples[0].explanation.contains("1 later attempt(s)"),
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn insert_ignored_by_its_own_op_is_violated() {
+    // s1 inserted the row, then a stop condition on a stale value (s2's
+    // changes = 0: the group existed) answered duplicate: never counted.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e0", "f1", 1);
+    let op = h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![st("s1", 11, 12, 1), st("s2", 13, 14, 0)],
+        End::Ok(15, accepted(Some(false))),
+    );
+    // Its retry stops at s1: explained by op's own insert.
+    h.ingest_duplicate_at("e1", "f1", 20, 21, 22);
+    let t = tables(&[("e0", "f1"), ("e1", "f1")], &[("f1", "open", 1)]);
+    let (results, s) = all(&h, &t);
+    let r = &results[0];
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert_eq!(r.violations, 1, "{r:#?}");
+    let f = &r.examples[0];
+    assert!(
+        f.found
+            .starts_with(&format!("insert ignored by its own op: ingest op {op}")),
+        "{f:#?}"
+    );
+    assert!(f.found.contains("its step s2"), "{f:#?}");
+    assert_eq!(r.first_violation_ns, Some(14));
+    // The other invariants hold; the row is also reported stranded.
+    for r in &results[1..] {
+        assert_eq!(r.verdict, Verdict::Holds, "{r:#?}");
+    }
+    assert_eq!(s.total, Some(1), "{s:?}");
+    // A crash fault's abandoned op is no such answer (it ends info), and
+    // an op that counted after its insert is fine.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e0", "f1", 1);
+    let t = tables(&[("e0", "f1")], &[("f1", "open", 1)]);
+    assert_eq!(type_ok(&h, &t).verdict, Verdict::Holds);
+}
+
+#[test]
+fn insert_ignored_is_not_judged_without_the_event_step() {
+    // The header names no event-insert step: the same history's lone
+    // duplicate is still unexplained (no other attempt at all), but the
+    // second rule is not named, and a note says why.
+    let mut h = Hist::with_header(true, 2, &["s1", "s2", "s3"], None, 3);
+    h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![st("s1", 11, 12, 1), st("s2", 13, 14, 0)],
+        End::Ok(15, accepted(Some(false))),
+    );
+    let t = tables(&[("e1", "f1")], &[]);
+    let r = type_ok(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert!(
+        r.examples[0].found.starts_with("unexplained duplicate"),
+        "{r:#?}"
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("\"insert ignored by its own op\" not judged")),
+        "{r:#?}"
+    );
+}
+
+/// A design that inserts the group row first: step 0 `g` (group), step 1
+/// `ev` (event), step 2 `count` (counting). e2's event insert applied,
+/// then its counting step was busy: stranded.
+fn group_first(event_step: Option<u32>, schema: u32) -> Hist {
+    let mut h = Hist::with_header(true, 2, &["g", "ev", "count"], event_step, schema);
+    h.ingest(
+        "e1",
+        "f1",
+        10,
+        vec![
+            st("g", 11, 12, 1),
+            st("ev", 13, 14, 1),
+            st("count", 15, 16, 1),
+        ],
+        End::Ok(17, accepted(Some(true))),
+    );
+    h.ingest(
+        "e2",
+        "f1",
+        20,
+        vec![
+            st("g", 21, 22, 0),
+            st("ev", 23, 24, 1),
+            err_st("count", 25, 26, "database is locked", false),
+        ],
+        End::Info(27, err_res("busy")),
+    );
+    h
+}
+
+#[test]
+fn event_insert_at_step_1_is_stranded() {
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
+    let (results, s) = all(&group_first(Some(1), 3), &t);
+    assert_eq!(s.total, Some(1), "{s:?}");
+    assert_eq!(s.by_cause.get("busy at step count"), Some(&1), "{s:?}");
+    assert_eq!(s.examples, vec![("e2".to_string(), 2)]);
+    assert!(s.notes.is_empty(), "{s:?}");
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Holds, "{r:#?}");
+    }
+    // This version's history naming no event-insert step: cannot tell
+    // (no total, so a threshold on it cannot pass), never 0.
+    let (_, s) = all(&group_first(None, 3), &t);
+    assert_eq!(s.total, None, "{s:?}");
+    assert!(
+        s.notes
+            .iter()
+            .any(|n| n.contains("does not name the ingest step")),
+        "{s:?}"
+    );
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(json["total"].is_null(), "{json}");
+    // An older history (no such field): step 0 is taken for it, as its
+    // writer did, and a note says so.
+    let (_, s) = all(&group_first(None, 2), &t);
+    assert_eq!(s.total, Some(0), "{s:?}");
+    assert!(
+        s.notes
+            .iter()
+            .any(|n| n.contains("step 0 (g) is taken to be it")),
+        "{s:?}"
+    );
+}
+
+/// A design with its own group ids: the exported rows say `grp-p:f1`
+/// where the bench sent `g:p:f1`.
+fn own_id_tables(status: &str, count: i64) -> Tables {
+    Tables::from_rows(
+        &[("e1", P, "f1"), ("e2", P, "f1")],
+        vec![GroupRow::new("grp-p:f1", P, "f1", status, count)],
+        READ_AT,
+    )
+}
+
+#[test]
+fn own_id_design_holds() {
+    for step_log in [true, false] {
+        let mut h = Hist::new(step_log, 2);
+        h.ingest_counted("e1", "f1", 10);
+        h.resolve_ok("f1", 20, 1);
+        h.ingest_counted("e2", "f1", 30);
+        h.resolve_ok("f1", 40, 2);
+        h.resolve_refused("f1", 50, "resolved", 2);
+        let t = own_id_tables("resolved", 2);
+        let (results, _) = all(&h, &t);
+        for r in &results {
+            assert_eq!(
+                (r.verdict, r.violations, r.unknowns),
+                (Verdict::Holds, 0, 0),
+                "step_log {step_log}: {r:#?}"
+            );
+        }
+        // Keyed the same way, a real missed regression is still found,
+        // and shown by the exported id.
+        let mut h = Hist::new(step_log, 2);
+        h.ingest_counted("e1", "f1", 10);
+        h.resolve_ok("f1", 20, 1);
+        h.ingest_counted("e2", "f1", 30);
+        let r = nmr(&h, &own_id_tables("resolved", 2));
+        assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+        assert_eq!(r.examples[0].group.as_ref().unwrap().id, "grp-p:f1");
+    }
+}
+
+#[test]
+fn two_rows_for_one_key_leave_count_and_regression_unjudged() {
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    let t = Tables::from_rows(
+        &[("e1", P, "f1")],
+        vec![
+            GroupRow::new("a", P, "f1", "resolved", 1),
+            GroupRow::new("b", P, "f1", "open", 0),
+        ],
+        READ_AT,
+    );
+    let (results, _) = all(&h, &t);
+    let v: Vec<Verdict> = results.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        v,
+        [
+            Verdict::Holds,
+            Verdict::Violated,
+            Verdict::Unknown,
+            Verdict::Unknown
+        ],
+        "{results:#?}"
+    );
+    for r in &results[2..] {
+        assert!(
+            r.unknown_examples[0].explanation.starts_with("undecided")
+                && r.unknown_examples[0]
+                    .explanation
+                    .contains("OneGroupPerFingerprint does not hold"),
+            "{r:#?}"
+        );
+    }
+}
+
+#[test]
+fn count_exact_first_violation_at_the_snapshot_time() {
+    // Two events counted, the final row says 1: visible at the read.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f1", 20);
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
+    let r = count_exact(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated);
+    assert_eq!(r.first_violation_ns, Some(READ_AT), "{r:#?}");
+    let f = &r.examples[0];
+    assert!(f.explanation.starts_with("a lost increment"), "{f:#?}");
+    // And so in the summary (s, ms precision).
+    let mut late = t.clone();
+    late.read_start = 2_500_000_000;
+    let summary = specstorm::report::summary::invariants(&[count_exact(&h, &late)]);
+    assert_eq!(summary["CountExact"].first_violation_s, Some(2.5));
+    // A refused resolve's probe read 0 at [53, 54], after both counting
+    // steps had ended: visible at the probe.
+    h.resolve_refused("f1", 50, "open", 0);
+    let r = count_exact(&h, &t);
+    assert_eq!(r.violations, 1, "{r:#?}");
+    assert_eq!(r.first_violation_ns, Some(53), "{r:#?}");
+    assert!(
+        r.examples[0]
+            .found
+            .contains("op 3's probe read event_count = 0"),
+        "{r:#?}"
+    );
+    // A probe that read 2 before e2's counting step started ran ahead.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.resolve_refused("f1", 18, "open", 2);
+    h.ingest_counted("e2", "f1", 30);
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 2)]);
+    let r = count_exact(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert_eq!(r.first_violation_ns, Some(21), "{r:#?}");
+    assert!(
+        r.examples[0].explanation.starts_with("a double count"),
+        "{r:#?}"
+    );
+    // The same probe after e2's counting step began holds.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    h.ingest_counted("e2", "f1", 30);
+    h.resolve_refused("f1", 40, "open", 2);
+    assert_eq!(count_exact(&h, &t).verdict, Verdict::Holds);
+}
+
+#[test]
+fn the_example_violation_is_the_earliest_by_time() {
+    // Group a (first by id) is seen violated only in the final snapshot;
+    // group b by a probe at 103: b's is the example.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "a", 10);
+    h.ingest_counted("e2", "b", 20);
+    h.resolve_refused("b", 100, "resolved", 1);
+    let t = tables(
+        &[("e1", "a"), ("e2", "b")],
+        &[("a", "resolved", 1), ("b", "regressed", 1)],
+    );
+    let r = nmr(&h, &t);
+    assert_eq!(r.violations, 2, "{r:#?}");
+    assert_eq!(r.examples[0].group.as_ref().unwrap().fingerprint, "b");
+    assert_eq!(r.first_violation_ns, Some(103));
+    let s = specstorm::report::summary::invariants(&[r.clone()]);
+    assert_eq!(
+        s["NoMissedRegression"].first.as_deref(),
+        Some(r.examples[0].explanation.as_str())
+    );
+}
+
+#[test]
+fn naive_explanation_names_the_stale_read_and_the_explorer() {
+    let mut h = Hist::with_header(true, 3, &["s1", "s2", "s3_read", "s3_write"], Some(0), 3);
+    let counted = |h: &mut Hist, ev: &str, t: u64, read: (u64, u64), write: (u64, u64)| {
+        h.ingest(
+            ev,
+            "f1",
+            t,
+            vec![
+                st("s1", t + 1, t + 2, 1),
+                st("s2", t + 3, t + 4, 1),
+                rd("s3_read", read.0, read.1),
+                st("s3_write", write.0, write.1, 1),
+            ],
+            End::Ok(write.1 + 1, accepted(Some(true))),
+        )
+    };
+    counted(&mut h, "e1", 10, (15, 16), (17, 18));
+    // e2 read the group (open) at [35, 36]; the resolve [41, 42] returned
+    // 1; e2's write [45, 46] kept `resolved`.
+    let e2 = counted(&mut h, "e2", 30, (35, 36), (45, 46));
+    let m = h.resolve_ok("f1", 40, 1);
+    let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "resolved", 2)]);
+    let r = nmr(&h, &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    let x = &r.examples[0].explanation;
+    assert!(
+        x.contains(&format!(
+            "Op {e2}'s step s3_read at [0.000000s, 0.000000s] read the group before resolve op {m}"
+        )),
+        "{x}"
+    );
+    assert!(x.contains("its counting write s3_write at"), "{x}");
+    assert!(x.contains("kept `resolved`"), "{x}");
+    assert!(
+        x.contains("run `specstorm explore --set variant=groups-naive`"),
+        "{x}"
+    );
+}
+
+#[test]
+fn unknown_findings_say_what_is_undecided_and_which_op() {
+    let (h, q) = q_history(false, |h| h.resolve_info("f1", 50, Some(55)));
+    let r = nmr(&h, &final_resolved_2());
+    assert_eq!(r.verdict, Verdict::Unknown, "{r:#?}");
+    let x = &r.unknown_examples[0].explanation;
+    assert!(
+        x.starts_with("undecided: whether a resolve returned 2"),
+        "{x}"
+    );
+    assert!(
+        x.contains(&format!("indeterminate resolve op(s) [{q}]")),
+        "{x}"
+    );
+    assert!(!x.contains("missed resolved->regressed"), "{x}");
 }

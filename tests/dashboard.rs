@@ -122,7 +122,7 @@ fn after_verdict() -> Snapshot {
             ),
             ("TypeOK".into(), Verdict::Holds, 0, None),
         ],
-        stranded: 4,
+        stranded: Some(4),
         exit: (
             1,
             "expectation not met: every invariant should hold, but NoMissedRegression violated"
@@ -593,7 +593,7 @@ fn outbox_mid_run_120x30() {
     done.phase = Phase::Done;
     done.verdicts = Some(Verdicts {
         invariants: vec![("AtMostOneStateChange".into(), Verdict::Holds, 0, None)],
-        stranded: 0,
+        stranded: Some(0),
         exit: (0, "every invariant holds, as expected".into()),
         run_dir: "results/outbox-lease".into(),
     });

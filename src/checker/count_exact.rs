@@ -1,5 +1,14 @@
 //! CountExact: for every group G, |Done(G)| <= event_count(G) <=
-//! |Done(G)| + |Maybe(G)|, and event_count(G) <= |A(G)| (groups.md).
+//! |Done(G)| + |Maybe(G)|, and event_count(G) <= |A(G)| (groups.md); and
+//! at every instant a probe read G's count, the count lay between the
+//! events certainly counted before the probe began and the events that
+//! may have been counted by its end.
+//!
+//! Groups are keyed by (project, fingerprint), as the events are (a design
+//! may compute its own group ids). Premise: one group row per key. Where
+//! OneGroupPerFingerprint fails, the events of the key cannot be
+//! attributed to one row: that key is `unknown` (and NoMissedRegression,
+//! whose count rule needs CountExact, does not judge it either).
 //!
 //! Sound: Done holds only events whose counting step certainly changed G's
 //! row (from the exact step log, or an `ok` accepted answer), so a correct
@@ -11,9 +20,24 @@
 //! group's verdict is `unknown`. Where the service deletes event rows
 //! itself (`audit.events = "pruned"`), |A(G)| bounds nothing and is not
 //! used: the bounds then rest on the history alone, and a note says so.
+//!
+//! Probes. A refused resolve's probe reads the row's count at some instant
+//! of its step (of its whole op, remote). In a correct system the count at
+//! an instant is the number of distinct events whose counting step took
+//! effect before it (the spec's `done`), so a probe that read c in
+//! [start, end] needs: events certainly counted (counting step ended;
+//! accepted answer arrived) before `start` <= c <= events with an attempt
+//! that counted or may have counted and whose counting step started
+//! (remote: was invoked) by `end`. Recorded starts are taken before and
+//! ends after the real ones (merging only widens them), so both bounds are
+//! loose in the safe direction. Successful resolves' returned counts are
+//! not used here: they are NoMissedRegression's to judge.
+//!
+//! A violation is visible at the first instant the evidence shows it: the
+//! earliest probe outside its bounds, else the final snapshot's read.
 
-use super::facts::EventFacts;
-use super::{CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
+use super::facts::{EventFacts, Probe};
+use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
 use crate::workload::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -42,22 +66,46 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
             k.2.push((id, e));
         }
     }
+    let snapshot = tables.read_start;
     let mut with_row = HashSet::new();
     let mut bounded = 0u64;
-    for g in &tables.groups {
-        let key = g.key();
+    let mut probes = 0u64;
+    for (key, rows) in tables.rows_by_key() {
         let ki = facts.key_of(&key.0, &key.1);
         if let Some(ki) = ki {
             with_row.insert(ki);
         }
         let empty = (0, 0, Vec::new());
         let (done, maybe, evs) = ki.and_then(|k| per_key.get(&k)).unwrap_or(&empty);
-        let rows = tables.events_per_key.get(&key).copied().unwrap_or(0);
+        let n_rows = tables.events_per_key.get(&key).copied().unwrap_or(0);
+        let ids: Vec<String> = rows.iter().map(|g| g.id_text()).collect();
         let group = GroupRef {
             project: key.0.clone(),
             fingerprint: key.1.clone(),
-            id: g.id_text(),
+            id: ids.join(", "),
         };
+        if rows.len() > 1 {
+            failed.insert(key.clone());
+            r.unknown(Finding {
+                msg_id: None,
+                group: Some(group),
+                event_id: None,
+                expected: "one group row for the key, whose count the key's events bound".into(),
+                found: format!("{} group rows: {}", rows.len(), ids.join(", ")),
+                explanation: format!(
+                    "undecided: whether the counts of ({}, {}) are right: its {} counted events \
+                     cannot be attributed to one of its {} rows (OneGroupPerFingerprint does \
+                     not hold, see there), so no row's count is judged",
+                    key.0,
+                    key.1,
+                    done,
+                    rows.len()
+                ),
+                evidence: vec![],
+            });
+            continue;
+        }
+        let g = rows[0];
         let Value::Int(count) = g.event_count else {
             failed.insert(key);
             r.unknown(Finding {
@@ -69,7 +117,8 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
                     "event_count = {}",
                     serde_json::to_string(&g.event_count).unwrap_or_default()
                 ),
-                explanation: "the count is no integer, so it cannot be compared (see TypeOK)"
+                explanation: "undecided: whether the count is right: the final row's count is \
+                              no integer, so it cannot be compared (see TypeOK)"
                     .into(),
                 evidence: vec![],
             });
@@ -78,75 +127,144 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
         if *maybe > 0 {
             bounded += 1;
         }
+        // The earliest probe outside its bounds, if any.
+        let observed = ki.and_then(|k| facts.groups.get(&k)).map(|gf| {
+            let mut all: Vec<(&Probe, &str)> = gf
+                .probes
+                .iter()
+                .map(|p| (p, "resolved"))
+                .chain(gf.observations.iter().map(|p| (p, "open or regressed")))
+                .collect();
+            all.sort_by_key(|(p, _)| (p.span.start, p.span.end.unwrap_or(u64::MAX)));
+            all
+        });
+        let mut probe_finding = None;
+        if let Some(all) = observed.filter(|a| !a.is_empty()) {
+            probes += all.len() as u64;
+            let bounds = Bounds::new(evs);
+            probe_finding = all
+                .into_iter()
+                .find_map(|(p, status)| bounds.judge(p, status, evs, &group));
+        }
         // Compared as i128 so a negative count (a broken target) is below
         // every bound instead of wrapping or being clamped to 0.
         let (lo, hi) = (*done, done + maybe);
         let c = count as i128;
         // Rows the service pruned itself bound nothing.
-        let over_rows = !tables.events_pruned && c > rows as i128;
-        if c < lo as i128 || c > hi as i128 || over_rows {
+        let over_rows = !tables.events_pruned && c > n_rows as i128;
+        let snapshot_bad = c < lo as i128 || c > hi as i128 || over_rows;
+        if let Some(mut f) = probe_finding {
             failed.insert(key);
-            let mut evidence = explain(evs, c < lo as i128);
-            evidence.truncate(10);
-            let found = format!("event_count = {count}");
-            let (expected, why) = if over_rows {
-                (
-                    format!("event_count <= |A(G)| = {rows} event rows"),
-                    "the group counts more events than error_events holds for it".to_string(),
-                )
-            } else if c < lo as i128 {
-                (
-                    exp(lo, hi),
-                    format!(
-                        "{} events certainly completed their counting step, but the count is \
-                         {count}: increments were lost",
-                        lo
-                    ),
-                )
-            } else {
-                (
-                    exp(lo, hi),
-                    format!(
-                        "at most {hi} events can have been counted ({lo} done, {maybe} maybe), \
-                         but the count is {count}: an event was counted twice"
-                    ),
-                )
-            };
-            r.violation(Finding {
-                msg_id: None,
-                group: Some(group),
-                event_id: None,
-                expected,
-                found,
-                explanation: why,
-                evidence,
-            });
+            if snapshot_bad {
+                f.explanation.push_str(&format!(
+                    "; the final row reads event_count = {count} as well"
+                ));
+            }
+            r.violation(f);
+            continue;
         }
+        if !snapshot_bad {
+            continue;
+        }
+        failed.insert(key);
+        let found = format!("event_count = {count} in the final snapshot");
+        let t_snap = Evidence {
+            t: snapshot,
+            op: None,
+            what: format!(
+                "the final snapshot (at {}) reads event_count = {count}",
+                secs(snapshot)
+            ),
+        };
+        let (expected, why, mut evidence) = if c < lo as i128 {
+            (
+                exp(lo, hi),
+                format!(
+                    "a lost increment: {lo} events of the group certainly completed their \
+                     counting step (|Done(G)| = {lo}), but the count is {count}: {} \
+                     increment(s) were lost",
+                    lo as i128 - c
+                ),
+                certainly_counted(evs, u64::MAX, snapshot),
+            )
+        } else if c > hi as i128 {
+            let (twice, evidence) = counted_twice(evs, snapshot);
+            let why = match twice {
+                Some((id, n, ops)) => format!(
+                    "a double count: event {id} was counted by {n} attempts (ops {ops:?}); the \
+                     count {count} exceeds the {hi} events that can have been counted ({lo} \
+                     done, {maybe} maybe)"
+                ),
+                None => format!(
+                    "a double count: the count {count} exceeds the {hi} events that can have \
+                     been counted ({lo} done, {maybe} maybe): the group was incremented more \
+                     often than it has counted events"
+                ),
+            };
+            (exp(lo, hi), why, evidence)
+        } else {
+            (
+                format!("event_count <= |A(G)| = {n_rows} event rows"),
+                format!(
+                    "the count {count} exceeds the {n_rows} rows error_events holds for the \
+                     group: it counts events that are not stored"
+                ),
+                Vec::new(),
+            )
+        };
+        evidence.push(t_snap);
+        evidence.sort_by_key(|e| e.t);
+        r.violation(Finding {
+            msg_id: None,
+            group: Some(group),
+            event_id: None,
+            expected,
+            found,
+            explanation: why,
+            evidence,
+        });
     }
     // Counted events whose group row is gone: their increments are lost.
-    let mut orphans: BTreeMap<&(String, String), u64> = BTreeMap::new();
+    let mut orphans: BTreeMap<&(String, String), (u32, u64)> = BTreeMap::new();
     for (k, (done, _, _)) in &per_key {
         if *done > 0 && !with_row.contains(k) {
-            orphans.insert(&facts.keys[*k as usize], *done);
+            orphans.insert(&facts.keys[*k as usize], (*k, *done));
         }
     }
-    for ((project, fingerprint), done) in orphans {
+    for ((project, fingerprint), (k, done)) in orphans {
         failed.insert((project.clone(), fingerprint.clone()));
+        let evs = &per_key[&k].2;
+        let mut evidence = certainly_counted(evs, u64::MAX, snapshot);
+        evidence.push(Evidence {
+            t: snapshot,
+            op: None,
+            what: format!(
+                "the final snapshot (at {}) has no group row for ({project}, {fingerprint})",
+                secs(snapshot)
+            ),
+        });
         r.violation(Finding {
             msg_id: None,
             group: Some(GroupRef {
                 project: project.clone(),
                 fingerprint: fingerprint.clone(),
-                id: String::new(),
+                id: facts.key_group_ids[k as usize].clone(),
             }),
             event_id: None,
             expected: format!("a group row counting {done} events"),
             found: "no group row".into(),
-            explanation: "events completed their counting step for this fingerprint, yet no \
-                          group row exists for it"
-                .into(),
-            evidence: vec![],
+            explanation: format!(
+                "lost increments: {done} events completed their counting step for this key, \
+                 yet the final snapshot has no group row for it"
+            ),
+            evidence,
         });
+    }
+    if probes > 0 {
+        r.notes.push(format!(
+            "{probes} probes of group counts (refused resolves) were judged against the events \
+             counted by their instant"
+        ));
     }
     if bounded > 0 {
         r.notes.push(format!(
@@ -173,30 +291,144 @@ fn exp(lo: u64, hi: u64) -> String {
     }
 }
 
-/// Evidence: events counted more than once first (the usual cause of a
-/// count too high), else a few counted events.
-fn explain(evs: &[(&String, &EventFacts)], too_low: bool) -> Vec<Evidence> {
-    let mut out: Vec<Evidence> = Vec::new();
-    let mut sorted: Vec<_> = evs.to_vec();
-    sorted.sort_by(|a, b| b.1.counted.cmp(&a.1.counted).then(a.0.cmp(b.0)));
-    for (id, e) in sorted {
-        if !too_low && e.counted < 2 && !out.is_empty() {
-            break;
-        }
-        out.push(Evidence {
-            t: 0,
-            op: e.counted_ops.first().copied(),
-            what: format!(
-                "event {id}: {} attempts, counted by {} (ops {:?}){}",
-                e.attempts,
-                e.counted,
-                e.counted_ops,
-                if e.is_maybe() { ", maybe counted" } else { "" }
-            ),
-        });
-        if out.len() >= 10 {
-            break;
+/// Per key, sorted instants: when each event was certainly counted by, and
+/// from when it may have been counted.
+struct Bounds {
+    counted_by: Vec<u64>,
+    count_from: Vec<u64>,
+}
+
+impl Bounds {
+    fn new(evs: &[(&String, &EventFacts)]) -> Self {
+        let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by).collect();
+        let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from).collect();
+        counted_by.sort_unstable();
+        count_from.sort_unstable();
+        Bounds {
+            counted_by,
+            count_from,
         }
     }
-    out
+
+    /// A violation, if the probe read a count outside its bounds.
+    fn judge(
+        &self,
+        p: &Probe,
+        status: &str,
+        evs: &[(&String, &EventFacts)],
+        group: &GroupRef,
+    ) -> Option<Finding> {
+        let (ps, pe) = (p.span.start, p.span.end.unwrap_or(u64::MAX));
+        let lower = self.counted_by.partition_point(|&t| t < ps) as i64;
+        let upper = self.count_from.partition_point(|&t| t <= pe) as i64;
+        let c = p.count;
+        if c >= lower && c <= upper {
+            return None;
+        }
+        let what = match p.op {
+            Some(op) => format!(
+                "refused resolve op {op}'s probe read event_count = {c} at [{}, {}]",
+                secs(ps),
+                secs(pe)
+            ),
+            None => format!("a probe read event_count = {c}"),
+        };
+        let (why, mut evidence) = if c < lower {
+            (
+                format!(
+                    "a lost increment: {what}, but {lower} events of the group had certainly \
+                     completed their counting step before the probe began: {} increment(s) \
+                     lost by then",
+                    lower - c
+                ),
+                certainly_counted(evs, ps, ps),
+            )
+        } else {
+            let (twice, ev) = counted_twice(evs, ps);
+            let twice = twice
+                .map(|(id, n, ops)| {
+                    format!("; event {id} was counted by {n} attempts (ops {ops:?})")
+                })
+                .unwrap_or_default();
+            (
+                format!(
+                    "a double count: {what}, but at most {upper} events of the group can have \
+                     been counted by the probe's end (every event with a counting step \
+                     started by then){twice}"
+                ),
+                ev,
+            )
+        };
+        evidence.push(Evidence {
+            t: ps,
+            op: p.op,
+            what: format!("{what} (status {status})"),
+        });
+        evidence.sort_by_key(|e| e.t);
+        Some(Finding {
+            msg_id: None,
+            group: Some(group.clone()),
+            event_id: None,
+            expected: format!(
+                "{lower} <= event_count <= {upper} at the probe (events certainly counted \
+                 before it began .. events that may have been counted by its end)"
+            ),
+            found: what,
+            explanation: why,
+            evidence,
+        })
+    }
+}
+
+/// Evidence: the last few events certainly counted before `before`, with
+/// the instant each was counted by (capped at `cap`, the instant the
+/// violation is visible).
+fn certainly_counted(evs: &[(&String, &EventFacts)], before: u64, cap: u64) -> Vec<Evidence> {
+    let mut counted: Vec<_> = evs
+        .iter()
+        .filter_map(|(id, e)| e.counted_by.filter(|&t| t < before).map(|t| (t, *id, *e)))
+        .collect();
+    counted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
+    let skip = counted.len().saturating_sub(8);
+    counted[skip..]
+        .iter()
+        .map(|(t, id, e)| Evidence {
+            t: (*t).min(cap),
+            op: e.counted_ops().first().copied(),
+            what: format!(
+                "event {id}: counted by op(s) {:?} (certainly by {})",
+                e.counted_ops(),
+                secs(*t)
+            ),
+        })
+        .collect()
+}
+
+/// The event counted by the most attempts, if more than one, and evidence:
+/// events counted more than once (else none), with the instant each was
+/// first counted by (capped at `cap`).
+fn counted_twice(
+    evs: &[(&String, &EventFacts)],
+    cap: u64,
+) -> (Option<(String, u32, Vec<u64>)>, Vec<Evidence>) {
+    let mut twice: Vec<_> = evs.iter().filter(|(_, e)| e.counted > 1).collect();
+    twice.sort_by(|a, b| b.1.counted.cmp(&a.1.counted).then(a.0.cmp(b.0)));
+    let top = twice
+        .first()
+        .map(|(id, e)| ((*id).clone(), e.counted, e.counted_ops()));
+    let evidence = twice
+        .iter()
+        .take(8)
+        .map(|(id, e)| Evidence {
+            t: e.counted_by.unwrap_or(0).min(cap),
+            op: e.counted_ops().first().copied(),
+            what: format!(
+                "event {id}: {} attempts, counted by {} of them (ops {:?})",
+                e.attempts,
+                e.counted,
+                e.counted_ops()
+            ),
+        })
+        .collect();
+    (top, evidence)
 }

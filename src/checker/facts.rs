@@ -1,12 +1,40 @@
 //! What the history says, reduced to the facts the checkers need: per event
-//! id, Done / Maybe / acknowledged and how its inserting attempt ended; per
-//! group id, the successful and indeterminate resolves, the probes that saw
-//! it `resolved`, and the counting steps that changed it. Built in one pass
-//! over the history; an op is finished when its completion arrives (an op
-//! invoked and never completed is indeterminate).
+//! id, Done / Maybe / acknowledged, how its inserting attempt ended, and a
+//! brief of every attempt (when it may have inserted the event row, whether
+//! it answered duplicate); per (project, fingerprint) key, the successful
+//! and indeterminate resolves, the probes that read the group, and the
+//! counting steps that changed it. Built in one pass over the history; an
+//! op is finished when its completion arrives (an op invoked and never
+//! completed is indeterminate). What needs every entry (fault records come
+//! after the ops they hit; ops are written when they complete, not in
+//! invoke order) is judged in [`Facts::finish`].
+//!
+//! Everything is keyed by (project, fingerprint), which both the history
+//! (every invoke carries it) and the exported rows carry; group ids are
+//! only shown. A design that computes its own group ids is judged like one
+//! that uses the bench's.
+//!
+//! Duplicate answers (see [`Lost`]). An ingest answered duplicate (`ok`
+//! with accepted = false; an `ok` whose answer did not say is none) claims
+//! the event row was already there when it decided. Premises: event ids
+//! are never reused across events, and the target held no rows of this
+//! run's namespace before the run (`run` refuses a database with rows
+//! unless it runs in a namespace of its own, and a sharded run whose run
+//! id was used before; shards have disjoint event ids). Then in a correct
+//! system the row was inserted by another attempt of the same id, whose
+//! insert began before the duplicate's deciding point ended. Which
+//! attempts may have inserted it: in-process, those whose event-insert step
+//! (the header's `event_step`) applied or may have applied, from that
+//! step's start; over HTTP, every attempt but a `fail`, a request the fault
+//! proxy never forwarded, and one sent into a kill's down time, from its
+//! invoke. Recorded starts are taken before the statement or request and
+//! recorded ends after, and merged histories only move starts earlier and
+//! ends later, so "started before the deciding point ended" is never
+//! missed: a duplicate is reported unexplained only when no attempt can
+//! have inserted the row in time.
 
 use crate::history::{Completion, CompletionType, Entry, Header, Invoke, OpKind, Step};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A closed interval of ns since run start. `end = None`: it never ended
 /// (it may take effect at any later time).
@@ -16,6 +44,132 @@ pub struct Span {
     pub start: u64,
     /// Last instant, ns since run start; None: never ended.
     pub end: Option<u64>,
+}
+
+/// Where the index of the ingest step that inserts the event row comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EventStep {
+    /// The header names it (found from what the statement does).
+    Known(u32),
+    /// A history older than the header field: step 0, as its writer
+    /// assumed. The stranded report uses it and says so; the duplicate
+    /// rules do not rely on it.
+    Assumed(u32),
+    /// A history of this version whose header names none: which step
+    /// inserts the row cannot be told.
+    #[default]
+    Unknown,
+}
+
+impl EventStep {
+    /// The index the stranded report uses, if any.
+    pub fn index(self) -> Option<u32> {
+        match self {
+            EventStep::Known(i) | EventStep::Assumed(i) => Some(i),
+            EventStep::Unknown => None,
+        }
+    }
+}
+
+/// What an attempt may have done to its event's row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It may have inserted the row, from [`Attempt::start`] on.
+    May,
+    /// Remote and indeterminate: decided once every fault entry is known.
+    Pending,
+    /// It ended `fail`: certainly no effect.
+    Failed,
+    /// The fault proxy never forwarded it.
+    NeverForwarded,
+    /// It was sent while the server was killed and ended before the restart.
+    KillDown,
+    /// In-process: it never ran its event-insert step.
+    NoInsertStep,
+    /// In-process: its event-insert step changed no row.
+    InsertChangedNothing,
+    /// In-process: its event-insert step failed and changed nothing.
+    InsertFailed,
+    /// In-process, the event-insert step unknown: none of its steps changed a row.
+    NothingChanged,
+}
+
+impl Effect {
+    /// Why an attempt with this effect cannot have inserted the row (for
+    /// [`Effect::May`]: nothing, it can).
+    pub fn why_not(self) -> &'static str {
+        match self {
+            Effect::May => "it may have inserted the row",
+            Effect::Pending => "its outcome was never settled",
+            Effect::Failed => "it failed (certainly no effect)",
+            Effect::NeverForwarded => "the fault proxy never forwarded it to the server",
+            Effect::KillDown => {
+                "it was sent while the server was killed, and ended before the restart"
+            }
+            Effect::NoInsertStep => "it never ran its event-insert step",
+            Effect::InsertChangedNothing => "its event-insert step changed no row",
+            Effect::InsertFailed => "its event-insert step failed and changed nothing",
+            Effect::NothingChanged => "none of its steps changed a row",
+        }
+    }
+}
+
+/// One attempt (ingest op) of an event, as the duplicate rules need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attempt {
+    /// The ingest op's id.
+    pub op: u64,
+    /// From when it may have inserted the row: in-process the start of
+    /// its event-insert step (of its first step that changed rows where
+    /// that step is not known; its invoke if it ran none); remote its invoke.
+    pub start: u64,
+    /// A duplicate answer: the end of its deciding point (in-process the
+    /// end of its stop step, remote its completion). None: no duplicate answer.
+    pub decided: Option<u64>,
+    /// In-process duplicate answer: index of its stop step (`u32::MAX`: none).
+    stop: u32,
+    /// What it may have done to the row.
+    pub effect: Effect,
+    /// In-process: its own event-insert step applied (changed a row).
+    pub own_insert: bool,
+    /// It certainly completed the counting step.
+    pub counted: bool,
+}
+
+impl Attempt {
+    /// In-process duplicate answer: the index of its stop step.
+    pub fn stop_step(&self) -> Option<u32> {
+        (self.stop != u32::MAX).then_some(self.stop)
+    }
+}
+
+/// The attempts of one event, the first kept inline (most events have one).
+#[derive(Debug, Clone, Default)]
+pub struct Attempts {
+    first: Option<Attempt>,
+    more: Vec<Attempt>,
+}
+
+impl Attempts {
+    fn push(&mut self, a: Attempt) {
+        if self.first.is_none() {
+            self.first = Some(a);
+        } else {
+            self.more.push(a);
+        }
+    }
+
+    /// Every attempt, in completion order.
+    pub fn iter(&self) -> impl Iterator<Item = &Attempt> {
+        self.first.iter().chain(self.more.iter())
+    }
+
+    fn get_mut(&mut self, op: u64) -> Option<&mut Attempt> {
+        self.first
+            .iter_mut()
+            .chain(self.more.iter_mut())
+            .find(|a| a.op == op)
+    }
 }
 
 /// Per event id (all attempts together), as `groups.md` defines them.
@@ -34,17 +188,41 @@ pub struct EventFacts {
     pub counted: u32,
     /// Attempts (invokes) seen for this id, retries included.
     pub attempts: u32,
-    /// The attempt whose first step inserted the row, and how it ended
-    /// (index into [`Facts::causes`]), if it did not count the event.
+    /// The attempt whose event-insert step inserted the row, and how it
+    /// ended (index into [`Facts::causes`]), if it did not count the event.
     pub insert: Option<(u64, Option<u16>)>,
-    /// Ops that counted it, at most a few (for explanations).
-    pub counted_ops: Vec<u64>,
+    /// The earliest instant by which some attempt had certainly counted it
+    /// (the end of an applied counting step; an accepted answer's arrival).
+    pub counted_by: Option<u64>,
+    /// The earliest instant from which an attempt that counted it or may
+    /// have counted it can have done so (its counting step's start; remote:
+    /// its invoke).
+    pub count_from: Option<u64>,
+    /// Every attempt, briefly.
+    pub tries: Attempts,
 }
 
 impl EventFacts {
     /// Maybe in the sense of `groups.md`: not Done, but possibly counted.
     pub fn is_maybe(&self) -> bool {
         !self.done && self.maybe
+    }
+
+    /// The ops that certainly counted it.
+    pub fn counted_ops(&self) -> Vec<u64> {
+        self.tries
+            .iter()
+            .filter(|a| a.counted)
+            .map(|a| a.op)
+            .collect()
+    }
+
+    fn count_from(&mut self, t: u64) {
+        self.count_from = Some(self.count_from.map_or(t, |c| c.min(t)));
+    }
+
+    fn counted_by(&mut self, t: u64) {
+        self.counted_by = Some(self.counted_by.map_or(t, |c| c.min(t)));
     }
 }
 
@@ -94,9 +272,23 @@ pub struct CountingStep {
     pub start: u64,
     /// Step end, ns since run start.
     pub end: u64,
+    /// The op's last step before the counting step that returned rows and
+    /// changed none (a read whose value the counting step may have used).
+    pub read: Option<ReadStep>,
 }
 
-/// Per group id.
+/// A step that read and changed nothing: its index and interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadStep {
+    /// Step index within the op.
+    pub idx: u32,
+    /// Step start, ns since run start.
+    pub start: u64,
+    /// Step end, ns since run start.
+    pub end: u64,
+}
+
+/// Per (project, fingerprint) key.
 #[derive(Debug, Clone, Default)]
 pub struct GroupFacts {
     /// Successful resolves (status set to resolved, count returned).
@@ -105,6 +297,10 @@ pub struct GroupFacts {
     pub unknown_resolves: Vec<UnknownResolve>,
     /// Observations of the group as (`resolved`, count), final row excluded.
     pub probes: Vec<Probe>,
+    /// Refused resolves whose probe read the group with another status
+    /// (open, regressed), with the count read: observations of the count
+    /// only (CountExact).
+    pub observations: Vec<Probe>,
     /// Counting steps that certainly changed the group's row.
     pub counting_steps: Vec<CountingStep>,
     /// Index into [`Facts::keys`]: the group's (project, fingerprint), as
@@ -117,6 +313,41 @@ pub struct GroupFacts {
     pub acked: Vec<(u64, u64)>,
 }
 
+/// Which rule a lost event breaks (both under TypeOK: nothing
+/// acknowledged is lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LostRule {
+    /// A duplicate answer no other attempt can have caused.
+    UnexplainedDuplicate,
+    /// An attempt that inserted the row itself, then answered duplicate
+    /// without counting it.
+    InsertIgnored,
+}
+
+impl LostRule {
+    /// The rule's name, as reported.
+    pub fn name(self) -> &'static str {
+        match self {
+            LostRule::UnexplainedDuplicate => "unexplained duplicate",
+            LostRule::InsertIgnored => "insert ignored by its own op",
+        }
+    }
+}
+
+/// An event the client was told was already stored, though no attempt
+/// can have stored it before (see the module's doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lost {
+    /// Which rule.
+    pub rule: LostRule,
+    /// The event.
+    pub event_id: String,
+    /// The op that answered duplicate.
+    pub op: u64,
+    /// The end of its deciding point, ns since run start.
+    pub decided: u64,
+}
+
 /// Everything the checkers take from the history.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
@@ -126,14 +357,24 @@ pub struct Facts {
     pub step_log: bool,
     /// Index of the ingest op's counting step, from the header.
     pub counting_step: u32,
-    /// Distinct (project, fingerprint) keys of the ops, indexed by
-    /// [`EventFacts::key`] and [`GroupFacts::key`].
+    /// Index of the ingest step that inserts the event row, and where it
+    /// comes from (the header).
+    pub event_step: EventStep,
+    /// Distinct (project, fingerprint) keys, indexed by [`EventFacts::key`],
+    /// [`GroupFacts::key`] and by [`Facts::groups`].
     pub keys: Vec<(String, String)>,
+    /// Per key (same index): the group id the bench sent first, for display.
+    pub key_group_ids: Vec<String>,
     key_index: HashMap<(String, String), u32>,
     /// Per event id.
     pub events: HashMap<String, EventFacts>,
-    /// Per group id.
-    pub groups: HashMap<String, GroupFacts>,
+    /// Per key index (see [`Facts::keys`]).
+    pub groups: HashMap<u32, GroupFacts>,
+    /// Events the client was told were already stored, though no attempt
+    /// can have stored them (judged in [`Facts::finish`]), by time.
+    pub lost: Vec<Lost>,
+    /// Ops a crash fault abandoned.
+    pub crashed_ops: HashSet<u64>,
     /// Texts of the ways an inserting attempt ended without counting.
     pub causes: Vec<String>,
     cause_index: HashMap<String, u16>,
@@ -195,6 +436,12 @@ impl Facts {
                 anyhow::ensure!(self.header.is_none(), "a second history header");
                 self.step_log = h.step_log;
                 self.counting_step = h.counting_step;
+                self.event_step = match h.event_step {
+                    Some(i) => EventStep::Known(i),
+                    // Before the field existed, step 0 was taken for it.
+                    None if h.schema_version < 3 => EventStep::Assumed(0),
+                    None => EventStep::Unknown,
+                };
                 self.header = Some(h);
             }
             Entry::Invoke(i) => {
@@ -250,6 +497,11 @@ impl Facts {
             FaultAction::Inject => {}
         }
         match (f.kind, f.action) {
+            (FaultKind::Crash, FaultAction::Inject) => {
+                if let Some(op) = f.op {
+                    self.crashed_ops.insert(op);
+                }
+            }
             (FaultKind::Kill, FaultAction::Start) => self.kills.push((f.t, None)),
             (FaultKind::Kill, FaultAction::Stop) => {
                 // A stop closes the latest kill still open.
@@ -331,7 +583,9 @@ impl Facts {
     }
 
     /// Ops still in flight at the end of the history never completed: they
-    /// are indeterminate.
+    /// are indeterminate. Then what needs every entry: remote attempts and
+    /// resolves against the fault records, and every duplicate answer
+    /// against every other attempt of its event.
     pub fn finish(&mut self) {
         let mut left: Vec<_> = self.inflight.drain().collect();
         left.sort_by_key(|(op, _)| *op);
@@ -339,24 +593,49 @@ impl Facts {
             self.unfinished += 1;
             self.op_done(invoke, steps, None);
         }
-        if self.step_log {
-            return;
+        if !self.step_log {
+            self.settle_remote();
         }
+        self.judge_duplicates();
+    }
+
+    /// Remote indeterminate attempts and resolves, once every fault entry
+    /// is known: whether (and until when) each can have taken effect.
+    fn settle_remote(&mut self) {
         for (id, op, invoke, completed) in std::mem::take(&mut self.pending_maybe) {
             let dropped = self.dropped_answers.get(&op).copied();
+            let proxied = self.proxied.get(&op).copied();
             let may = self.effect_window(op, invoke, completed).is_some();
             let Some(e) = self.events.get_mut(&id) else {
                 continue;
             };
+            let counted = matches!(dropped, Some(DroppedAnswer::Ingest(true)));
+            if let Some(a) = e.tries.get_mut(op) {
+                a.effect = match proxied {
+                    Some((false, _)) => Effect::NeverForwarded,
+                    _ if !may => Effect::KillDown,
+                    _ => Effect::May,
+                };
+                a.counted = counted;
+            }
             match dropped {
                 // The server said it counted the event (the client never
                 // heard it, so it is not acknowledged).
                 Some(DroppedAnswer::Ingest(true)) => {
                     e.done = true;
                     e.counted += 1;
+                    e.count_from(invoke);
+                    if let Some((_, t)) = proxied {
+                        e.counted_by(t);
+                    }
                 }
                 Some(DroppedAnswer::Ingest(false)) => {}
-                _ => e.maybe |= may,
+                _ => {
+                    e.maybe |= may;
+                    if may {
+                        e.count_from(invoke);
+                    }
+                }
             }
         }
         let mut groups = std::mem::take(&mut self.groups);
@@ -393,28 +672,72 @@ impl Facts {
         self.groups = groups;
     }
 
-    fn key(&mut self, project: &str, fingerprint: &str) -> u32 {
+    /// Every duplicate answer against every other attempt of its event
+    /// (see the module's doc): unexplained ones go to [`Facts::lost`].
+    fn judge_duplicates(&mut self) {
+        let mut lost = Vec::new();
+        for (id, e) in &self.events {
+            for d in e.tries.iter() {
+                let Some(decided) = d.decided else {
+                    continue;
+                };
+                let explained = e
+                    .tries
+                    .iter()
+                    .any(|a| a.op != d.op && a.effect == Effect::May && a.start < decided);
+                if explained {
+                    continue;
+                }
+                // The op inserted the row itself (so nothing else can have
+                // before it decided), unless a crash fault hit it.
+                let rule = if d.own_insert && !self.crashed_ops.contains(&d.op) {
+                    LostRule::InsertIgnored
+                } else {
+                    LostRule::UnexplainedDuplicate
+                };
+                lost.push(Lost {
+                    rule,
+                    event_id: id.clone(),
+                    op: d.op,
+                    decided,
+                });
+            }
+        }
+        lost.sort_by(|a, b| (a.decided, a.op).cmp(&(b.decided, b.op)));
+        self.lost = lost;
+    }
+
+    fn key(&mut self, project: &str, fingerprint: &str, group_id: &str) -> u32 {
         let k = (project.to_string(), fingerprint.to_string());
         if let Some(&i) = self.key_index.get(&k) {
             return i;
         }
         let i = self.keys.len() as u32;
         self.keys.push(k.clone());
+        self.key_group_ids.push(group_id.to_string());
         self.key_index.insert(k, i);
         i
     }
 
-    /// Event id per counting op (the first few counting ops of each event,
-    /// see [`EventFacts::counted_ops`]). Built on demand: counting steps do
-    /// not carry their event id, which would double the audit's memory.
+    /// Event id per counting op. Built on demand: counting steps do not
+    /// carry their event id, which would double the audit's memory.
     pub fn events_by_counting_op(&self) -> HashMap<u64, &str> {
         let mut m = HashMap::new();
         for (id, e) in &self.events {
-            for op in &e.counted_ops {
-                m.insert(*op, id.as_str());
+            for a in e.tries.iter().filter(|a| a.counted) {
+                m.insert(a.op, id.as_str());
             }
         }
         m
+    }
+
+    /// The name of ingest step `idx` (from the header), or `step idx`.
+    pub fn ingest_step_name(&self, idx: u32) -> String {
+        self.header
+            .as_ref()
+            .and_then(|h| h.ingest_steps.get(idx as usize))
+            .cloned()
+            .unwrap_or_else(|| format!("step {idx}"))
     }
 
     /// The key index of (project, fingerprint), if any op had it.
@@ -459,9 +782,12 @@ impl Facts {
         let Some(id) = invoke.event_id.clone() else {
             return;
         };
-        let key = self.key(&invoke.project, &invoke.fingerprint);
+        let key = self.key(&invoke.project, &invoke.fingerprint, &invoke.group_id);
         let counting = self.counting_step;
         let mut hook_insert = None;
+        let mut count_from = None;
+        let mut counted_by = None;
+        let mut effect = Effect::May;
         let (done, maybe, counting_span) = if self.step_log {
             let s = steps.iter().find(|s| s.idx == counting);
             let done = s.is_some_and(Step::applied);
@@ -469,6 +795,10 @@ impl Facts {
             // did not surely end (or failed in a way that may have applied)
             // is a maybe; an op that crashed before it is no maybe.
             let maybe = s.is_some_and(Step::maybe_applied);
+            if let Some(s) = s.filter(|_| done || maybe) {
+                count_from = Some(s.start);
+                counted_by = s.end.filter(|_| done);
+            }
             (
                 done,
                 maybe,
@@ -477,17 +807,38 @@ impl Facts {
         } else {
             match &completion {
                 Some((CompletionType::Ok, c)) => match c.result.accepted {
-                    Some(a) => (a, false, None),
-                    None => (false, true, None),
+                    Some(a) => {
+                        if a {
+                            count_from = Some(invoke.t);
+                            counted_by = Some(c.t);
+                        }
+                        (a, false, None)
+                    }
+                    None => {
+                        count_from = Some(invoke.t);
+                        (false, true, None)
+                    }
                 },
-                Some((CompletionType::Fail, _)) => (false, false, None),
+                Some((CompletionType::Fail, _)) => {
+                    effect = Effect::Failed;
+                    (false, false, None)
+                }
                 // The reference server's fault hook reported every step the
                 // op ran (none ran after): counted iff the counting step
-                // changed a row; a row the insert step applied and nothing
-                // counted is stranded.
+                // changed a row; a row the event-insert step applied and
+                // nothing counted is stranded.
                 Some((CompletionType::Info, c)) if !c.result.hook_steps.is_empty() => {
                     let (r, counted) = (&c.result, c.result.accepted == Some(true));
-                    if !counted && r.hook_steps[0].changes > 0 {
+                    let inserted = self
+                        .event_step
+                        .index()
+                        .and_then(|i| r.hook_steps.get(i as usize))
+                        .is_some_and(|s| s.changes > 0);
+                    if counted {
+                        count_from = Some(invoke.t);
+                        counted_by = Some(c.t);
+                    }
+                    if !counted && inserted {
                         let step = r.crashed_after.clone().unwrap_or_default();
                         hook_insert =
                             Some(self.cause(format!("crash after step {step} (fault hook)")));
@@ -508,25 +859,91 @@ impl Facts {
                     // once every fault entry is known.
                     self.pending_maybe
                         .push((id.clone(), invoke.op, invoke.t, Some(c.t)));
+                    effect = Effect::Pending;
                     (false, false, None)
                 }
                 None => {
                     self.pending_maybe
                         .push((id.clone(), invoke.op, invoke.t, None));
+                    effect = Effect::Pending;
                     (false, false, None)
                 }
             }
         };
         let acked =
             matches!(&completion, Some((CompletionType::Ok, c)) if c.result.accepted == Some(true));
+        // In-process, what the op did to the event row, from its steps.
+        let mut start = invoke.t;
+        let mut own_insert = false;
+        if self.step_log {
+            (effect, start) = match self.event_step {
+                EventStep::Known(i) => match steps.iter().find(|s| s.idx == i) {
+                    None => (Effect::NoInsertStep, invoke.t),
+                    Some(s) if s.applied() || s.maybe_applied() => (Effect::May, s.start),
+                    Some(s) if s.error.is_some() => (Effect::InsertFailed, s.start),
+                    Some(s) => (Effect::InsertChangedNothing, s.start),
+                },
+                // Which step inserts is not known for sure: any step that
+                // may have changed a row may have inserted it.
+                _ => match steps
+                    .iter()
+                    .filter(|s| s.applied() || s.maybe_applied())
+                    .map(|s| s.start)
+                    .min()
+                {
+                    Some(t) => (Effect::May, t),
+                    None => (Effect::NothingChanged, invoke.t),
+                },
+            };
+            own_insert = matches!(self.event_step, EventStep::Known(i)
+                if steps.iter().any(|s| s.idx == i && s.applied()));
+        }
+        // A duplicate answer and its deciding point: in-process the end of
+        // the step whose stop condition ended the op (its last), remote the
+        // answer's arrival. An `ok` that does not say is no duplicate.
+        let (decided, stop) = match &completion {
+            Some((CompletionType::Ok, c))
+                if c.result.accepted == Some(false) && c.result.ambiguous.is_none() =>
+            {
+                let last = steps.iter().filter(|_| self.step_log).max_by_key(|s| s.idx);
+                (
+                    Some(last.and_then(|s| s.end).unwrap_or(c.t)),
+                    last.map_or(u32::MAX, |s| s.idx),
+                )
+            }
+            _ => (None, u32::MAX),
+        };
         // The attempt that inserted the event row, when it did not count it:
         // a candidate for a stranded event.
-        let inserted = self.step_log && steps.iter().any(|s| s.idx == 0 && s.applied());
+        let inserted = self.step_log
+            && self
+                .event_step
+                .index()
+                .is_some_and(|i| steps.iter().any(|s| s.idx == i && s.applied()));
         let cause = if inserted && !done && !maybe {
             Some(self.cause(stop_cause(&steps, &completion, counting)))
         } else {
             None
         };
+        // The last read before the counting step (where a stale value
+        // comes from, in a read-then-write design).
+        let read = counting_span.and_then(|_| {
+            steps
+                .iter()
+                .filter(|s| {
+                    s.idx < counting
+                        && s.error.is_none()
+                        && s.changes == 0
+                        && s.rows > 0
+                        && s.end.is_some()
+                })
+                .max_by_key(|s| s.idx)
+                .map(|s| ReadStep {
+                    idx: s.idx,
+                    start: s.start,
+                    end: s.end.unwrap_or(s.start),
+                })
+        });
         let ev = self.events.entry(id.clone()).or_default();
         ev.key = key;
         ev.attempts += 1;
@@ -535,10 +952,22 @@ impl Facts {
         ev.acked |= acked;
         if done {
             ev.counted += 1;
-            if ev.counted_ops.len() < 4 {
-                ev.counted_ops.push(invoke.op);
-            }
         }
+        if let Some(t) = count_from {
+            ev.count_from(t);
+        }
+        if let Some(t) = counted_by {
+            ev.counted_by(t);
+        }
+        ev.tries.push(Attempt {
+            op: invoke.op,
+            start,
+            decided,
+            stop,
+            effect,
+            own_insert,
+            counted: done,
+        });
         if inserted {
             ev.insert = Some((invoke.op, cause));
         } else if let (Some(c), None) = (hook_insert, ev.insert) {
@@ -551,7 +980,7 @@ impl Facts {
             _ => None,
         };
         if counting_span.is_some() || acked_at.is_some() {
-            let g = self.groups.entry(invoke.group_id).or_default();
+            let g = self.groups.entry(key).or_default();
             g.key = Some(key);
             if let Some((start, Some(end))) = counting_span {
                 g.counting_steps.push(CountingStep {
@@ -559,6 +988,7 @@ impl Facts {
                     op_start: invoke.t,
                     start,
                     end,
+                    read,
                 });
             }
             if let Some(t) = acked_at {
@@ -612,8 +1042,8 @@ impl Facts {
                 end: None,
             },
         };
-        let key = self.key(&invoke.project, &invoke.fingerprint);
-        let g = self.groups.entry(invoke.group_id.clone()).or_default();
+        let key = self.key(&invoke.project, &invoke.fingerprint, &invoke.group_id);
+        let g = self.groups.entry(key).or_default();
         g.key = Some(key);
         // The instant of the statement that produced the answer: its step's
         // interval where steps are logged, else the whole op's.
@@ -643,16 +1073,21 @@ impl Facts {
                 }
             }
             Some((CompletionType::Fail, c)) => {
-                if c.result.resolved == Some(false)
-                    && c.result.error.is_none()
-                    && c.result.status.as_deref() == Some("resolved")
-                {
-                    if let Some(count) = c.result.event_count {
-                        g.probes.push(Probe {
-                            op: Some(invoke.op),
-                            span: effect_span(c),
-                            count,
-                        });
+                if let (Some(false), None, Some(status), Some(count)) = (
+                    c.result.resolved,
+                    &c.result.error,
+                    c.result.status.as_deref(),
+                    c.result.event_count,
+                ) {
+                    let p = Probe {
+                        op: Some(invoke.op),
+                        span: effect_span(c),
+                        count,
+                    };
+                    if status == "resolved" {
+                        g.probes.push(p);
+                    } else {
+                        g.observations.push(p);
                     }
                 }
             }

@@ -184,14 +184,23 @@ impl CheckResult {
         }
     }
 
-    /// Records a violation (kept in full up to [`MAX_KEPT`]); the verdict becomes violated.
+    /// Records a violation; the verdict becomes violated. The [`MAX_KEPT`]
+    /// earliest are kept in full, by the instant each became visible (its
+    /// latest evidence; those without timed evidence last, in arrival
+    /// order), so the first example is the earliest violation.
     pub fn violation(&mut self, f: Finding) {
         self.violations += 1;
-        if let Some(at) = f.evidence.iter().map(|e| e.t).max() {
+        let at = visible_at(&f);
+        if let Some(at) = at {
             self.first_violation_ns = Some(self.first_violation_ns.map_or(at, |t| t.min(at)));
         }
-        if self.examples.len() < MAX_KEPT {
-            self.examples.push(f);
+        let key = at.unwrap_or(u64::MAX);
+        let i = self
+            .examples
+            .partition_point(|e| visible_at(e).unwrap_or(u64::MAX) <= key);
+        if i < MAX_KEPT {
+            self.examples.insert(i, f);
+            self.examples.truncate(MAX_KEPT);
         }
         self.verdict = Verdict::Violated;
     }
@@ -214,6 +223,11 @@ impl CheckResult {
             self.verdict = Verdict::Unknown;
         }
     }
+}
+
+/// The instant a finding became visible: its latest evidence.
+fn visible_at(f: &Finding) -> Option<u64> {
+    f.evidence.iter().map(|e| e.t).max()
 }
 
 /// Every checker's result (TypeOK, OneGroupPerFingerprint, CountExact,

@@ -2,6 +2,13 @@
 //! shows a group `resolved` with count c (a refused resolve whose probe read
 //! `resolved`, and the final row) must be explained by a resolve.
 //!
+//! Groups are keyed by (project, fingerprint): resolves and refused
+//! resolves by the key the bench sent, final rows by the key they hold, so
+//! a design that computes its own group ids is judged like any other (ids
+//! are only shown). Premise: one group row per key. Where
+//! OneGroupPerFingerprint fails, which row a resolve or a probe was about
+//! cannot be told: every observation of that key is `unknown`, said so.
+//!
 //! Count rule. Counts only grow, only counting steps change them, and in a
 //! correct system a counting step on a resolved group flips it to
 //! regressed; so the latest successful resolve before a probe returned
@@ -27,6 +34,12 @@
 //! comparisons are strict, so every resolve that could precede P finished
 //! before S began: at P, `dirty[G]` is TRUE and G reads resolved, which is
 //! the spec's violation exactly. It needs no count premise.
+//!
+//! Explanations of a violation name, where steps are logged, the stale
+//! read behind it (a counting op's read-only step that started before the
+//! resolve's step ended, whose counting write came after the resolve
+//! began) and point to `specstorm explore` for the shortest
+//! counterexample; they are words only, and decide nothing.
 
 use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};
 use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
@@ -123,8 +136,8 @@ impl<'a> Index<'a> {
     }
 }
 
-/// Checks every probe of every group. `premise_failed` holds the
-/// (project, fingerprint) keys where CountExact could not be shown.
+/// Checks every probe of every group, keyed by (project, fingerprint).
+/// `premise_failed` holds the keys where CountExact could not be shown.
 pub fn check(
     facts: &Facts,
     tables: &Tables,
@@ -132,39 +145,86 @@ pub fn check(
 ) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let empty = GroupFacts::default();
-    let mut final_probes: HashMap<String, Vec<Probe>> = HashMap::new();
-    let mut keys: HashMap<String, (String, String)> = HashMap::new();
-    for g in &tables.groups {
-        keys.insert(g.id_text(), g.key());
-        if let (Some("resolved"), Value::Int(c)) = (g.status.as_str(), &g.event_count) {
-            final_probes.entry(g.id_text()).or_default().push(Probe {
-                op: None,
-                span: Span {
-                    start: tables.read_start,
-                    end: Some(tables.read_end),
-                },
-                count: *c,
-            });
-        }
-    }
-    let ids: BTreeSet<&String> = facts.groups.keys().chain(final_probes.keys()).collect();
+    let rows = tables.rows_by_key();
+    let keys: BTreeSet<(String, String)> = rows
+        .keys()
+        .cloned()
+        .chain(facts.groups.keys().map(|&k| facts.keys[k as usize].clone()))
+        .collect();
     let mut probes_checked = 0u64;
     let names = EventNames {
         facts,
         map: OnceCell::new(),
     };
-    for id in ids {
-        let g = facts.groups.get(id).unwrap_or(&empty);
-        let idx = Index::new(g);
-        let key = keys.get(id).cloned();
-        let group = GroupRef {
-            project: key.as_ref().map(|k| k.0.clone()).unwrap_or_default(),
-            fingerprint: key.as_ref().map(|k| k.1.clone()).unwrap_or_default(),
-            id: id.clone(),
+    for key in keys {
+        let ki = facts.key_of(&key.0, &key.1);
+        let g = ki.and_then(|k| facts.groups.get(&k)).unwrap_or(&empty);
+        let rows = rows.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+        // Shown by the exported id where there is a row, else by the id
+        // the bench sent.
+        let id = match (rows, ki) {
+            ([], Some(k)) => facts.key_group_ids[k as usize].clone(),
+            ([], None) => String::new(),
+            _ => rows
+                .iter()
+                .map(|g| g.id_text())
+                .collect::<Vec<_>>()
+                .join(", "),
         };
-        let premise_ok = key.as_ref().is_none_or(|k| !premise_failed.contains(k));
-        let finals = final_probes.get(id).map(Vec::as_slice).unwrap_or(&[]);
-        for p in g.probes.iter().chain(finals) {
+        let group = GroupRef {
+            project: key.0.clone(),
+            fingerprint: key.1.clone(),
+            id,
+        };
+        let finals: Vec<Probe> = rows
+            .iter()
+            .filter_map(|g| match (g.status.as_str(), &g.event_count) {
+                (Some("resolved"), Value::Int(c)) => Some(Probe {
+                    op: None,
+                    span: Span {
+                        start: tables.read_start,
+                        end: Some(tables.read_end),
+                    },
+                    count: *c,
+                }),
+                _ => None,
+            })
+            .collect();
+        if rows.len() > 1 {
+            // Which row a resolve or a probe was about cannot be told.
+            let n = (g.probes.len() + finals.len()) as u64;
+            probes_checked += n;
+            if n > 0 {
+                let ops: Vec<u64> = g.probes.iter().filter_map(|p| p.op).take(5).collect();
+                r.unknown(Finding {
+                    msg_id: None,
+                    group: Some(group.clone()),
+                    event_id: None,
+                    expected: "every observation of the group as resolved explained by a \
+                               resolve of it"
+                        .into(),
+                    found: format!(
+                        "{n} observation(s) as resolved (refused resolve ops {ops:?}{}, \
+                         and {} final row(s))",
+                        if g.probes.len() > 5 { ", ..." } else { "" },
+                        finals.len()
+                    ),
+                    explanation: format!(
+                        "undecided: whether these observations are explained: ({}, {}) has \
+                         {} group rows (OneGroupPerFingerprint does not hold, see there), so \
+                         resolves and probes cannot be attributed to one row; not judged",
+                        key.0,
+                        key.1,
+                        rows.len()
+                    ),
+                    evidence: vec![],
+                });
+            }
+            continue;
+        }
+        let idx = Index::new(g);
+        let premise_ok = !premise_failed.contains(&key);
+        for p in g.probes.iter().chain(&finals) {
             probes_checked += 1;
             judge(facts, &names, g, &idx, p, &group, premise_ok, &mut r);
         }
@@ -251,7 +311,9 @@ fn judge(
         "a successful resolve of {} that returned event_count = {c}",
         group.id
     );
+    let candidates = &idx.resolves[..n_cand];
     if let Some(s) = dirty_step {
+        let stale = stale_read(facts, idx, candidates, None, pe);
         r.violation(Finding {
             msg_id: None,
             group: Some(group.clone()),
@@ -262,7 +324,7 @@ fn judge(
                 "{what}; but counting step of ingest op {} (event {}) ran at [{}, {}], after \
                  every resolve of the group that started before the probe had ended: the \
                  group is dirty and still reads resolved (a missed resolved->regressed \
-                 transition)",
+                 transition){stale}",
                 s.op,
                 names.of(s.op),
                 secs(s.start),
@@ -272,15 +334,54 @@ fn judge(
         });
         return;
     }
+    if !premise_ok {
+        r.unknown(Finding {
+            msg_id: None,
+            group: Some(group.clone()),
+            event_id: None,
+            expected,
+            found: what.clone(),
+            explanation: format!(
+                "undecided: whether {what} is explained by a resolve: CountExact does not hold \
+                 for ({}, {}) (see CountExact), so its count may have changed other than \
+                 through counting steps, and the count rule cannot judge this probe",
+                group.project, group.fingerprint
+            ),
+            evidence,
+        });
+        return;
+    }
+    if !unknown_last.is_empty() {
+        let ops: Vec<u64> = unknown_last.iter().map(|q| q.op).take(5).collect();
+        r.unknown(Finding {
+            msg_id: None,
+            group: Some(group.clone()),
+            event_id: None,
+            expected,
+            found: what.clone(),
+            explanation: format!(
+                "undecided: whether a resolve returned {c} before {what}: no successful \
+                 resolve did, but indeterminate resolve op(s) {ops:?}{} started before the \
+                 probe ended and may have set the group resolved at count {c}; their outcome \
+                 is unknown, so they leave it open",
+                if unknown_last.len() > 5 {
+                    " (and more)"
+                } else {
+                    ""
+                }
+            ),
+            evidence,
+        });
+        return;
+    }
     // The candidate that best explains the count: the highest count below
     // c (where spans overlap, the latest to start need not be the last).
-    let below = idx.resolves[..n_cand]
+    let below = candidates
         .iter()
         .filter(|r| r.count < c)
         .max_by_key(|r| (r.count, r.span.start));
-    let last = below.or(idx.resolves[..n_cand].iter().min_by_key(|r| r.count));
+    let last = below.or(candidates.iter().min_by_key(|r| r.count));
     let base = match last {
-        _ if explained => format!("{what}; a resolve of the group returned {c}"),
         Some(l) if c < l.count => format!(
             "{what}; no resolve returned {c}, and every successful resolve that started \
              before it returned more (the lowest, op {}, returned {} at [{}, {}]): counts \
@@ -294,56 +395,83 @@ fn judge(
             "{what}; no resolve returned {c}: the successful resolve with the highest count \
              below it, op {}, returned {} at [{}, {}], so {} counting step(s) changed the \
              group after it without flipping it to regressed (a missed resolved->regressed \
-             transition)",
+             transition){}",
             l.op,
             l.count,
             secs(l.span.start),
             secs(l.span.end.unwrap_or(0)),
-            c - l.count
+            c - l.count,
+            stale_read(facts, idx, candidates, Some(l), pe)
         ),
         None => format!("{what}; no successful resolve of the group started before it"),
     };
-    if !premise_ok {
-        r.unknown(Finding {
-            msg_id: None,
-            group: Some(group.clone()),
-            event_id: None,
-            expected,
-            found: what,
-            explanation: format!(
-                "{base}; but CountExact does not hold for this group, so the rule's premise \
-                 (counts change only through counting steps) failed and it cannot judge"
-            ),
-            evidence,
-        });
-    } else if !unknown_last.is_empty() {
-        r.unknown(Finding {
-            msg_id: None,
-            group: Some(group.clone()),
-            event_id: None,
-            expected,
-            found: what,
-            explanation: format!(
-                "{base}; but indeterminate resolve op(s) {:?} started before the probe ended \
-                 and may have been the last one",
-                unknown_last
-                    .iter()
-                    .map(|q| q.op)
-                    .take(5)
-                    .collect::<Vec<_>>()
-            ),
-            evidence,
-        });
+    r.violation(Finding {
+        msg_id: None,
+        group: Some(group.clone()),
+        event_id: None,
+        expected,
+        found: what,
+        explanation: base,
+        evidence,
+    });
+}
+
+/// Where steps are logged: a counting op whose read (its read-only step
+/// before the counting step) started before a resolve's step ended, and
+/// whose counting write ended after that resolve began and before the
+/// probe ended: the stale read a read-then-write design decides from.
+/// Words for the explanation (empty if none), with a pointer to the
+/// explorer for the shortest counterexample.
+fn stale_read(
+    facts: &Facts,
+    idx: &Index<'_>,
+    candidates: &[&ResolveFact],
+    first: Option<&ResolveFact>,
+    pe: u64,
+) -> String {
+    if !facts.step_log {
+        return String::new();
+    }
+    let latest = candidates.iter().rev().take(3).copied();
+    let found = first.into_iter().chain(latest).find_map(|m| {
+        let m_end = m.span.end.unwrap_or(u64::MAX);
+        idx.counting.iter().find_map(|s| {
+            let rd = s.read?;
+            (rd.start < m_end && s.end > m.span.start && s.end < pe).then_some((m, *s, rd))
+        })
+    });
+    let Some((m, s, rd)) = found else {
+        return String::new();
+    };
+    let variant = facts
+        .header
+        .as_ref()
+        .map(|h| explore_variant(&h.variant))
+        .unwrap_or_else(|| "VARIANT.sql".into());
+    format!(
+        ". Op {}'s step {} at [{}, {}] read the group before resolve op {} resolved it at \
+         [{}, {}]; its counting write {} at [{}, {}] then kept `resolved`. For the shortest \
+         counterexample, run `specstorm explore --set variant={variant}`",
+        s.op,
+        facts.ingest_step_name(rd.idx),
+        secs(rd.start),
+        secs(rd.end),
+        m.op,
+        secs(m.span.start),
+        secs(m.span.end.unwrap_or(0)),
+        facts.ingest_step_name(facts.counting_step),
+        secs(s.start),
+        secs(s.end)
+    )
+}
+
+/// The `variant` value that makes `specstorm explore` run the history's
+/// variant: a built-in's name, else its statement file.
+fn explore_variant(name: &str) -> String {
+    if crate::variant::BUILTIN.iter().any(|(n, _, _)| *n == name) || name.ends_with(".sql") {
+        name.to_string()
     } else {
-        r.violation(Finding {
-            msg_id: None,
-            group: Some(group.clone()),
-            event_id: None,
-            expected,
-            found: what,
-            explanation: base,
-            evidence,
-        });
+        format!("{name}.sql")
     }
 }
 

@@ -5,7 +5,7 @@
 //! constraint on purpose, so only the design (deterministic group ids) can
 //! keep it, and only the audit can see it broken.
 
-use super::{CheckResult, Finding, GroupRef, Tables};
+use super::{secs, CheckResult, Evidence, Finding, GroupRef, Tables};
 use std::collections::BTreeMap;
 
 /// Invariant name as reported (spec `OneGroupPerFingerprint`).
@@ -34,7 +34,16 @@ pub fn check(tables: &Tables) -> CheckResult {
                     "({project}, {fingerprint}) has several group rows: group ids are not a \
                      deterministic function of (project, fingerprint)"
                 ),
-                evidence: vec![],
+                // Visible from the final snapshot's read on.
+                evidence: vec![Evidence {
+                    t: tables.read_start,
+                    op: None,
+                    what: format!(
+                        "the final snapshot (at {}) holds {} rows for the key",
+                        secs(tables.read_start),
+                        ids.len()
+                    ),
+                }],
             });
         }
     }

@@ -1,18 +1,30 @@
 //! Stranded events (not a spec invariant; groups.md asks for the report):
-//! rows in error_events whose inserting attempt stopped after s1 and before
-//! the counting step, so that no retry will ever count them (a retry stops
-//! at s1 with changes = 0). Counted and explained by cause; they fail no
-//! run unless the scenario asks (thresholds, later).
+//! rows in error_events whose inserting attempt stopped after its
+//! event-insert step and before the counting step, so that no retry will
+//! ever count them (a retry stops as a duplicate). Counted and explained by
+//! cause; they fail no run unless the scenario asks (a threshold on
+//! `stranded_events.total`).
+//!
+//! Which attempt inserted a row is read from the step log: the attempt
+//! whose event-insert step (the header's `event_step`, found from what the
+//! statement does, whatever its position) changed a row. A history of this
+//! version that names no such step cannot tell: `total` is then absent
+//! (null in `summary.json`, so a threshold on it fails), never 0. A history
+//! older than that field is read with step 0 as the event insert, as its
+//! writer assumed, and a note says so. Without a step log (HTTP) only the
+//! reference server's crash hook tells that an attempt stopped after
+//! inserting, by the step it crashed after.
 
+use super::facts::EventStep;
 use super::{Facts, Tables};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How many events are stranded, in all and per cause.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stranded {
-    /// Stranded events in all.
-    pub total: u64,
+    /// Stranded events in all; None: the history cannot tell (see `notes`).
+    pub total: Option<u64>,
     /// Stranded events per cause (how the inserting attempt ended).
     pub by_cause: BTreeMap<String, u64>,
     /// A few stranded event ids with the op that inserted them.
@@ -22,12 +34,53 @@ pub struct Stranded {
     /// indeterminate attempt, not Done): stranded or not, nobody can say.
     #[serde(default)]
     pub undetermined: u64,
+    /// What the figures rest on, or why there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Default for Stranded {
+    fn default() -> Self {
+        Stranded {
+            total: Some(0),
+            by_cause: BTreeMap::new(),
+            examples: Vec::new(),
+            undetermined: 0,
+            notes: Vec::new(),
+        }
+    }
 }
 
 /// Events present in the final table, certainly not counted (neither Done
 /// nor Maybe), whose row an attempt of this run inserted.
 pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
-    let mut s = Stranded::default();
+    let mut s = Stranded {
+        undetermined: facts
+            .events
+            .iter()
+            .filter(|(id, e)| e.is_maybe() && tables.event_ids.contains(*id))
+            .count() as u64,
+        ..Default::default()
+    };
+    if facts.step_log {
+        match facts.event_step {
+            EventStep::Known(_) => {}
+            EventStep::Assumed(i) => s.notes.push(format!(
+                "this history does not record which ingest step inserts the event row (it \
+                 predates that record): step {i} ({}) is taken to be it",
+                facts.ingest_step_name(i)
+            )),
+            EventStep::Unknown => {
+                s.total = None;
+                s.notes.push(
+                    "the history does not name the ingest step that inserts the event row, so \
+                     which rows an attempt inserted without counting them cannot be told"
+                        .into(),
+                );
+                return s;
+            }
+        }
+    }
     let mut ids: Vec<_> = facts
         .events
         .iter()
@@ -36,21 +89,18 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
         })
         .collect();
     ids.sort_by_key(|(id, _)| *id);
-    s.undetermined = facts
-        .events
-        .iter()
-        .filter(|(id, e)| e.is_maybe() && tables.event_ids.contains(*id))
-        .count() as u64;
+    let mut total = 0;
     for (id, e) in ids {
         let (op, cause) = e.insert.expect("filtered");
         let cause = cause
             .map(|c| facts.causes[c as usize].clone())
             .unwrap_or_else(|| "unknown".into());
-        s.total += 1;
+        total += 1;
         *s.by_cause.entry(cause).or_default() += 1;
         if s.examples.len() < 10 {
             s.examples.push((id.clone(), op));
         }
     }
+    s.total = Some(total);
     s
 }

@@ -4,7 +4,7 @@
 //! of events is never held row by row.
 
 use crate::workload::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One canonical `error_groups` row. Values are kept as read: a broken
 /// target may store a status that is no text or a count that is no integer,
@@ -77,6 +77,19 @@ pub struct Tables {
 }
 
 impl Tables {
+    /// The group rows per (project, fingerprint), the key every checker
+    /// compares by (a design may compute its own group ids; only the key
+    /// is shared by the history and the tables). More than one row under
+    /// a key breaks OneGroupPerFingerprint, and the checkers that need
+    /// one row per key leave it unjudged.
+    pub fn rows_by_key(&self) -> BTreeMap<(String, String), Vec<&GroupRow>> {
+        let mut m: BTreeMap<(String, String), Vec<&GroupRow>> = BTreeMap::new();
+        for g in &self.groups {
+            m.entry(g.key()).or_default().push(g);
+        }
+        m
+    }
+
     /// Adds one `error_events` row.
     pub fn add_event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
         self.event_rows += 1;

@@ -1,6 +1,25 @@
 //! TypeOK: every status is open/resolved/regressed, every event_count an
 //! integer >= 0, and every acknowledged event (an `ok` answer with accepted
-//! = true) is in error_events (the spec's `done ⊆ events`).
+//! = true) is in error_events (the spec's `done ⊆ events`). Two named rules
+//! of the same family (nothing the client was told is stored is lost):
+//! - "unexplained duplicate": an ingest answered duplicate (`ok`, accepted
+//!   = false) although no other attempt of its event that may have had an
+//!   effect started before its deciding point ended (see
+//!   [`super::facts`]): the client was told the event was already stored,
+//!   and no attempt can have stored it;
+//! - "insert ignored by its own op" (in-process, where the header names
+//!   the event-insert step): the same, for an op whose own event-insert
+//!   step changed a row and which then answered duplicate without running
+//!   the counting step (a stop condition on a stale value): the event is
+//!   stored, never counted, and every retry will stop as a duplicate.
+//!
+//! Both rules are judged on the history alone (every attempt of the event,
+//! after the whole history is read), so they hold also where the service
+//! prunes event rows. A crash fault on an op exempts it from the second
+//! rule (a pause is harmless). Where the event-insert step is not known
+//! (an older history, or none named), duplicates are judged against every
+//! step that may have changed a row, and the second rule is not judged:
+//! a note says so.
 //!
 //! Sound: each clause reads the final snapshot directly; an event counts as
 //! acknowledged only when the target itself answered accepted, and rows are
@@ -10,8 +29,9 @@
 //! (`audit.events = "pruned"`), a missing row proves nothing: that clause
 //! is not judged, and the result says so.
 
+use super::facts::{EventStep, Lost, LostRule};
 use super::tables::text;
-use super::{CheckResult, Facts, Finding, GroupRef, Tables};
+use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
 use crate::workload::Value;
 
 /// Invariant name as reported (spec `TypeOK`).
@@ -20,6 +40,14 @@ pub const NAME: &str = "TypeOK";
 /// TypeOK (groups.md): every status is open, resolved or regressed, every `event_count` an integer >= 0, and every acknowledged event is in `error_events` (the spec's `done ⊆ events`).
 pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     let mut r = CheckResult::new(NAME);
+    // What the final snapshot shows is visible from its read on.
+    let snapshot = |what: String| {
+        vec![Evidence {
+            t: tables.read_start,
+            op: None,
+            what: format!("the final snapshot (at {}) {what}", secs(tables.read_start)),
+        }]
+    };
     for g in &tables.groups {
         let group = Some(GroupRef {
             project: text(&g.project),
@@ -37,7 +65,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
                     serde_json::to_string(&g.status).unwrap_or_default()
                 ),
                 explanation: "a group row holds a status the spec does not know".into(),
-                evidence: vec![],
+                evidence: snapshot(format!("holds group {} with this status", g.id_text())),
             });
         }
         if !matches!(g.event_count, Value::Int(n) if n >= 0) {
@@ -51,9 +79,33 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
                     serde_json::to_string(&g.event_count).unwrap_or_default()
                 ),
                 explanation: "a group row holds a count that is no natural number".into(),
-                evidence: vec![],
+                evidence: snapshot(format!("holds group {} with this count", g.id_text())),
             });
         }
+    }
+    for l in &facts.lost {
+        r.violation(lost_finding(facts, l));
+    }
+    match (facts.step_log, facts.event_step) {
+        (true, EventStep::Known(_)) => {}
+        (true, EventStep::Assumed(_)) => r.notes.push(
+            "\"insert ignored by its own op\" not judged: this history does not record which \
+             ingest step inserts the event row (it predates that record); duplicate answers \
+             were judged against every step that may have changed a row"
+                .into(),
+        ),
+        (true, EventStep::Unknown) => r.notes.push(
+            "\"insert ignored by its own op\" not judged: the history does not name the ingest \
+             step that inserts the event row; duplicate answers were judged against every step \
+             that may have changed a row"
+                .into(),
+        ),
+        (false, _) => r.notes.push(
+            "\"insert ignored by its own op\" not judged: it needs the step log (the \
+             in-process target); duplicate answers were judged against the other attempts' \
+             requests"
+                .into(),
+        ),
     }
     if tables.events_pruned {
         r.notes.push(
@@ -81,8 +133,128 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
             explanation: "an ingest answered ok (accepted) for this event, yet the final \
                           error_events table has no row with its id: acknowledged data was lost"
                 .into(),
-            evidence: vec![],
+            evidence: snapshot(format!("has no row for event {id}")),
         });
     }
     r
+}
+
+/// A lost event as a finding: the duplicate op at its deciding point, and
+/// every other attempt of the event that started before it, with why it
+/// cannot explain the answer (later attempts are only counted: they are
+/// no evidence of when the loss became visible).
+fn lost_finding(facts: &Facts, l: &Lost) -> Finding {
+    let e = &facts.events[&l.event_id];
+    let (project, fingerprint) = facts.keys[e.key as usize].clone();
+    let d = e.tries.iter().find(|a| a.op == l.op).copied();
+    let step = d.and_then(|d| d.stop_step());
+    let decided_by = match step {
+        Some(i) => format!(
+            "its step {} (the stop that answered duplicate) ended at {}",
+            facts.ingest_step_name(i),
+            secs(l.decided)
+        ),
+        None => format!("the answer arrived at {}", secs(l.decided)),
+    };
+    let mut evidence = Vec::new();
+    let mut later = Vec::new();
+    let mut others: Vec<_> = e.tries.iter().filter(|a| a.op != l.op).collect();
+    others.sort_by_key(|a| (a.start, a.op));
+    for a in others {
+        if a.start >= l.decided {
+            later.push(a.op);
+            continue;
+        }
+        evidence.push(Evidence {
+            t: a.start.min(l.decided),
+            op: Some(a.op),
+            what: format!(
+                "attempt op {} (from {}): {}",
+                a.op,
+                secs(a.start),
+                a.effect.why_not()
+            ),
+        });
+    }
+    let own = l.rule == LostRule::InsertIgnored;
+    evidence.push(Evidence {
+        t: l.decided,
+        op: Some(l.op),
+        what: format!(
+            "ingest op {} answered duplicate (ok, accepted = false){}; {decided_by}",
+            l.op,
+            if own {
+                let i = facts.event_step.index().unwrap_or(0);
+                format!(
+                    " after its own event-insert step {} changed a row",
+                    facts.ingest_step_name(i)
+                )
+            } else {
+                String::new()
+            }
+        ),
+    });
+    evidence.sort_by_key(|e| e.t);
+    let n_before = evidence.len() - 1;
+    let before = match n_before {
+        0 => "no other attempt of it started before its deciding point".to_string(),
+        n => format!(
+            "none of the {n} other attempt(s) that started before its deciding point may \
+             have inserted it"
+        ),
+    };
+    let later = if later.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} later attempt(s), ops {:?}, started after it)",
+            later.len(),
+            later
+        )
+    };
+    let (expected, explanation) = if own {
+        (
+            "an op that inserted its event row runs on to count it".to_string(),
+            format!(
+                "{}: op {} inserted event {} itself, then answered duplicate without running \
+                 the counting step (a stop condition decided on a stale value): the event is \
+                 stored but never counted, and every retry will stop as a duplicate; \
+                 {before}{later}",
+                l.rule.name(),
+                l.op,
+                l.event_id
+            ),
+        )
+    } else {
+        (
+            "a duplicate answer only after another attempt of the event may have stored it"
+                .to_string(),
+            format!(
+                "{}: op {} was told event {} was already stored, but {before}{later}: the \
+                 event was dropped while the client was told it was stored",
+                l.rule.name(),
+                l.op,
+                l.event_id
+            ),
+        )
+    };
+    Finding {
+        msg_id: None,
+        group: Some(GroupRef {
+            project: project.clone(),
+            fingerprint: fingerprint.clone(),
+            id: facts.key_group_ids[e.key as usize].clone(),
+        }),
+        event_id: Some(l.event_id.clone()),
+        expected,
+        found: format!(
+            "{}: ingest op {} answered duplicate for event {} ({project}, {fingerprint}); \
+             {decided_by}",
+            l.rule.name(),
+            l.op,
+            l.event_id
+        ),
+        explanation,
+        evidence,
+    }
 }

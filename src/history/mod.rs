@@ -9,8 +9,11 @@ pub mod writer;
 
 use serde::{Deserialize, Serialize};
 
-/// Version of the history file format; bumped on any incompatible change.
-pub const HISTORY_SCHEMA_VERSION: u32 = 2;
+/// Version of the history file format; bumped on any incompatible change,
+/// and on a change in what an absent field means: from 3 on, a header
+/// without `event_step` says the writer found no event-inserting step
+/// (before 3, histories had no such field and step 0 was assumed).
+pub const HISTORY_SCHEMA_VERSION: u32 = 3;
 
 /// The op kinds of every workload: groups has `ingest` and `resolve`,
 /// outbox has `handle`. Figures, the dashboard and the latency log list the

@@ -203,19 +203,28 @@ fn stranded_line(o: &mut String, s: &Summary) {
     } else {
         String::new()
     };
-    if st.total == 0 {
-        let _ = writeln!(o, "stranded events: 0{undetermined}");
-    } else {
-        let causes: Vec<_> = st
-            .by_cause
-            .iter()
-            .map(|(c, n)| format!("{n} {c}"))
-            .collect();
-        let _ = writeln!(
-            o,
-            "stranded events: {} (inserted, never counted; retries stop at s1): {}{undetermined}",
-            st.total,
-            causes.join(", ")
-        );
+    match st.total {
+        None => {
+            let _ = writeln!(o, "stranded events: cannot tell{undetermined}");
+        }
+        Some(0) => {
+            let _ = writeln!(o, "stranded events: 0{undetermined}");
+        }
+        Some(total) => {
+            let causes: Vec<_> = st
+                .by_cause
+                .iter()
+                .map(|(c, n)| format!("{n} {c}"))
+                .collect();
+            let _ = writeln!(
+                o,
+                "stranded events: {total} (inserted, never counted; retries stop as \
+                 duplicates): {}{undetermined}",
+                causes.join(", ")
+            );
+        }
+    }
+    for n in &st.notes {
+        let _ = writeln!(o, "  note: {n}");
     }
 }

@@ -51,7 +51,10 @@ pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, outbox:
             2,
             vec![
                 Span::styled(" stranded events ", pal.dim()),
-                Span::styled(v.stranded.to_string(), pal.alarm(v.stranded, Color::Yellow)),
+                match v.stranded {
+                    Some(n) => Span::styled(n.to_string(), pal.alarm(n, Color::Yellow)),
+                    None => Span::styled("cannot tell", pal.alarm(1, Color::Yellow)),
+                },
             ],
         ));
     }
