@@ -1,5 +1,7 @@
 //! CountExact: for every group G, |Done(G)| <= event_count(G) <=
-//! |Done(G)| + |Maybe(G)|, and event_count(G) <= |A(G)| (groups.md); and
+//! |Done(G)| + |Maybe(G)|, and event_count(G) <= |A(G)| (`docs/groups.md`,
+//! "CountExact", with its premises; Done, Maybe and A(G) as "Done, Maybe,
+//! A(G)" there defines them); and
 //! at every instant a probe read G's count, the count lay between the
 //! events certainly counted before the probe began and the events that
 //! may have been counted by its end.

@@ -3,7 +3,8 @@
 //! these chances showed one; over too few of them it says nothing, so a
 //! `holds` below the scenario's minimum (`[min_evidence]`) becomes
 //! `unknown` ([`require`]). A violation stands whatever the evidence: it
-//! was seen.
+//! was seen. `docs/groups.md`, "Evidence: what a holds rests on", states
+//! it for users.
 //!
 //! What counts, per invariant (each a count of things the checker judged):
 //!

@@ -9,6 +9,10 @@
 //! after the ops they hit; ops are written when they complete, not in
 //! invoke order) is judged in [`Facts::finish`].
 //!
+//! `docs/groups.md` states these rules for users: "The history", "Done,
+//! Maybe, A(G)", "Groups are known by (project, fingerprint)", "The fault
+//! hook's report" and TypeOK's "Unexplained duplicate".
+//!
 //! Everything is keyed by (project, fingerprint), which both the history
 //! (every invoke carries it) and the exported rows carry; group ids are
 //! only shown. A design that computes its own group ids is judged like one
@@ -172,7 +176,8 @@ impl Attempts {
     }
 }
 
-/// Per event id (all attempts together), as `groups.md` defines them.
+/// Per event id (all attempts together), as `docs/groups.md` ("Done, Maybe,
+/// A(G)") defines them.
 #[derive(Debug, Clone, Default)]
 pub struct EventFacts {
     /// Index into [`Facts::keys`]: the event's (project, fingerprint).
@@ -203,7 +208,7 @@ pub struct EventFacts {
 }
 
 impl EventFacts {
-    /// Maybe in the sense of `groups.md`: not Done, but possibly counted.
+    /// Maybe in the sense of `docs/groups.md`: not Done, but possibly counted.
     pub fn is_maybe(&self) -> bool {
         !self.done && self.maybe
     }

@@ -1,4 +1,4 @@
-//! Checkers: one per invariant of BacktalkGroups.tla, exactly as
+//! Checkers: one per invariant of `specs/BacktalkGroups.tla`, exactly as
 //! `docs/groups.md` defines them for a real run, each judging
 //! the final [`Tables`] together with the [`Facts`] of the history. Each
 //! module writes down why its rule is sound: it never reports a violation
@@ -38,7 +38,7 @@ pub const GROUPS_INVARIANTS: [&str; 4] = [
 pub use tables::{GroupRow, Tables};
 
 /// The invariants of the `outbox` workload (exactly_once_none_atomic.tla,
-/// as outbox.md defines them), by their spec names, in report order.
+/// as `docs/outbox.md` defines them), by their spec names, in report order.
 pub const OUTBOX_INVARIANTS: [&str; 5] = [
     outbox::type_ok::NAME,
     outbox::at_most_one_state_change::NAME,

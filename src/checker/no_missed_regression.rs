@@ -1,4 +1,5 @@
-//! NoMissedRegression, checkable from outside (groups.md): every probe that
+//! NoMissedRegression, checkable from outside (`docs/groups.md`,
+//! "NoMissedRegression", with its premises): every probe that
 //! shows a group `resolved` with count c (a refused resolve whose probe read
 //! `resolved`, and the final row) must be explained by a resolve.
 //!

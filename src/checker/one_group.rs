@@ -1,5 +1,5 @@
 //! OneGroupPerFingerprint: at most one error_groups row per
-//! (project, fingerprint).
+//! (project, fingerprint) (`docs/groups.md`, "OneGroupPerFingerprint").
 //!
 //! Sound: a plain count over the final snapshot; the schema has no UNIQUE
 //! constraint on purpose, so only the design (deterministic group ids) can
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Invariant name as reported (spec `OneGroupPerFingerprint`).
 pub const NAME: &str = "OneGroupPerFingerprint";
 
-/// OneGroupPerFingerprint (groups.md): at most one `error_groups` row per (project, fingerprint); one violation per duplicated key.
+/// OneGroupPerFingerprint (`docs/groups.md`): at most one `error_groups` row per (project, fingerprint); one violation per duplicated key.
 pub fn check(tables: &Tables) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let mut by_key: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();

@@ -1,4 +1,5 @@
-//! Stranded events (not a spec invariant; groups.md asks for the report):
+//! Stranded events (not a spec invariant; `docs/groups.md`, "Stranded
+//! events", defines the report and its premises):
 //! rows in error_events whose inserting attempt stopped after its
 //! event-insert step and before the counting step, so that no retry will
 //! ever count them (a retry stops as a duplicate). Counted and explained by

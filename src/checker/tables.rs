@@ -1,5 +1,5 @@
-//! The final tables as the audit reads them: the canonical `error_groups`
-//! rows, and `error_events` reduced to what the checkers need (the ids
+//! The final tables as the audit reads them (`docs/groups.md`, "The
+//! canonical tables"): the canonical `error_groups` rows, and `error_events` reduced to what the checkers need (the ids
 //! present and the rows per (project, fingerprint)), so a table of millions
 //! of events is never held row by row.
 

@@ -21,6 +21,9 @@
 //! step that may have changed a row, and the second rule is not judged:
 //! a note says so.
 //!
+//! The rules and their premises are `docs/groups.md`'s "TypeOK" (with
+//! "Unexplained duplicate" and "Insert ignored by its own op").
+//!
 //! Sound: each clause reads the final snapshot directly; an event counts as
 //! acknowledged only when the target itself answered accepted, and rows are
 //! never deleted by the workload, so a missing acknowledged row is lost
@@ -37,7 +40,7 @@ use crate::workload::Value;
 /// Invariant name as reported (spec `TypeOK`).
 pub const NAME: &str = "TypeOK";
 
-/// TypeOK (groups.md): every status is open, resolved or regressed, every `event_count` an integer >= 0, and every acknowledged event is in `error_events` (the spec's `done ⊆ events`).
+/// TypeOK (`docs/groups.md`): every status is open, resolved or regressed, every `event_count` an integer >= 0, and every acknowledged event is in `error_events` (the spec's `done ⊆ events`).
 pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     // What the final snapshot shows is visible from its read on.

@@ -1,6 +1,7 @@
 //! AtMostOneOutQueueMsg: for every message id, the out queue holds at most
 //! one distinct (msg_id, ver); resends of the same pair are allowed
-//! (consumers deduplicate by id) and counted as `redeliveries`.
+//! (consumers deduplicate by id) and counted as `redeliveries`
+//! (`docs/outbox.md`, "Invariants").
 //!
 //! Soundness. The rule reads only the final `out_queue`, every publish
 //! that committed, whatever became of the attempt (a crash after publish

@@ -1,5 +1,5 @@
 //! AtMostOneStateChange: for every message id, at most one `state_log`
-//! entry of kind `change` (outbox.md; the spec's `<= 2` counts the change
+//! entry of kind `change` (`docs/outbox.md`, "Invariants"; the spec's `<= 2` counts the change
 //! and its cleanup, which we tell apart by `kind`).
 //!
 //! Soundness. The rule reads only the final `state_log`, the ground truth

@@ -2,9 +2,10 @@
 //! `change` entry for it, at version v+1, and at least one out-queue entry,
 //! every one carrying v, the base version it was staged on. (Read
 //! literally, the seed compares the change's version v+1 with the output's
-//! v and fails on every message; outbox.md states the intent used here.)
+//! v and fails on every message; `docs/outbox.md`, "Invariants", states
+//! the intent used here.)
 //!
-//! "Acked" is outbox.md's: the history saw the ack (an `ok` attempt, which
+//! "Acked" is `docs/outbox.md`'s: the history saw the ack (an `ok` attempt, which
 //! ran through `handle.ack`) AND `processed` holds it. A disagreement is
 //! reported as an `unknown` finding: an ack in the history that
 //! `processed` lacks (the ack step's row was lost), or a `processed` row

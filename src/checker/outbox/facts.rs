@@ -210,7 +210,7 @@ impl OutboxFacts {
     }
 
     /// Message ids acked: some delivery of it acked in the history AND held
-    /// by `processed` (outbox.md's "acked").
+    /// by `processed` (`docs/outbox.md`'s "acked").
     pub fn acked_msgs(&self, tables: &super::OutboxTables) -> BTreeSet<i64> {
         self.acked_history
             .keys()

@@ -1,4 +1,4 @@
-//! The liveness report (outbox.md, the spec's Termination): every message
+//! The liveness report (`docs/outbox.md`, the spec's Termination): every message
 //! id is acked once the queue drains without faults. Reported in the
 //! summary, never an exit criterion: with faults a correct protocol may
 //! give a delivery up, and a run stopped early has messages in flight.

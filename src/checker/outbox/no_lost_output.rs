@@ -1,7 +1,8 @@
 //! NoLostOutput: once the run has drained, every acked message with a
 //! `change` entry has an out-queue entry. Messages given up after their
 //! delivery budget are listed apart and left out (a correct protocol may
-//! leave one committed but unpublished when its last delivery crashed).
+//! leave one committed but unpublished when its last delivery crashed;
+//! `docs/outbox.md`, "Invariants").
 //!
 //! Soundness. The rule judges acked messages only (history `ok` AND
 //! `processed`), and an acked attempt ran its publish step before its ack,
@@ -18,7 +19,7 @@
 use super::{finding, state_rows, OutboxFacts, OutboxTables};
 use crate::checker::CheckResult;
 
-/// The invariant's name in outbox.md.
+/// The invariant's name in `docs/outbox.md`.
 pub const NAME: &str = "NoLostOutput";
 
 /// Judges NoLostOutput.

@@ -1,5 +1,6 @@
 //! The final tables of an outbox run, as the variant's `export.*`
-//! statements map them onto the canonical ones (outbox.md): `state_log`,
+//! statements map them onto the canonical ones (`docs/outbox.md`, "The
+//! tables"): `state_log`,
 //! `outbox`, `out_queue`, `processed`. Read once, in one read transaction,
 //! after the load drained.
 

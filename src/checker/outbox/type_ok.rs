@@ -3,7 +3,7 @@
 //! `init` at 0 and kinds `change`/`cleanup` above it, message ids in
 //! 1..=M; out-queue entries carry a message in 1..=M and a version of the
 //! chain; `processed` holds deliveries (1..=M, 1..=D); every value of its
-//! canonical type (integers).
+//! canonical type (integers) (`docs/outbox.md`, "Invariants").
 //!
 //! Soundness. Every rule is a property of the final tables that any
 //! correct variant keeps by construction (versions are appended as head +
