@@ -2173,7 +2173,7 @@ fn duplicate_whose_only_other_attempt_failed_is_violated() {
         r.examples[0]
             .evidence
             .iter()
-            .any(|e| e.what.contains("event-insert step failed")),
+            .any(|e| e.what.contains("none of its steps changed a row")),
         "{r:#?}"
     );
     // A failed step that may have applied explains it.

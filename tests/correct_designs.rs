@@ -1,6 +1,7 @@
 //! Correct designs written differently from the shipped ones (the group row
 //! inserted first, an UPSERT that creates and counts, a compare-and-swap
-//! resolver, ids the design computes itself: `targets/sqlite/designs/`) are
+//! resolver, ids the design computes itself, a table of seen ids before or
+//! after the event row: `targets/sqlite/designs/`) are
 //! never reported violated: on the in-process SQLite target under no fault,
 //! crash, pause and lock, and over the spawned reference server under no
 //! fault, crash, pause, lock, the fault proxy and kill, two seeds each.
@@ -205,6 +206,80 @@ fn compare_and_swap_resolver_holds_everywhere() {
 #[test]
 fn own_group_ids_hold_everywhere() {
     every_cell_holds("own-ids");
+}
+
+#[test]
+fn a_seen_ids_table_before_the_event_row_holds_everywhere() {
+    every_cell_holds("seen-ids-first");
+}
+
+#[test]
+fn a_seen_ids_table_after_the_event_row_holds_everywhere() {
+    every_cell_holds("seen-ids-after");
+}
+
+/// `groups-atomic.sql` with `old` replaced by `new`, written into `dir`.
+fn atomic_with(dir: &Path, old: &str, new: &str) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("targets/sqlite/groups-atomic.sql"),
+    )
+    .unwrap();
+    assert!(text.contains(old), "{old}");
+    let path = dir.join("variant.sql");
+    std::fs::write(&path, text.replace(old, new)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// A resolve that resolves every group of its project may resolve groups
+/// no resolve of theirs records: NoMissedRegression cannot judge their
+/// probes, so it is `unknown`, never `violated`.
+#[test]
+fn a_resolve_that_changes_several_groups_leaves_no_missed_regression_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let variant = atomic_with(
+        dir.path(),
+        "WHERE id = :group_id AND status IN ('open', 'regressed')",
+        "WHERE project = :project AND status IN ('open', 'regressed')",
+    );
+    let (code, s) = run(&sqlite_scenario(&variant, ""), 1);
+    let nmr = &s["invariants"]["NoMissedRegression"];
+    assert_eq!(nmr["verdict"], "unknown", "{nmr}");
+    assert!(
+        nmr["first"].to_string().contains("rows in one step"),
+        "{nmr}"
+    );
+    assert_eq!(code, 4, "{}", s["exit"]);
+}
+
+/// A design whose trigger on the event insert changes the count, with
+/// `counts: true` on another step, is refused before anything runs: the
+/// checkers date every change of the count by the counting steps.
+#[test]
+fn a_count_changed_outside_the_counting_step_is_refused_by_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let variant = atomic_with(
+        dir.path(),
+        "  event_count INTEGER\n);\n",
+        "  event_count INTEGER\n);\n\
+         CREATE TRIGGER IF NOT EXISTS count_it AFTER INSERT ON error_events BEGIN\n\
+           UPDATE error_groups SET event_count = event_count + 1 WHERE id = NEW.group_id;\n\
+         END;\n",
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(["check", "scenarios/smoke.toml", "--set"])
+        .arg(format!("variant={variant}"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("variant.sql:")
+            && err.contains(
+                "`ingest.s1` updates error_groups.event_count through trigger or view `count_it`"
+            ),
+        "{err}"
+    );
 }
 
 /// A design whose event insert is `INSERT OR IGNORE` into a table with a

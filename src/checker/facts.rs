@@ -88,13 +88,7 @@ pub enum Effect {
     NeverForwarded,
     /// It was sent while the server was killed and ended before the restart.
     KillDown,
-    /// In-process: it never ran its event-insert step.
-    NoInsertStep,
-    /// In-process: its event-insert step changed no row.
-    InsertChangedNothing,
-    /// In-process: its event-insert step failed and changed nothing.
-    InsertFailed,
-    /// In-process, the event-insert step unknown: none of its steps changed a row.
+    /// In-process: none of its steps changed a row.
     NothingChanged,
 }
 
@@ -110,9 +104,6 @@ impl Effect {
             Effect::KillDown => {
                 "it was sent while the server was killed, and ended before the restart"
             }
-            Effect::NoInsertStep => "it never ran its event-insert step",
-            Effect::InsertChangedNothing => "its event-insert step changed no row",
-            Effect::InsertFailed => "its event-insert step failed and changed nothing",
             Effect::NothingChanged => "none of its steps changed a row",
         }
     }
@@ -123,9 +114,9 @@ impl Effect {
 pub struct Attempt {
     /// The ingest op's id.
     pub op: u64,
-    /// From when it may have inserted the row: in-process the start of
-    /// its event-insert step (of its first step that changed rows where
-    /// that step is not known; its invoke if it ran none); remote its invoke.
+    /// From when it may have changed what a duplicate check reads:
+    /// in-process the start of its first step that changed (or may have
+    /// changed) a row, its invoke if none did; remote its invoke.
     pub start: u64,
     /// A duplicate answer: the end of its deciding point (in-process the
     /// end of its stop step, remote its completion). None: no duplicate answer.
@@ -380,6 +371,11 @@ pub struct Facts {
     pub lost: Vec<Lost>,
     /// Ops a crash fault abandoned.
     pub crashed_ops: HashSet<u64>,
+    /// In-process resolves with a step that changed more than one row, and
+    /// how many: a resolve must change only the group it names
+    /// (NoMissedRegression's premise; the other groups it changed are
+    /// credited to no resolve).
+    pub wide_resolves: Vec<(u64, u64)>,
     /// Texts of the ways an inserting attempt ended without counting.
     pub causes: Vec<String>,
     cause_index: HashMap<String, u16>,
@@ -695,7 +691,10 @@ impl Facts {
                 }
                 // The op inserted the row itself (so nothing else can have
                 // before it decided), unless a crash fault hit it.
-                let rule = if d.own_insert && !self.crashed_ops.contains(&d.op) {
+                // An event some attempt counted was not lost: this answer
+                // was still wrong at its instant (no attempt could have
+                // stored the event before it), so it is unexplained.
+                let rule = if d.own_insert && !e.done && !self.crashed_ops.contains(&d.op) {
                     LostRule::InsertIgnored
                 } else {
                     LostRule::UnexplainedDuplicate
@@ -881,24 +880,19 @@ impl Facts {
         let mut start = invoke.t;
         let mut own_insert = false;
         if self.step_log {
-            (effect, start) = match self.event_step {
-                EventStep::Known(i) => match steps.iter().find(|s| s.idx == i) {
-                    None => (Effect::NoInsertStep, invoke.t),
-                    Some(s) if s.applied() || s.maybe_applied() => (Effect::May, s.start),
-                    Some(s) if s.error.is_some() => (Effect::InsertFailed, s.start),
-                    Some(s) => (Effect::InsertChangedNothing, s.start),
-                },
-                // Which step inserts is not known for sure: any step that
-                // may have changed a row may have inserted it.
-                _ => match steps
-                    .iter()
-                    .filter(|s| s.applied() || s.maybe_applied())
-                    .map(|s| s.start)
-                    .min()
-                {
-                    Some(t) => (Effect::May, t),
-                    None => (Effect::NothingChanged, invoke.t),
-                },
+            // Any step that may have changed a row may have caused another
+            // attempt's duplicate answer, not only the event insert: a
+            // design may decide "duplicate" on a table of its own (a seen-ids
+            // table before or after the event insert), and its insert may
+            // write through a trigger whose rows changes() does not count.
+            (effect, start) = match steps
+                .iter()
+                .filter(|s| s.applied() || s.maybe_applied())
+                .map(|s| s.start)
+                .min()
+            {
+                Some(t) => (Effect::May, t),
+                None => (Effect::NothingChanged, invoke.t),
             };
             own_insert = matches!(self.event_step, EventStep::Known(i)
                 if steps.iter().any(|s| s.idx == i && s.applied()));
@@ -1012,6 +1006,9 @@ impl Facts {
             start: invoke.t,
             end: completion.as_ref().map(|(_, c)| c.t),
         };
+        if let Some(most) = steps.iter().map(|s| s.changes).max().filter(|&n| n > 1) {
+            self.wide_resolves.push((invoke.op, most));
+        }
         // In-process, nothing of an op runs after its completion, so an
         // indeterminate resolve's window closes there; a remote target may
         // still run it later (open-ended).

@@ -145,6 +145,32 @@ pub fn check(
     premise_failed: &HashSet<(String, String)>,
 ) -> CheckResult {
     let mut r = CheckResult::new(NAME);
+    // A resolve that changed several rows may have resolved groups no
+    // resolve of theirs records: their probes cannot be judged.
+    if let Some(&(op, rows)) = facts.wide_resolves.first() {
+        r.unknown(Finding {
+            msg_id: None,
+            group: None,
+            event_id: None,
+            expected: "every resolve changes only the group it names".into(),
+            found: format!(
+                "resolve op {op} changed {rows} rows in one step ({} such resolves)",
+                facts.wide_resolves.len()
+            ),
+            explanation: format!(
+                "undecided: resolve op {op} changed {rows} rows in one step, so it may have \
+                 resolved groups it does not name, and no probe of any group can be \
+                 explained or refuted by the resolves the history credits to it"
+            ),
+            evidence: vec![],
+        });
+        r.notes.push(
+            "not judged: a resolve changed more than one row (the rule's premise is that a \
+             resolve changes only its own group)"
+                .into(),
+        );
+        return r;
+    }
     let empty = GroupFacts::default();
     let rows = tables.rows_by_key();
     let keys: BTreeSet<(String, String)> = rows

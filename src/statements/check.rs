@@ -237,6 +237,14 @@ pub fn compile_groups(file: &StatementFile) -> Result<GroupsVariant, FileError> 
 
     let group_columns = origin::group_columns(file, &mut conn, export_groups)?;
     origin::check_resolve_counts(file, &mut conn, &resolve, &group_columns)?;
+    origin::check_count_writers(
+        file,
+        &mut conn,
+        &ingest,
+        counting_step,
+        &resolve,
+        &group_columns,
+    )?;
     let event_step = origin::event_step(file, &mut conn, events_block, &ingest)?;
 
     Ok(GroupsVariant {

@@ -386,3 +386,76 @@ pub(super) fn undone_on_constraint(statement: &str, schema: &str) -> bool {
     };
     !says(statement) && !says(schema)
 }
+
+/// The premise CountExact and NoMissedRegression share: a group's count
+/// changes only through the counting step. The counting step must write
+/// the count column (update it, or insert into its table: an UPSERT that
+/// creates the group with its first count), and no other step of either op
+/// may update it, itself or through a trigger it fires: the checkers date
+/// every change of the count by the counting steps, so a count changed by
+/// another step would be judged a double count or a missed regression on a
+/// design that may be correct.
+///
+/// # Errors
+/// The counting step does not write the count column, or another step
+/// updates it (the error names the trigger it does it through).
+pub(super) fn check_count_writers(
+    file: &StatementFile,
+    conn: &mut Connection,
+    ingest: &OpProgram,
+    counting_step: usize,
+    resolve: &OpProgram,
+    groups: &GroupColumns,
+) -> Result<(), FileError> {
+    let count = &groups.count;
+    let steps = ingest
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ("ingest", Some(i), s))
+        .chain(resolve.steps.iter().map(|s| ("resolve", None, s)));
+    for (op, index, step) in steps {
+        let err = |reason: String| FileError::at(&file.path, step.line, reason);
+        let found = accesses(conn, &step.sql)
+            .map_err(|e| err(format!("`{op}.{}`: {}", step.name, sqlite_message(&e))))?;
+        let updates = found.iter().find(|a| {
+            a.act == Act::Update
+                && a.column.as_ref().is_some_and(|column| {
+                    count.same(&Column {
+                        db: a.db.clone(),
+                        table: a.table.clone(),
+                        column: column.clone(),
+                    })
+                })
+        });
+        if index == Some(counting_step) {
+            let inserts = found
+                .iter()
+                .any(|a| a.act == Act::Insert && count.same_table(&a.db, &a.table));
+            if updates.is_none() && !inserts {
+                return Err(err(format!(
+                    "counting step `ingest.{}` neither updates {count} nor inserts into {}: \
+                     `counts: true` marks the statement that changes the group's count \
+                     (the column `export.groups` returns as event_count)",
+                    step.name, count.table
+                )));
+            }
+            continue;
+        }
+        if let Some(a) = updates {
+            let via = a
+                .via
+                .as_ref()
+                .map(|t| format!(" through trigger or view `{t}`"))
+                .unwrap_or_default();
+            return Err(err(format!(
+                "`{op}.{}` updates {count}{via}, but only the counting step may change a \
+                 group's count: CountExact and NoMissedRegression date every change of the \
+                 count by the counting steps (mark the step that changes the count with \
+                 `counts: true`)",
+                step.name
+            )));
+        }
+    }
+    Ok(())
+}
