@@ -77,40 +77,26 @@ soon_fraction = 0.8
 interval = "0s"
 "#;
 
+const CRASH: &str = "[[faults]]\nkind = \"crash\"\nops = \"ingest\"\nprobability = 0.03\n\
+                     [[faults]]\nkind = \"crash\"\nops = \"resolve\"\nprobability = 0.03\n";
+const PAUSE: &str = "[[faults]]\nkind = \"pause\"\nops = \"all\"\nprobability = 0.05\n\
+                     delay = \"1ms\"\njitter = \"1ms\"\n";
+const LOCK: &str = "[[faults]]\nkind = \"lock\"\nevery = \"100ms\"\nhold = \"20ms\"\n";
+
 /// The fault cells of the in-process SQLite target.
 const SQLITE_CELLS: [(&str, &str); 4] = [
     ("none", ""),
-    (
-        "crash",
-        "[[faults]]\nkind = \"crash\"\nops = \"ingest\"\nprobability = 0.03\n\
-         [[faults]]\nkind = \"crash\"\nops = \"resolve\"\nprobability = 0.03\n",
-    ),
-    (
-        "pause",
-        "[[faults]]\nkind = \"pause\"\nops = \"all\"\nprobability = 0.05\ndelay = \"1ms\"\njitter = \"1ms\"\n",
-    ),
-    (
-        "lock",
-        "[[faults]]\nkind = \"lock\"\nevery = \"100ms\"\nhold = \"20ms\"\n",
-    ),
+    ("crash", CRASH),
+    ("pause", PAUSE),
+    ("lock", LOCK),
 ];
 
 /// The fault cells of the spawned reference server.
 const HTTP_CELLS: [(&str, &str); 6] = [
     ("none", ""),
-    (
-        "crash",
-        "[[faults]]\nkind = \"crash\"\nops = \"ingest\"\nprobability = 0.03\n\
-         [[faults]]\nkind = \"crash\"\nops = \"resolve\"\nprobability = 0.03\n",
-    ),
-    (
-        "pause",
-        "[[faults]]\nkind = \"pause\"\nops = \"all\"\nprobability = 0.05\ndelay = \"1ms\"\njitter = \"1ms\"\n",
-    ),
-    (
-        "lock",
-        "[[faults]]\nkind = \"lock\"\nevery = \"100ms\"\nhold = \"20ms\"\n",
-    ),
+    ("crash", CRASH),
+    ("pause", PAUSE),
+    ("lock", LOCK),
     (
         "proxy",
         "[[faults]]\nkind = \"proxy\"\ntoxic = \"latency\"\nprobability = 0.05\ndelay = \"2ms\"\njitter = \"2ms\"\n\
