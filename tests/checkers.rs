@@ -2100,7 +2100,14 @@ fn first_ever_duplicate_with_no_other_attempt_is_violated() {
         let t = tables(&[], &[]);
         let r = type_ok(&h, &t);
         assert_eq!(r.verdict, Verdict::Violated, "step_log {step_log}: {r:#?}");
-        assert_eq!(r.violations, 1);
+        // Unexplained at its deciding point, and missing from the table.
+        assert_eq!(r.violations, 2);
+        assert!(
+            r.examples[1]
+                .explanation
+                .starts_with("answered duplicate but never stored"),
+            "{r:#?}"
+        );
         let f = &r.examples[0];
         assert_eq!(f.event_id.as_deref(), Some("e1"));
         assert!(
@@ -2576,4 +2583,47 @@ fn unknown_findings_say_what_is_undecided_and_which_op() {
         "{x}"
     );
     assert!(!x.contains("missed resolved->regressed"), "{x}");
+}
+
+/// Two attempts of one event answered duplicate at overlapping instants
+/// over HTTP: each may explain the other's answer, but a duplicate answer
+/// says the row is there and rows are never deleted, so a missing row is
+/// a violation when every attempt ended ok or fail.
+#[test]
+fn overlapping_duplicates_of_an_event_never_stored_are_violated() {
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Ok(20, accepted(Some(false))));
+    h.ingest("e1", "f1", 11, vec![], End::Ok(21, accepted(Some(false))));
+    let r = type_ok(&h, &tables(&[], &[]));
+    assert_eq!(r.verdict, Verdict::Violated, "{r:#?}");
+    assert_eq!(r.violations, 1, "{r:#?}");
+    assert!(
+        r.examples[0]
+            .explanation
+            .starts_with("answered duplicate but never stored"),
+        "{r:#?}"
+    );
+    // Stored: the overlapping answers explain each other.
+    let r = type_ok(&h, &tables(&[("e1", "f1")], &[]));
+    assert_eq!(r.verdict, Verdict::Holds, "{r:#?}");
+}
+
+/// After an attempt that may have stopped between its steps (a crash, a
+/// lost answer), a duplicate answer for an event never stored may be the
+/// design's stranding, not a lie: it is counted in the stranded report,
+/// not judged a violation.
+#[test]
+fn a_duplicate_never_stored_after_an_indeterminate_attempt_is_stranded() {
+    let mut h = Hist::new(false, 2);
+    h.ingest("e1", "f1", 10, vec![], End::Info(20, err_res("timeout")));
+    h.ingest("e1", "f1", 30, vec![], End::Ok(40, accepted(Some(false))));
+    let t = tables(&[], &[]);
+    let (results, stranded) = all(&h, &t);
+    let r = results.iter().find(|r| r.invariant == "TypeOK").unwrap();
+    assert_eq!(r.verdict, Verdict::Holds, "{r:#?}");
+    assert_eq!(stranded.total, Some(1), "{stranded:#?}");
+    assert_eq!(
+        stranded.by_cause.keys().collect::<Vec<_>>(),
+        ["answered duplicate but never stored, after an indeterminate attempt"]
+    );
 }

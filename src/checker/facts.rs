@@ -129,6 +129,9 @@ pub struct Attempt {
     pub own_insert: bool,
     /// It certainly completed the counting step.
     pub counted: bool,
+    /// It ended `info` or never completed: it may have stopped between
+    /// two of its steps.
+    pub indeterminate: bool,
 }
 
 impl Attempt {
@@ -966,6 +969,10 @@ impl Facts {
             effect,
             own_insert,
             counted: done,
+            indeterminate: !matches!(
+                &completion,
+                Some((CompletionType::Ok | CompletionType::Fail, _))
+            ),
         });
         if inserted {
             ev.insert = Some((invoke.op, cause));

@@ -53,7 +53,9 @@ impl Default for Stranded {
 }
 
 /// Events present in the final table, certainly not counted (neither Done
-/// nor Maybe), whose row an attempt of this run inserted.
+/// nor Maybe), whose row an attempt of this run inserted; and events
+/// answered duplicate that are not in the table at all, after an attempt
+/// that may have stopped between its steps.
 pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
     let mut s = Stranded {
         undetermined: facts
@@ -100,6 +102,33 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
         *s.by_cause.entry(cause).or_default() += 1;
         if s.examples.len() < 10 {
             s.examples.push((id.clone(), op));
+        }
+    }
+    // Answered duplicate, never stored, after an attempt that may have
+    // stopped between its steps: lost by that stop, like a row inserted
+    // and never counted (TypeOK judges the same loss where every attempt
+    // ended ok or fail). Where rows are pruned, a missing row proves nothing.
+    if !tables.events_pruned {
+        let mut lost: Vec<_> = facts
+            .events
+            .iter()
+            .filter(|(id, e)| {
+                !e.acked
+                    && e.tries.iter().any(|a| a.decided.is_some())
+                    && e.tries.iter().any(|a| a.indeterminate)
+                    && !tables.event_ids.contains(*id)
+            })
+            .collect();
+        lost.sort_by_key(|(id, _)| *id);
+        for (id, e) in lost {
+            total += 1;
+            *s.by_cause
+                .entry("answered duplicate but never stored, after an indeterminate attempt".into())
+                .or_default() += 1;
+            if s.examples.len() < 10 {
+                let op = e.tries.iter().find(|a| a.indeterminate).map_or(0, |a| a.op);
+                s.examples.push((id.clone(), op));
+            }
         }
     }
     s.total = Some(total);

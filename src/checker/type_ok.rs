@@ -13,6 +13,11 @@
 //!   the counting step (a stop condition on a stale value): the event is
 //!   stored, never counted, and every retry will stop as a duplicate.
 //!
+//! And a clause of the final snapshot: an event answered duplicate whose
+//! attempts all ended `ok` or `fail` is in error_events (a duplicate
+//! answer says the row is there; after an indeterminate attempt the
+//! stranded report counts it instead).
+//!
 //! Both rules are judged on the history alone (every attempt of the event,
 //! after the whole history is read), so they hold also where the service
 //! prunes event rows. A crash fault on an op exempts it from the second
@@ -118,6 +123,48 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
                 .into(),
         );
         return r;
+    }
+    // A duplicate answer says the row is already there, and rows are never
+    // deleted: an event answered duplicate that is missing was dropped,
+    // however its attempts overlapped. Where some attempt of it is
+    // indeterminate it may have stopped between a step that made later
+    // attempts answer duplicate and the one that stores the row (a fault,
+    // an error): the stranded report counts it instead.
+    let mut unstored: Vec<(&String, _)> = facts
+        .events
+        .iter()
+        .filter(|(id, e)| {
+            !e.acked
+                && e.tries.iter().any(|a| a.decided.is_some())
+                && !e.tries.iter().any(|a| a.indeterminate)
+                && !tables.event_ids.contains(*id)
+        })
+        .collect();
+    unstored.sort_by_key(|(id, _)| *id);
+    for (id, e) in unstored {
+        let (project, fingerprint) = facts.keys[e.key as usize].clone();
+        let ops: Vec<u64> = e
+            .tries
+            .iter()
+            .filter(|a| a.decided.is_some())
+            .map(|a| a.op)
+            .collect();
+        r.violation(Finding {
+            msg_id: None,
+            group: None,
+            event_id: Some(id.clone()),
+            expected: "every event answered duplicate is in error_events".into(),
+            found: format!(
+                "event {id} ({project}, {fingerprint}) was answered duplicate (ops {ops:?}) but \
+                 is missing"
+            ),
+            explanation: format!(
+                "answered duplicate but never stored: ops {ops:?} were told event {id} was \
+                 already stored, every attempt of it ended ok or fail, and the final \
+                 error_events table has no row with its id: the event was dropped"
+            ),
+            evidence: snapshot(format!("has no row for event {id}")),
+        });
     }
     let mut missing: Vec<(&String, _)> = facts
         .events
