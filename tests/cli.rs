@@ -389,7 +389,15 @@ fn a_target_that_cannot_be_opened_exits_3_and_says_why_in_the_summary() {
 fn a_run_that_exercised_nothing_is_inconclusive() {
     // No resolver: no resolve, so no counting step could meet a resolved
     // group, whatever the timing: NoMissedRegression's evidence is 0.
-    let (o, s, _tmp) = run_quiet(&["scenarios/smoke.toml", "--set", "load.resolvers=0"]);
+    // (smoke.toml accepts a NoMissedRegression holds over nothing: the
+    // default minimum is set back here.)
+    let (o, s, _tmp) = run_quiet(&[
+        "scenarios/smoke.toml",
+        "--set",
+        "load.resolvers=0",
+        "--set",
+        "min_evidence.NoMissedRegression=20",
+    ]);
     assert_eq!(o.status.code(), Some(4));
     let nmr = &s["invariants"]["NoMissedRegression"];
     assert_eq!(nmr["verdict"], "unknown", "{nmr}");

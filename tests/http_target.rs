@@ -497,6 +497,7 @@ fn ingests_crashed_by_the_hook_are_counted_or_not_from_its_report() {
          [load]\ningesters = 4\nresolvers = 1\n\
          [stop]\nevents = 2000\nduration = \"60s\"\n\
          [keys]\nprojects = 1\nfingerprints = 8\n\
+         [min_evidence]\nNoMissedRegression = 0\n\
          [[faults]]\nkind = \"crash\"\nops = \"ingest\"\nprobability = 0.2\n",
     )
     .unwrap();

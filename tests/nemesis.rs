@@ -153,7 +153,8 @@ fn the_same_seed_gives_the_same_fault_plan() {
 fn pause_delays_steps_and_changes_no_outcome() {
     let sc = sqlite(
         "[load]\ningesters = 4\nresolvers = 1\n[stop]\nevents = 2000",
-        "[[faults]]\nkind = \"pause\"\nstep = \"s3\"\nprobability = 0.2",
+        "[[faults]]\nkind = \"pause\"\nstep = \"s3\"\nprobability = 0.2\n\
+         [min_evidence]\nNoMissedRegression = 0",
     );
     let (code, s, h, _tmp, _) = run(&sc, &[]);
     assert_eq!(code, 0, "{}", s["exit"]);
