@@ -42,6 +42,8 @@ pub struct OpAnswer {
 /// the result.
 #[derive(Default)]
 struct Ran {
+    /// Keep each step's name and changes (for the fault hook's report).
+    record: bool,
     busy: bool,
     steps: Vec<HookStep>,
 }
@@ -49,6 +51,7 @@ struct Ran {
 impl Ran {
     fn step(&mut self, program: &OpProgram, i: usize, r: &Result<StepOutcome, StepError>) {
         match r {
+            Ok(_) if !self.record => {}
             Ok(out) => self.steps.push(HookStep {
                 step: program.steps[i].name.clone(),
                 changes: out.changes,
@@ -210,8 +213,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
             tracing::debug!("skipping an op whose request was dropped");
             continue;
         }
-        let mut ran = Ran::default();
-        let (kind, result) = match (&job.op, variant) {
+        let (program, builtins, counting) = match (&job.op, variant) {
             (Op::Handle(op, hook), Served::Outbox(v)) => {
                 let answer = run_handle(&conn, journal, &v.handle, op, hook);
                 tracing::trace!(?op, ?answer, "delivery done");
@@ -220,37 +222,10 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
                 }
                 continue;
             }
-            (Op::Ingest(op), Served::Groups(variant)) => {
-                let counting = variant.counting_step;
-                let program = &variant.ingest;
-                run_steps(
-                    (&conn, journal),
-                    program,
-                    op.builtins(wall_ms()),
-                    &job.faults,
-                    || false,
-                    || false,
-                    || 0,
-                    |i, _, _, r| ran.step(program, i, r),
-                    |_, _, _| {},
-                    |m, n| ingest_result(m, n, counting),
-                )
+            (Op::Ingest(op), Served::Groups(v)) => {
+                (&v.ingest, op.builtins(wall_ms()), Some(v.counting_step))
             }
-            (Op::Resolve(op), Served::Groups(variant)) => {
-                let program = &variant.resolve;
-                run_steps(
-                    (&conn, journal),
-                    program,
-                    op.builtins(wall_ms()),
-                    &job.faults,
-                    || false,
-                    || false,
-                    || 0,
-                    |i, _, _, r| ran.step(program, i, r),
-                    |_, _, _| {},
-                    resolve_result,
-                )
-            }
+            (Op::Resolve(op), Served::Groups(v)) => (&v.resolve, op.builtins(wall_ms()), None),
             // The routes never submit an op of the other workload: dropping
             // the reply answers 503 (nothing ran).
             _ => {
@@ -258,6 +233,27 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
                 continue;
             }
         };
+        // The steps are reported only by the fault hook's crash answer: no
+        // copies of step names for the ops no crash is planned for.
+        let mut ran = Ran {
+            record: job.faults.crash_after.is_some(),
+            ..Ran::default()
+        };
+        let (kind, result) = run_steps(
+            (&conn, journal),
+            program,
+            builtins,
+            &job.faults,
+            || false,
+            || false,
+            || 0,
+            |i, _, _, r| ran.step(program, i, r),
+            |_, _, _| {},
+            |m, n| match counting {
+                Some(c) => ingest_result(m, n, c),
+                None => resolve_result(m, n),
+            },
+        );
         tracing::trace!(op = ?job.op, ?kind, ?result, "op done");
         if let Reply::Groups(r) = job.reply {
             let _ = r.send(OpAnswer {
