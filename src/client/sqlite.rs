@@ -95,18 +95,17 @@ pub fn exec_step(
 ) -> Result<StepOutcome, StepError> {
     let undone_on_constraint = step.undone_on_constraint && journal == Journal::RollsBack;
     let fail = |e: rusqlite::Error| {
-        let rolled_back = match e.sqlite_error_code() {
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => true,
-            Some(ErrorCode::ConstraintViolation) => undone_on_constraint,
-            _ => false,
-        };
+        let code = e.sqlite_error_code();
+        let busy = matches!(
+            code,
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+        );
+        let rolled_back =
+            busy || (code == Some(ErrorCode::ConstraintViolation) && undone_on_constraint);
         StepError {
             message: e.to_string(),
             maybe_applied: !step.readonly && !rolled_back,
-            busy: matches!(
-                e.sqlite_error_code(),
-                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-            ),
+            busy,
         }
     };
     let mut stmt = conn.prepare_cached(&step.sql).map_err(|e| StepError {
