@@ -64,6 +64,16 @@ impl AuditError {
             AuditError::Unreadable(_) => 3,
         }
     }
+
+    /// A file that could not be read: unreadable (exit 3), or refused for
+    /// its size ([`crate::input`]), a refused input (exit 2).
+    pub(crate) fn reading(e: anyhow::Error) -> AuditError {
+        if crate::input::is_too_large(&e) {
+            AuditError::Input(format!("{e:#}"))
+        } else {
+            AuditError::Unreadable(format!("{e:#}"))
+        }
+    }
 }
 
 /// The audited results of a run folder and their comparison with the run's.
@@ -214,7 +224,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     let scenario = need("scenario.toml", "the resolved scenario")?;
     need("variant.sql", "the statement file with the export queries")?;
     let outbox = read_header(&history)
-        .map_err(|e| AuditError::Unreadable(format!("{}: {e:#}", history.display())))?
+        .map_err(|e| AuditError::reading(e.context(history.display().to_string())))?
         .is_some_and(|h| h.workload == "outbox");
     if outbox {
         let db = need(
@@ -296,7 +306,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     let partial = read.footer.as_ref().is_some_and(|f| f.partial);
     // Same verdicts over a changed history would confirm nothing: the
     // history must be the one the run wrote (to the end, same op counts).
-    let saved_summary = read_summary(run_dir);
+    let saved_summary = read_summary(run_dir)?;
     let r = reconcile(
         compare(&saved, &results),
         history_changes(&read, &saved_summary),
@@ -326,21 +336,24 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
     })
 }
 
-/// The run's verdicts (`checks.json`). Errors: unreadable (exit 3).
+/// The run's verdicts (`checks.json`). Errors: unreadable (exit 3), over
+/// its size cap (exit 2).
 pub(crate) fn read_saved(checks: &Path) -> Result<Vec<CheckResult>, AuditError> {
-    std::fs::read_to_string(checks)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    let text = crate::input::read_to_string(checks, crate::input::RUN_JSON)
+        .map_err(|e| AuditError::reading(e.in_file(checks.display()).into()))?;
+    serde_json::from_str(&text)
         .map_err(|e| AuditError::Unreadable(format!("{}: {e}", checks.display())))
 }
 
 /// The run's `summary.json` as JSON (null when absent or unreadable: the
-/// checks that use it then say nothing).
-pub(crate) fn read_summary(run_dir: &Path) -> serde_json::Value {
-    std::fs::read(run_dir.join("summary.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+/// checks that use it then say nothing). Errors: over its size cap (exit 2).
+pub(crate) fn read_summary(run_dir: &Path) -> Result<serde_json::Value, AuditError> {
+    let path = run_dir.join("summary.json");
+    match crate::input::read(&path, crate::input::RUN_JSON) {
+        Ok(b) => Ok(serde_json::from_slice(&b).unwrap_or_default()),
+        Err(e) if e.is_too_large() => Err(AuditError::Input(e.in_file(path.display()).to_string())),
+        Err(_) => Ok(serde_json::Value::Null),
+    }
 }
 
 /// The differences of a re-read history from what `summary.json`
@@ -456,7 +469,7 @@ impl ReadHistory {
 /// Reads a history for an audit. Errors: it cannot be read, has no header,
 /// or is not one a run wrote (exit 3).
 pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
-    let bad = |e: anyhow::Error| AuditError::Unreadable(format!("{e:#}"));
+    let bad = AuditError::reading;
     let mut footer = None;
     let mut last_t = 0u64;
     let facts = Facts::from_entries(reader::read(path).map_err(bad)?.inspect(|e| {

@@ -28,7 +28,7 @@ pub fn judge(
     let p = crate::outbox_run::prepare(Some(scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
     let saved = read_saved(checks)?;
-    let bad = |e: anyhow::Error| AuditError::Unreadable(format!("{e:#}"));
+    let bad = AuditError::reading;
     let mut footer: Option<Footer> = None;
     let facts = OutboxFacts::read(reader::read(history).map_err(bad)?.inspect(|e| {
         if let Ok(Entry::Footer(f)) = e {
@@ -52,7 +52,7 @@ pub fn judge(
     let (results, liveness) = check_all(&facts, &tables);
     let coverage = crate::outbox_run::coverage(&liveness);
     // Same verdicts over a changed history would confirm nothing.
-    let saved_summary = read_summary(run_dir);
+    let saved_summary = read_summary(run_dir)?;
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
     let r = reconcile(
         compare(&saved, &results),

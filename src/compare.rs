@@ -284,7 +284,7 @@ pub fn compare(
 
 /// The saved check results of a run, for its JUnit suite (empty if absent).
 fn read_checks(run_dir: &Path) -> Vec<crate::checker::CheckResult> {
-    std::fs::read(run_dir.join("checks.json"))
+    crate::input::read(&run_dir.join("checks.json"), crate::input::RUN_JSON)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()

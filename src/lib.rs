@@ -15,6 +15,7 @@
 //! a small world, as TLC does for the spec (`specstorm explore`).
 //! The outbox workload runs through [`outbox_run`] and [`outbox_runtime`]
 //! (its queue and handlers), with its checkers in [`checker::outbox`].
+//! [`input`] reads the files the commands take within a size cap.
 
 #![warn(missing_docs)]
 
@@ -29,6 +30,7 @@ pub mod explore;
 pub mod generator;
 pub mod history;
 pub mod http_runtime;
+pub mod input;
 pub mod live;
 pub mod merge;
 pub mod nemesis;

@@ -227,6 +227,10 @@ impl MergeError {
 
 impl From<anyhow::Error> for MergeError {
     fn from(e: anyhow::Error) -> Self {
+        // A file over its size cap is a refused input, not a broken one.
+        if crate::input::is_too_large(&e) {
+            return MergeError::Input(format!("{e:#}"));
+        }
         MergeError::Target(format!("{e:#}"))
     }
 }
@@ -568,7 +572,7 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
             dir.display()
         )));
     };
-    let summary: Summary = std::fs::read_to_string(&summary_path)
+    let summary: Summary = crate::input::read_to_string(&summary_path, crate::input::RUN_JSON)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
         .map_err(|e| {

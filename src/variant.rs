@@ -59,11 +59,12 @@ pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, St
         Some(dir) if Path::new(variant).is_relative() => dir.join(variant),
         _ => PathBuf::from(variant),
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| FileError {
-        file: path.clone(),
-        line: 0,
-        reason: format!("cannot read statement file: {e}"),
-    })?;
+    let text =
+        crate::input::read_to_string(&path, crate::input::STATEMENTS).map_err(|e| FileError {
+            file: path.clone(),
+            line: 0,
+            reason: format!("cannot read statement file: {e}"),
+        })?;
     Ok((path, text))
 }
 

@@ -143,8 +143,8 @@ pub fn read_export(path: &Path, namespace: &str, tables: &mut Tables) -> Result<
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 20, file));
     let shape = |e: serde_json::Error| {
-        let head = std::fs::read(path)
-            .map(|b| String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned())
+        let head = crate::input::head(path, 200)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
         format!(
             "the export is not the contract's shape ({e}); it begins: {}",

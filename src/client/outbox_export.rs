@@ -52,8 +52,8 @@ struct OutJson {
 pub fn read_outbox_export(path: &Path) -> Result<OutboxTables, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let head = || {
-        std::fs::read(path)
-            .map(|b| String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned())
+        crate::input::head(path, 200)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default()
     };
     let shape = |e: String| {

@@ -47,7 +47,7 @@ pub(crate) fn folder_error(dir: &Path, reason: impl Into<String>) -> FolderError
 
 /// Reads a JSON file of a folder. Errors: unreadable or not JSON.
 pub fn read_json(dir: &Path, file: &str) -> Result<Value, FolderError> {
-    let text = std::fs::read_to_string(dir.join(file))
+    let text = crate::input::read_to_string(&dir.join(file), crate::input::RUN_JSON)
         .map_err(|e| folder_error(dir, format!("cannot read {file}: {e}")))?;
     serde_json::from_str(&text).map_err(|e| folder_error(dir, format!("{file} is not JSON: {e}")))
 }

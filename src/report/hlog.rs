@@ -177,7 +177,8 @@ pub fn write(path: &Path, log: &Log) -> anyhow::Result<()> {
 /// Reads a log written by [`write`]. Errors: the file cannot be read, is
 /// not an interval log, or holds a tag that is not `<kind>.<completion>`.
 pub fn read(path: &Path) -> anyhow::Result<Log> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::input::read(path, crate::input::LATENCY_LOG)
+        .map_err(|e| e.in_file(format!("cannot read {}", path.display())))?;
     let mut started = None;
     let mut intervals = Vec::new();
     let mut de = Deserializer::new();

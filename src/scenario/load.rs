@@ -69,9 +69,9 @@ pub enum ScenarioError {
     Read {
         /// The file as named to the user (`<embedded default>` for the default).
         file: String,
-        /// The I/O error.
+        /// The I/O error, or the file is over its size cap.
         #[source]
-        source: std::io::Error,
+        source: crate::input::ReadError,
     },
     /// The file is not valid TOML, holds an unknown key, a value of the
     /// wrong type, or an impossible value.
@@ -137,9 +137,11 @@ pub fn load(
         };
         return Ok((scenario, source));
     };
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-        file: path.display().to_string(),
-        source,
+    let text = crate::input::read_to_string(path, crate::input::SCENARIO).map_err(|source| {
+        ScenarioError::Read {
+            file: path.display().to_string(),
+            source,
+        }
     })?;
     let name = path
         .file_stem()
