@@ -454,6 +454,7 @@ fn sqlite_phase(
         conn.execute_batch(&p.variant.schema).map_err(|e| {
             RunError::Target(format!("schema failed on {}: {e}", db_path.display()))
         })?;
+        crate::run::fit(&conn, &db_path, &p.variant.file)?;
         drop(conn);
         let mut conns = Vec::with_capacity(cfg.handlers as usize);
         for _ in 0..cfg.handlers {

@@ -1075,8 +1075,10 @@ fn run_namespace(started: SystemTime) -> String {
     format!("r{}-{:08x}.", since.as_millis(), tag >> 32)
 }
 
-/// Applies the variant's schema. Errors: the database cannot be opened or
-/// refuses the schema (exit 3).
+/// Applies the variant's schema, then checks that the database fits the
+/// file (a table already there keeps its shape). Errors: the database
+/// cannot be opened, refuses the schema, or does not fit (exit 3, before
+/// any op).
 fn prepare_database(
     path: &Path,
     target: &scenario::SqliteTarget,
@@ -1085,7 +1087,18 @@ fn prepare_database(
     let conn = sqlite::open(path, target)
         .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
     conn.execute_batch(&variant.schema)
-        .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))
+        .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))?;
+    fit(&conn, path, &variant.file)
+}
+
+/// [`crate::client::schema_fit::check`] as a run's error (exit 3).
+pub(crate) fn fit(
+    conn: &Connection,
+    path: &Path,
+    file: &crate::statements::StatementFile,
+) -> Result<(), RunError> {
+    crate::client::schema_fit::check(conn, file)
+        .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))
 }
 
 pub(crate) fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {

@@ -511,3 +511,78 @@ fn ci_style_run_prints_plain_progress_lines_only() {
     }
     assert!(stdout.contains("exit 0:"), "{stdout}");
 }
+
+/// The history entries of a run folder other than its header and footer.
+fn history_ops(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("history.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| !matches!(e["type"].as_str(), Some("header" | "footer")))
+        .collect()
+}
+
+#[test]
+fn a_reused_database_whose_table_has_another_shape_is_refused_before_the_load() {
+    // The file's `CREATE TABLE IF NOT EXISTS error_groups` leaves this table
+    // as it is: without `status` and `event_count` every ingest would fail.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("pre.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE error_groups (id TEXT PRIMARY KEY, project TEXT, fingerprint TEXT, \
+         state TEXT); INSERT INTO error_groups VALUES ('g', 'someone-else', 'f', 'open');",
+    )
+    .unwrap();
+    drop(conn);
+    let (o, s, _keep) = run_quiet(&[
+        "scenarios/smoke.toml",
+        "--set",
+        &format!("target.path=\"{}\"", db.display()),
+        "--set",
+        "target.reuse=true",
+        "--set",
+        "stop.events=300",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    for needle in [
+        "table error_groups has no column status, which the schema declares",
+        "`ingest.s3` (line 38) cannot be prepared on this database: no such column: event_count",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in {err}");
+    }
+    assert_eq!(s["exit"]["code"], 3);
+    let out = _keep.path().join("run");
+    assert_eq!(history_ops(&out), Vec::<serde_json::Value>::new());
+}
+
+#[test]
+fn an_outbox_database_whose_table_has_another_shape_is_refused_before_the_load() {
+    // Empty (an outbox run refuses rows), but `processed` lacks `dup_id`.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("pre.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("CREATE TABLE processed (msg_id INTEGER NOT NULL);")
+        .unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        "scenarios/outbox-protocol.toml",
+        "-q",
+        "--set",
+        &format!("target.path=\"{}\"", db.display()),
+        "--set",
+        "outbox.messages=50",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("table processed has no column dup_id, which the schema declares"),
+        "{err}"
+    );
+    assert_eq!(history_ops(&out), Vec::<serde_json::Value>::new());
+}

@@ -1,11 +1,14 @@
 //! Clients: how a target executes one step or op: the in-process SQLite
 //! target (each worker owns one connection) and HTTP targets (the
 //! contract's requests, and readers of their saved exports).
+//! [`schema_fit`] checks a target database against the statement file
+//! before any op runs.
 
 pub mod export;
 pub mod http;
 pub mod mapping;
 pub mod outbox_export;
+pub mod schema_fit;
 pub mod service;
 pub mod service_db;
 pub mod spawn;

@@ -110,6 +110,14 @@ impl Served {
         }
     }
 
+    /// The statement file.
+    pub fn file(&self) -> &crate::statements::StatementFile {
+        match self {
+            Served::Groups(v) => &v.file,
+            Served::Outbox(v) => &v.file,
+        }
+    }
+
     /// `groups` or `outbox`.
     pub fn workload(&self) -> &'static str {
         match self {
@@ -169,6 +177,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
     schema_conn
         .execute_batch(variant.schema())
         .map_err(|e| db_err(&format!("schema failed: {e}")))?;
+    crate::client::schema_fit::check(&schema_conn, variant.file()).map_err(|e| db_err(&e))?;
     drop(schema_conn);
     let workers = opts.workers.max(1);
     let conns = (0..workers)
