@@ -670,3 +670,71 @@ fn the_bench_sends_project_and_fingerprint_with_a_resolve() {
     assert_eq!(a.result.event_count, Some(1), "{a:?}");
     assert_eq!(s.terminate().code(), Some(0));
 }
+
+/// `specstorm serve --addr ADDR FLAGS` until it listens, then SIGTERM:
+/// its first stdout line and its whole stderr.
+fn serve_once(addr: &str, flags: &[&str]) -> (String, String) {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args(["serve", "--variant", "groups-atomic", "--db"])
+        .arg(dir.path().join("t.db"))
+        .args(["--addr", addr])
+        .args(flags)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let errs = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        // Only a hang is caught here, never a slow stop.
+        if t.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("serve did not stop on SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (line, errs.join().unwrap())
+}
+
+#[test]
+fn fault_hooks_on_a_non_loopback_address_print_a_warning() {
+    let (line, err) = serve_once("0.0.0.0:0", &["--fault-hooks"]);
+    assert!(line.starts_with("listening on http://0.0.0.0:"), "{line}");
+    assert!(
+        err.contains(
+            "specstorm: warning: --fault-hooks on 0.0.0.0:0, which is not a loopback address: \
+             anyone who can reach it can make the server abandon ops"
+        ),
+        "{err}"
+    );
+    // On loopback, or without the hooks, nothing to warn of.
+    for (addr, flags) in [
+        ("127.0.0.1:0", &["--fault-hooks"][..]),
+        ("[::1]:0", &["--fault-hooks"][..]),
+        ("0.0.0.0:0", &[][..]),
+    ] {
+        let (line, err) = serve_once(addr, flags);
+        if addr.starts_with('[') && !line.starts_with("listening") {
+            // No IPv6 loopback on this machine: nothing to check there.
+            continue;
+        }
+        assert!(line.starts_with("listening on"), "{addr}: {line}");
+        assert!(!err.contains("warning"), "{addr} {flags:?}: {err}");
+    }
+}

@@ -148,6 +148,20 @@ impl ServeError {
     }
 }
 
+/// The warning for fault hooks on an address others can reach: whoever
+/// can send a request can then make the server abandon its ops between
+/// two steps (half-done writes), or stall its workers. None on loopback.
+pub fn exposed_hooks(opts: &ServeOptions) -> Option<String> {
+    (opts.fault_hooks && !opts.addr.ip().to_canonical().is_loopback()).then(|| {
+        format!(
+            "--fault-hooks on {}, which is not a loopback address: anyone who can reach it can \
+             make the server abandon ops between steps (half-done writes) or stall its \
+             workers with the x-specstorm-fault header; for tests only, on 127.0.0.1",
+            opts.addr
+        )
+    })
+}
+
 /// Runs the server until SIGTERM or Ctrl-C, then shuts down gracefully.
 /// Prints exactly one line to stdout, `listening on http://ADDR` (the real
 /// port), once the socket is bound and the database ready.
@@ -159,6 +173,9 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .with_max_level(opts.log_level.level())
         .try_init();
     let variant = Served::load(&opts.variant)?;
+    if let Some(w) = exposed_hooks(opts) {
+        let _ = writeln!(std::io::stderr(), "specstorm: warning: {w}");
+    }
     // The address first: a port in use must not leave a database behind.
     let std_listener = std::net::TcpListener::bind(opts.addr)
         .and_then(|l| l.set_nonblocking(true).map(|_| l))
