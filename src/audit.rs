@@ -178,19 +178,19 @@ pub(crate) fn reconcile(
     }
 }
 
-/// Audits a run folder and writes `audit.json` into it. Errors: see
-/// [`AuditError`] (the message names the missing file).
-pub fn audit(run_dir: &Path) -> Result<Audit, AuditError> {
+/// Audits a run folder and writes `audit.json` into it; returns the audit
+/// and, when `audit.json` could not be written (a read-only folder), why
+/// (the file and the error). The verdicts and the exit do not depend on
+/// that write: the caller warns. Errors: see [`AuditError`] (the message
+/// names the missing file).
+pub fn audit(run_dir: &Path) -> Result<(Audit, Option<String>), AuditError> {
     let audit = judge(run_dir)?;
     let json = serde_json::to_string_pretty(&audit)
         .map_err(|e| AuditError::Unreadable(format!("cannot encode the audit: {e}")))?;
-    std::fs::write(run_dir.join(FILE), json).map_err(|e| {
-        AuditError::Unreadable(format!(
-            "cannot write {}: {e}",
-            run_dir.join(FILE).display()
-        ))
-    })?;
-    Ok(audit)
+    let unsaved = std::fs::write(run_dir.join(FILE), json)
+        .map_err(|e| format!("cannot write {}: {e}", run_dir.join(FILE).display()))
+        .err();
+    Ok((audit, unsaved))
 }
 
 /// What [`audit`] does, without writing `audit.json`.

@@ -97,7 +97,8 @@ pub enum Command {
     /// Re-run the checkers offline over a run folder's saved history and
     /// final tables, and compare with the run's verdicts (writes audit.json).
     /// Exit 3 if they differ by the same checkers (other checkers: the new
-    /// verdicts decide); 2 if RUN_DIR is no run folder.
+    /// verdicts decide); 2 if RUN_DIR is no run folder. A folder where
+    /// audit.json cannot be written: a warning, the verdicts' exit.
     Audit {
         /// The run folder.
         run_dir: PathBuf,
@@ -500,8 +501,15 @@ fn audit_or_merge(command: Command) -> i32 {
     };
     match command {
         Command::Audit { run_dir } => match crate::audit::audit(&run_dir) {
-            Ok(a) => {
+            Ok((a, unsaved)) => {
                 let _ = writeln!(std::io::stdout(), "{}", crate::audit::render(&a));
+                if let Some(why) = unsaved {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "specstorm: warning: {why}; the verdicts above are not saved (the exit \
+                         is theirs)"
+                    );
+                }
                 a.exit.code
             }
             Err(e) => err(&e, e.exit_code()),

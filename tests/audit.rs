@@ -373,3 +373,54 @@ fn an_old_run_folder_whose_verdicts_stand_says_same_verdicts() {
     assert!(text.contains("same verdicts as the run"), "{text}");
     assert!(!text.contains("the checkers changed"), "{text}");
 }
+
+#[test]
+fn a_folder_where_audit_json_cannot_be_written_still_gets_its_verdicts_and_exit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    small_sqlite_run(&out);
+    // A read-only folder; as root, where a mode stops no write, audit.json
+    // a folder instead: either way the write fails.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let probe = out.join("probe");
+    let read_only = std::fs::write(&probe, b"").is_err();
+    if !read_only {
+        std::fs::remove_file(&probe).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::create_dir(out.join("audit.json")).unwrap();
+    }
+    let o = specstorm(&["audit", out.to_str().unwrap()]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    // The run's verdicts decide (it held: 0), not "differs" (3).
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("same verdicts as the run"), "{stdout}");
+    assert!(stdout.contains("CountExact"), "{stdout}");
+    let file = out.join("audit.json");
+    assert!(
+        stderr.contains(&format!(
+            "specstorm: warning: cannot write {}: ",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the verdicts above are not saved"),
+        "{stderr}"
+    );
+}
