@@ -171,7 +171,7 @@ pub enum Command {
     /// on an in-memory SQLite database, checking the invariants after
     /// every step; print a shortest counterexample. Exit 0: none in the
     /// whole space; 1: a violation; 4: a bound cut the search short; 2:
-    /// bad input.
+    /// bad input; 130: Ctrl-C (the figures so far are printed).
     Explore(ExploreArgs),
 }
 

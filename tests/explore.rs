@@ -404,6 +404,99 @@ fn cli_bad_world_is_refused_with_its_line() {
     );
 }
 
+#[test]
+fn a_stopped_search_reports_what_it_explored_as_interrupted() {
+    static STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let v = specstorm::variant::load_groups("groups-atomic", None).unwrap();
+    let bounds = Bounds {
+        stop: Some(&STOPPED),
+        ..Bounds::default()
+    };
+    let r = explore_groups(&v, &Explore::default(), bounds, Restore::Serialize, |_| {}).unwrap();
+    assert!(
+        matches!(r.outcome.verdict, Verdict::Interrupted),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.code, 130);
+    assert!(
+        r.text
+            .contains("states generated: 1, distinct states: 1, depth: 1, violations: 0"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("verdict: interrupted with 1 state(s) left to expand"),
+        "{}",
+        r.text
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn cli_ctrl_c_prints_what_was_explored_and_exits_130() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    // A world far too large to finish: three workers of four events and
+    // six resolves (replay keeps the memory to the states' keys).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+        .args([
+            "explore",
+            "--restore",
+            "replay",
+            "--set",
+            r#"explore.queues=[["e1","e2","e3","e4"],["e2","e3","e4","e1"],["e3","e4","e1","e2"]]"#,
+            "--set",
+            "explore.fingerprints.e4=f2",
+            "--set",
+            "explore.resolves=6",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Started: its first progress line (after a second of search).
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("explore: ") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no progress line");
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        // Only a hang is caught here, never a slow stop.
+        if t.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("explore did not stop on SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{out}{rest}");
+    assert!(out.contains("states generated: "), "{out}");
+    assert!(out.contains(", depth: "), "{out}");
+    assert!(out.contains("verdict: interrupted with "), "{out}");
+    assert!(out.contains("(exit 130)"), "{out}");
+    assert!(rest.contains("specstorm: interrupted"), "{rest}");
+}
+
 // ------------------------------------------------------- the outbox world
 //
 // An independent brute force of the outbox world over the protocol file

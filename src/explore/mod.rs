@@ -32,6 +32,7 @@ use crate::statements::{GroupsVariant, OutboxVariant};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// What `specstorm explore` was asked to do.
@@ -60,7 +61,8 @@ pub struct Report<C = groups::Choice> {
     /// The report as printed on stdout (counterexample, figures, verdict).
     pub text: String,
     /// The exit code (`docs/cli.md`): 0 no violation in the
-    /// whole space, 1 a violation, 4 a bound cut the search short.
+    /// whole space, 1 a violation, 4 a bound cut the search short, 130
+    /// interrupted.
     pub code: i32,
 }
 
@@ -134,6 +136,15 @@ pub fn explore_world<W: World>(
             4,
             format!("no violation found, but {by} cut the search short: inconclusive (exit 4)"),
         ),
+        Verdict::Interrupted => (
+            0,
+            130,
+            format!(
+                "interrupted with {} state(s) left to expand: no violation in the states \
+                 explored so far, nothing concluded (exit 130)",
+                f.queued
+            ),
+        ),
     };
     let _ = writeln!(
         text,
@@ -181,7 +192,7 @@ pub fn describe_world(x: &Explore) -> String {
 
 /// `specstorm explore`: loads the scenario and its statement file,
 /// searches, prints the report on stdout (progress on stderr); returns the
-/// exit code: 0, 1, 4 as [`Report::code`]; 2 for a bad scenario or
+/// exit code: 0, 1, 4, 130 as [`Report::code`]; 2 for a bad scenario or
 /// statement file; 3 when the explorer's database refused the file's
 /// schema or exports.
 pub fn main(opts: &ExploreOptions) -> i32 {
@@ -229,11 +240,25 @@ pub fn main(opts: &ExploreOptions) -> i32 {
     }
 }
 
+/// The search's bounds, and Ctrl-C (SIGINT, SIGTERM) to stop it: the
+/// first signal stops the search before its next state and the report
+/// shows what it found (exit 130); a second exits at once.
 fn bounds_of(opts: &ExploreOptions, x: &Explore) -> Bounds {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::AcqRel) {
+            std::process::exit(130);
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "specstorm: interrupted: stopping the search, then printing what it explored"
+        );
+    });
     let bound = |flag: Option<u64>, key: u64| flag.or(Some(key)).filter(|&n| n > 0);
     Bounds {
         max_depth: bound(opts.max_depth, x.max_depth),
         max_states: bound(opts.max_states, x.max_states),
+        stop: Some(&STOP),
     }
 }
 

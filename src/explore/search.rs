@@ -12,6 +12,7 @@
 use super::db::{Db, Restore};
 use super::world::{ExploreError, Violation, World};
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bounds of one search (None: none).
@@ -21,6 +22,9 @@ pub struct Bounds {
     pub max_depth: Option<u64>,
     /// Keep at most this many distinct states (the initial one included).
     pub max_states: Option<u64>,
+    /// Stop before the next state is expanded once this is set (Ctrl-C):
+    /// the search ends [`Verdict::Interrupted`] with its figures so far.
+    pub stop: Option<&'static AtomicBool>,
 }
 
 /// The figures TLC reports, and the time taken.
@@ -54,6 +58,9 @@ pub enum Verdict<C> {
     Violated(Counterexample<C>),
     /// A bound cut the search short with no violation found: inconclusive.
     Cut(&'static str),
+    /// Stopped by the user ([`Bounds::stop`]) with no violation found in
+    /// the states explored so far: nothing concluded.
+    Interrupted,
 }
 
 /// The result of a search.
@@ -133,6 +140,10 @@ pub fn search<W: World>(
     let mut cut: Option<&'static str> = None;
     let mut last_report = Instant::now();
     while let Some(p) = queue.pop_front() {
+        if bounds.stop.is_some_and(|s| s.load(Ordering::Acquire)) {
+            f.queued = queue.len() as u64 + 1;
+            return Ok(done(f, Verdict::Interrupted));
+        }
         if p.choices.is_empty() {
             continue;
         }
