@@ -270,7 +270,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub busy_timeout: Duration,
     /// Test only: obey the bench's `x-specstorm-fault` header (crash after
-    /// a step, pause before one). Never use in production.
+    /// a step, pause before one). Never use in production; on an address
+    /// that is not loopback it starts with a warning.
     #[arg(long)]
     pub fault_hooks: bool,
 }
