@@ -8,11 +8,23 @@ use crate::scenario::{Keys, Retry, Scenario, Skew};
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 /// How far ahead (in ops) a "later" retry may land, at most.
 pub const LATER_WINDOW: u64 = 20_000;
+
+/// Most retries of one event (`retry.max_retries`; the loader refuses
+/// more). Every retry of an event is drawn when the event is first sent
+/// (so that plans do not depend on timing) and waits in the generator's
+/// queue until it is due, at most [`LATER_WINDOW`] ops later: the queue
+/// then never holds more than `MAX_RETRIES * LATER_WINDOW` entries (2M,
+/// 48 MB), and a fresh event costs at most 100 draws. Real clients retry
+/// a handful of times; a hundred sends of one id is already no retry
+/// policy but a flood, and a billion (accepted once) queued them all at
+/// the first send, 17.8 GB and a run no signal could end.
+pub const MAX_RETRIES: u32 = 100;
 
 /// How many times at most an event whose worker crashed is sent again
 /// (by attempt number): a crash fault that hits every attempt must not
@@ -142,17 +154,61 @@ impl Shard {
     }
 }
 
-#[derive(Debug, Clone)]
+/// An event as its sends share it: one copy, however many sends wait.
+#[derive(Debug)]
 struct Event {
     id: String,
     group: u64,
+}
+
+/// A send waiting in the queue: due at op index `at`, ordered by
+/// (`at`, `tie`); `tie` (unique, in the order sends were queued) breaks
+/// equal dues as it always did.
+#[derive(Debug)]
+struct Due {
+    at: u64,
+    tie: u64,
+    event: Arc<Event>,
     attempt: u32,
+}
+
+impl PartialEq for Due {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.tie) == (other.at, other.tie)
+    }
+}
+
+impl Eq for Due {}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at, self.tie).cmp(&(other.at, other.tie))
+    }
 }
 
 /// The sequence of ingest ops: fresh events, and retries of earlier ones
 /// scheduled a few ops ahead (soon: racing the first send) or up to
-/// 20,000 ops ahead (later). Memory is bounded by the retries
-/// pending in that window.
+/// [`LATER_WINDOW`] ops ahead (later).
+///
+/// Every retry of an event is drawn when the event is first sent, from
+/// the one shared stream: drawing them later (when due, or from a stream
+/// of the event's own) would be lazier but would change every existing
+/// seed's plan, which `tests/op_plan_golden.rs` pins. What is bounded
+/// instead: an event draws at most [`MAX_RETRIES`] retries (whatever the
+/// scenario says; the loader refuses more), each queued send is one small
+/// heap entry (32 bytes) sharing one copy of its event, and a queued send
+/// is due within [`LATER_WINDOW`] ops of its first send. The queue holds
+/// at most `MAX_RETRIES * LATER_WINDOW` sends (plus crash requeues) even
+/// if every lag came out longest; with the lags drawn uniformly it holds
+/// about `LATER_WINDOW / 2` (Little's law: about one send queued per op,
+/// each waiting half the window), up to about `LATER_WINDOW` while the
+/// first window fills, as a unit test below checks.
 pub struct IngestGenerator {
     rng: ChaCha8Rng,
     seed: u64,
@@ -162,9 +218,8 @@ pub struct IngestGenerator {
     max_events: u64,
     fresh: u64,
     seq: u64,
-    /// (due op index, tie-break, event)
-    pending: BinaryHeap<Reverse<(u64, u64, u64)>>,
-    pending_events: std::collections::HashMap<u64, Event>,
+    /// The sends waiting, soonest due first.
+    pending: BinaryHeap<Reverse<Due>>,
     tie: u64,
     open_rate: Option<f64>,
     namespace: String,
@@ -194,7 +249,6 @@ impl IngestGenerator {
             fresh: 0,
             seq: 0,
             pending: BinaryHeap::new(),
-            pending_events: Default::default(),
             tie: 0,
             open_rate,
             namespace: format!("{namespace}{}", Shard::id_prefix(shard)),
@@ -212,16 +266,16 @@ impl IngestGenerator {
         let seq = self.seq;
         let exhausted = self.max_events != 0 && self.fresh >= self.max_events;
         let due = match self.pending.peek() {
-            Some(Reverse((at, _, _))) => *at <= seq || exhausted,
+            Some(Reverse(d)) => d.at <= seq || exhausted,
             None => false,
         };
-        let event = if due {
-            let Reverse((_, tie, _)) = self.pending.pop().expect("peeked");
-            self.pending_events.remove(&tie).expect("pending event")
+        let (event, attempt) = if due {
+            let Reverse(d) = self.pending.pop().expect("peeked");
+            (d.event, d.attempt)
         } else if exhausted {
             return None;
         } else {
-            self.fresh_event()
+            (self.fresh_event(), 0)
         };
         self.seq += 1;
         let (project, fingerprint, gid) = self.keys.names(event.group);
@@ -230,12 +284,12 @@ impl IngestGenerator {
             self.rng.random_range(0..1000u32)
         );
         Some(IngestOp {
-            event_id: event.id,
+            event_id: event.id.clone(),
             project,
             fingerprint,
             group_id: gid,
             message,
-            attempt: event.attempt,
+            attempt,
             intended_ns: self
                 .open_rate
                 .map(|rate| (seq as f64 * 1e9 / rate).round() as u64),
@@ -258,48 +312,49 @@ impl IngestGenerator {
         let lag = crate::nemesis::draw_rng(self.seed, u32::MAX, op.key, 0)
             .random_range(1..=LATER_WINDOW / 4);
         let due = op.key & ((1 << 40) - 1);
-        self.tie += 1;
-        self.pending.push(Reverse((due + lag, self.tie, 0)));
-        self.pending_events.insert(
-            self.tie,
-            Event {
-                id: op.event_id.clone(),
-                group: op.group,
-                attempt: op.attempt + 1,
-            },
-        );
+        let event = Arc::new(Event {
+            id: op.event_id.clone(),
+            group: op.group,
+        });
+        self.queue(due + lag, event, op.attempt + 1);
         true
     }
 
-    fn fresh_event(&mut self) -> Event {
+    fn queue(&mut self, at: u64, event: Arc<Event>, attempt: u32) {
+        self.tie += 1;
+        self.pending.push(Reverse(Due {
+            at,
+            tie: self.tie,
+            event,
+            attempt,
+        }));
+    }
+
+    /// Sends waiting in the queue (retries and crash requeues).
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn fresh_event(&mut self) -> Arc<Event> {
         self.fresh += 1;
         let group = self.keys.pick(&mut self.rng);
         let id = uuid_like(&mut self.rng, &self.namespace);
+        let event = Arc::new(Event { id, group });
         if self.retry.probability > 0.0 && self.rng.random_bool(self.retry.probability) {
-            let retries = self.rng.random_range(1..=self.retry.max_retries);
+            // Drawn as they always were (plans stay); clamped for a
+            // scenario that did not come through the loader.
+            let most = self.retry.max_retries.clamp(1, MAX_RETRIES);
+            let retries = self.rng.random_range(1..=most);
             for attempt in 1..=retries {
                 let lag = if self.rng.random_bool(self.retry.soon_fraction) {
                     self.rng.random_range(1..=self.soon_window)
                 } else {
                     self.rng.random_range(self.soon_window..=LATER_WINDOW)
                 };
-                self.tie += 1;
-                self.pending.push(Reverse((self.seq + lag, self.tie, 0)));
-                self.pending_events.insert(
-                    self.tie,
-                    Event {
-                        id: id.clone(),
-                        group,
-                        attempt,
-                    },
-                );
+                self.queue(self.seq + lag, event.clone(), attempt);
             }
         }
-        Event {
-            id,
-            group,
-            attempt: 0,
-        }
+        event
     }
 }
 
@@ -404,6 +459,40 @@ mod tests {
         assert!(counts.values().all(|&n| (1..=4).contains(&n)));
         let retried = counts.values().filter(|&&n| n > 1).count();
         assert!(retried > 800 && retried < 1200, "{retried}");
+    }
+
+    /// The queue's size with every event retried, as often as allowed,
+    /// over 100k ops stays within 2 * [`LATER_WINDOW`] (measured at most:
+    /// 6,240 with half the retries soon, 20,091 with none soon, while the
+    /// first window fills, 1,166 with 90% soon); a scenario that asks for
+    /// more retries than [`MAX_RETRIES`] (not through the loader) gets
+    /// that many at most. (Before the bound, 10^6 retries queued half a
+    /// million sends at the first event.)
+    #[test]
+    fn the_queue_stays_bounded_whatever_max_retries_says() {
+        let bound = 2 * LATER_WINDOW as usize;
+        for (seed, soon) in [(1, 0.5), (2, 0.0), (42, 0.9)] {
+            for most in [MAX_RETRIES, 1_000_000] {
+                let mut s = scenario(&[
+                    "stop.events=0",
+                    "stop.duration=\"1s\"",
+                    "retry.probability=1",
+                    &format!("retry.soon_fraction={soon}"),
+                    &format!("seed={seed}"),
+                ]);
+                s.retry.max_retries = most;
+                let mut g = IngestGenerator::new(&s, "");
+                let mut peak = 0;
+                for _ in 0..100_000 {
+                    g.next_op().expect("no event limit");
+                    peak = peak.max(g.pending());
+                }
+                assert!(
+                    peak <= bound,
+                    "seed {seed}, max_retries {most}: {peak} sends queued, more than {bound}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -219,24 +219,26 @@ pub fn run_load_http(
                 // (hung, stopped) ends the run instead of letting it time
                 // out request after request until its duration.
                 let silent = now.saturating_sub(shared.last_answer.load(Ordering::Relaxed));
-                let mut limit = 2 * s.target.request_timeout.as_nanos() as u64;
+                let mut limit = crate::nemesis::ns(s.target.request_timeout).saturating_mul(2);
                 if shared.kills {
                     // A killed server is silent until its restart.
-                    limit += kill_downtime(s).as_nanos() as u64 + 10_000_000_000;
+                    limit = limit
+                        .saturating_add(crate::nemesis::ns(kill_downtime(s)))
+                        .saturating_add(10_000_000_000);
                 }
                 if silent > limit {
                     shared.dead.store(true, Ordering::Release);
                 }
                 if exhausted
                     || deadline.is_some_and(|d| now >= d)
-                    || plan.control.stop.load(Ordering::Acquire)
+                    || plan.control.stopped()
                     || shared.dead.load(Ordering::Acquire)
                 {
-                    plan.control.stop.store(true, Ordering::Release);
+                    plan.control.request_stop();
                     plan.live.set_phase(Phase::Draining);
                     return (now, exhausted);
                 }
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                plan.control.sleep_async(Duration::from_millis(5)).await;
             }
         };
         let ((), (stopped_at, exhausted)) = tokio::join!(work, coordinator);
@@ -331,7 +333,7 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
     let slot = shared.live.slot(worker as usize);
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
     let batch = shared.client.mapping().ingest.batch.max(1) as usize;
-    'ops: while !plan.control.stop.load(Ordering::Acquire) {
+    'ops: while !plan.control.stopped() {
         // Up to `batch` ops per request (envelope APIs); one otherwise.
         let mut ops = Vec::with_capacity(batch);
         while ops.len() < batch {
@@ -346,11 +348,13 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
         // Open model: the batch leaves when its last op is due.
         if let Some(intended) = ops.iter().filter_map(|o| o.intended_ns).max() {
             let now = plan.clock.now();
-            if intended > now {
-                tokio::time::sleep(Duration::from_nanos(intended - now)).await;
-                if plan.control.stop.load(Ordering::Acquire) {
-                    break;
-                }
+            if intended > now
+                && !plan
+                    .control
+                    .sleep_async(Duration::from_nanos(intended - now))
+                    .await
+            {
+                break;
             }
             let now = plan.clock.now();
             let late = ops
@@ -415,7 +419,12 @@ async fn send_with_retries(
             })
             .collect();
         let refs: Vec<&IngestOp> = ops.iter().collect();
-        let answers = shared.client.ingest_batch(&refs, Some(&tag)).await;
+        // A second Ctrl-C abandons the request (however long its timeout).
+        let answers = plan
+            .control
+            .or_abort(shared.client.ingest_batch(&refs, Some(&tag)))
+            .await
+            .unwrap_or_else(|| refs.iter().map(|_| Answer::abandoned()).collect());
         let mut again: Vec<IngestOp> = Vec::new();
         let mut wait = None::<Duration>;
         let mut refused = false;
@@ -447,8 +456,12 @@ async fn send_with_retries(
             }
         }
         match wait {
-            Some(w) if attempt < retries && !plan.control.stop.load(Ordering::Acquire) => {
-                tokio::time::sleep(w).await;
+            Some(w) if attempt < retries && !plan.control.stopped() => {
+                // A backoff or a Retry-After of any length ends on a stop,
+                // and then nothing is sent again (as when the stop came first).
+                if !plan.control.sleep_async(w).await {
+                    return true;
+                }
                 ops = again;
             }
             // Refused connections: the target is gone.
@@ -468,7 +481,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
     let slot = shared.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(&plan.scenario, &plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve.interval;
-    while !plan.control.stop.load(Ordering::Acquire) {
+    while !plan.control.stopped() {
         let op = gen.next_op();
         // Group ids are the service's: resolve only groups it has named.
         let known = shared.learned[op.group as usize].get().cloned();
@@ -494,21 +507,27 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
             attempt: None,
             intended: None,
         };
-        let answer = shared
-            .client
-            .resolve(&group_id, &op.project, &op.fingerprint, Some(&tag))
-            .await;
+        let answer = plan
+            .control
+            .or_abort(
+                shared
+                    .client
+                    .resolve(&group_id, &op.project, &op.fingerprint, Some(&tag)),
+            )
+            .await
+            .unwrap_or_else(Answer::abandoned);
         shared.note_crash(id, crash, &answer);
         if answer.kind == CompletionType::Info
             || (answer.transport && answer.kind == CompletionType::Fail && shared.kills)
         {
             // A target in trouble (down, 5xx, timeouts): back off a little
             // instead of spinning on it, as a real client would.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            plan.control.sleep_async(Duration::from_millis(20)).await;
         }
         record(shared, slot, invoke, &answer, None);
         if !interval.is_zero() {
-            tokio::time::sleep(interval).await;
+            // However long the interval, a stop ends it.
+            plan.control.sleep_async(interval).await;
         } else {
             // Back to back, but never starving the ingesters' tasks.
             tokio::task::yield_now().await;
@@ -534,7 +553,7 @@ async fn learn_by_lookup(shared: &Shared, project: &str, fingerprint: &str, grou
 /// Reads the service's group ids from its database every 200 ms until the
 /// load stops. A database not there yet (nothing ingested) is retried.
 async fn poll_group_ids(shared: Arc<Shared>, read: GroupIdReader) {
-    while !shared.control.stop.load(Ordering::Acquire) {
+    while !shared.control.stopped() {
         let r = read.clone();
         if let Ok(Ok(rows)) = tokio::task::spawn_blocking(move || r()).await {
             for (id, project, fingerprint) in rows {
@@ -543,6 +562,6 @@ async fn poll_group_ids(shared: Arc<Shared>, read: GroupIdReader) {
                 }
             }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        shared.control.sleep_async(Duration::from_millis(200)).await;
     }
 }

@@ -25,6 +25,7 @@ pub mod checker;
 pub mod cli;
 pub mod client;
 pub mod compare;
+pub mod control;
 pub mod dashboard;
 pub mod explore;
 pub mod generator;

@@ -88,8 +88,8 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
                 t,
                 &x.run_dir.join("server.log"),
                 hooks,
-            )
-            .map_err(RunError::Target)?;
+                &x.control,
+            )?;
             let url = spawned.url.clone();
             server = Some(Arc::new(Mutex::new(spawned)));
             url
@@ -196,26 +196,31 @@ fn wait_ready(
     request_timeout: Duration,
     control: &Control,
 ) -> Result<(), RunError> {
-    let patience = (2 * request_timeout).max(Duration::from_secs(5));
-    let until = Instant::now() + patience;
+    let patience = request_timeout
+        .saturating_mul(2)
+        .max(Duration::from_secs(5));
+    let until = crate::control::deadline(patience);
     loop {
-        if control.stop.load(Ordering::Acquire) {
-            return Err(RunError::Interrupted(format!(
-                "interrupted while waiting for {url} to answer"
-            )));
-        }
-        let left = until.saturating_duration_since(Instant::now());
-        let answer = rt.block_on(async {
+        let left = until.map_or(patience, |u| u.saturating_duration_since(Instant::now()));
+        let answer = rt.block_on(control.or_stop(async {
             tokio::time::timeout(left.max(Duration::from_millis(10)), client.healthz())
                 .await
                 .unwrap_or_else(|_| Err(format!("no answer to GET /healthz within {patience:?}")))
-        });
+        }));
+        let Some(answer) = answer else {
+            return Err(RunError::Interrupted(format!(
+                "interrupted while waiting for {url} to answer"
+            )));
+        };
         match answer {
             Ok(()) => return Ok(()),
-            Err(e) if Instant::now() >= until => {
+            Err(e) if until.is_some_and(|u| Instant::now() >= u) => {
                 return Err(RunError::Target(format!("{url} is not usable: {e}")))
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            // A stop here is seen by the next try, at once.
+            Err(_) => {
+                control.sleep(Duration::from_millis(100));
+            }
         }
     }
 }

@@ -109,7 +109,7 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let mut silent_limit = 2 * s.target.request_timeout.as_nanos() as u64;
+    let mut silent_limit = crate::nemesis::ns(s.target.request_timeout).saturating_mul(2);
     if kills {
         // A killed server is silent until its restart.
         let down = s
@@ -119,7 +119,9 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
             .filter_map(|f| f.delay)
             .max()
             .unwrap_or_default();
-        silent_limit += down.as_nanos() as u64 + 10_000_000_000;
+        silent_limit = silent_limit
+            .saturating_add(crate::nemesis::ns(down))
+            .saturating_add(10_000_000_000);
     }
     rt.block_on(async {
         let tasks: Vec<_> = (0..cfg.handlers)
@@ -137,14 +139,14 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
                 let drained = sh.queue.lock().expect("queue").drained();
                 if drained
                     || deadline.is_some_and(|d| now >= d)
-                    || p.control.stop.load(Ordering::Acquire)
+                    || p.control.stopped()
                     || sh.dead.load(Ordering::Acquire)
                 {
-                    p.control.stop.store(true, Ordering::Release);
+                    p.control.request_stop();
                     p.live.set_phase(Phase::Draining);
                     return;
                 }
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                p.control.sleep_async(Duration::from_millis(5)).await;
             }
         };
         let work = async {
@@ -193,7 +195,7 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
     let p = &sh.plan;
     let slot = p.live.slot(worker as usize);
     let deliveries = p.scenario.outbox.as_ref().map_or(1, |c| c.deliveries);
-    while !p.control.stop.load(Ordering::Acquire) {
+    while !p.control.stopped() {
         let taken = sh.queue.lock().expect("queue").take();
         let Some((key, attempt)) = taken else {
             // Nothing ready: attempts in flight may still bring some back.
@@ -231,7 +233,12 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
             attempt: None,
             intended: None,
         };
-        let answer = p.client.handle(key.0, key.1, Some(&tag)).await;
+        // A second Ctrl-C abandons the request (however long its timeout).
+        let answer = p
+            .control
+            .or_abort(p.client.handle(key.0, key.1, Some(&tag)))
+            .await
+            .unwrap_or_else(Answer::abandoned);
         let t1 = p.clock.now();
         if !answer.transport {
             sh.last_answer.fetch_max(t1, Ordering::Relaxed);
@@ -277,7 +284,9 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
                 break;
             }
             // A target in trouble (down, timeouts): back off a little.
-            tokio::time::sleep(Duration::from_millis(if refused { 50 } else { 20 })).await;
+            p.control
+                .sleep_async(Duration::from_millis(if refused { 50 } else { 20 }))
+                .await;
         }
     }
 }

@@ -122,7 +122,11 @@ impl Leases {
         }
         s.live += 1;
         s.queued = false;
-        self.held.insert(i, (attempt, Some(now + self.lease)));
+        // A lease beyond what an Instant holds never runs out.
+        match now.checked_add(self.lease) {
+            Some(until) => self.held.insert(i, (attempt, Some(until))),
+            None => self.held.insert(i, (attempt, None)),
+        };
     }
 
     /// Attempt `attempt` of slot `i` ended (`acked`: it ran through its

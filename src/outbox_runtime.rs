@@ -263,15 +263,12 @@ pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcom
                 plan.live.set_outbox(live_figures(&shared, &q));
                 q.drained()
             };
-            if drained
-                || deadline.is_some_and(|d| now >= d)
-                || plan.control.stop.load(Ordering::Acquire)
-            {
-                plan.control.stop.store(true, Ordering::Release);
+            if drained || deadline.is_some_and(|d| now >= d) || plan.control.stopped() {
+                plan.control.request_stop();
                 plan.live.set_phase(Phase::Draining);
                 break;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            plan.control.sleep(Duration::from_millis(5));
         }
         for h in handles {
             h.join().expect("handler thread panicked");
@@ -318,7 +315,7 @@ fn handler(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let slot = plan.live.slot(worker as usize);
     let deliveries = plan.scenario.outbox.as_ref().map_or(1, |c| c.deliveries);
     let journal = Journal::of(&conn);
-    while !plan.control.stop.load(Ordering::Acquire) {
+    while !plan.control.stopped() {
         let taken = shared.queue.lock().expect("queue").take();
         let Some((key, attempt)) = taken else {
             // Nothing ready: failed attempts of others may still come back.
@@ -518,14 +515,8 @@ fn attempt_once(
                 Some(step.name.clone()),
                 Some(format!("pause {delay:?} before {}", step.name)),
             ));
-            let until = Instant::now() + delay;
-            while !plan.control.stop.load(Ordering::Acquire) {
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                std::thread::sleep(left.min(Duration::from_millis(10)));
-            }
+            // A stopping load cuts a pause short (faults act while it runs).
+            plan.control.sleep(delay);
         }
         let start = plan.clock.now();
         let r = exec_step(conn, journal, step, &m.params());

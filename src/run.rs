@@ -64,6 +64,16 @@ impl RunError {
     }
 }
 
+impl From<crate::client::spawn::StartError> for RunError {
+    fn from(e: crate::client::spawn::StartError) -> Self {
+        use crate::client::spawn::StartError;
+        match e {
+            StartError::Failed(why) => RunError::Target(why),
+            StartError::Interrupted => RunError::Interrupted(e.to_string()),
+        }
+    }
+}
+
 /// What `specstorm run` was asked.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -812,8 +822,8 @@ fn http_phase(
                 t,
                 &run_dir.join("server.log"),
                 hooks,
-            )
-            .map_err(RunError::Target)?;
+                &control,
+            )?;
             let url = spawned.url.clone();
             server = Some(Arc::new(Mutex::new(spawned)));
             url
@@ -837,24 +847,28 @@ fn http_phase(
     let patience = if service.is_some() {
         t.startup_timeout
     } else {
-        (2 * t.request_timeout).max(Duration::from_secs(5))
+        t.request_timeout
+            .saturating_mul(2)
+            .max(Duration::from_secs(5))
     };
-    let until = std::time::Instant::now() + patience;
+    let until = crate::control::deadline(patience);
     let mut last_answer: Option<Result<(), String>> = None;
     let ready = loop {
         let answer = rt.block_on(async {
-            let stopped = async {
-                while !control.stop.load(Ordering::Acquire) {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            };
-            let left = until.saturating_duration_since(std::time::Instant::now());
-            tokio::select! {
-                a = tokio::time::timeout(left, probe.healthz()) => Some(a.unwrap_or_else(|_| {
-                    Err(format!("no answer to {} within {patience:?}", mapping.health.what))
-                })),
-                () = stopped => None,
-            }
+            let left = until.map_or(patience, |u| {
+                u.saturating_duration_since(std::time::Instant::now())
+            });
+            control
+                .or_stop(tokio::time::timeout(left, probe.healthz()))
+                .await
+                .map(|a| {
+                    a.unwrap_or_else(|_| {
+                        Err(format!(
+                            "no answer to {} within {patience:?}",
+                            mapping.health.what
+                        ))
+                    })
+                })
         });
         let Some(answer) = answer else {
             return Err(RunError::Interrupted(format!(
@@ -870,7 +884,7 @@ fn http_phase(
         if !timed_out {
             last_answer = Some(answer.clone());
         }
-        if std::time::Instant::now() >= until {
+        if until.is_some_and(|u| std::time::Instant::now() >= u) {
             // What the service last said (a 503, say) tells more than the
             // final try's timeout.
             break last_answer.unwrap_or(answer);
@@ -882,7 +896,8 @@ fn http_phase(
                 run_dir.join("service.log").display()
             ));
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // A stop here is seen by the next try, at once.
+        control.sleep(Duration::from_millis(100));
     };
     ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
     if let Some(shard) = plan.shard.filter(|s| s.count > 1) {
@@ -893,8 +908,14 @@ fn http_phase(
     // The nemesis's timed faults, and the fault proxy the load goes through.
     let mut proxy = if faults.has(FaultKind::Proxy) {
         Some(
-            FaultProxy::start_with(&url, plan.nemesis.clone(), load_start, mapping.contract)
-                .map_err(|e| RunError::Target(format!("the fault proxy: {e}")))?,
+            FaultProxy::start_with(
+                &url,
+                plan.nemesis.clone(),
+                load_start,
+                mapping.contract,
+                control.clone(),
+            )
+            .map_err(|e| RunError::Target(format!("the fault proxy: {e}")))?,
         )
     } else {
         None

@@ -16,7 +16,7 @@ use crate::stats::Stats;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -38,56 +38,7 @@ impl Clock {
     }
 }
 
-/// Stop signals shared by the runtime, the signal handler and the caller.
-#[derive(Debug, Default)]
-pub struct Control {
-    /// Start no new op (ops in flight run to their end).
-    pub stop: AtomicBool,
-    /// Abandon ops in flight between two steps (recorded as `info`).
-    pub abort: AtomicBool,
-    /// The stop came from the user (Ctrl-C, SIGTERM): results are partial.
-    pub interrupted: AtomicBool,
-    /// Signals are handled without a message on stderr (the dashboard
-    /// owns the screen).
-    pub quiet_signals: AtomicBool,
-    /// A signal (SIGTERM, or SIGINT from outside) stopped the run: nobody
-    /// may be at the keyboard, so nothing waits for a key.
-    pub by_signal: AtomicBool,
-}
-
-impl Control {
-    /// The user asked to stop (Ctrl-C, SIGTERM, `q`): the first time the
-    /// load stops gracefully (ops in flight finish, the audit runs, results
-    /// are saved, exit 130); the second time ops in flight are abandoned
-    /// between steps (recorded as indeterminate). Returns what happens, for
-    /// the user.
-    pub fn interrupt(&self) -> &'static str {
-        let msg = if !self.interrupted.swap(true, Ordering::AcqRel) {
-            "interrupted: stopping the load, then auditing what ran"
-        } else if !self.abort.swap(true, Ordering::AcqRel) {
-            "interrupted again: abandoning ops in flight between steps"
-        } else {
-            "already abandoning ops in flight; the audit follows"
-        };
-        self.stop.store(true, Ordering::Release);
-        msg
-    }
-
-    /// Makes the control ready for the next run of a series (`compare`):
-    /// false when the user interrupted, so that no further run starts.
-    pub fn rearm(&self) -> bool {
-        if self.interrupted.load(Ordering::Acquire) {
-            return false;
-        }
-        self.stop.store(false, Ordering::Release);
-        self.abort.store(false, Ordering::Release);
-        // A signal between the check and the reset must still stop the run.
-        !self.interrupted.load(Ordering::Acquire) || {
-            self.stop.store(true, Ordering::Release);
-            false
-        }
-    }
-}
+pub use crate::control::Control;
 
 /// What a load run produced, besides the history.
 #[derive(Debug)]
@@ -232,16 +183,13 @@ pub fn run_load<'a>(
             let now = plan.clock.now();
             plan.live.set_elapsed(now - started);
             exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
-            if exhausted
-                || deadline.is_some_and(|d| now >= d)
-                || plan.control.stop.load(Ordering::Acquire)
-            {
-                plan.control.stop.store(true, Ordering::Release);
+            if exhausted || deadline.is_some_and(|d| now >= d) || plan.control.stopped() {
+                plan.control.request_stop();
                 plan.live.set_phase(Phase::Draining);
                 stopped_at = now;
                 break;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            plan.control.sleep(Duration::from_millis(5));
         }
         for h in handles {
             h.join().expect("worker thread panicked");
@@ -307,7 +255,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let slot = plan.live.slot(worker as usize);
     let late_after = plan.scenario.load.late_after.as_nanos() as u64;
     let journal = Journal::of(&conn);
-    while !plan.control.stop.load(Ordering::Acquire) {
+    while !plan.control.stopped() {
         let Some(op) = next_ingest(&shared.gen, &plan.live) else {
             break;
         };
@@ -316,8 +264,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
             // the intended start (wrk2's answer to coordinated omission).
             let now = plan.clock.now();
             if intended > now {
-                std::thread::sleep(Duration::from_nanos(intended - now));
-                if plan.control.stop.load(Ordering::Acquire) {
+                if !plan.control.sleep(Duration::from_nanos(intended - now)) {
                     break;
                 }
             } else if now - intended > late_after {
@@ -370,7 +317,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let mut gen = ResolveGenerator::sharded(plan.scenario, plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve.interval;
     let journal = Journal::of(&conn);
-    while !plan.control.stop.load(Ordering::Acquire) {
+    while !plan.control.stopped() {
         let op = gen.next_op();
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
         let invoke = Invoke {
@@ -402,9 +349,8 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
             end.saturating_sub(start),
             &result,
         );
-        if !interval.is_zero() {
-            std::thread::sleep(interval);
-        }
+        // However long the interval, a stop ends it.
+        plan.control.sleep(interval);
     }
 }
 
@@ -429,7 +375,10 @@ fn drive<'p>(
         builtins,
         faults,
         || plan.control.abort.load(Ordering::Acquire),
-        || plan.control.stop.load(Ordering::Acquire),
+        |d| {
+            // A stopping load cuts a pause short (faults act while it runs).
+            plan.control.sleep(d);
+        },
         || plan.clock.now(),
         |i, start, end, r| {
             let (changes, rows, error, maybe_applied) = match r {
@@ -483,8 +432,8 @@ fn drive<'p>(
 /// when it was opened) to its end, each step one statement
 /// in autocommit ([`exec_step`]); shared by the load runtime and the HTTP
 /// server. Before each step, `abort()` may abandon the op (`fail`, or
-/// `info` once a step changed rows), and a pause fault waits (cut short
-/// once `cut_pause()`); after a
+/// `info` once a step changed rows), and a pause fault waits by `pause`
+/// (which may cut it short); after a
 /// step, a crash fault abandons the op (`info`, `crashed_after` set), as a
 /// stateless worker that dies mid-request; `on_fault(fault, step, pause)`
 /// hears of each injection first. After each step, `on_step` gets the
@@ -498,7 +447,7 @@ pub fn run_steps<'p>(
     builtins: Vec<Value>,
     faults: &OpFaults,
     abort: impl Fn() -> bool,
-    cut_pause: impl Fn() -> bool,
+    pause: impl Fn(Duration),
     now: impl Fn() -> u64,
     mut on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
     mut on_fault: impl FnMut(u32, usize, Option<Duration>),
@@ -526,15 +475,7 @@ pub fn run_steps<'p>(
         let step = &program.steps[i];
         if let Some((delay, fault)) = faults.pause_before(i) {
             on_fault(fault, i, Some(delay));
-            // A stopping load cuts a pause short (faults act while it runs).
-            let until = Instant::now() + delay;
-            while !cut_pause() {
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                std::thread::sleep(left.min(Duration::from_millis(10)));
-            }
+            pause(delay);
         }
         let start = now();
         let r = exec_step(conn, journal, step, &m.params());

@@ -255,6 +255,54 @@ fn probabilities_and_fractions_outside_0_1_or_nan() {
 }
 
 #[test]
+fn keys_that_would_make_the_bench_hold_too_much_are_refused_with_why() {
+    // A billion retries were once queued at an event's first send.
+    assert_refused(
+        "[retry]\nprobability = 0.2\nmax_retries = 1000000000\n",
+        3,
+        &[
+            "`retry.max_retries` must be from 0 to 100, found 1000000000",
+            "queued until it is due, at most 20000 ops later",
+        ],
+    );
+    assert_set_refused(
+        "",
+        &["retry.max_retries=101"],
+        "retry.max_retries=101",
+        "must be from 0 to 100",
+    );
+    assert_eq!(
+        load_with("", &["retry.max_retries=100"])
+            .unwrap()
+            .retry
+            .max_retries,
+        100
+    );
+    // Over HTTP a slot per group is allocated before the load.
+    assert_refused(
+        "[target]\nkind = \"http\"\nspawn = true\n\n[keys]\nprojects = 4096\nfingerprints = 4097\n",
+        7,
+        &["at most 16777216 groups, found projects * fingerprints = 16781312"],
+    );
+    assert!(load_text(
+        "[target]\nkind = \"http\"\nspawn = true\n\n[keys]\nprojects = 4096\nfingerprints = 4096\n"
+    )
+    .is_ok());
+    // In-process, groups cost nothing until used.
+    assert!(load_text("[keys]\nprojects = 4294967295\nfingerprints = 4294967295\n").is_ok());
+    // The outbox queue holds every delivery from the start.
+    assert_refused(
+        "workload = \"outbox\"\nvariant = \"outbox-protocol\"\n\n[outbox]\nmessages = 10000000\ndeliveries = 4\n",
+        6,
+        &["`outbox.messages` x `outbox.deliveries` may be at most 30000000, found 10000000 x 4 = 40000000"],
+    );
+    assert!(load_text(
+        "workload = \"outbox\"\nvariant = \"outbox-protocol\"\n\n[outbox]\nmessages = 10000000\n"
+    )
+    .is_ok());
+}
+
+#[test]
 fn max_retries_zero_with_retries() {
     assert_refused(
         "[retry]\nprobability = 0.1\nmax_retries = 0\n",

@@ -44,6 +44,18 @@ impl Answer {
         }
     }
 
+    /// The answer of a request the user abandoned while it was in flight
+    /// (a second Ctrl-C): nobody knows whether the service applied it.
+    pub fn abandoned() -> Self {
+        Answer {
+            transport: true,
+            ..Answer::error(
+                CompletionType::Info,
+                "abandoned by the user while in flight".into(),
+            )
+        }
+    }
+
     fn error(kind: CompletionType, error: String) -> Self {
         Answer::new(
             kind,

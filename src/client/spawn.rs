@@ -3,6 +3,7 @@
 //! port, waits until it listens, and stops it (SIGTERM, then SIGKILL after
 //! a grace) when the run is over.
 
+use crate::control::Control;
 use crate::scenario::Target;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -14,6 +15,17 @@ use std::time::{Duration, Instant};
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long a SIGTERM may take before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Why the reference server is not running.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// It could not be started, or did not say where it listens in time.
+    #[error("{0}")]
+    Failed(String),
+    /// The run was stopped (Ctrl-C, SIGTERM) while it started.
+    #[error("interrupted while the reference server started")]
+    Interrupted,
+}
 
 /// A running reference server; stopped when dropped.
 pub struct SpawnedServer {
@@ -37,14 +49,16 @@ impl SpawnedServer {
     /// with the target's pragmas and worker count (and `--fault-hooks`
     /// when the nemesis drives crash or pause faults through it); its
     /// request log goes to `log`. Errors: it cannot be started or does not
-    /// say where it listens within 20 s (with what it printed).
+    /// say where it listens within 20 s (with what it printed); or the
+    /// run's `control` stopped while it started (the server is killed).
     pub fn start(
         variant: &str,
         db: &Path,
         target: &Target,
         log: &Path,
         fault_hooks: bool,
-    ) -> Result<Self, String> {
+        control: &Control,
+    ) -> Result<Self, StartError> {
         let launch = Launch {
             variant: variant.to_string(),
             db: db.to_path_buf(),
@@ -52,7 +66,7 @@ impl SpawnedServer {
             log: log.to_path_buf(),
             fault_hooks,
         };
-        let (child, url) = launch.spawn("127.0.0.1:0", false)?;
+        let (child, url) = launch.spawn("127.0.0.1:0", false, Some(control))?;
         Ok(SpawnedServer {
             child: Some(child),
             url,
@@ -82,13 +96,15 @@ impl SpawnedServer {
             .to_string();
         let mut last = String::new();
         for _ in 0..20 {
-            match self.launch.spawn(&addr, true) {
+            // A restart is not cut short by a stop: the audit needs the
+            // server back.
+            match self.launch.spawn(&addr, true, None) {
                 Ok((child, _)) => {
                     let pid = child.id();
                     self.child = Some(child);
                     return Ok(pid);
                 }
-                Err(e) => last = e,
+                Err(e) => last = e.to_string(),
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -131,15 +147,23 @@ impl Drop for SpawnedServer {
 
 impl Launch {
     /// Spawns the server on `addr`; returns it and the URL it printed.
-    fn spawn(&self, addr: &str, append: bool) -> Result<(Child, String), String> {
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find my own binary: {e}"))?;
+    /// A stop of `control` ends the wait for that line (and the server).
+    fn spawn(
+        &self,
+        addr: &str,
+        append: bool,
+        control: Option<&Control>,
+    ) -> Result<(Child, String), StartError> {
+        let failed = StartError::Failed;
+        let exe = std::env::current_exe()
+            .map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
         let log_file = std::fs::OpenOptions::new()
             .create(true)
             .append(append)
             .write(true)
             .truncate(!append)
             .open(&self.log)
-            .map_err(|e| format!("cannot create {}: {e}", self.log.display()))?;
+            .map_err(|e| failed(format!("cannot create {}: {e}", self.log.display())))?;
         let t = &self.target;
         let mut cmd = Command::new(exe);
         cmd.arg("serve")
@@ -166,7 +190,7 @@ impl Launch {
             // gracefully, and the run still needs the server for the audit.
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("cannot start the reference server: {e}"))?;
+            .map_err(|e| failed(format!("cannot start the reference server: {e}")))?;
         let stdout = child.stdout.take().expect("piped");
         // Read the first line on a thread, so a silent server cannot hang us.
         let (tx, rx) = std::sync::mpsc::channel();
@@ -175,7 +199,14 @@ impl Launch {
             let _ = BufReader::new(stdout).read_line(&mut line);
             let _ = tx.send(line);
         });
-        let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
+        let line = match first_line(&rx, control) {
+            Some(line) => line,
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(StartError::Interrupted);
+            }
+        };
         match line.trim().strip_prefix("listening on ") {
             Some(url) => Ok((child, url.to_string())),
             None => {
@@ -189,11 +220,30 @@ impl Launch {
                     .rev()
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("");
-                Err(format!(
+                Err(failed(format!(
                     "the reference server did not start: {}",
                     crate::client::http::excerpt(last.trim())
-                ))
+                )))
             }
+        }
+    }
+}
+
+/// The server's first line ("" if none came within [`START_TIMEOUT`]), or
+/// None if `control` stopped first. The line comes from a reader thread:
+/// the wait re-checks the stop every 20 ms (startup only, never the load).
+fn first_line(rx: &std::sync::mpsc::Receiver<String>, control: Option<&Control>) -> Option<String> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let until = Instant::now() + START_TIMEOUT;
+    loop {
+        if control.is_some_and(Control::stopped) {
+            return None;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(Duration::from_millis(20))) {
+            Ok(line) => return Some(line),
+            Err(RecvTimeoutError::Timeout) if !left.is_zero() => {}
+            Err(_) => return Some(String::new()),
         }
     }
 }

@@ -14,7 +14,6 @@ use crate::client::spawn::SpawnedServer;
 use crate::history::FaultAction;
 use crate::runtime::Control;
 use crate::scenario::Fault;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -104,7 +103,7 @@ fn run(
             *failure.lock().expect("failure") =
                 Some(format!("the reference server could not be restarted: {e}"));
             // No target left: end the load now rather than at its duration.
-            control.stop.store(true, Ordering::Release);
+            control.request_stop();
             return;
         }
     }

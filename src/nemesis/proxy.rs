@@ -28,6 +28,7 @@
 
 use super::{FaultPlan, ProxyAction, Recorder};
 use crate::client::http::describe;
+use crate::control::Control;
 use crate::history::FaultAction;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -86,6 +87,9 @@ struct Shared {
     /// read the contract's answers from it); false for a mapped service,
     /// whose bodies are not the contract's and may hold anything.
     keep_bodies: bool,
+    /// The load's control: its stop cuts a latency toxic's wait short
+    /// (the request is forwarded at once), as it cuts pauses.
+    control: Arc<Control>,
 }
 
 /// The tag of an op's request.
@@ -108,17 +112,25 @@ impl FaultProxy {
         recorder: Recorder,
         load_start: u64,
     ) -> Result<FaultProxy, String> {
-        Self::start_with(upstream, recorder, load_start, true)
+        Self::start_with(
+            upstream,
+            recorder,
+            load_start,
+            true,
+            Arc::new(Control::default()),
+        )
     }
 
     /// [`FaultProxy::start`]; `keep_bodies` = false records a dropped
     /// answer by its status alone (a service with its own API: its bodies
     /// are not the contract's, and the checkers must not read them as such).
+    /// The load's `control`: once it stops, latency toxics wait no more.
     pub fn start_with(
         upstream: &str,
         recorder: Recorder,
         load_start: u64,
         keep_bodies: bool,
+        control: Arc<Control>,
     ) -> Result<FaultProxy, String> {
         let base = upstream.trim_end_matches('/').to_string();
         let parsed = reqwest::Url::parse(&base)
@@ -156,6 +168,7 @@ impl FaultProxy {
             recorder,
             load_start,
             keep_bodies,
+            control,
         });
         let app = Router::new().fallback(handle).with_state(shared);
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -420,7 +433,7 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
                 None,
                 Some(format!("latency {d:?}")),
             );
-            tokio::time::sleep(d).await;
+            sh.control.sleep_async(d).await;
             match exchange(&sh, &parts, body).await {
                 Ok((status, headers, bytes)) => answer(status, headers, Body::from(bytes)),
                 Err(resp) => resp,

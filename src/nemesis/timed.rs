@@ -37,8 +37,7 @@ impl Timed {
                 std::thread::Builder::new()
                     .name(format!("{name}-{i}"))
                     .spawn(move || {
-                        let stopping =
-                            || done.load(Ordering::Acquire) || control.stop.load(Ordering::Acquire);
+                        let stopping = || done.load(Ordering::Acquire) || control.stopped();
                         body(i, &f, &stopping)
                     })
                     .expect("spawn a nemesis thread")

@@ -15,6 +15,7 @@
 //! depend on its `kind` (and, for the proxy, its `toxic`).
 
 mod api_keys;
+mod limits;
 
 use super::{Fault, FaultKind, LoadModel, Scenario, Skew, Source, Target, TargetKind, Threshold};
 use crate::checker::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
@@ -514,7 +515,7 @@ const SCHEMA: &[Section] = &[
                 "max_retries",
                 Kind::Int {
                     min: 0,
-                    max: U32_MAX,
+                    max: crate::generator::MAX_RETRIES as i64,
                 },
                 Some("2"),
             ),
@@ -1410,7 +1411,11 @@ fn check_value(ctx: &Context, path: &[&str], kind: Kind, item: &Item) -> Result<
                 } else {
                     format!("from {min} to {max}")
                 };
-                return Err(ctx.error(path, format!("`{key}` must be {range}, found {n}")));
+                let mut reason = format!("`{key}` must be {range}, found {n}");
+                if let Some(why) = (n > max).then(|| limits::why_at_most(path)).flatten() {
+                    let _ = write!(reason, ": {why}");
+                }
+                return Err(ctx.error(path, reason));
             }
         }
         Kind::Fraction | Kind::Rate => {
@@ -1679,6 +1684,7 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
         }
     }
     check_explore(ctx, s)?;
+    limits::check(ctx, s)?;
     check_threshold_figures(ctx, s)
 }
 

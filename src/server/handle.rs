@@ -111,13 +111,15 @@ pub struct HandleAnswer {
     pub sent: Option<(i64, i64)>,
 }
 
-/// Runs `handle` for `op` on `conn` with the hook's faults.
+/// Runs `handle` for `op` on `conn` with the hook's faults; its pauses
+/// wait on `pauses` (a stop cuts them short).
 pub fn run_handle(
     conn: &Connection,
     journal: Journal,
     program: &OpProgram,
     op: &HandleOp,
     hook: &HandleHook,
+    pauses: &crate::control::Control,
 ) -> HandleAnswer {
     let builtins = vec![
         Value::Int(op.msg_id),
@@ -142,7 +144,8 @@ pub fn run_handle(
             .find(|(s, _)| *s == step.name && !paused.contains(&s.as_str()))
         {
             paused.push(&step.name);
-            std::thread::sleep(*d);
+            // Cut short when the server shuts down.
+            pauses.sleep(*d);
         }
         let r = exec_step(conn, journal, step, &m.params());
         let next = match r {

@@ -229,7 +229,15 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         }
         tracing::info!(%local, variant = %opts.variant, workload = variant_workload, db = %opts.db.display(), workers, "serving");
         axum::serve(listener, routes::router(state))
-            .with_graceful_shutdown(shutdown_signal())
+            .with_graceful_shutdown({
+                // Requests waiting on a paused op must end for the
+                // shutdown to complete.
+                let pool = pool.clone();
+                async move {
+                    shutdown_signal().await;
+                    pool.end_pauses();
+                }
+            })
             .await
             .map_err(|e| ServeError::Target(format!("server failed: {e}")))
     });

@@ -9,6 +9,7 @@
 use super::handle::{run_handle, HandleAnswer, HandleHook, HandleOp};
 use super::Served;
 use crate::client::sqlite::{Journal, StepError};
+use crate::control::Control;
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
 use crate::runtime::{run_steps, wall_ms};
@@ -111,6 +112,9 @@ pub struct Pool {
     tx: Mutex<Option<Sender<Job>>>,
     permits: Arc<Semaphore>,
     handles: Mutex<Vec<JoinHandle<()>>>,
+    /// Ends the fault hook's pauses when the server shuts down: a pause
+    /// of any length must not keep it from stopping.
+    pauses: Arc<Control>,
 }
 
 impl Pool {
@@ -119,14 +123,15 @@ impl Pool {
     pub fn start(variant: Served, conns: Vec<Connection>, queue: usize) -> Self {
         let queue = queue.max(1);
         let (tx, rx) = crossbeam_channel::bounded::<Job>(queue);
+        let pauses = Arc::new(Control::default());
         let handles = conns
             .into_iter()
             .enumerate()
             .map(|(w, conn)| {
-                let (rx, variant) = (rx.clone(), variant.clone());
+                let (rx, variant, pauses) = (rx.clone(), variant.clone(), pauses.clone());
                 std::thread::Builder::new()
                     .name(format!("sqlite-worker-{w}"))
-                    .spawn(move || worker(&variant, conn, rx))
+                    .spawn(move || worker(&variant, conn, rx, &pauses))
                     .expect("spawn sqlite worker")
             })
             .collect();
@@ -134,7 +139,14 @@ impl Pool {
             tx: Mutex::new(Some(tx)),
             permits: Arc::new(Semaphore::new(queue)),
             handles: Mutex::new(handles),
+            pauses,
         }
+    }
+
+    /// Cuts every fault-hook pause short, now and from now on (the server
+    /// is shutting down: the ops finish without waiting).
+    pub fn end_pauses(&self) {
+        self.pauses.request_stop();
     }
 
     /// Runs `op` (ingest or resolve) on some worker and waits
@@ -193,6 +205,7 @@ impl Pool {
     /// Closes the queue and waits (blocking: call it off the async runtime)
     /// for every worker to finish the jobs already queued.
     pub fn shutdown(&self) {
+        self.end_pauses();
         self.permits.close();
         self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
         let handles = std::mem::take(&mut *self.handles.lock().unwrap_or_else(|e| e.into_inner()));
@@ -204,7 +217,7 @@ impl Pool {
     }
 }
 
-fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
+fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>, pauses: &Control) {
     let journal = Journal::of(&conn);
     for job in rx {
         // The client is gone (its request was dropped): not running the op
@@ -215,7 +228,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
         }
         let (program, builtins, counting) = match (&job.op, variant) {
             (Op::Handle(op, hook), Served::Outbox(v)) => {
-                let answer = run_handle(&conn, journal, &v.handle, op, hook);
+                let answer = run_handle(&conn, journal, &v.handle, op, hook, pauses);
                 tracing::trace!(?op, ?answer, "delivery done");
                 if let Reply::Outbox(r) = job.reply {
                     let _ = r.send(answer);
@@ -245,7 +258,9 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>) {
             builtins,
             &job.faults,
             || false,
-            || false,
+            |d| {
+                pauses.sleep(d);
+            },
             || 0,
             |i, _, _, r| ran.step(program, i, r),
             |_, _, _| {},

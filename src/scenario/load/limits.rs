@@ -1,0 +1,78 @@
+//! The loader's bounds on keys whose value sets how much the bench must
+//! hold or do before a stop can act (before the load, or in one step of
+//! it): each refusal names the key's line and why the bound is where it
+//! is. Waits of any length need no bound: every wait of the bench ends
+//! on a stop (`crate::control`).
+
+use super::{Context, ScenarioError};
+use crate::generator::{LATER_WINDOW, MAX_RETRIES};
+use crate::scenario::{Scenario, TargetKind, Workload};
+
+/// Most groups (projects x fingerprints) over HTTP: the HTTP runtime
+/// keeps one slot per group of the key space for the id the service
+/// names (32 bytes each), allocated before the load; 2^24 slots are 512
+/// MiB. In-process SQLite keeps nothing per group and has no bound.
+pub const MAX_HTTP_GROUPS: u64 = 1 << 24;
+
+/// Most outbox deliveries (messages x deliveries): the bench's input
+/// queue holds every delivery from the start (20 bytes each, shuffled
+/// before the load begins), 600 MB at this bound. It admits the largest
+/// message count with the default 3 deliveries.
+pub const MAX_OUTBOX_DELIVERIES: u64 = 30_000_000;
+
+/// Why an integer key may not exceed its maximum, for the keys whose
+/// maximum is a cost rather than a meaning.
+pub(super) fn why_at_most(path: &[&str]) -> Option<String> {
+    match path {
+        ["retry", "max_retries"] => Some(format!(
+            "every retry of an event is drawn when the event is first sent and queued until \
+             it is due, at most {LATER_WINDOW} ops later; a client that sends one id more than \
+             {MAX_RETRIES} times has no retry policy, and the queue would only fill memory"
+        )),
+        _ => None,
+    }
+}
+
+/// The bounds that span several keys.
+pub(super) fn check(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    match s.workload {
+        Workload::Groups if s.target.kind == TargetKind::Http && s.groups() > MAX_HTTP_GROUPS => {
+            let at: &[&str] = if ctx.is_given(&["keys", "fingerprints"]) {
+                &["keys", "fingerprints"]
+            } else {
+                &["keys", "projects"]
+            };
+            Err(ctx.error(
+                at,
+                format!(
+                    "over HTTP the key space may hold at most {MAX_HTTP_GROUPS} groups, found \
+                     projects * fingerprints = {}: the bench keeps a slot per group for the id \
+                     the service names, allocated before the load",
+                    s.groups()
+                ),
+            ))
+        }
+        Workload::Outbox => {
+            let Some(o) = &s.outbox else { return Ok(()) };
+            let total = o.messages.saturating_mul(u64::from(o.deliveries));
+            if total <= MAX_OUTBOX_DELIVERIES {
+                return Ok(());
+            }
+            let at: &[&str] = if ctx.is_given(&["outbox", "deliveries"]) {
+                &["outbox", "deliveries"]
+            } else {
+                &["outbox", "messages"]
+            };
+            Err(ctx.error(
+                at,
+                format!(
+                    "`outbox.messages` x `outbox.deliveries` may be at most \
+                     {MAX_OUTBOX_DELIVERIES}, found {} x {} = {total}: the bench's queue holds \
+                     every delivery from the start, shuffled before the load",
+                    o.messages, o.deliveries
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
