@@ -16,8 +16,8 @@ use std::path::Path;
 
 /// Audits the outbox run folder `run_dir` from its files (`history`,
 /// `checks`, `scenario`, `db`: paths the caller found there). Errors: the
-/// saved scenario or statement file cannot be used (exit 2); the history
-/// or the database cannot be read (exit 3).
+/// saved scenario or statement file cannot be used, or a file is over its
+/// size cap (exit 2); the history or the database cannot be read (exit 3).
 pub fn judge(
     run_dir: &Path,
     history: &Path,
