@@ -454,46 +454,53 @@ pub(super) fn prepare_one<'c>(
     conn: &'c Scratch,
     block: &Block,
 ) -> Result<rusqlite::Statement<'c>, FileError> {
-    conn.prepare(&block.sql)
-        .map_err(|e| {
-            let reason = match e {
-                rusqlite::Error::MultipleStatement => format!(
+    // A step is one query or one row change, run alone in autocommit:
+    // transaction control would wrap several steps, and PRAGMA, ATTACH,
+    // DDL and the like change the connection or the schema under test.
+    let kw = first_keyword(&block.sql);
+    let is_step = matches!(
+        kw.as_str(),
+        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "WITH" | "VALUES"
+    );
+    let not_a_step = || {
+        FileError::at(
+            &file.path,
+            block.line,
+            format!(
+                "`{}` is a {kw} statement: a step or export must be a query or a row \
+                 change (SELECT, INSERT, UPDATE, DELETE, REPLACE, WITH, VALUES); \
+                 transaction control and connection or schema statements are not steps \
+                 (put DDL in `schema`), since every step runs alone in autocommit",
+                block.name
+            ),
+        )
+    };
+    match conn.prepare(&block.sql) {
+        Ok(stmt) if is_step => Ok(stmt),
+        Ok(_) => Err(not_a_step()),
+        Err(e) => {
+            let refused = conn.refusal();
+            // An ATTACH step is refused while prepared; what it is says more.
+            if refused.is_some() && !is_step {
+                return Err(not_a_step());
+            }
+            let reason = match (e, refused) {
+                (rusqlite::Error::MultipleStatement, _) => format!(
                     "`{}` holds more than one statement; only `schema` may hold several \
-                 (each step is one statement, run alone)",
+                     (each step is one statement, run alone)",
                     block.name
                 ),
-                rusqlite::Error::Empty => format!("`{}` holds no SQL statement", block.name),
-                other => match conn.refusal() {
-                    Some(what) => {
-                        format!("`{}`: {what} refused: {}", block.name, scratch::REFUSED_WHY)
-                    }
-                    None => format!("`{}`: {}", block.name, sqlite_message(&other)),
-                },
-            };
-            FileError::at(&file.path, block.line, reason)
-        })
-        .and_then(|stmt| {
-            // A step is one query or one row change, run alone in autocommit:
-            // transaction control would wrap several steps, and PRAGMA, ATTACH,
-            // DDL and the like change the connection or the schema under test.
-            let kw = first_keyword(&block.sql);
-            match kw.as_str() {
-                "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "WITH" | "VALUES" => {
-                    Ok(stmt)
+                (rusqlite::Error::Empty, _) => {
+                    format!("`{}` holds no SQL statement", block.name)
                 }
-                _ => Err(FileError::at(
-                    &file.path,
-                    block.line,
-                    format!(
-                        "`{}` is a {kw} statement: a step or export must be a query or a row \
-                     change (SELECT, INSERT, UPDATE, DELETE, REPLACE, WITH, VALUES); \
-                     transaction control and connection or schema statements are not steps \
-                     (put DDL in `schema`), since every step runs alone in autocommit",
-                        block.name
-                    ),
-                )),
-            }
-        })
+                (_, Some(what)) => {
+                    format!("`{}`: {what} refused: {}", block.name, scratch::REFUSED_WHY)
+                }
+                (other, None) => format!("`{}`: {}", block.name, sqlite_message(&other)),
+            };
+            Err(FileError::at(&file.path, block.line, reason))
+        }
+    }
 }
 
 /// The first SQL keyword of a block, upper case, past comments and blanks.
