@@ -4,7 +4,8 @@
 //! in-process SQLite run, `export.json` for an HTTP run), and the verdicts
 //! are compared with the ones the run saved (`checks.json`). Nothing in the
 //! folder changes but `audit.json`, which holds the audited results and the
-//! comparison.
+//! comparison; the folder's database and queries are not trusted (see
+//! [`crate::audit_db`]).
 //!
 //! An audit that finds other verdicts than the run, by the same checkers,
 //! cannot confirm it (exit 3): the history, the tables or the recorded

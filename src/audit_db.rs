@@ -338,6 +338,49 @@ mod tests {
     }
 
     #[test]
+    fn a_hot_journal_is_rolled_back_in_a_copy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let live = tmp.path().join("live");
+        std::fs::create_dir(&live).unwrap();
+        let path = live.join("target.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 1; \
+                 CREATE TABLE t (x); \
+                 WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) \
+                 INSERT INTO t SELECT 1 FROM c; \
+                 BEGIN; UPDATE t SET x = 2;",
+            )
+            .unwrap();
+        // What a process killed inside that transaction leaves: pages of
+        // the uncommitted update in the file (the cache is too small to
+        // hold them), the old ones in the hot journal.
+        let folder = tmp.path().join("folder");
+        std::fs::create_dir(&folder).unwrap();
+        for name in ["target.db", "target.db-journal"] {
+            std::fs::copy(live.join(name), folder.join(name)).unwrap();
+        }
+        drop(writer);
+        // Read as it lies, the file holds the uncommitted update.
+        let alone = tmp.path().join("alone.db");
+        std::fs::copy(folder.join("target.db"), &alone).unwrap();
+        let torn: i64 = Connection::open(&alone)
+            .unwrap()
+            .query_row("SELECT sum(x) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert!(torn > 2000, "the update reached the file: {torn}");
+        let before = names(&folder);
+        let db = open_untrusted(&folder.join("target.db"), Limits::default()).unwrap();
+        let n: i64 = db
+            .query_row("SELECT sum(x) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 2000, "only committed rows are read");
+        drop(db);
+        assert_eq!(names(&folder), before, "the folder is left as it was");
+    }
+
+    #[test]
     fn a_database_over_the_limit_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("target.db");
