@@ -16,7 +16,8 @@
 //!   defensive mode, `trusted_schema = OFF` and "no attached databases"
 //!   hold besides;
 //! - is bounded: a database (with its `-wal` and `-journal`) larger than
-//!   [`Limits::max_db_bytes`] is refused before it is opened, and all the
+//!   [`Limits::max_db_bytes`] is refused before it is opened (exit 2, an
+//!   input over its cap, as every file a command reads), and all the
 //!   audit's queries together may run [`Limits::max_steps`] SQLite
 //!   virtual-machine steps, after which the running query is stopped with
 //!   an error (exit 3) instead of running forever.
@@ -116,9 +117,9 @@ impl UntrustedDb {
 }
 
 /// Opens `path`, a run folder's database, for an audit that trusts neither
-/// it nor the queries it will run (see the module's doc). Errors (exit 3):
-/// it is not a regular file, is larger than `limits.max_db_bytes`, cannot
-/// be copied or opened, or SQLite refuses a setting.
+/// it nor the queries it will run (see the module's doc). Errors: it is
+/// larger than `limits.max_db_bytes` (exit 2); it is not a regular file,
+/// cannot be copied or opened, or SQLite refuses a setting (exit 3).
 pub fn open_untrusted(path: &Path, limits: Limits) -> Result<UntrustedDb, AuditError> {
     let bad = |what: String| AuditError::Unreadable(format!("{}: {what}", path.display()));
     let side = |suffix: &str| {
@@ -141,9 +142,10 @@ pub fn open_untrusted(path: &Path, limits: Limits) -> Result<UntrustedDb, AuditE
         total = total.saturating_add(meta.len());
     }
     if total > limits.max_db_bytes {
-        return Err(bad(format!(
-            "{total} bytes (with its -wal and -journal files), more than the audit reads \
-             ({} MiB; --max-db-mib raises it)",
+        return Err(AuditError::Input(format!(
+            "{}: {total} bytes (with its -wal and -journal files), larger than {} MiB, the \
+             cap of an audited database: refused (--max-db-mib raises it)",
+            path.display(),
             limits.max_db_bytes >> 20
         )));
     }
@@ -389,10 +391,10 @@ mod tests {
             max_db_bytes: 100,
             ..Limits::default()
         };
-        let Err(AuditError::Unreadable(m)) = open_untrusted(&path, limits) else {
+        let Err(AuditError::Input(m)) = open_untrusted(&path, limits) else {
             panic!("opened")
         };
-        assert!(m.contains("more than the audit reads"), "{m}");
+        assert!(m.contains("the cap of an audited database: refused"), "{m}");
     }
 
     #[test]

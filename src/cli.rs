@@ -109,7 +109,7 @@ pub enum Command {
               value_parser = clap::value_parser!(u64).range(1..))]
         max_steps: u64,
         /// The largest database (with its -wal and -journal files) the
-        /// audit reads, in MiB; a larger one is refused (exit 3).
+        /// audit reads, in MiB; a larger one is refused (exit 2).
         #[arg(long, default_value_t = crate::audit_db::DEFAULT_MAX_DB_MIB,
               value_parser = clap::value_parser!(u64).range(1..=(u64::MAX >> 20)))]
         max_db_mib: u64,
