@@ -4,7 +4,8 @@
 //! in-process SQLite run, `export.json` for an HTTP run), and the verdicts
 //! are compared with the ones the run saved (`checks.json`). Nothing in the
 //! folder changes but `audit.json`, which holds the audited results and the
-//! comparison.
+//! comparison; the folder's database and queries are not trusted (see
+//! [`crate::audit_db`]).
 //!
 //! An audit that finds other verdicts than the run, by the same checkers,
 //! cannot confirm it (exit 3): the history, the tables or the recorded
@@ -24,6 +25,7 @@
 //! written after it), so the verdicts are the same; only the instant quoted
 //! in an explanation may differ.
 
+use crate::audit_db::{open_untrusted, Limits};
 use crate::checker::stranded::Stranded;
 use crate::checker::{
     check_all, CheckResult, Facts, GroupRow, Tables, Verdict, CHECKER_VERSION,
@@ -35,7 +37,7 @@ use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::{Expect, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::workload::Value;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -184,7 +186,15 @@ pub(crate) fn reconcile(
 /// that write: the caller warns. Errors: see [`AuditError`] (the message
 /// names the missing file).
 pub fn audit(run_dir: &Path) -> Result<(Audit, Option<String>), AuditError> {
-    let audit = judge(run_dir)?;
+    audit_with(run_dir, Limits::default())
+}
+
+/// [`audit`] within `limits` (the database's size, the queries' work).
+pub fn audit_with(
+    run_dir: &Path,
+    limits: Limits,
+) -> Result<(Audit, Option<String>), AuditError> {
+    let audit = judge_with(run_dir, limits)?;
     let json = serde_json::to_string_pretty(&audit)
         .map_err(|e| AuditError::Unreadable(format!("cannot encode the audit: {e}")))?;
     let unsaved = std::fs::write(run_dir.join(FILE), json)
@@ -195,6 +205,11 @@ pub fn audit(run_dir: &Path) -> Result<(Audit, Option<String>), AuditError> {
 
 /// What [`audit`] does, without writing `audit.json`.
 pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
+    judge_with(run_dir, Limits::default())
+}
+
+/// What [`audit_with`] does, without writing `audit.json`.
+pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
     if !run_dir.is_dir() {
         return Err(AuditError::Input(format!(
             "{} is not a run folder (no such folder)",
@@ -231,7 +246,7 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
             "target.db",
             "the final database of an in-process SQLite run",
         )?;
-        return crate::audit_outbox::judge(run_dir, &history, &checks, &scenario, &db);
+        return crate::audit_outbox::judge(run_dir, &history, &checks, &scenario, &db, limits);
     }
     let p = crate::run::prepare_offline(Some(&scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
@@ -245,7 +260,10 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
                 "target.db",
                 "the final database of an in-process SQLite run",
             )?;
-            (read_db(&db, &p.variant, &header.namespace)?, "target.db")
+            (
+                read_db(&db, &p.variant, &header.namespace, limits)?,
+                "target.db",
+            )
         }
         // A service audited from its own database: the copy the run kept,
         // through the scenario's export queries.
@@ -260,14 +278,14 @@ pub fn judge(run_dir: &Path) -> Result<Audit, AuditError> {
                 "the copy of the service's database the run audited",
             )?;
             let audit = p.scenario.audit.clone().unwrap_or_default();
-            let mut conn = open_db(&db)?;
+            let mut conn = open_untrusted(&db, limits)?;
             let t = read_tables_with(
                 &mut conn,
                 crate::client::service_db::queries(&audit),
                 &header.namespace,
                 &|| 0,
             )
-            .map_err(|e| AuditError::Unreadable(format!("{}: {e}", db.display())))?;
+            .map_err(|e| conn.error(&e))?;
             (t, "target.db")
         }
         TargetKind::Http => {
@@ -634,32 +652,17 @@ pub fn render(a: &Audit) -> String {
     s
 }
 
-/// Opens a saved database for reading only, leaving the folder as it is:
-/// immutable (no lock, no `-shm` created) unless a `-wal` file is there,
-/// whose frames must then be read.
-fn read_db(db: &Path, variant: &GroupsVariant, namespace: &str) -> Result<Tables, AuditError> {
-    let bad = |e: rusqlite::Error| AuditError::Unreadable(format!("{}: {e}", db.display()));
-    let mut conn = open_db(db)?;
-    read_tables(&mut conn, variant, namespace, &|| 0).map_err(bad)
-}
-
-/// Opens a saved database for reading only (see [`read_db`]). Errors:
-/// SQLite's, as unreadable (exit 3).
-pub(crate) fn open_db(db: &Path) -> Result<Connection, AuditError> {
-    let bad = |e: rusqlite::Error| AuditError::Unreadable(format!("{}: {e}", db.display()));
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    let conn = if Path::new(&wal).exists() {
-        Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(bad)?
-    } else {
-        let abs = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
-        Connection::open_with_flags(
-            format!("file:{}?immutable=1", abs.display()),
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
-        )
-        .map_err(bad)?
-    };
-    Ok(conn)
+/// Reads the final tables of a saved database through the variant's
+/// export queries, trusting neither (see [`crate::audit_db`]). Errors:
+/// unreadable (exit 3), naming a stop by the budget or a refusal.
+fn read_db(
+    db: &Path,
+    variant: &GroupsVariant,
+    namespace: &str,
+    limits: Limits,
+) -> Result<Tables, AuditError> {
+    let mut conn = open_untrusted(db, limits)?;
+    read_tables(&mut conn, variant, namespace, &|| 0).map_err(|e| conn.error(&e))
 }
 
 /// Reads the canonical tables (the variant's `export.*` queries) in one

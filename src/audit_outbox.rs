@@ -8,22 +8,24 @@
 //! the same for both workloads.
 
 use crate::audit::{
-    compare, open_db, read_saved, read_summary, reconcile, recorded_changes, Audit, AuditError,
+    compare, read_saved, read_summary, reconcile, recorded_changes, Audit, AuditError,
 };
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
 use crate::history::{reader, Entry, Footer};
 use std::path::Path;
 
 /// Audits the outbox run folder `run_dir` from its files (`history`,
-/// `checks`, `scenario`, `db`: paths the caller found there). Errors: the
-/// saved scenario or statement file cannot be used, or a file is over its
-/// size cap (exit 2); the history or the database cannot be read (exit 3).
+/// `checks`, `scenario`, `db`: paths the caller found there), reading the
+/// database within `limits`. Errors: the saved scenario or statement file
+/// cannot be used, or a file is over its size cap (exit 2); the history or
+/// the database cannot be read (exit 3).
 pub fn judge(
     run_dir: &Path,
     history: &Path,
     checks: &Path,
     scenario: &Path,
     db: &Path,
+    limits: crate::audit_db::Limits,
 ) -> Result<Audit, AuditError> {
     let p = crate::outbox_run::prepare(Some(scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
@@ -43,9 +45,8 @@ pub fn judge(
             history.display()
         )));
     }
-    let mut conn = open_db(db)?;
-    let mut tables = tables::read(&mut conn, &p.variant, &|| 0)
-        .map_err(|e| AuditError::Unreadable(format!("{}: {e}", db.display())))?;
+    let mut conn = crate::audit_db::open_untrusted(db, limits)?;
+    let mut tables = tables::read(&mut conn, &p.variant, &|| 0).map_err(|e| conn.error(&e))?;
     if let Some([a, b]) = footer.as_ref().and_then(|f| f.tables_read) {
         (tables.read_start, tables.read_end) = (a, b);
     }

@@ -102,6 +102,18 @@ pub enum Command {
     Audit {
         /// The run folder.
         run_dir: PathBuf,
+        /// SQLite virtual-machine steps all the audit's queries on the
+        /// folder's database may take together; a query still running then
+        /// is stopped (exit 3). A 2M-event run's exports take about 14
+        /// million.
+        #[arg(long, default_value_t = crate::audit_db::DEFAULT_MAX_STEPS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        max_steps: u64,
+        /// The largest database (with its -wal and -journal files) the
+        /// audit reads, in MiB; a larger one is refused (exit 2).
+        #[arg(long, default_value_t = crate::audit_db::DEFAULT_MAX_DB_MIB,
+              value_parser = clap::value_parser!(u64).range(1..=(u64::MAX >> 20)))]
+        max_db_mib: u64,
     },
     /// Merge the run folders of the shards of one run (`run --shard`) into
     /// one run folder: history, latency log, one audit, summary.
@@ -501,7 +513,17 @@ fn audit_or_merge(command: Command) -> i32 {
         code
     };
     match command {
-        Command::Audit { run_dir } => match crate::audit::audit(&run_dir) {
+        Command::Audit {
+            run_dir,
+            max_steps,
+            max_db_mib,
+        } => match crate::audit::audit_with(
+            &run_dir,
+            crate::audit_db::Limits {
+                max_steps,
+                max_db_bytes: max_db_mib << 20,
+            },
+        ) {
             Ok((a, unsaved)) => {
                 let _ = writeln!(std::io::stdout(), "{}", crate::audit::render(&a));
                 if let Some(why) = unsaved {

@@ -183,18 +183,9 @@ pub fn compare(
         .out
         .clone()
         .unwrap_or_else(|| default_dir(SystemTime::now(), &scenario));
-    if dir.exists()
-        && std::fs::read_dir(&dir)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        return Err(RunError::Input(format!(
-            "{} exists and is not an empty folder: choose another --out, so that runs never mix",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| RunError::Input(format!("cannot create {}: {e}", dir.display())))?;
+    // One comparison per folder (see `run_dir`); each variant's run then
+    // claims its own folder in it.
+    crate::run_dir::claim(&dir).map_err(|e| RunError::Input(e.to_string()))?;
 
     let mut results = Vec::new();
     let mut suites = Vec::new();

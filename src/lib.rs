@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod audit_db;
 pub mod audit_outbox;
 pub mod checker;
 pub mod cli;
@@ -43,9 +44,11 @@ pub mod outbox_runtime;
 pub mod probe;
 pub mod report;
 pub mod run;
+pub mod run_dir;
 pub mod runtime;
 pub mod scenario;
 pub mod server;
+pub mod sql_guard;
 pub mod statements;
 pub mod stats;
 pub mod variant;

@@ -265,18 +265,8 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         .collect::<Result<Vec<_>, _>>()?;
     check_one_run(&mut parts)?;
     let out = &opts.out;
-    if out.exists()
-        && std::fs::read_dir(out)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        return Err(MergeError::Input(format!(
-            "{} exists and is not an empty folder: choose another --out",
-            out.display()
-        )));
-    }
-    std::fs::create_dir_all(out)
-        .map_err(|e| MergeError::Input(format!("cannot create {}: {e}", out.display())))?;
+    // One merge per folder (see `run_dir`).
+    crate::run_dir::claim(out).map_err(|e| MergeError::Input(e.to_string()))?;
 
     // The time base: the earliest shard's clock origin, moved back by half
     // the skew so that widened starts stay >= 0.

@@ -120,36 +120,13 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         .out
         .clone()
         .unwrap_or_else(|| crate::run::default_run_dir(started, &s.name, &variant_name));
-    if run_dir.exists()
-        && std::fs::read_dir(&run_dir)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        return Err(RunError::Input(format!(
-            "{} exists and is not an empty folder: choose another --out, so that runs never mix",
-            run_dir.display()
-        )));
+    // The folder is this run's before anything else can take time (see
+    // `run_dir`); a refusal below gives it up again.
+    let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
+    if let Err(e) = refuse_used_database(s) {
+        claim.release();
+        return Err(e);
     }
-    if let Some(path) = &s.target.path {
-        if path.exists() {
-            let conn = rusqlite::Connection::open_with_flags(
-                path,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-            )
-            .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
-            if crate::run::holds_rows(&conn)
-                .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?
-            {
-                return Err(RunError::Input(format!(
-                    "the database {} already holds rows: an outbox run needs a fresh \
-                     database (its versions and message ids are the run's own)",
-                    path.display()
-                )));
-            }
-        }
-    }
-    std::fs::create_dir_all(&run_dir)
-        .map_err(|e| RunError::Input(format!("cannot create {}: {e}", run_dir.display())))?;
     match execute(opts, &p, &run_dir, started, control) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
@@ -171,6 +148,28 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
             Err(e)
         }
     }
+}
+
+/// Refuses a `target.path` database that holds rows (exit 2), or that
+/// cannot be read (exit 3): an outbox run's versions and message ids are
+/// its own.
+fn refuse_used_database(s: &Scenario) -> Result<(), RunError> {
+    let Some(path) = s.target.path.as_ref().filter(|p| p.exists()) else {
+        return Ok(());
+    };
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
+    if crate::run::holds_rows(&conn)
+        .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?
+    {
+        return Err(RunError::Input(format!(
+            "the database {} already holds rows: an outbox run needs a fresh \
+             database (its versions and message ids are the run's own)",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn execute(

@@ -236,17 +236,10 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         .out
         .clone()
         .unwrap_or_else(|| default_run_dir(started, &s.name, &variant_name));
-    if run_dir.exists()
-        && std::fs::read_dir(&run_dir)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        return Err(RunError::Input(format!(
-            "{} exists and is not an empty folder: choose another --out, so that runs never mix",
-            run_dir.display()
-        )));
-    }
-    // A database given by path is checked before anything is created.
+    // The folder is this run's before anything else can take time: a
+    // second run on the same --out is refused now, not after both wrote.
+    let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
+    // A database given by path is checked before anything is written.
     let target = &s.target;
     let namespace = match (&target.url, &target.path) {
         // An external service may hold rows of earlier runs (or real data):
@@ -258,10 +251,9 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     };
     // A refused input (a database that holds rows) ran nothing: no folder.
     if let Err(e @ RunError::Input(_)) = namespace {
+        claim.release();
         return Err(e);
     }
-    std::fs::create_dir_all(&run_dir)
-        .map_err(|e| RunError::Input(format!("cannot create {}: {e}", run_dir.display())))?;
     match namespace.and_then(|ns| execute(opts, &p, &run_dir, ns, started, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {

@@ -476,7 +476,8 @@ fn compile_err_schema_fails() {
     let s = "-- name: schema\nCREATE TABLE error_events (id TEXT);\nCREATE TABL oops;\n";
     let t = text(s, INGEST, RESOLVE, EXPORTS);
     let e = compile_err(&t);
-    assert_err(&e, 1, "schema fails: SQLite:");
+    // The failing statement's own line, not the block's.
+    assert_err(&e, 3, "schema fails: SQLite:");
     assert!(e.reason.contains("syntax error"), "{}", e.reason);
 }
 

@@ -9,9 +9,8 @@
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
-
 use super::origin;
+use super::scratch::{self, Scratch};
 use super::{
     Block, FileError, GroupsVariant, OpProgram, ParamSource, StatementFile, StepDef, StopIf,
     INGEST_BUILTINS, RESOLVE_BUILTINS,
@@ -36,7 +35,10 @@ const GROUPS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "status", "ev
 /// - `counts` is used outside `ingest`, `stop-if` outside an op step, ingest
 ///   has no or several counting steps, the counting step is read-only, or a
 ///   step at or after the counting step has a `stop-if`;
-/// - the schema fails to run (SQLite's message);
+/// - the schema fails to run (SQLite's message, at the statement's line),
+///   or runs past its budget ([`scratch::SCHEMA_STEPS`]);
+/// - any block uses `ATTACH`, `DETACH`, `VACUUM INTO` or `load_extension`
+///   ([`scratch`]);
 /// - a block other than `schema` does not hold exactly one statement, or
 ///   SQLite cannot prepare it (SQLite's message);
 /// - a parameter is not of the `:name` form, or names neither a built-in of
@@ -196,10 +198,7 @@ pub fn compile_groups(file: &StatementFile) -> Result<GroupsVariant, FileError> 
         ));
     }
 
-    let mut conn = Connection::open_in_memory()
-        .map_err(|e| err(0, format!("cannot open a scratch SQLite database: {e}")))?;
-    conn.execute_batch(&schema.sql)
-        .map_err(|e| err(schema.line, format!("schema fails: {}", sqlite_message(&e))))?;
+    let mut conn = scratch::open(file, schema)?;
 
     let ingest = compile_op(
         file,
@@ -318,7 +317,7 @@ fn check_resolve(file: &StatementFile, resolve: &OpProgram) -> Result<(), FileEr
 /// built-in or to a column of an earlier step.
 pub(super) fn compile_op(
     file: &StatementFile,
-    conn: &Connection,
+    conn: &Scratch,
     schema: &str,
     op: &str,
     builtins: &[&'static str],
@@ -416,7 +415,7 @@ pub(super) fn compile_op(
 /// columns in the canonical order. Returns its SQL.
 pub(super) fn compile_export(
     file: &StatementFile,
-    conn: &Connection,
+    conn: &Scratch,
     block: &Block,
     expected: &[&str],
 ) -> Result<String, FileError> {
@@ -452,44 +451,56 @@ pub(super) fn compile_export(
 /// Prepares a block that must hold exactly one statement.
 pub(super) fn prepare_one<'c>(
     file: &StatementFile,
-    conn: &'c Connection,
+    conn: &'c Scratch,
     block: &Block,
 ) -> Result<rusqlite::Statement<'c>, FileError> {
-    conn.prepare(&block.sql)
-        .map_err(|e| {
-            let reason = match e {
-                rusqlite::Error::MultipleStatement => format!(
+    // A step is one query or one row change, run alone in autocommit:
+    // transaction control would wrap several steps, and PRAGMA, ATTACH,
+    // DDL and the like change the connection or the schema under test.
+    let kw = first_keyword(&block.sql);
+    let is_step = matches!(
+        kw.as_str(),
+        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "WITH" | "VALUES"
+    );
+    let not_a_step = || {
+        FileError::at(
+            &file.path,
+            block.line,
+            format!(
+                "`{}` is a {kw} statement: a step or export must be a query or a row \
+                 change (SELECT, INSERT, UPDATE, DELETE, REPLACE, WITH, VALUES); \
+                 transaction control and connection or schema statements are not steps \
+                 (put DDL in `schema`), since every step runs alone in autocommit",
+                block.name
+            ),
+        )
+    };
+    match conn.prepare(&block.sql) {
+        Ok(stmt) if is_step => Ok(stmt),
+        Ok(_) => Err(not_a_step()),
+        Err(e) => {
+            let refused = conn.refusal();
+            // An ATTACH step is refused while prepared; what it is says more.
+            if refused.is_some() && !is_step {
+                return Err(not_a_step());
+            }
+            let reason = match (e, refused) {
+                (rusqlite::Error::MultipleStatement, _) => format!(
                     "`{}` holds more than one statement; only `schema` may hold several \
-                 (each step is one statement, run alone)",
+                     (each step is one statement, run alone)",
                     block.name
                 ),
-                rusqlite::Error::Empty => format!("`{}` holds no SQL statement", block.name),
-                other => format!("`{}`: {}", block.name, sqlite_message(&other)),
-            };
-            FileError::at(&file.path, block.line, reason)
-        })
-        .and_then(|stmt| {
-            // A step is one query or one row change, run alone in autocommit:
-            // transaction control would wrap several steps, and PRAGMA, ATTACH,
-            // DDL and the like change the connection or the schema under test.
-            let kw = first_keyword(&block.sql);
-            match kw.as_str() {
-                "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "WITH" | "VALUES" => {
-                    Ok(stmt)
+                (rusqlite::Error::Empty, _) => {
+                    format!("`{}` holds no SQL statement", block.name)
                 }
-                _ => Err(FileError::at(
-                    &file.path,
-                    block.line,
-                    format!(
-                        "`{}` is a {kw} statement: a step or export must be a query or a row \
-                     change (SELECT, INSERT, UPDATE, DELETE, REPLACE, WITH, VALUES); \
-                     transaction control and connection or schema statements are not steps \
-                     (put DDL in `schema`), since every step runs alone in autocommit",
-                        block.name
-                    ),
-                )),
-            }
-        })
+                (_, Some(what)) => {
+                    format!("`{}`: {what} refused: {}", block.name, scratch::REFUSED_WHY)
+                }
+                (other, None) => format!("`{}`: {}", block.name, sqlite_message(&other)),
+            };
+            Err(FileError::at(&file.path, block.line, reason))
+        }
+    }
 }
 
 /// The first SQL keyword of a block, upper case, past comments and blanks.

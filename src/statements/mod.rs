@@ -10,6 +10,7 @@ mod check;
 mod origin;
 mod outbox;
 mod parse;
+mod scratch;
 
 pub use check::compile_groups;
 pub use outbox::{

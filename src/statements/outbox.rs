@@ -10,9 +10,7 @@
 //! what SQLite says. Branch targets and the columns a condition names are
 //! checked here, before anything runs.
 
-use rusqlite::Connection;
-
-use super::check::{compile_export, compile_op, sqlite_message};
+use super::check::{compile_export, compile_op};
 use super::{
     Block, BranchSpec, Cond, CondSpec, FileError, OpProgram, StatementFile, StepDef, StopIf,
 };
@@ -182,10 +180,7 @@ pub fn compile_outbox(file: &StatementFile) -> Result<OutboxVariant, FileError> 
         ));
     }
 
-    let conn = Connection::open_in_memory()
-        .map_err(|e| err(0, format!("cannot open a scratch SQLite database: {e}")))?;
-    conn.execute_batch(&schema.sql)
-        .map_err(|e| err(schema.line, format!("schema fails: {}", sqlite_message(&e))))?;
+    let conn = super::scratch::open(file, schema)?;
     let mut program = compile_op(
         file,
         &conn,
