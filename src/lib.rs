@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod audit_killed;
 pub mod audit_outbox;
 pub mod checker;
 pub mod cli;

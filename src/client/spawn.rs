@@ -1,8 +1,10 @@
 //! A spawned target: the bench starts the reference server (`specstorm
 //! serve`, this very binary) with the scenario's variant on a free loopback
 //! port, waits until it listens, and stops it (SIGTERM, then SIGKILL after
-//! a grace) when the run is over.
+//! a grace) when the run is over. The server runs in the process group of
+//! a [`Watchdog`], so it dies with a bench that is killed.
 
+use super::watchdog::Watchdog;
 use crate::scenario::Target;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -21,6 +23,8 @@ pub struct SpawnedServer {
     /// Its base URL (`http://127.0.0.1:PORT`).
     pub url: String,
     launch: Launch,
+    /// The group every start of the server runs in (dropped last).
+    watchdog: Watchdog,
 }
 
 /// How the server was started, to start it again after a kill.
@@ -52,11 +56,13 @@ impl SpawnedServer {
             log: log.to_path_buf(),
             fault_hooks,
         };
-        let (child, url) = launch.spawn("127.0.0.1:0", false)?;
+        let watchdog = Watchdog::start()?;
+        let (child, url) = launch.spawn("127.0.0.1:0", false, watchdog.group())?;
         Ok(SpawnedServer {
             child: Some(child),
             url,
             launch,
+            watchdog,
         })
     }
 
@@ -82,7 +88,7 @@ impl SpawnedServer {
             .to_string();
         let mut last = String::new();
         for _ in 0..20 {
-            match self.launch.spawn(&addr, true) {
+            match self.launch.spawn(&addr, true, self.watchdog.group()) {
                 Ok((child, _)) => {
                     let pid = child.id();
                     self.child = Some(child);
@@ -102,9 +108,11 @@ impl SpawnedServer {
     }
 
     /// Stops the server: SIGTERM (it finishes requests in flight), then
-    /// SIGKILL if it is still there after a grace.
+    /// SIGKILL if it is still there after a grace; then its watchdog kills
+    /// whatever else is left in its group.
     pub fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
+            self.watchdog.release();
             return;
         };
         let _ = Command::new("kill")
@@ -114,12 +122,14 @@ impl SpawnedServer {
         let until = Instant::now() + STOP_GRACE;
         while Instant::now() < until {
             if !matches!(child.try_wait(), Ok(None)) {
+                self.watchdog.release();
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = child.kill();
         let _ = child.wait();
+        self.watchdog.release();
     }
 }
 
@@ -130,8 +140,9 @@ impl Drop for SpawnedServer {
 }
 
 impl Launch {
-    /// Spawns the server on `addr`; returns it and the URL it printed.
-    fn spawn(&self, addr: &str, append: bool) -> Result<(Child, String), String> {
+    /// Spawns the server on `addr`, in process group `group` (its
+    /// watchdog's); returns it and the URL it printed.
+    fn spawn(&self, addr: &str, append: bool, group: i32) -> Result<(Child, String), String> {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find my own binary: {e}"))?;
         let log_file = std::fs::OpenOptions::new()
             .create(true)
@@ -162,9 +173,10 @@ impl Launch {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file)
-            // Its own process group: a Ctrl-C at the terminal stops the run
-            // gracefully, and the run still needs the server for the audit.
-            .process_group(0)
+            // Not the terminal's process group: a Ctrl-C at the terminal
+            // stops the run gracefully, and the run still needs the server
+            // for the audit. Its watchdog's: it dies with a killed bench.
+            .process_group(group)
             .spawn()
             .map_err(|e| format!("cannot start the reference server: {e}"))?;
         let stdout = child.stdout.take().expect("piped");
