@@ -21,6 +21,7 @@
 pub mod audit;
 pub mod audit_killed;
 pub mod audit_outbox;
+pub mod audit_tables;
 pub mod checker;
 pub mod cli;
 pub mod client;
