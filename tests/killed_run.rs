@@ -296,6 +296,48 @@ fn cut_histories_of_correct_groups_runs_in_process_never_report_a_violation() {
 }
 
 #[test]
+fn the_rules_for_a_cut_history_are_what_keeps_a_correct_run_clean() {
+    // One accepted ingest's batch taken out: judged by the rules for a
+    // whole history (its footer kept), the count holds an increment no
+    // recorded attempt can have made, a false violation; without the
+    // footer, the same history is cut and CountExact holds.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(
+        tmp.path(),
+        &groups_scenario(&variant("groups-atomic.sql"), "", ""),
+    );
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let footer = history.lines().last().unwrap().to_string();
+    assert!(footer.contains("\"type\":\"footer\""), "{footer}");
+    let (header, mut batches) = batches(&history);
+    let counted = batches
+        .iter()
+        .position(|b| b.contains("\"f\":\"ingest\"") && b.contains("\"accepted\":true"))
+        .expect("an accepted ingest");
+    batches.remove(counted);
+    let body = format!("{header}{}", batches.concat());
+    for (name, history, violated) in [
+        ("whole", format!("{body}{footer}\n"), true),
+        ("cut", body.clone(), false),
+    ] {
+        let dir = tmp.path().join(name);
+        killed_folder(&out, &dir, &history);
+        let a = judge(&dir).unwrap();
+        let ce = a
+            .results
+            .iter()
+            .find(|r| r.invariant == "CountExact")
+            .unwrap();
+        assert_eq!(
+            ce.verdict == Verdict::Violated,
+            violated,
+            "{name}: {:?}",
+            ce.first_explanation()
+        );
+    }
+}
+
+#[test]
 fn cut_histories_of_a_correct_groups_run_on_the_spawned_server_never_report_a_violation() {
     let tmp = tempfile::tempdir().unwrap();
     let target = "[target]\nkind = \"http\"\nspawn = true\n";
