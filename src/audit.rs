@@ -17,13 +17,20 @@
 //! the one the run's own rule gives for the audited results
 //! ([`exit_for`]).
 //!
+//! A run killed before it saved its verdicts (no `checks.json`) is judged
+//! on what its folder holds, with nothing to compare ([`crate::audit_killed`]):
+//! a history without a footer is cut, and the checkers apply the rules for
+//! a cut history; the exit is the run's rule over those verdicts.
+//!
 //! The final rows are a probe of every resolved group (NoMissedRegression),
 //! taken in the interval of the final read. The history's footer records
 //! that interval; an older history without it gets an instant after every
 //! entry of the history, which orders against every op exactly as the real
 //! read did (the read began after the load drained, and the footer is
 //! written after it), so the verdicts are the same; only the instant quoted
-//! in an explanation may differ.
+//! in an explanation may differ. A killed run's database is read after the
+//! bench died, so that instant orders against every recorded op as the
+//! real read did.
 
 use crate::audit_db::{open_untrusted, Limits};
 use crate::checker::stranded::Stranded;
@@ -31,10 +38,9 @@ use crate::checker::{
     check_all, CheckResult, Facts, GroupRow, Tables, Verdict, CHECKER_VERSION,
     FIRST_CHECKER_VERSION,
 };
-use crate::client::export::read_export;
 use crate::history::{reader, Entry, Footer, Header};
 use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
-use crate::scenario::{Expect, TargetKind};
+use crate::scenario::Expect;
 use crate::statements::GroupsVariant;
 use crate::workload::Value;
 use rusqlite::Connection;
@@ -119,6 +125,10 @@ pub struct Audit {
     /// `differences` is not empty, else the run's rule over the audited
     /// results.
     pub exit: Exit,
+    /// The run saved no verdicts (it was killed): what the audit says of
+    /// it. None for a run that saved its verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed: Option<crate::audit_killed::Killed>,
 }
 
 fn first_checker_version() -> u32 {
@@ -235,66 +245,39 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         )));
     }
     let history = need("history.jsonl", "the history of every op")?;
-    let checks = need("checks.json", "the run's verdicts to compare with")?;
+    // A run killed before it judged saved no verdicts: nothing to compare.
+    let checks = Some(run_dir.join("checks.json")).filter(|p| p.is_file());
     let scenario = need("scenario.toml", "the resolved scenario")?;
     need("variant.sql", "the statement file with the export queries")?;
     let outbox = read_header(&history)
         .map_err(|e| AuditError::reading(e.context(history.display().to_string())))?
         .is_some_and(|h| h.workload == "outbox");
     if outbox {
-        let db = need(
-            "target.db",
-            "the final database of an in-process SQLite run",
-        )?;
-        return crate::audit_outbox::judge(run_dir, &history, &checks, &scenario, &db, limits);
+        return crate::audit_outbox::judge(run_dir, &history, checks.as_deref(), &scenario, limits);
     }
     let p = crate::run::prepare_offline(Some(&scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
-    let saved = read_saved(&checks)?;
+    let saved = checks.as_deref().map(read_saved).transpose()?;
 
     let read = read_history(&history)?;
     let header = read.facts.header.clone().expect("read_history checks it");
-    let (mut tables, source) = match p.scenario.target.kind {
-        TargetKind::Sqlite => {
-            let db = need(
-                "target.db",
-                "the final database of an in-process SQLite run",
-            )?;
-            (
-                read_db(&db, &p.variant, &header.namespace, limits)?,
-                "target.db",
-            )
-        }
-        // A service audited from its own database: the copy the run kept,
-        // through the scenario's export queries.
-        TargetKind::Http
-            if p.scenario
-                .audit
-                .as_ref()
-                .is_some_and(|a| a.sqlite.is_some()) =>
-        {
-            let db = need(
-                "target.db",
-                "the copy of the service's database the run audited",
-            )?;
-            let audit = p.scenario.audit.clone().unwrap_or_default();
-            let mut conn = open_untrusted(&db, limits)?;
-            let t = read_tables_with(
-                &mut conn,
-                crate::client::service_db::queries(&audit),
-                &header.namespace,
-                &|| 0,
-            )
-            .map_err(|e| conn.error(&e))?;
-            (t, "target.db")
-        }
-        TargetKind::Http => {
-            let export = need("export.json", "the final tables of an HTTP run")?;
-            let mut t = Tables::default();
-            read_export(&export, &header.namespace, &mut t).map_err(AuditError::Unreadable)?;
-            (t, "export.json")
-        }
-    };
+    let saved_summary = read_summary(run_dir)?;
+    let killed = saved.is_none().then(|| {
+        crate::audit_killed::killed(
+            read.footer.is_some(),
+            read.cut_line_bytes,
+            crate::audit_killed::in_flight_groups(&p.scenario),
+            &saved_summary,
+        )
+    });
+    let (mut tables, source) = crate::audit_tables::final_tables(
+        run_dir,
+        &p,
+        &header.namespace,
+        killed.is_some(),
+        read.footer.is_none(),
+        limits,
+    )?;
     [tables.read_start, tables.read_end] = read.tables_read();
     tables.events_pruned = p
         .scenario
@@ -324,9 +307,10 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
     let partial = read.footer.as_ref().is_some_and(|f| f.partial);
     // Same verdicts over a changed history would confirm nothing: the
     // history must be the one the run wrote (to the end, same op counts).
-    let saved_summary = read_summary(run_dir)?;
     let r = reconcile(
-        compare(&saved, &results),
+        saved
+            .as_ref()
+            .map_or_else(Vec::new, |s| compare(s, &results)),
         history_changes(&read, &saved_summary),
         &saved_summary,
     );
@@ -340,17 +324,18 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
     );
     Ok(Audit {
         run_dir: run_dir.display().to_string(),
-        tables: source.into(),
+        tables: source,
         results,
         stranded,
         coverage,
         evidence,
-        same_as_run: r.differences.is_empty() && r.checker_changes.is_empty(),
+        same_as_run: killed.is_none() && r.differences.is_empty() && r.checker_changes.is_empty(),
         differences: r.differences,
         checker_version: CHECKER_VERSION,
         run_checker_version: r.run_checker_version,
         checker_changes: r.checker_changes,
         exit,
+        killed,
     })
 }
 
@@ -465,12 +450,16 @@ pub fn exit_for(
 
 /// A history read for an audit: its facts, its footer, and its last time.
 pub struct ReadHistory {
-    /// What the checkers take from it.
+    /// What the checkers take from it (a history without a footer is cut:
+    /// [`Facts::completeness`]).
     pub facts: Facts,
     /// The footer, if the history was written to the end.
     pub footer: Option<Footer>,
     /// The latest time of any entry but the footer, ns since run start.
     pub last_t: u64,
+    /// Bytes of a last line cut mid-way, left out (0: none; only without
+    /// a footer).
+    pub cut_line_bytes: u64,
 }
 
 impl ReadHistory {
@@ -484,13 +473,15 @@ impl ReadHistory {
     }
 }
 
-/// Reads a history for an audit. Errors: it cannot be read, has no header,
-/// or is not one a run wrote (exit 3).
+/// Reads a history for an audit. A history without a footer is cut (its
+/// facts say so), and a last line cut mid-way is left out. Errors: it
+/// cannot be read, has no header, or is not one a run wrote (exit 3).
 pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
     let bad = AuditError::reading;
     let mut footer = None;
     let mut last_t = 0u64;
-    let facts = Facts::from_entries(reader::read(path).map_err(bad)?.inspect(|e| {
+    let (entries, cut_line_bytes) = crate::audit_killed::entries(path)?;
+    let mut facts = Facts::from_entries(entries.inspect(|e| {
         if let Ok(e) = e {
             match e {
                 Entry::Footer(f) => footer = Some(f.clone()),
@@ -505,10 +496,12 @@ pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
             path.display()
         )));
     }
+    facts.completeness = crate::audit_killed::completeness(path, footer.is_some(), cut_line_bytes)?;
     Ok(ReadHistory {
         facts,
         footer,
         last_t,
+        cut_line_bytes,
     })
 }
 
@@ -613,9 +606,13 @@ fn verdict_name(v: Verdict) -> &'static str {
 /// explanation, then whether the run's verdicts were confirmed, and the exit.
 pub fn render(a: &Audit) -> String {
     let mut s = format!(
-        "specstorm audit: {} (history.jsonl and {})\ninvariants:\n",
+        "specstorm audit: {} (history.jsonl and {})\n",
         a.run_dir, a.tables
     );
+    if let Some(k) = &a.killed {
+        s.push_str(&format!("{}\n", k.note));
+    }
+    s.push_str("invariants:\n");
     for r in &a.results {
         s.push_str(&format!(
             "  {:<24} {:<8} violations {}  unknowns {}\n",
@@ -655,7 +652,7 @@ pub fn render(a: &Audit) -> String {
 /// Reads the final tables of a saved database through the variant's
 /// export queries, trusting neither (see [`crate::audit_db`]). Errors:
 /// unreadable (exit 3), naming a stop by the budget or a refusal.
-fn read_db(
+pub(crate) fn read_db(
     db: &Path,
     variant: &GroupsVariant,
     namespace: &str,

@@ -5,39 +5,51 @@
 //! the run's `checks.json`; the history must also still hold the ops the
 //! run's `summary.json` recorded. The result is the groups audit's
 //! [`Audit`] (no stranded events), so `audit.json` and the exit rule are
-//! the same for both workloads.
+//! the same for both workloads. A run killed before it saved its verdicts
+//! is judged as [`crate::audit_killed`] says, with nothing to compare.
 
 use crate::audit::{
     compare, read_saved, read_summary, reconcile, recorded_changes, Audit, AuditError,
 };
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
-use crate::history::{reader, Entry, Footer};
+use crate::history::{Entry, Footer};
 use std::path::Path;
 
 /// Audits the outbox run folder `run_dir` from its files (`history`,
-/// `checks`, `scenario`, `db`: paths the caller found there), reading the
-/// database within `limits`. Errors: the saved scenario or statement file
-/// cannot be used, or a file is over its size cap (exit 2); the history or
-/// the database cannot be read (exit 3).
+/// `checks`, `scenario`: paths the caller found there; `checks` None: the
+/// run saved no verdicts) and its `target.db`, read within `limits`. Errors: the saved scenario
+/// or statement file cannot be used, `target.db` is missing, or a file is over its size cap (exit 2);
+/// the history or the database cannot be read (exit 3).
 pub fn judge(
     run_dir: &Path,
     history: &Path,
-    checks: &Path,
+    checks: Option<&Path>,
     scenario: &Path,
-    db: &Path,
     limits: crate::audit_db::Limits,
 ) -> Result<Audit, AuditError> {
     let p = crate::outbox_run::prepare(Some(scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
-    let saved = read_saved(checks)?;
+    let saved = checks.map(read_saved).transpose()?;
     let bad = AuditError::reading;
     let mut footer: Option<Footer> = None;
-    let facts = OutboxFacts::read(reader::read(history).map_err(bad)?.inspect(|e| {
+    let (entries, cut_line_bytes) = crate::audit_killed::entries(history)?;
+    let mut facts = OutboxFacts::read(entries.inspect(|e| {
         if let Ok(Entry::Footer(f)) = e {
             footer = Some(f.clone());
         }
     }))
     .map_err(bad)?;
+    facts.completeness =
+        crate::audit_killed::completeness(history, footer.is_some(), cut_line_bytes)?;
+    let saved_summary = read_summary(run_dir)?;
+    let killed = saved.is_none().then(|| {
+        crate::audit_killed::killed(
+            footer.is_some(),
+            cut_line_bytes,
+            crate::audit_killed::in_flight_outbox(&p.scenario),
+            &saved_summary,
+        )
+    });
     if facts.header.is_none() {
         return Err(AuditError::Unreadable(format!(
             "{}: its header has no outbox queue (messages, deliveries): not an outbox history \
@@ -45,7 +57,25 @@ pub fn judge(
             history.display()
         )));
     }
-    let mut conn = crate::audit_db::open_untrusted(db, limits)?;
+    let db = run_dir.join("target.db");
+    if !db.is_file() {
+        let why = match &p.scenario.target.path {
+            Some(path) if killed.is_some() => {
+                return Err(AuditError::Unreadable(format!(
+                    "the run was killed before it copied its database ({}) into {}: copy it \
+                     there as target.db to audit it",
+                    path.display(),
+                    run_dir.display()
+                )))
+            }
+            _ => "the final database of an in-process SQLite run",
+        };
+        return Err(AuditError::Input(format!(
+            "{} is not a run folder the audit can use: target.db is missing ({why})",
+            run_dir.display()
+        )));
+    }
+    let mut conn = crate::audit_db::open_untrusted(&db, limits)?;
     let mut tables = tables::read(&mut conn, &p.variant, &|| 0).map_err(|e| conn.error(&e))?;
     if let Some([a, b]) = footer.as_ref().and_then(|f| f.tables_read) {
         (tables.read_start, tables.read_end) = (a, b);
@@ -53,10 +83,11 @@ pub fn judge(
     let (results, liveness) = check_all(&facts, &tables);
     let coverage = crate::outbox_run::coverage(&liveness);
     // Same verdicts over a changed history would confirm nothing.
-    let saved_summary = read_summary(run_dir)?;
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
     let r = reconcile(
-        compare(&saved, &results),
+        saved
+            .as_ref()
+            .map_or_else(Vec::new, |s| compare(s, &results)),
         recorded_changes(
             &saved_summary,
             footer.is_some(),
@@ -81,11 +112,12 @@ pub fn judge(
         stranded: Default::default(),
         coverage,
         evidence: Default::default(),
-        same_as_run: r.differences.is_empty() && r.checker_changes.is_empty(),
+        same_as_run: killed.is_none() && r.differences.is_empty() && r.checker_changes.is_empty(),
         differences: r.differences,
         checker_version: crate::checker::CHECKER_VERSION,
         run_checker_version: r.run_checker_version,
         checker_changes: r.checker_changes,
         exit,
+        killed,
     })
 }

@@ -21,7 +21,9 @@
 
 pub mod audit;
 pub mod audit_db;
+pub mod audit_killed;
 pub mod audit_outbox;
+pub mod audit_tables;
 pub mod checker;
 pub mod cli;
 pub mod client;

@@ -37,6 +37,19 @@
 //!
 //! A violation is visible at the first instant the evidence shows it: the
 //! earliest probe outside its bounds, else the final snapshot's read.
+//!
+//! A cut history ([`super::Completeness::Cut`]): any attempt may be
+//! missing, so every event row not certainly counted is Maybe and counts
+//! may hold increments no recorded op made. Every upper bound drawn from
+//! the history (Done + Maybe, and a probe's "events that may have been
+//! counted by its end") needs the whole history and is not applied. What
+//! stays is sound over any subset of the ops: a recorded Done event was
+//! counted whatever is missing, so |Done(G)| <= event_count(G) and a
+//! probe's lower bound stand (a missing op can only add counted events),
+//! as do the lost increments of a key with no group row; and
+//! event_count(G) <= |A(G)| reads the final rows, not the history (not
+//! under `audit.events = "pruned"`, where nothing bounds the count from
+//! above).
 
 use super::facts::{EventFacts, Probe};
 use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
@@ -68,6 +81,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
             k.2.push((id, e));
         }
     }
+    let cut = facts.completeness.is_cut();
     let snapshot = tables.read_start;
     let mut with_row = HashSet::new();
     let mut bounded = 0u64;
@@ -143,7 +157,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
         let mut probe_finding = None;
         if let Some(all) = observed.filter(|a| !a.is_empty()) {
             probes += all.len() as u64;
-            let bounds = Bounds::new(evs);
+            let bounds = Bounds::new(evs, !cut);
             probe_finding = all
                 .into_iter()
                 .find_map(|(p, status)| bounds.judge(p, status, evs, &group));
@@ -154,7 +168,9 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
         let c = count as i128;
         // Rows the service pruned itself bound nothing.
         let over_rows = !tables.events_pruned && c > n_rows as i128;
-        let snapshot_bad = c < lo as i128 || c > hi as i128 || over_rows;
+        // A cut history bounds the count from below only.
+        let over_hi = !cut && c > hi as i128;
+        let snapshot_bad = c < lo as i128 || over_hi || over_rows;
         if let Some(mut f) = probe_finding {
             failed.insert(key);
             if snapshot_bad {
@@ -180,7 +196,11 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
         };
         let (expected, why, mut evidence) = if c < lo as i128 {
             (
-                exp(lo, hi),
+                if cut {
+                    format!("event_count >= |Done(G)| = {lo} (a cut history: no upper bound)")
+                } else {
+                    exp(lo, hi)
+                },
                 format!(
                     "a lost increment: {lo} events of the group certainly completed their \
                      counting step (|Done(G)| = {lo}), but the count is {count}: {} \
@@ -189,7 +209,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
                 ),
                 certainly_counted(evs, u64::MAX, snapshot),
             )
-        } else if c > hi as i128 {
+        } else if over_hi {
             let (twice, evidence) = counted_twice(evs, snapshot);
             let why = match twice {
                 Some((id, n, ops)) => format!(
@@ -268,7 +288,15 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
              counted by their instant"
         ));
     }
-    if bounded > 0 {
+    if cut {
+        r.notes.push(format!(
+            "{}: every event row not certainly counted may have been, and counts may hold \
+             increments no recorded op made; judged: |Done(G)| <= event_count <= |A(G)| in \
+             the final snapshot, and events certainly counted before each probe <= its count \
+             (the upper bounds from the history need the whole of it)",
+            super::completeness::CUT
+        ));
+    } else if bounded > 0 {
         r.notes.push(format!(
             "{bounded} groups were judged by bounds (Done <= count <= Done + Maybe) because \
              some of their ingests were indeterminate (or answered ok without saying \
@@ -298,10 +326,12 @@ fn exp(lo: u64, hi: u64) -> String {
 struct Bounds {
     counted_by: Vec<u64>,
     count_from: Vec<u64>,
+    /// Whether the upper bound applies (not over a cut history).
+    upper: bool,
 }
 
 impl Bounds {
-    fn new(evs: &[(&String, &EventFacts)]) -> Self {
+    fn new(evs: &[(&String, &EventFacts)], upper: bool) -> Self {
         let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by).collect();
         let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from).collect();
         counted_by.sort_unstable();
@@ -309,6 +339,7 @@ impl Bounds {
         Bounds {
             counted_by,
             count_from,
+            upper,
         }
     }
 
@@ -324,7 +355,7 @@ impl Bounds {
         let lower = self.counted_by.partition_point(|&t| t < ps) as i64;
         let upper = self.count_from.partition_point(|&t| t <= pe) as i64;
         let c = p.count;
-        if c >= lower && c <= upper {
+        if c >= lower && (c <= upper || !self.upper) {
             return None;
         }
         let what = match p.op {
@@ -371,10 +402,17 @@ impl Bounds {
             msg_id: None,
             group: Some(group.clone()),
             event_id: None,
-            expected: format!(
-                "{lower} <= event_count <= {upper} at the probe (events certainly counted \
-                 before it began .. events that may have been counted by its end)"
-            ),
+            expected: if self.upper {
+                format!(
+                    "{lower} <= event_count <= {upper} at the probe (events certainly counted \
+                     before it began .. events that may have been counted by its end)"
+                )
+            } else {
+                format!(
+                    "event_count >= {lower} at the probe (events certainly counted before it \
+                     began; a cut history gives no upper bound)"
+                )
+            },
             found: what,
             explanation: why,
             evidence,

@@ -4,6 +4,7 @@
 //! module writes down why its rule is sound: it never reports a violation
 //! on a correct system, and says `unknown` where the history cannot decide.
 
+pub mod completeness;
 pub mod count_exact;
 pub mod evidence;
 pub mod facts;
@@ -14,6 +15,7 @@ pub mod stranded;
 pub mod tables;
 pub mod type_ok;
 
+pub use completeness::Completeness;
 pub use facts::Facts;
 
 /// The version of the rules the checkers apply, recorded in every run

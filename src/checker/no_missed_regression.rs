@@ -36,6 +36,13 @@
 //! before S began: at P, `dirty[G]` is TRUE and G reads resolved, which is
 //! the spec's violation exactly. It needs no count premise.
 //!
+//! A cut history ([`super::Completeness::Cut`]): any resolve may be
+//! missing from it, so both rules' "no resolve can explain the probe"
+//! needs the whole history. A probe a recorded successful resolve
+//! explains (it returned exactly the probe's count and started before the
+//! probe ended) is judged as ever; any other probe is `unknown`, never
+//! violated; the bookkeeping rule is not applied. A note says so.
+//!
 //! Explanations of a violation name, where steps are logged, the stale
 //! read behind it (a counting op's read-only step that started before the
 //! resolve's step ended, whose counting write came after the resolve
@@ -259,7 +266,13 @@ pub fn check(
     r.notes.push(format!(
         "{probes_checked} probes showed a group resolved (refused resolves and final rows)"
     ));
-    if !facts.step_log {
+    if facts.completeness.is_cut() {
+        r.notes.push(format!(
+            "{}: a probe no recorded resolve explains is unknown, never violated, and the \
+             spec's dirty bookkeeping rule was not applied (both need every resolve)",
+            super::completeness::CUT
+        ));
+    } else if !facts.step_log {
         r.notes
             .push("no step log: the spec's dirty bookkeeping rule was not applied".into());
     }
@@ -292,8 +305,10 @@ fn judge(
         })
         .collect();
 
-    // The spec's own bookkeeping, where steps are logged.
-    let dirty_step = if facts.step_log && n_cand > 0 {
+    let cut = facts.completeness.is_cut();
+    // The spec's own bookkeeping, where steps are logged (it needs every
+    // resolve: not over a cut history).
+    let dirty_step = if facts.step_log && n_cand > 0 && !cut {
         let open_ended = g
             .unknown_resolves
             .iter()
@@ -373,6 +388,22 @@ fn judge(
                  for ({}, {}) (see CountExact), so its count may have changed other than \
                  through counting steps, and the count rule cannot judge this probe",
                 group.project, group.fingerprint
+            ),
+            evidence,
+        });
+        return;
+    }
+    if cut {
+        r.unknown(Finding {
+            msg_id: None,
+            group: Some(group.clone()),
+            event_id: None,
+            expected,
+            found: what.clone(),
+            explanation: format!(
+                "undecided: whether a resolve returned {c} before {what}: no recorded \
+                 successful resolve did, but the history was cut (the run was killed), and \
+                 the resolve that explains the probe may be among the ops it lacks"
             ),
             evidence,
         });

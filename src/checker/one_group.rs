@@ -4,6 +4,9 @@
 //! Sound: a plain count over the final snapshot; the schema has no UNIQUE
 //! constraint on purpose, so only the design (deterministic group ids) can
 //! keep it, and only the audit can see it broken.
+//!
+//! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
+//! final tables only.
 
 use super::{secs, CheckResult, Evidence, Finding, GroupRef, Tables};
 use std::collections::BTreeMap;

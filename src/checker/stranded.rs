@@ -15,6 +15,10 @@
 //! writer assumed, and a note says so. Without a step log (HTTP) only the
 //! reference server's crash hook tells that an attempt stopped after
 //! inserting, by the step it crashed after.
+//!
+//! A cut history cannot tell: the attempt that counted a row, or the one
+//! that stopped between its steps, may be missing from it, so `total` is
+//! absent (null), never a count, with a note.
 
 use super::facts::EventStep;
 use super::{Facts, Tables};
@@ -65,6 +69,15 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
             .count() as u64,
         ..Default::default()
     };
+    if facts.completeness.is_cut() {
+        s.total = None;
+        s.notes.push(format!(
+            "{}: which rows no attempt counted cannot be told (the attempt that counted one \
+             may be missing)",
+            super::completeness::CUT
+        ));
+        return s;
+    }
     if facts.step_log {
         match facts.event_step {
             EventStep::Known(_) => {}

@@ -14,3 +14,4 @@ pub mod service_db;
 pub mod spawn;
 pub mod sqlite;
 pub mod template;
+pub mod watchdog;

@@ -3,9 +3,11 @@
 //! output copied line by line, secrets redacted, into the run folder's
 //! `service.log`, and stopped (SIGTERM to the whole group, then SIGKILL)
 //! after the final read. Tools such as wrangler start children of their
-//! own (workerd); signalling the group stops them all.
+//! own (workerd); signalling the group stops them all. The group is a
+//! [`Watchdog`]'s, so it also dies with a bench that is killed.
 
 use super::template::Secrets;
+use super::watchdog::Watchdog;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -20,6 +22,8 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 pub struct Service {
     child: Option<Child>,
     copiers: Vec<std::thread::JoinHandle<()>>,
+    /// The group the service runs in.
+    watchdog: Watchdog,
 }
 
 impl Service {
@@ -41,6 +45,7 @@ impl Service {
         let file = std::fs::File::create(log)
             .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let file = Arc::new(Mutex::new(file));
+        let watchdog = Watchdog::start()?;
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -48,7 +53,7 @@ impl Service {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
+            .process_group(watchdog.group())
             .spawn()
             .map_err(|e| format!("cannot start target.command: {e}"))?;
         let mut copiers = Vec::new();
@@ -72,6 +77,7 @@ impl Service {
         Ok(Service {
             child: Some(child),
             copiers,
+            watchdog,
         })
     }
 
@@ -89,16 +95,10 @@ impl Service {
     /// after a grace; waits for its output to be copied.
     pub fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
+            self.watchdog.release();
             return;
         };
-        let group = format!("-{}", child.id());
-        let signal = |sig: &str| {
-            let _ = Command::new("kill")
-                .args([sig, "--", &group])
-                .stderr(Stdio::null())
-                .status();
-        };
-        signal("-TERM");
+        self.watchdog.signal("-TERM");
         let until = Instant::now() + STOP_GRACE;
         let mut exited = false;
         while Instant::now() < until {
@@ -108,8 +108,9 @@ impl Service {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        // The shell may be gone while its children (workerd) still run.
-        signal("-KILL");
+        // The shell may be gone while its children (workerd) still run:
+        // the watchdog kills the whole group, itself included.
+        self.watchdog.release();
         if !exited {
             let _ = child.wait();
         }

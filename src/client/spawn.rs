@@ -1,9 +1,11 @@
 //! A spawned target: the bench starts the reference server (`specstorm
 //! serve`, this very binary) with the scenario's variant on a free loopback
 //! port, waits until it listens, and stops it (SIGTERM, then SIGKILL after
-//! a grace) when the run is over.
+//! a grace) when the run is over. The server runs in the process group of
+//! a [`Watchdog`], so it dies with a bench that is killed.
 
 use crate::control::Control;
+use super::watchdog::Watchdog;
 use crate::scenario::Target;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -33,6 +35,8 @@ pub struct SpawnedServer {
     /// Its base URL (`http://127.0.0.1:PORT`).
     pub url: String,
     launch: Launch,
+    /// The group every start of the server runs in (dropped last).
+    watchdog: Watchdog,
 }
 
 /// How the server was started, to start it again after a kill.
@@ -66,11 +70,13 @@ impl SpawnedServer {
             log: log.to_path_buf(),
             fault_hooks,
         };
-        let (child, url) = launch.spawn("127.0.0.1:0", false, Some(control))?;
+        let watchdog = Watchdog::start().map_err(StartError::Failed)?;
+        let (child, url) = launch.spawn("127.0.0.1:0", false, Some(control), watchdog.group())?;
         Ok(SpawnedServer {
             child: Some(child),
             url,
             launch,
+            watchdog,
         })
     }
 
@@ -98,7 +104,7 @@ impl SpawnedServer {
         for _ in 0..20 {
             // A restart is not cut short by a stop: the audit needs the
             // server back.
-            match self.launch.spawn(&addr, true, None) {
+            match self.launch.spawn(&addr, true, None, self.watchdog.group()) {
                 Ok((child, _)) => {
                     let pid = child.id();
                     self.child = Some(child);
@@ -118,9 +124,11 @@ impl SpawnedServer {
     }
 
     /// Stops the server: SIGTERM (it finishes requests in flight), then
-    /// SIGKILL if it is still there after a grace.
+    /// SIGKILL if it is still there after a grace; then its watchdog kills
+    /// whatever else is left in its group.
     pub fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
+            self.watchdog.release();
             return;
         };
         let _ = Command::new("kill")
@@ -130,12 +138,14 @@ impl SpawnedServer {
         let until = Instant::now() + STOP_GRACE;
         while Instant::now() < until {
             if !matches!(child.try_wait(), Ok(None)) {
+                self.watchdog.release();
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = child.kill();
         let _ = child.wait();
+        self.watchdog.release();
     }
 }
 
@@ -146,13 +156,15 @@ impl Drop for SpawnedServer {
 }
 
 impl Launch {
-    /// Spawns the server on `addr`; returns it and the URL it printed.
-    /// A stop of `control` ends the wait for that line (and the server).
+    /// Spawns the server on `addr`, in process group `group` (its
+    /// watchdog's); returns it and the URL it printed. A stop of `control`
+    /// ends the wait for that line (and the server).
     fn spawn(
         &self,
         addr: &str,
         append: bool,
         control: Option<&Control>,
+        group: i32,
     ) -> Result<(Child, String), StartError> {
         let failed = StartError::Failed;
         let exe = std::env::current_exe()
@@ -186,9 +198,10 @@ impl Launch {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file)
-            // Its own process group: a Ctrl-C at the terminal stops the run
-            // gracefully, and the run still needs the server for the audit.
-            .process_group(0)
+            // Not the terminal's process group: a Ctrl-C at the terminal
+            // stops the run gracefully, and the run still needs the server
+            // for the audit. Its watchdog's: it dies with a killed bench.
+            .process_group(group)
             .spawn()
             .map_err(|e| failed(format!("cannot start the reference server: {e}")))?;
         let stdout = child.stdout.take().expect("piped");

@@ -12,7 +12,12 @@ use std::path::Path;
 use std::thread::JoinHandle;
 
 /// Batches in flight at most (each is one op's lines, a few hundred bytes).
-const CHANNEL_CAPACITY: usize = 8192;
+pub const CHANNEL_CAPACITY: usize = 8192;
+/// The file's write buffer: what was written to it and not yet flushed.
+pub const BUFFER_BYTES: usize = 1 << 20;
+/// No history line (invoke, step, completion, fault) is shorter than this,
+/// its newline included: a bound on the batches the buffer can hold.
+pub const MIN_LINE_BYTES: usize = 48;
 /// How long the writer naps when the channel is empty.
 const POLL: std::time::Duration = std::time::Duration::from_millis(1);
 
@@ -31,6 +36,16 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// How many batches a history can lack when its bench was killed (or its
+/// writer failed) and it has no footer: the queue's, those in the write
+/// buffer (at least [`MIN_LINE_BYTES`] each, one of them perhaps written in
+/// part), and `in_flight` (ops, and fault records, not yet sent). Missing
+/// batches may be any, not only the last ones: batches arrive in the order
+/// ops complete, not in op order.
+pub fn lost_batches_bound(in_flight: u64) -> u64 {
+    CHANNEL_CAPACITY as u64 + (BUFFER_BYTES / MIN_LINE_BYTES) as u64 + 1 + in_flight
 }
 
 /// A handle to send batches to the writer thread; cheap to clone.
@@ -71,7 +86,7 @@ impl HistoryWriter {
         let thread = std::thread::Builder::new()
             .name("history-writer".into())
             .spawn(move || -> io::Result<u64> {
-                let mut out = BufWriter::with_capacity(1 << 20, file);
+                let mut out = BufWriter::with_capacity(BUFFER_BYTES, file);
                 let mut bytes = 0u64;
                 // Poll instead of blocking in recv: a parked receiver makes
                 // every send a futex wake-up (one per op, thousands per
@@ -119,5 +134,65 @@ impl HistoryWriter {
         self.thread
             .join()
             .unwrap_or_else(|_| Err(io::Error::other("history writer panicked")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Completion, FaultAction, FaultEntry, Invoke, OpKind, OpResult, Step};
+
+    #[test]
+    fn no_line_is_shorter_than_min_line_bytes() {
+        let mut shortest = usize::MAX;
+        let lines = [
+            Entry::Invoke(Invoke {
+                t: 0,
+                op: 0,
+                worker: 0,
+                f: OpKind::Ingest,
+                delivery: None,
+                event_id: None,
+                project: String::new(),
+                fingerprint: String::new(),
+                group_id: String::new(),
+                attempt: None,
+                intended: None,
+            }),
+            Entry::Step(Step {
+                op: 0,
+                idx: 0,
+                step: String::new(),
+                start: 0,
+                end: None,
+                changes: 0,
+                rows: 0,
+                error: None,
+                maybe_applied: false,
+            }),
+            Entry::Fail(Completion {
+                t: 0,
+                op: 0,
+                worker: 0,
+                f: OpKind::Ingest,
+                result: OpResult::default(),
+            }),
+            Entry::Fault(FaultEntry {
+                t: 0,
+                fault: 0,
+                kind: crate::scenario::FaultKind::Kill,
+                action: FaultAction::Stop,
+                op: None,
+                step: None,
+                forwarded: None,
+                detail: None,
+            }),
+        ];
+        for e in &lines {
+            let mut b = Batch::default();
+            b.push(e);
+            shortest = shortest.min(b.0.len());
+        }
+        assert!(shortest >= MIN_LINE_BYTES, "{shortest}");
     }
 }

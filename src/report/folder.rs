@@ -97,6 +97,19 @@ pub fn open(dir: &Path) -> Result<Folder, FolderError> {
             summary,
         });
     }
+    // A run killed before it saved its summary still has its history: the
+    // audit judges what it holds; a report has no figures to show.
+    if dir.join("history.jsonl").exists() {
+        return Err(folder_error(
+            dir,
+            format!(
+                "a run that was killed before it saved its results (no summary.json, only its \
+                 history): no figures to report; `specstorm audit {}` judges what its history \
+                 and database hold",
+                dir.display()
+            ),
+        ));
+    }
     Err(folder_error(
         dir,
         "not a run folder (no summary.json) nor a compare folder (no compare.json)",

@@ -11,6 +11,9 @@
 //! same pair: never a violation. A system that publishes two different
 //! versions of one message has two distinct pairs in the final table, and
 //! every message is examined: never `holds`.
+//!
+//! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
+//! final `out_queue` only.
 
 use super::{finding, out_rows, OutboxFacts, OutboxTables};
 use crate::checker::CheckResult;

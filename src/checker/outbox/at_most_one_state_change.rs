@@ -12,6 +12,9 @@
 //! of kind `change` with that msg_id, and every message is examined, so it
 //! is never judged `holds`. Rows whose msg_id is not an integer are
 //! TypeOK's, not counted here.
+//!
+//! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
+//! final `state_log`; the history only names the writers in a finding.
 
 use super::{finding, state_rows, OutboxFacts, OutboxTables};
 use crate::checker::CheckResult;

@@ -23,6 +23,12 @@
 //! rows that break the rule, and every acked message is examined: never
 //! `holds`. Messages that are not acked (in flight when the run stopped,
 //! given up) are not judged: the rule says nothing of them.
+//!
+//! A cut history ([`crate::checker::Completeness::Cut`]): the rule needs
+//! only the acked attempts it judges, each recorded whole with its `ok`,
+//! and stands. A `processed` row no recorded attempt can have written is
+//! no disagreement there (the attempt that wrote it may be missing): it is
+//! counted in a note, not reported `unknown`.
 
 use super::{finding, out_rows, state_rows, OutboxFacts, OutboxTables};
 use crate::checker::{CheckResult, Evidence};
@@ -41,6 +47,9 @@ pub struct AckDisagreements {
     /// In `processed`, written by an attempt that crashed after its ack
     /// step (no disagreement, counted).
     pub by_indeterminate: u64,
+    /// A cut history: in `processed` with no recorded attempt that ran its
+    /// ack step (the one that did may be missing; no disagreement, counted).
+    pub unrecorded: u64,
 }
 
 /// Compares the history's acks with `processed`.
@@ -66,6 +75,8 @@ pub fn disagreements(facts: &OutboxFacts, tables: &OutboxTables) -> AckDisagreem
         });
         if ran_ack {
             d.by_indeterminate += 1;
+        } else if facts.completeness.is_cut() {
+            d.unrecorded += 1;
         } else {
             d.table_only.push((pm, pd));
         }
@@ -175,5 +186,13 @@ pub fn check(facts: &OutboxFacts, tables: &OutboxTables) -> CheckResult {
         acked.len(),
         d.by_indeterminate
     ));
+    if facts.completeness.is_cut() {
+        r.notes.push(format!(
+            "{}: {} row(s) of `processed` with no recorded attempt that ran its ack step were \
+             not compared (the attempt may be missing); acked messages were judged as ever",
+            crate::checker::completeness::CUT,
+            d.unrecorded
+        ));
+    }
     r
 }

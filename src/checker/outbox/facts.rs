@@ -107,6 +107,9 @@ pub struct OutboxFacts {
     /// server's own tx ids are unknown to the bench): no row is joined to
     /// an attempt by tx_id.
     pub no_step_log: bool,
+    /// Whether the history holds every attempt the run invoked (set by
+    /// whoever read it: a history without a footer is cut).
+    pub completeness: crate::checker::Completeness,
 }
 
 impl OutboxFacts {

@@ -15,6 +15,13 @@
 //! When the queue did not drain (stopped by duration or Ctrl-C), acked
 //! messages are still judged (the rule holds for them at any time) and the
 //! notes say how many messages were in flight.
+//!
+//! A cut history (`Completeness::Cut`): the rule needs only the acked
+//! attempts it judges, each recorded whole with its `ok`, and stands. A
+//! delivery counts as given up only when all `max_attempts` of its
+//! attempts are recorded without an `ok`, and the queue as drained only
+//! when every delivery is so settled in the records, so neither is ever
+//! claimed from missing records.
 
 use super::{finding, state_rows, OutboxFacts, OutboxTables};
 use crate::checker::CheckResult;

@@ -10,6 +10,9 @@
 //! 1 only; ids come from the bench's queue), so a correct system never
 //! breaks it, crashed attempts included (a row is whole or absent). Every
 //! row is examined, so a broken row is never missed.
+//!
+//! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
+//! final tables only (the queue's shape comes from the header).
 
 use super::{finding, OutboxFacts, OutboxTables};
 use crate::checker::CheckResult;
