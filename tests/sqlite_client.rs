@@ -191,7 +191,7 @@ fn an_op_ended_by_a_rolled_back_constraint_is_fail() {
         o.builtins(0),
         &Default::default(),
         || false,
-        || false,
+        |_| {},
         || 0,
         |_, _, _, _| {},
         |_, _, _| {},
