@@ -278,6 +278,13 @@ fn keys_that_would_make_the_bench_hold_too_much_are_refused_with_why() {
             .max_retries,
         100
     );
+    // SQLite's busy timeout is an int of milliseconds (once a panic).
+    assert_refused(
+        "[target]\nbusy_timeout = \"1000000h\"\n",
+        2,
+        &["`target.busy_timeout` may be at most 24days 20h 31m 23s 647ms"],
+    );
+    assert!(load_text("[target]\nbusy_timeout = \"24days\"\n").is_ok());
     // Over HTTP a slot per group is allocated before the load.
     assert_refused(
         "[target]\nkind = \"http\"\nspawn = true\n\n[keys]\nprojects = 4096\nfingerprints = 4097\n",

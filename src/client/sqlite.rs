@@ -56,7 +56,13 @@ impl Journal {
     }
 }
 
+/// The longest busy timeout SQLite takes: a count of milliseconds in a
+/// 32-bit int (24.8 days).
+pub const MAX_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(i32::MAX as u64);
+
 /// Opens a connection to the target database with the scenario's pragmas.
+/// A busy timeout beyond [`MAX_BUSY_TIMEOUT`] (the loader refuses one in a
+/// scenario; a lock fault's `hold` may be longer) is taken as that.
 /// Errors: the file cannot be opened, or a pragma is refused or not taken.
 pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
     let conn = Connection::open_with_flags(
@@ -65,7 +71,7 @@ pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    conn.busy_timeout(target.busy_timeout)?;
+    conn.busy_timeout(target.busy_timeout.min(MAX_BUSY_TIMEOUT))?;
     // journal_mode answers with the mode in effect; a mode SQLite cannot
     // use (e.g. wal on some filesystems) is an error, not a silent fallback.
     let mode: String = conn.query_row(

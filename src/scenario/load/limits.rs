@@ -5,6 +5,7 @@
 //! on a stop (`crate::control`).
 
 use super::{Context, ScenarioError};
+use crate::client::sqlite::MAX_BUSY_TIMEOUT;
 use crate::generator::{LATER_WINDOW, MAX_RETRIES};
 use crate::scenario::{Scenario, TargetKind, Workload};
 
@@ -33,8 +34,19 @@ pub(super) fn why_at_most(path: &[&str]) -> Option<String> {
     }
 }
 
-/// The bounds that span several keys.
+/// The bounds that span several keys, and bounds of durations.
 pub(super) fn check(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    if s.target.busy_timeout > MAX_BUSY_TIMEOUT {
+        return Err(ctx.error(
+            &["target", "busy_timeout"],
+            format!(
+                "`target.busy_timeout` may be at most {} (SQLite takes it as a count of \
+                 milliseconds in a 32-bit int), found {}",
+                humantime::format_duration(MAX_BUSY_TIMEOUT),
+                humantime::format_duration(s.target.busy_timeout)
+            ),
+        ));
+    }
     match s.workload {
         Workload::Groups if s.target.kind == TargetKind::Http && s.groups() > MAX_HTTP_GROUPS => {
             let at: &[&str] = if ctx.is_given(&["keys", "fingerprints"]) {
