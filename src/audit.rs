@@ -489,6 +489,7 @@ pub fn entry_time(e: &Entry) -> u64 {
         Entry::Step(s) => s.end.unwrap_or(s.start).max(s.start),
         Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => c.t,
         Entry::Fault(f) => f.t,
+        Entry::Bench(b) => b.end.max(b.t),
         Entry::Footer(f) => f.t,
     }
 }

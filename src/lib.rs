@@ -46,5 +46,6 @@ pub mod server;
 pub mod statements;
 pub mod stats;
 pub mod variant;
+pub mod wal;
 pub mod watch;
 pub mod workload;

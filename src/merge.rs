@@ -404,6 +404,8 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     };
     let summary = Summary {
         outbox: None,
+        // Shards load a service of their own (`target.url`): no WAL is known.
+        wal: None,
         schema_version: SUMMARY_SCHEMA_VERSION,
         scenario: s0.scenario.clone(),
         workload: s0.workload.clone(),
@@ -769,6 +771,11 @@ fn move_entry(e: Entry, off: &MergeOffset, half: u64) -> Entry {
             };
             f.op = f.op.map(|o| o + off.op);
             Entry::Fault(f)
+        }
+        Entry::Bench(mut b) => {
+            b.t = early(b.t);
+            b.end = late(b.end);
+            Entry::Bench(b)
         }
         other => other,
     }

@@ -248,6 +248,7 @@ fn execute(
     // The database, the handlers' connections, the load, the snapshot.
     let mut target_desc = format!("sqlite {}", db_path.display());
     let mut target_error = None;
+    let mut wal = None;
     let phase = if http {
         crate::outbox_http::phase(crate::outbox_http::HttpInputs {
             scenario: s,
@@ -262,13 +263,17 @@ fn execute(
         .map(|o| {
             target_desc = o.target_desc;
             target_error = o.target_error;
+            wal = o.wal;
             (o.load, o.tables)
         })
     } else {
         sqlite_phase(
             s, p, &db_path, &target, &nemesis, &sink, clock, &control, &live, run_dir,
         )
-        .map(|(l, t)| (l, Some(t)))
+        .map(|(l, t, w)| {
+            wal = w;
+            (l, Some(t))
+        })
     };
     live.set_phase(RunPhase::Audit);
     let faults = nemesis.plan.clone();
@@ -366,6 +371,7 @@ fn execute(
         },
         shard: None,
         merged: None,
+        wal,
         outbox: Some(OutboxSummary {
             messages: cfg.messages,
             deliveries: cfg.deliveries,
@@ -444,7 +450,14 @@ fn sqlite_phase(
     control: &Arc<Control>,
     live: &Arc<Live>,
     run_dir: &Path,
-) -> Result<(crate::outbox_runtime::OutboxOutcome, checks::OutboxTables), RunError> {
+) -> Result<
+    (
+        crate::outbox_runtime::OutboxOutcome,
+        checks::OutboxTables,
+        Option<crate::wal::WalReport>,
+    ),
+    RunError,
+> {
     let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
     let db_path = db_path.to_path_buf();
     let target = target.clone();
@@ -478,8 +491,10 @@ fn sqlite_phase(
             nemesis: nemesis.clone(),
             live: live.clone(),
         };
+        let keeper = crate::wal::WalKeeper::start(db_path.clone(), &target, sink.clone(), clock);
         let load = run_outbox(&plan, conns);
         locks.stop();
+        let wal = keeper.stop();
         let mut conn = sqlite::open(&db_path, &target)
             .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
         let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
@@ -489,7 +504,7 @@ fn sqlite_phase(
             conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
                 .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
         }
-        Ok((load, tables))
+        Ok((load, tables, wal))
     })()
 }
 

@@ -26,6 +26,7 @@ use crate::scenario::api::{EventRows, GroupIds};
 use crate::scenario::{self, FaultKind, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
+use crate::wal::WalKeeper;
 use crate::watch::{Watch, Watcher};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
@@ -471,6 +472,7 @@ fn execute(
         tables,
         target_desc,
         target_error,
+        wal,
     } = phase?;
 
     // The audit: the checkers over the history and the final tables.
@@ -595,6 +597,7 @@ fn execute(
         shard: crate::merge::shard_header(opts, clock_utc_ns),
         merged: None,
         outbox: None,
+        wal,
     };
     // Thresholds name figures of this very summary.
     summary.thresholds = summary::judge_thresholds(
@@ -707,6 +710,8 @@ struct Phase {
     target_desc: String,
     /// The target misbehaved in a way that makes the run exit 3.
     target_error: Option<String>,
+    /// The target database's WAL, when the bench could watch it.
+    wal: Option<crate::wal::WalReport>,
 }
 
 /// The in-process SQLite target: connections, load, snapshot.
@@ -740,8 +745,10 @@ fn sqlite_phase(
         plan.clock.now(),
         control,
     );
+    let keeper = WalKeeper::start(db_path.clone(), target, plan.sink.clone(), plan.clock);
     let load = run_load(plan, conns, resolve_conns);
     locks.stop();
+    let wal = keeper.stop();
     let mut conn = sqlite::open(&db_path, target)
         .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
     let tables = snapshot(&mut conn, &p.variant, plan.namespace, &plan.clock)
@@ -757,6 +764,7 @@ fn sqlite_phase(
         tables: Some(tables),
         target_desc: format!("sqlite {}", db_path.display()),
         target_error: None,
+        wal,
     })
 }
 
@@ -909,8 +917,9 @@ fn http_phase(
             control.clone(),
         )
     });
+    let server_db = t.path.clone().unwrap_or_else(|| run_dir.join("target.db"));
     let locks = LockNemesis::start(
-        t.path.clone().unwrap_or_else(|| run_dir.join("target.db")),
+        server_db.clone(),
         t.sqlite(),
         if server.is_some() {
             faults_of(s, FaultKind::Lock)
@@ -921,6 +930,10 @@ fn http_phase(
         load_start,
         control.clone(),
     );
+    // The spawned server's database is a local file the bench knows.
+    let keeper = server
+        .is_some()
+        .then(|| WalKeeper::start(server_db, &t.sqlite(), plan.sink.clone(), plan.clock));
     let db =
         |run_dir: &Path| service_db::locate(audit.sqlite.as_deref().unwrap_or(""), run_dir, base);
     let ids = match mapping.group_ids {
@@ -943,6 +956,9 @@ fn http_phase(
         ids,
     );
     locks.stop();
+    // Closed before the server stops: its last connection then checkpoints
+    // the WAL into the database file the audit reads.
+    let wal = keeper.and_then(WalKeeper::stop);
     let mut target_error = kills.and_then(KillNemesis::stop);
     if let Some(p) = proxy.as_mut() {
         p.stop();
@@ -1024,6 +1040,7 @@ fn http_phase(
         tables,
         target_desc: format!("http {url}"),
         target_error,
+        wal,
     })
 }
 
