@@ -53,6 +53,10 @@ pub enum AuditError {
     /// history, an unreadable database): exit 3, nothing can be judged.
     #[error("{0}")]
     Unreadable(String),
+    /// `audit.json` could not be written (a full disk): exit 3. It is
+    /// left as it was, or absent.
+    #[error(transparent)]
+    Write(#[from] crate::whole::WriteError),
 }
 
 impl AuditError {
@@ -61,7 +65,7 @@ impl AuditError {
     pub fn exit_code(&self) -> i32 {
         match self {
             AuditError::Input(_) => 2,
-            AuditError::Unreadable(_) => 3,
+            AuditError::Unreadable(_) | AuditError::Write(_) => 3,
         }
     }
 }
@@ -174,12 +178,7 @@ pub fn audit(run_dir: &Path) -> Result<Audit, AuditError> {
     let audit = judge(run_dir)?;
     let json = serde_json::to_string_pretty(&audit)
         .map_err(|e| AuditError::Unreadable(format!("cannot encode the audit: {e}")))?;
-    std::fs::write(run_dir.join(FILE), json).map_err(|e| {
-        AuditError::Unreadable(format!(
-            "cannot write {}: {e}",
-            run_dir.join(FILE).display()
-        ))
-    })?;
+    crate::whole::write_whole(&run_dir.join(FILE), json)?;
     Ok(audit)
 }
 

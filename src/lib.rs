@@ -15,6 +15,8 @@
 //! a small world, as TLC does for the spec (`specstorm explore`).
 //! The outbox workload runs through [`outbox_run`] and [`outbox_runtime`]
 //! (its queue and handlers), with its checkers in [`checker::outbox`].
+//! [`wal`] keeps the target's write-ahead log bounded while a load runs;
+//! [`whole`] writes a run folder's files whole or not at all.
 
 #![warn(missing_docs)]
 
@@ -48,4 +50,5 @@ pub mod stats;
 pub mod variant;
 pub mod wal;
 pub mod watch;
+pub mod whole;
 pub mod workload;

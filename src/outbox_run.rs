@@ -25,6 +25,7 @@ use crate::scenario::{self, FaultKind, Scenario, TargetKind, Workload};
 use crate::statements::OutboxVariant;
 use crate::variant;
 use crate::watch::Watcher;
+use crate::whole::{write_whole, Reserve, WriteError};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -164,10 +165,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 "provenance": crate::run::provenance(opts, &p.variant.file, p.scenario.seed, started),
                 "exit": { "code": e.exit_code(), "rule": e.to_string() },
             });
-            let _ = std::fs::write(
-                run_dir.join("summary.json"),
-                serde_json::to_string_pretty(&failed).unwrap_or_default(),
-            );
+            crate::run::save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
             Err(e)
         }
     }
@@ -187,13 +185,21 @@ fn execute(
     saved.variant = "variant.sql".into();
     (saved.expect, saved.thresholds) = s.expectation();
     saved.variants.clear();
-    std::fs::write(run_dir.join("scenario.toml"), saved.to_toml()).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
-        .map_err(anyhow::Error::from)?;
+    write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
+    write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
+    // Room for the results, should the load fill the disk; freed (also on
+    // every error) before they are written.
+    let mut reserve = Reserve::keep(run_dir);
 
     let http = s.target.kind == TargetKind::Http;
     let history_path = run_dir.join("history.jsonl");
-    let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
+    // A history that cannot be written (a full disk) stops the load at
+    // once; its error ends the run with exit 3 (`writer.finish()`).
+    let stop = control.clone();
+    let writer = HistoryWriter::create_with(&history_path, move |_| {
+        stop.stop.store(true, Ordering::Release)
+    })
+    .map_err(|e| WriteError::new(&history_path, e))?;
     let sink = writer.sink();
     let clock = Clock::start();
     sink.send_entry(&Entry::Header(Header {
@@ -272,6 +278,7 @@ fn execute(
         )
         .map(|(l, t, w)| {
             wal = w;
+            target_error = control.take_failure();
             (l, Some(t))
         })
     };
@@ -305,6 +312,7 @@ fn execute(
             hlog.feed(e);
         }
     }))?;
+    reserve.release();
     crate::report::hlog::write(
         &run_dir.join(crate::report::hlog::FILE),
         &crate::report::hlog::Log {
@@ -401,15 +409,7 @@ fn execute(
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
-    let checks_json = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("checks.json"), checks_json).map_err(anyhow::Error::from)?;
-    let junit = crate::report::junit::render(
-        "specstorm",
-        vec![crate::report::junit::suite(&summary, &results)],
-    )?;
-    std::fs::write(run_dir.join(crate::report::junit::FILE), junit).map_err(anyhow::Error::from)?;
+    crate::run::save_results(run_dir, &summary.to_json(), &summary, &results)?;
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -495,14 +495,29 @@ fn sqlite_phase(
         let load = run_outbox(&plan, conns);
         locks.stop();
         let wal = keeper.stop();
+        // A database that could not be written (a full disk) says so first;
+        // otherwise the run's phase takes the reason as its target error.
+        let after = |what: String| match control.take_failure() {
+            Some(why) => RunError::Target(format!("{why}; then {what}")),
+            None => RunError::Target(what),
+        };
         let mut conn = sqlite::open(&db_path, &target)
-            .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
+            .map_err(|e| after(format!("cannot reopen {}: {e}", db_path.display())))?;
         let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
-            .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+            .map_err(|e| after(format!("cannot read the final tables: {e}")))?;
         if target.path.is_some() {
             let copy = run_dir.join("target.db");
-            conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
-                .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
+            crate::whole::produce(&copy, |tmp| {
+                conn.execute("VACUUM INTO ?1", [tmp.to_string_lossy()])
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| {
+                after(format!(
+                    "cannot copy the final database to {}: {e}",
+                    copy.display()
+                ))
+            })?;
         }
         Ok((load, tables, wal))
     })()

@@ -53,6 +53,9 @@ pub struct Control {
     /// A signal (SIGTERM, or SIGINT from outside) stopped the run: nobody
     /// may be at the keyboard, so nothing waits for a key.
     pub by_signal: AtomicBool,
+    /// Why the target could no longer be used (its database could not be
+    /// written: a full disk), set by [`Control::fail`]; the run exits 3.
+    failure: Mutex<Option<String>>,
 }
 
 impl Control {
@@ -73,12 +76,29 @@ impl Control {
         msg
     }
 
+    /// The target can no longer be used (`why`): the load stops as on
+    /// `stop`, and the run's phase takes `why` as its target error. The
+    /// first reason is kept.
+    pub fn fail(&self, why: String) {
+        self.failure
+            .lock()
+            .expect("control lock")
+            .get_or_insert(why);
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// Takes the reason [`Control::fail`] recorded, if any.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure.lock().expect("control lock").take()
+    }
+
     /// Makes the control ready for the next run of a series (`compare`):
     /// false when the user interrupted, so that no further run starts.
     pub fn rearm(&self) -> bool {
         if self.interrupted.load(Ordering::Acquire) {
             return false;
         }
+        self.take_failure();
         self.stop.store(false, Ordering::Release);
         self.abort.store(false, Ordering::Release);
         // A signal between the check and the reset must still stop the run.
@@ -434,7 +454,13 @@ fn drive<'p>(
         |i, start, end, r| {
             let (changes, rows, error, maybe_applied) = match r {
                 Ok(out) => (out.changes, out.rows.len() as u64, None, false),
-                Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
+                Err(e) => {
+                    if e.storage {
+                        plan.control
+                            .fail(storage_failure(&program.steps[i].name, e));
+                    }
+                    (0, 0, Some(e.message.clone()), e.maybe_applied)
+                }
             };
             batch.borrow_mut().push(&Entry::Step(Step {
                 op,
@@ -477,6 +503,16 @@ fn drive<'p>(
     ));
     plan.sink.send(batch);
     (kind, (t0, t1, result))
+}
+
+/// Why the target can no longer be used after `step` failed with a
+/// storage error (SQLITE_FULL, SQLITE_IOERR): every later write would fail
+/// the same way, so the load stops and the run exits 3.
+pub fn storage_failure(step: &str, e: &StepError) -> String {
+    format!(
+        "the database could not be written (step {step}: {}); a full disk?",
+        e.message
+    )
 }
 
 /// Runs one op's step machine on `conn` (whose journal is `journal`, read

@@ -64,7 +64,7 @@ const RETRY: Duration = Duration::from_micros(100);
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WalReport {
     /// The largest size of the `-wal` file seen, bytes (sampled every
-    /// 100 ms while the load ran).
+    /// 100 ms while the load ran, and once as it ended).
     pub peak_bytes: u64,
     /// Blocking (RESTART) checkpoints the bench ran: the history's `bench`
     /// entries.
@@ -81,8 +81,7 @@ pub struct WalKeeper {
 
 impl WalKeeper {
     /// Starts watching the WAL of the database at `db`, with a connection
-    /// of its own (`target`'s pragmas), opened only when a checkpoint may
-    /// be needed. Checkpoints are recorded in `sink` on `clock`. For
+    /// of its own (`target`'s pragmas). Checkpoints are recorded in `sink` on `clock`. For
     /// `journal_mode = wal` only; otherwise the keeper watches nothing.
     pub fn start(db: PathBuf, target: &SqliteTarget, sink: HistorySink, clock: Clock) -> Self {
         let done = Arc::new(AtomicBool::new(false));
@@ -105,7 +104,10 @@ impl WalKeeper {
     /// None when it watched nothing (not a WAL database).
     pub fn stop(mut self) -> Option<WalReport> {
         self.done.store(true, Ordering::Release);
-        self.thread.take().map(|t| t.join().unwrap_or_default())
+        self.thread.take().map(|t| {
+            t.thread().unpark();
+            t.join().unwrap_or_default()
+        })
     }
 }
 
@@ -113,6 +115,7 @@ impl Drop for WalKeeper {
     fn drop(&mut self) {
         self.done.store(true, Ordering::Release);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
     }
@@ -171,47 +174,42 @@ fn keep(
     let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
     let mut report = WalReport::default();
     let mut held_ns = 0u64;
-    let mut conn = None;
-    while !done.load(Ordering::Acquire) {
-        std::thread::sleep(SAMPLE);
+    // Open from the start: besides checkpointing, it keeps the WAL from
+    // being removed when the workers' connections close, so that the
+    // last sample sees it as the load left it (a run shorter than a
+    // sample has a peak too). It holds no read transaction: it keeps
+    // nothing from being checkpointed.
+    let conn = open(db, target)
+        .and_then(|c| {
+            let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+            Ok((c, page.max(512) as u64))
+        })
+        .inspect_err(|e| tracing::warn!("WAL keeper: cannot open {}: {e}", db.display()));
+    loop {
+        let stopping = done.load(Ordering::Acquire);
         let bytes = size();
         report.peak_bytes = report.peak_bytes.max(bytes);
-        if bytes <= CHECKPOINT_ABOVE {
-            continue;
+        if stopping {
+            break;
         }
-        if conn.is_none() {
-            // Kept as an error too: a database the keeper cannot open is
-            // still watched, and the warning is given once.
-            conn = Some(
-                open(db, target)
-                    .and_then(|c| {
-                        let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-                        Ok((c, page.max(512) as u64))
-                    })
-                    .inspect_err(|e| {
-                        tracing::warn!("WAL keeper: cannot open {}: {e}", db.display())
-                    }),
-            );
+        if let (true, Ok((c, page))) = (bytes > CHECKPOINT_ABOVE, &conn) {
+            // The file keeps its size when the WAL starts again from its
+            // beginning: what counts is how many frames it holds now.
+            let frames = checkpoint(c, "NOOP").map_or(0, |(_, f, _)| f.max(0) as u64);
+            if frames * (page + 24) > CHECKPOINT_ABOVE {
+                if let Some((t0, t1, detail)) = restart(c, done, &clock, bytes) {
+                    report.checkpoints += 1;
+                    held_ns += t1 - t0;
+                    sink.send_entry(&Entry::Bench(BenchEntry {
+                        t: t0,
+                        end: t1,
+                        action: BenchAction::WalCheckpoint,
+                        detail: Some(detail),
+                    }));
+                }
+            }
         }
-        let Some(Ok((c, page))) = &conn else { continue };
-        // The file keeps its size when the WAL starts again from its
-        // beginning: what counts is how many frames it holds now.
-        let Ok((_, frames, _)) = checkpoint(c, "NOOP") else {
-            continue;
-        };
-        if frames.max(0) as u64 * (page + 24) <= CHECKPOINT_ABOVE {
-            continue;
-        }
-        if let Some((t0, t1, detail)) = restart(c, done, &clock, bytes) {
-            report.checkpoints += 1;
-            held_ns += t1 - t0;
-            sink.send_entry(&Entry::Bench(BenchEntry {
-                t: t0,
-                end: t1,
-                action: BenchAction::WalCheckpoint,
-                detail: Some(detail),
-            }));
-        }
+        std::thread::park_timeout(SAMPLE);
     }
     report.checkpoint_s = (held_ns as f64 / 1e6).round() / 1e3;
     report
