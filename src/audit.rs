@@ -61,6 +61,10 @@ pub enum AuditError {
     /// history, an unreadable database): exit 3, nothing can be judged.
     #[error("{0}")]
     Unreadable(String),
+    /// `audit.json` could not be written (a full disk): exit 3. It is
+    /// left as it was, or absent.
+    #[error(transparent)]
+    Write(#[from] crate::whole::WriteError),
 }
 
 impl AuditError {
@@ -69,7 +73,7 @@ impl AuditError {
     pub fn exit_code(&self) -> i32 {
         match self {
             AuditError::Input(_) => 2,
-            AuditError::Unreadable(_) => 3,
+            AuditError::Unreadable(_) | AuditError::Write(_) => 3,
         }
     }
 
@@ -207,9 +211,11 @@ pub fn audit_with(
     let audit = judge_with(run_dir, limits)?;
     let json = serde_json::to_string_pretty(&audit)
         .map_err(|e| AuditError::Unreadable(format!("cannot encode the audit: {e}")))?;
-    let unsaved = std::fs::write(run_dir.join(FILE), json)
-        .map_err(|e| format!("cannot write {}: {e}", run_dir.join(FILE).display()))
-        .err();
+    // The verdicts stand whether or not they could be saved (a read-only
+    // folder): the caller warns.
+    let unsaved = crate::whole::write_whole(&run_dir.join(FILE), json)
+        .err()
+        .map(|e| e.to_string());
     Ok((audit, unsaved))
 }
 
@@ -513,6 +519,7 @@ pub fn entry_time(e: &Entry) -> u64 {
         Entry::Step(s) => s.end.unwrap_or(s.start).max(s.start),
         Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => c.t,
         Entry::Fault(f) => f.t,
+        Entry::Bench(b) => b.end.max(b.t),
         Entry::Footer(f) => f.t,
     }
 }

@@ -260,16 +260,17 @@ pub fn compare(
         variants: results,
         exit,
     };
-    let json = serde_json::to_string_pretty(&comparison).map_err(anyhow::Error::from)?;
-    std::fs::write(dir.join(FILE), json).map_err(anyhow::Error::from)?;
-    std::fs::write(
-        dir.join(junit::FILE),
+    // compare.json last: like a run's summary, it is there only when
+    // everything before it was written.
+    crate::whole::write_whole(
+        &dir.join(junit::FILE),
         junit::render(
             &format!("specstorm compare {}", comparison.scenario),
             suites,
         )?,
-    )
-    .map_err(anyhow::Error::from)?;
+    )?;
+    let json = serde_json::to_string_pretty(&comparison).map_err(anyhow::Error::from)?;
+    crate::whole::write_whole(&dir.join(FILE), json)?;
     Ok((comparison, dir))
 }
 

@@ -39,6 +39,9 @@ pub struct Control {
     /// A signal (SIGTERM, or SIGINT from outside) stopped the run: nobody
     /// may be at the keyboard, so nothing waits for a key.
     pub by_signal: AtomicBool,
+    /// Why the target could no longer be used (its database could not be
+    /// written: a full disk), set by [`Control::fail`]; the run exits 3.
+    failure: Mutex<Option<String>>,
     /// Wakes the waiters when the stop or the abort is set.
     wake: Wake,
 }
@@ -65,6 +68,25 @@ impl Control {
         if !self.stop.swap(true, Ordering::AcqRel) {
             self.wake_all();
         }
+    }
+
+    /// The target can no longer be used (`why`): the load stops as on
+    /// [`Control::request_stop`], and the run's phase takes `why` as its
+    /// target error. The first reason is kept.
+    pub fn fail(&self, why: String) {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(why);
+        self.request_stop();
+    }
+
+    /// Takes the reason [`Control::fail`] recorded, if any.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     fn wake_all(&self) {
@@ -104,6 +126,7 @@ impl Control {
         if self.interrupted.load(Ordering::Acquire) {
             return false;
         }
+        self.take_failure();
         self.stop.store(false, Ordering::Release);
         self.abort.store(false, Ordering::Release);
         // A signal between the check and the reset must still stop the run.

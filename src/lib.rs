@@ -16,6 +16,8 @@
 //! The outbox workload runs through [`outbox_run`] and [`outbox_runtime`]
 //! (its queue and handlers), with its checkers in [`checker::outbox`].
 //! [`input`] reads the files the commands take within a size cap.
+//! [`wal`] keeps the target's write-ahead log bounded while a load runs;
+//! [`whole`] writes a run folder's files whole or not at all.
 
 #![warn(missing_docs)]
 
@@ -54,5 +56,7 @@ pub mod sql_guard;
 pub mod statements;
 pub mod stats;
 pub mod variant;
+pub mod wal;
 pub mod watch;
+pub mod whole;
 pub mod workload;

@@ -40,9 +40,10 @@ use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
 use crate::report::summary::{self, Latency, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::run::{RunError, RunOptions};
 use crate::scenario::{FaultKind, LoadModel, Scenario, TargetKind};
+use crate::whole::{write_whole, WholeFile, WriteError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -225,6 +226,12 @@ impl MergeError {
     }
 }
 
+impl From<WriteError> for MergeError {
+    fn from(e: WriteError) -> Self {
+        MergeError::Target(e.to_string())
+    }
+}
+
 impl From<anyhow::Error> for MergeError {
     fn from(e: anyhow::Error) -> Self {
         // A file over its size cap is a refused input, not a broken one.
@@ -308,8 +315,11 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
     scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
     scenario.variant = "variant.sql".into();
-    std::fs::write(out.join("scenario.toml"), scenario.to_toml())?;
-    std::fs::copy(parts[0].dir.join("variant.sql"), out.join("variant.sql"))?;
+    write_whole(&out.join("scenario.toml"), scenario.to_toml())?;
+    let variant = parts[0].dir.join("variant.sql");
+    let variant = std::fs::read(&variant)
+        .map_err(|e| MergeError::Target(format!("cannot read {}: {e}", variant.display())))?;
+    write_whole(&out.join("variant.sql"), variant)?;
 
     // One audit of the merged history against the final tables, through
     // the very functions `specstorm audit` uses.
@@ -398,6 +408,8 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     };
     let summary = Summary {
         outbox: None,
+        // Shards load a service of their own (`target.url`): no WAL is known.
+        wal: None,
         schema_version: SUMMARY_SCHEMA_VERSION,
         scenario: s0.scenario.clone(),
         workload: s0.workload.clone(),
@@ -486,15 +498,16 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
-    std::fs::write(out.join("summary.json"), json)?;
+    // The summary last, as a run writes it (`run::save_results`).
+    let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
+    write_whole(&out.join("checks.json"), checks)?;
     let junit = crate::report::junit::render(
         "specstorm merge",
         vec![crate::report::junit::suite(&summary, &results)],
     )?;
-    std::fs::write(out.join(crate::report::junit::FILE), junit)?;
-    let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
-    std::fs::write(out.join("checks.json"), checks)?;
+    write_whole(&out.join(crate::report::junit::FILE), junit)?;
+    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+    write_whole(&out.join("summary.json"), json)?;
     let _ = writeln!(
         std::io::stdout(),
         "{}",
@@ -764,6 +777,11 @@ fn move_entry(e: Entry, off: &MergeOffset, half: u64) -> Entry {
             f.op = f.op.map(|o| o + off.op);
             Entry::Fault(f)
         }
+        Entry::Bench(mut b) => {
+            b.t = early(b.t);
+            b.end = late(b.end);
+            Entry::Bench(b)
+        }
         other => other,
     }
 }
@@ -791,10 +809,14 @@ fn write_history(
     read: [u64; 2],
     path: &Path,
 ) -> Result<u64, MergeError> {
-    let mut out = BufWriter::new(std::fs::File::create(path)?);
+    // Whole or absent: a full disk leaves no cut-off history behind.
+    let mut out = WholeFile::create(path)?;
+    let mut bytes = 0u64;
     let mut line = |e: &Entry| -> Result<(), MergeError> {
-        serde_json::to_writer(&mut out, e).map_err(anyhow::Error::from)?;
-        out.write_all(b"\n")?;
+        let mut l = serde_json::to_vec(e).map_err(anyhow::Error::from)?;
+        l.push(b'\n');
+        bytes += l.len() as u64;
+        out.write_all(&l).map_err(|e| WriteError::new(path, e))?;
         Ok(())
     };
     let h0 = &parts[0].header;
@@ -855,8 +877,8 @@ fn write_history(
             .sum(),
         tables_read: Some(read),
     }))?;
-    out.flush()?;
-    Ok(std::fs::metadata(path)?.len())
+    out.commit()?;
+    Ok(bytes)
 }
 
 /// The instant an entry is ordered by (its own time, unwidened).
@@ -944,7 +966,10 @@ fn final_tables(
                 }
         });
         if after_all {
-            std::fs::copy(parts[k].dir.join("export.json"), &export)?;
+            let from = parts[k].dir.join("export.json");
+            let bytes = std::fs::read(&from)
+                .map_err(|e| MergeError::Target(format!("cannot read {}: {e}", from.display())))?;
+            write_whole(&export, bytes)?;
             let end = reads[k].map_or(start, |r| r.1) + half;
             return Ok((
                 format!(

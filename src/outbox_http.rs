@@ -27,6 +27,7 @@ use crate::run::{faults_of, RunError};
 use crate::runtime::{Clock, Control};
 use crate::scenario::{FaultKind, Scenario};
 use crate::statements::OutboxVariant;
+use crate::wal::WalKeeper;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,8 @@ pub struct HttpOutcome {
     pub target_desc: String,
     /// Why the target failed the run, if it did (exit 3).
     pub target_error: Option<String>,
+    /// The spawned server's WAL, as the bench watched it.
+    pub wal: Option<crate::wal::WalReport>,
 }
 
 /// The inputs of the phase.
@@ -115,6 +118,10 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
             x.control.clone(),
         )
     });
+    // The spawned server's database is a local file the bench knows.
+    let keeper = server
+        .is_some()
+        .then(|| WalKeeper::start(db.clone(), &t.sqlite(), x.sink.clone(), x.clock));
     let locks = LockNemesis::start(
         db,
         t.sqlite(),
@@ -140,6 +147,8 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         nonconforming: nonconforming.clone(),
     });
     locks.stop();
+    // Closed before the server stops (its last connection then checkpoints).
+    let wal = keeper.and_then(WalKeeper::stop);
     let mut target_error = kills.and_then(KillNemesis::stop);
     if server
         .as_ref()
@@ -185,6 +194,7 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         tables,
         target_desc: format!("http {url}"),
         target_error,
+        wal,
     })
 }
 

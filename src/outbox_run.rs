@@ -25,6 +25,7 @@ use crate::scenario::{self, FaultKind, Scenario, TargetKind, Workload};
 use crate::statements::OutboxVariant;
 use crate::variant;
 use crate::watch::Watcher;
+use crate::whole::{write_whole, Reserve, WriteError};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -141,10 +142,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 "provenance": crate::run::provenance(opts, &p.variant.file, p.scenario.seed, started),
                 "exit": { "code": e.exit_code(), "rule": e.to_string() },
             });
-            let _ = std::fs::write(
-                run_dir.join("summary.json"),
-                serde_json::to_string_pretty(&failed).unwrap_or_default(),
-            );
+            crate::run::save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
             Err(e)
         }
     }
@@ -186,13 +184,21 @@ fn execute(
     saved.variant = "variant.sql".into();
     (saved.expect, saved.thresholds) = s.expectation();
     saved.variants.clear();
-    std::fs::write(run_dir.join("scenario.toml"), saved.to_toml()).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
-        .map_err(anyhow::Error::from)?;
+    write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
+    write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
+    // Room for the results, should the load fill the disk; freed (also on
+    // every error) before they are written.
+    let mut reserve = Reserve::keep(run_dir);
 
     let http = s.target.kind == TargetKind::Http;
     let history_path = run_dir.join("history.jsonl");
-    let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
+    // A history that cannot be written (a full disk) stops the load at
+    // once; its error ends the run with exit 3 (`writer.finish()`).
+    let stop = control.clone();
+    let writer = HistoryWriter::create_with(&history_path, move |_| {
+        stop.request_stop()
+    })
+    .map_err(|e| WriteError::new(&history_path, e))?;
     let sink = writer.sink();
     let clock = Clock::start();
     sink.send_entry(&Entry::Header(Header {
@@ -247,6 +253,7 @@ fn execute(
     // The database, the handlers' connections, the load, the snapshot.
     let mut target_desc = format!("sqlite {}", db_path.display());
     let mut target_error = None;
+    let mut wal = None;
     let phase = if http {
         crate::outbox_http::phase(crate::outbox_http::HttpInputs {
             scenario: s,
@@ -261,13 +268,18 @@ fn execute(
         .map(|o| {
             target_desc = o.target_desc;
             target_error = o.target_error;
+            wal = o.wal;
             (o.load, o.tables)
         })
     } else {
         sqlite_phase(
             s, p, &db_path, &target, &nemesis, &sink, clock, &control, &live, run_dir,
         )
-        .map(|(l, t)| (l, Some(t)))
+        .map(|(l, t, w)| {
+            wal = w;
+            target_error = control.take_failure();
+            (l, Some(t))
+        })
     };
     live.set_phase(RunPhase::Audit);
     let faults = nemesis.plan.clone();
@@ -299,6 +311,7 @@ fn execute(
             hlog.feed(e);
         }
     }))?;
+    reserve.release();
     crate::report::hlog::write(
         &run_dir.join(crate::report::hlog::FILE),
         &crate::report::hlog::Log {
@@ -365,6 +378,7 @@ fn execute(
         },
         shard: None,
         merged: None,
+        wal,
         outbox: Some(OutboxSummary {
             messages: cfg.messages,
             deliveries: cfg.deliveries,
@@ -394,15 +408,7 @@ fn execute(
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
-    let checks_json = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("checks.json"), checks_json).map_err(anyhow::Error::from)?;
-    let junit = crate::report::junit::render(
-        "specstorm",
-        vec![crate::report::junit::suite(&summary, &results)],
-    )?;
-    std::fs::write(run_dir.join(crate::report::junit::FILE), junit).map_err(anyhow::Error::from)?;
+    crate::run::save_results(run_dir, &summary.to_json(), &summary, &results)?;
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -443,7 +449,14 @@ fn sqlite_phase(
     control: &Arc<Control>,
     live: &Arc<Live>,
     run_dir: &Path,
-) -> Result<(crate::outbox_runtime::OutboxOutcome, checks::OutboxTables), RunError> {
+) -> Result<
+    (
+        crate::outbox_runtime::OutboxOutcome,
+        checks::OutboxTables,
+        Option<crate::wal::WalReport>,
+    ),
+    RunError,
+> {
     let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
     let db_path = db_path.to_path_buf();
     let target = target.clone();
@@ -478,18 +491,35 @@ fn sqlite_phase(
             nemesis: nemesis.clone(),
             live: live.clone(),
         };
+        let keeper = crate::wal::WalKeeper::start(db_path.clone(), &target, sink.clone(), clock);
         let load = run_outbox(&plan, conns);
         locks.stop();
+        let wal = keeper.stop();
+        // A database that could not be written (a full disk) says so first;
+        // otherwise the run's phase takes the reason as its target error.
+        let after = |what: String| match control.take_failure() {
+            Some(why) => RunError::Target(format!("{why}; then {what}")),
+            None => RunError::Target(what),
+        };
         let mut conn = sqlite::open(&db_path, &target)
-            .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
+            .map_err(|e| after(format!("cannot reopen {}: {e}", db_path.display())))?;
         let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
-            .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+            .map_err(|e| after(format!("cannot read the final tables: {e}")))?;
         if target.path.is_some() {
             let copy = run_dir.join("target.db");
-            conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
-                .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
+            crate::whole::produce(&copy, |tmp| {
+                conn.execute("VACUUM INTO ?1", [tmp.to_string_lossy()])
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| {
+                after(format!(
+                    "cannot copy the final database to {}: {e}",
+                    copy.display()
+                ))
+            })?;
         }
-        Ok((load, tables))
+        Ok((load, tables, wal))
     })()
 }
 

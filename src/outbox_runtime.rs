@@ -536,6 +536,12 @@ fn attempt_once(
             error,
             maybe_applied,
         }));
+        if let Err(e) = &r {
+            if e.storage {
+                plan.control
+                    .fail(crate::runtime::storage_failure(&step.name, e));
+            }
+        }
         let next = match r {
             Ok(out) => m.advance(out),
             Err(StepError {

@@ -26,7 +26,9 @@ use crate::scenario::api::{EventRows, GroupIds};
 use crate::scenario::{self, FaultKind, Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::variant;
+use crate::wal::WalKeeper;
 use crate::watch::{Watch, Watcher};
+use crate::whole::{write_whole, Reserve, WriteError};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -44,6 +46,10 @@ pub enum RunError {
     /// The target could not be used (exit 3).
     #[error("target: {0}")]
     Target(String),
+    /// A file of the run folder could not be written (exit 3): which, and
+    /// why (a full disk).
+    #[error(transparent)]
+    Write(#[from] WriteError),
     /// Anything else (exit 3: the bench could not judge the target).
     #[error(transparent)]
     Other(#[from] anyhow::Error),
@@ -58,7 +64,7 @@ impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Input(_) => 2,
-            RunError::Target(_) | RunError::Other(_) => 3,
+            RunError::Target(_) | RunError::Write(_) | RunError::Other(_) => 3,
             RunError::Interrupted(_) => 130,
         }
     }
@@ -268,20 +274,42 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 "provenance": provenance(opts, &p.variant.file, p.scenario.seed, started),
                 "exit": { "code": e.exit_code(), "rule": e.to_string() },
             });
-            let _ = std::fs::write(
-                run_dir.join("summary.json"),
-                serde_json::to_string_pretty(&failed).unwrap_or_default(),
-            );
-            let suite = crate::report::junit::failed_suite(
-                &s.name,
-                &variant_name,
-                e.exit_code(),
-                &e.to_string(),
-            );
-            if let Ok(xml) = crate::report::junit::render("specstorm", vec![suite]) {
-                let _ = std::fs::write(run_dir.join(crate::report::junit::FILE), xml);
-            }
+            save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
             Err(e)
+        }
+    }
+}
+
+/// Saves what a run that failed with `e` can say: `summary` as its
+/// `summary.json`, and a `junit.xml` whose run case is in error, each
+/// whole or absent. Earlier ones are removed first: they may tell of a run
+/// that went well (the failure came while the results were written), and
+/// the space they free may be what the new ones need. A file that cannot
+/// be written either is said on stderr. Shared by both workloads' runs.
+pub(crate) fn save_failure(
+    run_dir: &Path,
+    summary: &serde_json::Value,
+    scenario: &str,
+    variant: &str,
+    e: &RunError,
+) {
+    let junit_path = run_dir.join(crate::report::junit::FILE);
+    let summary_path = run_dir.join("summary.json");
+    for p in [&summary_path, &junit_path] {
+        let _ = std::fs::remove_file(p);
+    }
+    let suite =
+        crate::report::junit::failed_suite(scenario, variant, e.exit_code(), &e.to_string());
+    let junit = crate::report::junit::render("specstorm", vec![suite]);
+    let text = serde_json::to_string_pretty(summary).map_err(anyhow::Error::from);
+    for (path, text) in [(&summary_path, text), (&junit_path, junit)] {
+        let written = text.and_then(|t| write_whole(path, t).map_err(anyhow::Error::from));
+        if let Err(w) = written {
+            let _ = writeln!(
+                std::io::stderr(),
+                "specstorm: the failed run's {} could not be saved either: {w}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            );
         }
     }
 }
@@ -358,12 +386,20 @@ fn execute(
     // The saved scenario runs one variant: its own expectation, resolved.
     (saved.expect, saved.thresholds) = s.expectation();
     saved.variants.clear();
-    std::fs::write(run_dir.join("scenario.toml"), saved.to_toml()).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("variant.sql"), &p.variant.file.text)
-        .map_err(anyhow::Error::from)?;
+    write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
+    write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
+    // Room for the results, should the load fill the disk; freed (also on
+    // every error) before they are written.
+    let mut reserve = Reserve::keep(run_dir);
 
     let history_path = run_dir.join("history.jsonl");
-    let writer = HistoryWriter::create(&history_path).map_err(anyhow::Error::from)?;
+    // A history that cannot be written (a full disk) stops the load at
+    // once; its error ends the run with exit 3 (`writer.finish()`).
+    let stop = control.clone();
+    let writer = HistoryWriter::create_with(&history_path, move |_| {
+        stop.request_stop()
+    })
+    .map_err(|e| WriteError::new(&history_path, e))?;
     let sink = writer.sink();
     let http = s.target.kind == TargetKind::Http;
     // The clock's origin as UTC, read next to it, so that shards' times
@@ -473,6 +509,7 @@ fn execute(
         tables,
         target_desc,
         target_error,
+        wal,
     } = phase?;
 
     // The audit: the checkers over the history and the final tables.
@@ -485,6 +522,7 @@ fn execute(
             ambiguous.feed(e);
         }
     }))?;
+    reserve.release();
     crate::report::hlog::write(
         &run_dir.join(crate::report::hlog::FILE),
         &crate::report::hlog::Log {
@@ -597,6 +635,7 @@ fn execute(
         shard: crate::merge::shard_header(opts, clock_utc_ns),
         merged: None,
         outbox: None,
+        wal,
     };
     // Thresholds name figures of this very summary.
     summary.thresholds = summary::judge_thresholds(
@@ -611,15 +650,7 @@ fn execute(
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("summary.json"), json).map_err(anyhow::Error::from)?;
-    let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
-    std::fs::write(run_dir.join("checks.json"), checks).map_err(anyhow::Error::from)?;
-    let junit = crate::report::junit::render(
-        "specstorm",
-        vec![crate::report::junit::suite(&summary, &results)],
-    )?;
-    std::fs::write(run_dir.join(crate::report::junit::FILE), junit).map_err(anyhow::Error::from)?;
+    save_results(run_dir, &summary.to_json(), &summary, &results)?;
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -648,6 +679,29 @@ fn execute(
         writeln!(std::io::stdout(), "{text}")
     };
     Ok(summary)
+}
+
+/// Writes a finished run's `checks.json`, `junit.xml` and, last,
+/// `summary.json` (`json`, the summary as written), each whole. The
+/// summary goes last: a run whose results could not all be written ends
+/// with exit 3, and its failed summary replaces none that says otherwise.
+/// Shared by both workloads' runs.
+pub(crate) fn save_results(
+    run_dir: &Path,
+    json: &serde_json::Value,
+    summary: &Summary,
+    results: &[crate::checker::CheckResult],
+) -> Result<(), RunError> {
+    let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
+    write_whole(&run_dir.join("checks.json"), checks)?;
+    let junit = crate::report::junit::render(
+        "specstorm",
+        vec![crate::report::junit::suite(summary, results)],
+    )?;
+    write_whole(&run_dir.join(crate::report::junit::FILE), junit)?;
+    let json = serde_json::to_string_pretty(json).map_err(anyhow::Error::from)?;
+    write_whole(&run_dir.join("summary.json"), json)?;
+    Ok(())
 }
 
 /// Every invariant `unknown`: the final tables could not be read, so no
@@ -709,6 +763,8 @@ struct Phase {
     target_desc: String,
     /// The target misbehaved in a way that makes the run exit 3.
     target_error: Option<String>,
+    /// The target database's WAL, when the bench could watch it.
+    wal: Option<crate::wal::WalReport>,
 }
 
 /// The in-process SQLite target: connections, load, snapshot.
@@ -742,23 +798,40 @@ fn sqlite_phase(
         plan.clock.now(),
         control,
     );
+    let keeper = WalKeeper::start(db_path.clone(), target, plan.sink.clone(), plan.clock);
     let load = run_load(plan, conns, resolve_conns);
     locks.stop();
+    let wal = keeper.stop();
+    // A database that could not be written (a full disk) says so first.
+    let after = |what: String| match plan.control.take_failure() {
+        Some(why) => RunError::Target(format!("{why}; then {what}")),
+        None => RunError::Target(what),
+    };
     let mut conn = sqlite::open(&db_path, target)
-        .map_err(|e| RunError::Target(format!("cannot reopen {}: {e}", db_path.display())))?;
+        .map_err(|e| after(format!("cannot reopen {}: {e}", db_path.display())))?;
     let tables = snapshot(&mut conn, &p.variant, plan.namespace, &plan.clock)
-        .map_err(|e| RunError::Target(format!("cannot read the final tables: {e}")))?;
+        .map_err(|e| after(format!("cannot read the final tables: {e}")))?;
     if target.path.is_some() {
         // The database lives elsewhere: keep a copy of it as audited.
         let copy = run_dir.join("target.db");
-        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
-            .map_err(|e| RunError::Target(format!("cannot copy the final database: {e}")))?;
+        crate::whole::produce(&copy, |tmp| {
+            conn.execute("VACUUM INTO ?1", [tmp.to_string_lossy()])
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| {
+            after(format!(
+                "cannot copy the final database to {}: {e}",
+                copy.display()
+            ))
+        })?;
     }
     Ok(Phase {
         load,
         tables: Some(tables),
         target_desc: format!("sqlite {}", db_path.display()),
-        target_error: None,
+        target_error: plan.control.take_failure(),
+        wal,
     })
 }
 
@@ -922,8 +995,9 @@ fn http_phase(
             control.clone(),
         )
     });
+    let server_db = t.path.clone().unwrap_or_else(|| run_dir.join("target.db"));
     let locks = LockNemesis::start(
-        t.path.clone().unwrap_or_else(|| run_dir.join("target.db")),
+        server_db.clone(),
         t.sqlite(),
         if server.is_some() {
             faults_of(s, FaultKind::Lock)
@@ -934,6 +1008,10 @@ fn http_phase(
         load_start,
         control.clone(),
     );
+    // The spawned server's database is a local file the bench knows.
+    let keeper = server
+        .is_some()
+        .then(|| WalKeeper::start(server_db, &t.sqlite(), plan.sink.clone(), plan.clock));
     let db =
         |run_dir: &Path| service_db::locate(audit.sqlite.as_deref().unwrap_or(""), run_dir, base);
     let ids = match mapping.group_ids {
@@ -956,6 +1034,9 @@ fn http_phase(
         ids,
     );
     locks.stop();
+    // Closed before the server stops: its last connection then checkpoints
+    // the WAL into the database file the audit reads.
+    let wal = keeper.and_then(WalKeeper::stop);
     let mut target_error = kills.and_then(KillNemesis::stop);
     if let Some(p) = proxy.as_mut() {
         p.stop();
@@ -1037,6 +1118,7 @@ fn http_phase(
         tables,
         target_desc: format!("http {url}"),
         target_error,
+        wal,
     })
 }
 

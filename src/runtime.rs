@@ -383,7 +383,13 @@ fn drive<'p>(
         |i, start, end, r| {
             let (changes, rows, error, maybe_applied) = match r {
                 Ok(out) => (out.changes, out.rows.len() as u64, None, false),
-                Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
+                Err(e) => {
+                    if e.storage {
+                        plan.control
+                            .fail(storage_failure(&program.steps[i].name, e));
+                    }
+                    (0, 0, Some(e.message.clone()), e.maybe_applied)
+                }
             };
             batch.borrow_mut().push(&Entry::Step(Step {
                 op,
@@ -426,6 +432,16 @@ fn drive<'p>(
     ));
     plan.sink.send(batch);
     (kind, (t0, t1, result))
+}
+
+/// Why the target can no longer be used after `step` failed with a
+/// storage error (SQLITE_FULL, SQLITE_IOERR): every later write would fail
+/// the same way, so the load stops and the run exits 3.
+pub fn storage_failure(step: &str, e: &StepError) -> String {
+    format!(
+        "the database could not be written (step {step}: {}); a full disk?",
+        e.message
+    )
 }
 
 /// Runs one op's step machine on `conn` (whose journal is `journal`, read

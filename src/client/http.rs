@@ -761,10 +761,10 @@ impl HttpClient {
             let text = resp.text().await.unwrap_or_default();
             return Err(self.redact(&format!("GET {url} answered {status} {}", excerpt(&text))));
         }
-        // Plain file writes: the load is over, nothing else waits on this runtime.
-        let file = std::fs::File::create(out)
-            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
+        // Plain file writes: the load is over, nothing else waits on this
+        // runtime. Whole or absent: a body that broke off, or a full disk,
+        // leaves no cut-off export.
+        let mut file = crate::whole::WholeFile::create(out).map_err(|e| e.to_string())?;
         let mut bytes = 0u64;
         while let Some(chunk) = tokio::time::timeout(wait, resp.chunk())
             .await
@@ -775,7 +775,7 @@ impl HttpClient {
                 .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
             bytes += chunk.len() as u64;
         }
-        file.flush().map_err(|e| e.to_string())?;
+        file.commit().map_err(|e| e.to_string())?;
         Ok(bytes)
     }
 }

@@ -115,9 +115,11 @@ pub fn group_ids(
 /// folder keeps what was audited. Errors: SQLite's.
 pub fn copy(path: &Path, to: &Path) -> Result<(), String> {
     let conn = open(path)?;
-    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])
-        .map(|_| ())
-        .map_err(|e| format!("cannot copy {} to {}: {e}", path.display(), to.display()))
+    crate::whole::produce(to, |tmp| {
+        conn.execute("VACUUM INTO ?1", [tmp.to_string_lossy()])
+            .map(|_| ())
+            .map_err(|e| format!("cannot copy {} to {}: {e}", path.display(), to.display()))
+    })
 }
 
 #[cfg(test)]

@@ -29,6 +29,10 @@ pub struct StepError {
     /// code, never from the message): nothing of the statement applied,
     /// and the same statement may succeed later.
     pub busy: bool,
+    /// SQLite answered SQLITE_FULL or SQLITE_IOERR (from the code): the
+    /// database's files could not be written (a full disk). No design's
+    /// fault; the target can no longer be used.
+    pub storage: bool,
 }
 
 /// Whether SQLite can undo a statement on a connection: with
@@ -86,6 +90,16 @@ pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
         );
     }
     conn.pragma_update(None, "synchronous", &target.synchronous)?;
+    // A journal that starts again is cut back to this (crate::wal says why
+    // the bench needs more than that while a load runs).
+    conn.query_row(
+        &format!(
+            "PRAGMA journal_size_limit = {}",
+            crate::wal::JOURNAL_SIZE_LIMIT
+        ),
+        [],
+        |_| Ok(()),
+    )?;
     conn.set_prepared_statement_cache_capacity(32);
     Ok(conn)
 }
@@ -112,6 +126,7 @@ pub fn exec_step(
             message: e.to_string(),
             maybe_applied: !step.readonly && !rolled_back,
             busy,
+            storage: matches!(code, Some(ErrorCode::DiskFull | ErrorCode::SystemIoFailure)),
         }
     };
     let mut stmt = conn.prepare_cached(&step.sql).map_err(|e| StepError {
@@ -161,6 +176,7 @@ pub fn exec_step(
             message: "the statement left a transaction open (rolled back): steps must run alone in autocommit".into(),
             maybe_applied: false,
             busy: false,
+            storage: false,
         });
     }
     // changes() keeps the last write's count on this connection: a read-only

@@ -409,6 +409,31 @@ pub struct FaultEntry {
     pub detail: Option<String>,
 }
 
+/// What the bench itself did to the target ([`BenchEntry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenchAction {
+    /// A blocking WAL checkpoint (`wal_checkpoint(TRUNCATE)`): writers
+    /// wait for it, as for the lock nemesis ([`crate::wal`]).
+    WalCheckpoint,
+}
+
+/// Something the bench did to the target that can hold ops up for a
+/// moment, with its start and end: not a fault of the schedule, and not
+/// read by the checkers (it changes no row); it explains a stall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchEntry {
+    /// ns since run start, when it began.
+    pub t: u64,
+    /// ns since run start, when it ended.
+    pub end: u64,
+    /// What it was.
+    pub action: BenchAction,
+    /// Free text: its outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 /// One line of `history.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -427,6 +452,8 @@ pub enum Entry {
     Info(Completion),
     /// A nemesis event.
     Fault(FaultEntry),
+    /// The bench's own action on the target (a blocking WAL checkpoint).
+    Bench(BenchEntry),
     /// Last line, when the history was written to the end.
     Footer(Footer),
 }

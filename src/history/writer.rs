@@ -71,6 +71,39 @@ impl HistorySink {
     }
 }
 
+/// The writer thread's loop: appends batches to `file` until every sender
+/// is gone; returns the bytes written, or the first write error.
+fn write_all(file: File, rx: crossbeam_channel::Receiver<Batch>) -> io::Result<u64> {
+    let mut out = BufWriter::with_capacity(BUFFER_BYTES, file);
+    let mut bytes = 0u64;
+    // Poll instead of blocking in recv: a parked receiver makes every send
+    // a futex wake-up (one per op, thousands per second), which perf
+    // showed costing the load a good share of its CPU. A 1 ms nap bounds
+    // the delay instead. Flushed whenever the channel runs dry, so the
+    // file is never more than a moment behind the load: a bench that dies
+    // keeps every op it had finished.
+    let mut dirty = false;
+    loop {
+        match rx.try_recv() {
+            Ok(batch) => {
+                out.write_all(&batch.0)?;
+                bytes += batch.0.len() as u64;
+                dirty = true;
+            }
+            Err(TryRecvError::Empty) => {
+                if dirty {
+                    out.flush()?;
+                    dirty = false;
+                }
+                std::thread::sleep(POLL);
+            }
+            Err(TryRecvError::Disconnected) => break,
+        }
+    }
+    out.flush()?;
+    Ok(bytes)
+}
+
 /// The writer thread.
 pub struct HistoryWriter {
     sink: Option<HistorySink>,
@@ -81,40 +114,27 @@ impl HistoryWriter {
     /// Creates (truncates) `path` and starts the writer thread.
     /// Errors: the file cannot be created.
     pub fn create(path: &Path) -> io::Result<Self> {
+        Self::create_with(path, |_| {})
+    }
+
+    /// [`HistoryWriter::create`], calling `on_error` from the writer
+    /// thread at its first write error (a full disk), so that the load can
+    /// stop at once instead of running on without a history; the error
+    /// itself is [`HistoryWriter::finish`]'s.
+    pub fn create_with(
+        path: &Path,
+        on_error: impl FnOnce(&io::Error) + Send + 'static,
+    ) -> io::Result<Self> {
         let file = File::create(path)?;
         let (tx, rx) = bounded::<Batch>(CHANNEL_CAPACITY);
         let thread = std::thread::Builder::new()
             .name("history-writer".into())
             .spawn(move || -> io::Result<u64> {
-                let mut out = BufWriter::with_capacity(BUFFER_BYTES, file);
-                let mut bytes = 0u64;
-                // Poll instead of blocking in recv: a parked receiver makes
-                // every send a futex wake-up (one per op, thousands per
-                // second), which perf showed costing the load a good share
-                // of its CPU. A 1 ms nap bounds the delay instead.
-                // Flushed whenever the channel runs dry, so the file is never
-                // more than a moment behind the load: a bench that dies keeps
-                // every op it had finished.
-                let mut dirty = false;
-                loop {
-                    match rx.try_recv() {
-                        Ok(batch) => {
-                            out.write_all(&batch.0)?;
-                            bytes += batch.0.len() as u64;
-                            dirty = true;
-                        }
-                        Err(TryRecvError::Empty) => {
-                            if dirty {
-                                out.flush()?;
-                                dirty = false;
-                            }
-                            std::thread::sleep(POLL);
-                        }
-                        Err(TryRecvError::Disconnected) => break,
-                    }
+                let written = write_all(file, rx);
+                if let Err(e) = &written {
+                    on_error(e);
                 }
-                out.flush()?;
-                Ok(bytes)
+                written
             })?;
         Ok(HistoryWriter {
             sink: Some(HistorySink { tx }),

@@ -171,7 +171,7 @@ pub fn write(path: &Path, log: &Log) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot write interval {tag}: {e:?}"))?;
         }
     }
-    std::fs::write(path, out).with_context(|| format!("cannot write {}", path.display()))
+    Ok(crate::whole::write_whole(path, out)?)
 }
 
 /// Reads a log written by [`write`]. Errors: the file cannot be read, is

@@ -159,6 +159,9 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             let _ = writeln!(o, "  {mark} {}  (actual {actual})", t.threshold);
         }
     }
+    if let Some(w) = &s.wal {
+        let _ = writeln!(o, "{}", wal_line(w));
+    }
     let _ = writeln!(o, "results: {run_dir}");
     let _ = writeln!(o, "reproduce: {}", s.provenance.command);
     let _ = writeln!(o, "exit {}: {}", s.exit.code, s.exit.rule);
@@ -189,6 +192,20 @@ fn evidence_lines(o: &mut String, s: &Summary) {
             per(&f.invariants)
         );
     }
+}
+
+/// The WAL line: its peak, and the bench's blocking checkpoints that kept
+/// it bounded (`crate::wal`).
+fn wal_line(w: &crate::wal::WalReport) -> String {
+    let checkpoints = match w.checkpoints {
+        0 => String::new(),
+        n => format!(
+            " ({n} blocking checkpoint{} by the bench, {:.3}s in all)",
+            if n == 1 { "" } else { "s" },
+            w.checkpoint_s
+        ),
+    };
+    format!("WAL: peak {:.1} MB{checkpoints}", w.peak_bytes as f64 / 1e6)
 }
 
 /// Groups: the stranded-events line (an outbox run has no events).

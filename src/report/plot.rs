@@ -229,15 +229,18 @@ pub fn throughput_svg(path: &Path, panels: &[Panel]) -> anyhow::Result<()> {
         .flat_map(|r| r.all)
         .fold(1.0f64, f64::max);
     let height = PANEL_HEIGHT * panels.len().max(1) as u32;
-    let root = SVGBackend::new(path, (WIDTH, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(draw_err)?;
-    let areas = root.split_evenly((panels.len().max(1), 1));
-    for ((area, panel), rates) in areas.iter().zip(panels).zip(&all) {
-        draw_panel(area, panel, rates, x_max, y_max)?;
+    // Drawn in memory, then written whole (`crate::whole`).
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let areas = root.split_evenly((panels.len().max(1), 1));
+        for ((area, panel), rates) in areas.iter().zip(panels).zip(&all) {
+            draw_panel(area, panel, rates, x_max, y_max)?;
+        }
+        root.present().map_err(draw_err)?;
     }
-    root.present()
-        .map_err(draw_err)
-        .with_context(|| format!("cannot write {}", path.display()))
+    Ok(crate::whole::write_whole(path, svg)?)
 }
 
 fn draw_panel(
@@ -506,76 +509,79 @@ pub fn latency_svg(path: &Path, title: &str, series: &[Spectrum]) -> anyhow::Res
         (lo.min(p.1), hi.max(p.1))
     });
     let (lo, hi) = if lo > hi { (0.001, 1.0) } else { (lo, hi) };
-    let root = SVGBackend::new(path, (WIDTH, 700)).into_drawing_area();
-    root.fill(&WHITE).map_err(draw_err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        // Room for the last percentile label at the right edge.
-        .margin_right(45)
-        .x_label_area_size(45)
-        .y_label_area_size(75)
-        .build_cartesian_2d(0.0..x_max, (lo * 0.7..hi * 4.0).log_scale())
-        .map_err(draw_err)?;
-    chart
-        .configure_mesh()
-        .x_desc("percentile (log scale of 1/(1-p))")
-        .y_desc("latency, ms (log scale)")
-        .x_labels(x_max as usize + 1)
-        .x_label_formatter(&|x| percentile_label(*x))
-        .y_label_formatter(&|y| ms_label(*y))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()
-        .map_err(draw_err)?;
-    if series.iter().all(|s| s.points.is_empty()) {
-        root.draw(&Text::new(
-            "no ok op in the latency log",
-            (WIDTH as i32 / 2 - 120, 340),
-            ("sans-serif", 18),
-        ))
-        .map_err(draw_err)?;
-    }
-    for s in series.iter().filter(|s| !s.points.is_empty()) {
-        let c = s.color;
-        let drawn = if s.dashed {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    s.points.clone(),
-                    8,
-                    4,
-                    c.stroke_width(2),
-                ))
-                .map_err(draw_err)?
-        } else {
-            chart
-                .draw_series(LineSeries::new(s.points.clone(), c.stroke_width(2)))
-                .map_err(draw_err)?
-        };
-        let dashed = s.dashed;
-        drawn.label(&s.label).legend(move |(x, y)| {
-            if dashed {
-                EmptyElement::at((x, y))
-                    + PathElement::new(vec![(0, 0), (8, 0)], c.stroke_width(2))
-                    + PathElement::new(vec![(12, 0), (20, 0)], c.stroke_width(2))
+    // Drawn in memory, then written whole (`crate::whole`).
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, 700)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            // Room for the last percentile label at the right edge.
+            .margin_right(45)
+            .x_label_area_size(45)
+            .y_label_area_size(75)
+            .build_cartesian_2d(0.0..x_max, (lo * 0.7..hi * 4.0).log_scale())
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("percentile (log scale of 1/(1-p))")
+            .y_desc("latency, ms (log scale)")
+            .x_labels(x_max as usize + 1)
+            .x_label_formatter(&|x| percentile_label(*x))
+            .y_label_formatter(&|y| ms_label(*y))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(draw_err)?;
+        if series.iter().all(|s| s.points.is_empty()) {
+            root.draw(&Text::new(
+                "no ok op in the latency log",
+                (WIDTH as i32 / 2 - 120, 340),
+                ("sans-serif", 18),
+            ))
+            .map_err(draw_err)?;
+        }
+        for s in series.iter().filter(|s| !s.points.is_empty()) {
+            let c = s.color;
+            let drawn = if s.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        s.points.clone(),
+                        8,
+                        4,
+                        c.stroke_width(2),
+                    ))
+                    .map_err(draw_err)?
             } else {
-                EmptyElement::at((x, y))
+                chart
+                    .draw_series(LineSeries::new(s.points.clone(), c.stroke_width(2)))
+                    .map_err(draw_err)?
+            };
+            let dashed = s.dashed;
+            drawn.label(&s.label).legend(move |(x, y)| {
+                if dashed {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (8, 0)], c.stroke_width(2))
+                        + PathElement::new(vec![(12, 0), (20, 0)], c.stroke_width(2))
+                } else {
+                    EmptyElement::at((x, y))
                     + PathElement::new(vec![(0, 0), (20, 0)], c.stroke_width(2))
                     // Both arms must build the same element type.
                     + PathElement::new(vec![(0, 0), (0, 0)], c.stroke_width(0))
-            }
-        });
+                }
+            });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(draw_err)?;
+        root.present().map_err(draw_err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(draw_err)?;
-    root.present()
-        .map_err(draw_err)
-        .with_context(|| format!("cannot write {}", path.display()))
+    Ok(crate::whole::write_whole(path, svg)?)
 }
 
 /// What [`run_plots`] and [`compare_plots`] made, and what they could not.

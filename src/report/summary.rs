@@ -220,6 +220,11 @@ pub struct Summary {
     /// (absent for groups).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outbox: Option<OutboxSummary>,
+    /// The target database's WAL as the bench watched it (in-process
+    /// SQLite and the spawned reference server, `journal_mode = wal`):
+    /// its peak size and the bench's blocking checkpoints ([`crate::wal`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal: Option<crate::wal::WalReport>,
 }
 
 /// Top-level figures of `summary.json` that only the groups workload has:
@@ -662,7 +667,15 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
     if s.load.model == crate::scenario::LoadModel::Open {
         v["open_model"] = serde_json::json!({ "late": 0, "missed": 0 });
     }
+    wal_skeleton(s, &mut v);
     v
+}
+
+/// The `wal` figures, in a skeleton of a scenario whose WAL the bench watches.
+fn wal_skeleton(s: &Scenario, v: &mut serde_json::Value) {
+    if crate::wal::watched(s) {
+        v["wal"] = serde_json::to_value(crate::wal::WalReport::default()).expect("serializes");
+    }
 }
 
 /// The invariant lines of a skeleton, for these names.
@@ -713,5 +726,6 @@ fn outbox_skeleton(s: &Scenario) -> serde_json::Value {
     if !faults.is_empty() {
         v["faults_injected"] = serde_json::json!(faults);
     }
+    wal_skeleton(s, &mut v);
     v
 }

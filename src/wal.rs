@@ -1,0 +1,277 @@
+//! The target database's write-ahead log, watched and kept bounded while a
+//! load runs (the in-process SQLite target, and the spawned reference
+//! server's database).
+//!
+//! Why the bench must act: SQLite's automatic checkpoint (PASSIVE, after a
+//! commit once the WAL holds 1000 pages) copies frames back into the
+//! database, but the WAL only starts again from its beginning when every
+//! frame was copied *and* no reader still reads one. Dozens of connections
+//! reading and writing without pause never leave such a moment, so the
+//! WAL grows without bound (28.6 GB for a 2,000,000-event `groups-atomic`
+//! run, against a 240 MB database). Measured: neither
+//! `journal_size_limit` (it only cuts back a WAL that starts again) nor
+//! extra PASSIVE checkpoints (they copy every frame now and then, and still
+//! no writer finds the WAL free of readers) bound it.
+//!
+//! So a keeper thread samples the `-wal` file's size every [`SAMPLE`] (its
+//! peak goes to `summary.json`) and, once the WAL holds more than
+//! [`CHECKPOINT_ABOVE`] bytes of frames, runs `PRAGMA
+//! wal_checkpoint(RESTART)`: SQLite takes the write lock (writers wait in
+//! their busy handler, as under the lock nemesis), copies what is left,
+//! and waits until no reader reads the WAL, so that the next writer starts
+//! it again from its beginning. That takes a few ms and holds writers off,
+//! so each one is a `bench` entry of the history (its start and end): a
+//! stall in the latencies is explained, and the checkers, which judge what
+//! ops did, ignore it (it changes no row). RESTART, not TRUNCATE: emptying
+//! a file of hundreds of MB takes ~100 ms on ext4, all of it with the
+//! write lock held; the file is overwritten from its start instead, and
+//! every connection's `journal_size_limit` ([`JOURNAL_SIZE_LIMIT`]) cuts
+//! back a WAL that overshot when it starts again.
+
+use crate::client::sqlite;
+use crate::history::writer::HistorySink;
+use crate::history::{BenchAction, BenchEntry, Entry};
+use crate::runtime::Clock;
+use crate::scenario::{Scenario, SqliteTarget, TargetKind};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// `PRAGMA journal_size_limit` of every connection the bench opens: a WAL
+/// (or persisted rollback journal) larger than this is cut back to it when
+/// it starts again. Above [`CHECKPOINT_ABOVE`] and the keeper's usual
+/// overshoot, so that a WAL the keeper keeps bounded is reused in place.
+pub const JOURNAL_SIZE_LIMIT: u64 = 512 << 20;
+
+/// How often the keeper reads the WAL's size (one `stat`).
+pub const SAMPLE: Duration = Duration::from_millis(100);
+
+/// A WAL holding more bytes of frames than this gets a RESTART checkpoint.
+pub const CHECKPOINT_ABOVE: u64 = 256 << 20;
+
+/// How long a checkpoint may wait for the write lock, for readers, or for
+/// another checkpoint to end, before the keeper gives up this time (it
+/// tries again at a later sample).
+const PATIENCE: Duration = Duration::from_secs(1);
+
+/// How long the keeper naps between two tries of a lock.
+const RETRY: Duration = Duration::from_micros(100);
+
+/// What the keeper saw and did (`summary.json`'s `wal`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WalReport {
+    /// The largest size of the `-wal` file seen, bytes (sampled every
+    /// 100 ms while the load ran, and once as it ended).
+    pub peak_bytes: u64,
+    /// Blocking (RESTART) checkpoints the bench ran: the history's `bench`
+    /// entries.
+    pub checkpoints: u64,
+    /// Their time in all, s: writers waited at most this long for them.
+    pub checkpoint_s: f64,
+}
+
+/// The running keeper of one database's WAL.
+pub struct WalKeeper {
+    done: Arc<AtomicBool>,
+    thread: Option<JoinHandle<WalReport>>,
+}
+
+impl WalKeeper {
+    /// Starts watching the WAL of the database at `db`, with a connection
+    /// of its own (`target`'s pragmas). Checkpoints are recorded in `sink` on `clock`. For
+    /// `journal_mode = wal` only; otherwise the keeper watches nothing.
+    pub fn start(db: PathBuf, target: &SqliteTarget, sink: HistorySink, clock: Clock) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        if !target.journal_mode.eq_ignore_ascii_case("wal") {
+            return WalKeeper { done, thread: None };
+        }
+        let target = target.clone();
+        let stop = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("wal-keeper".into())
+            .spawn(move || keep(&db, &target, &sink, clock, &stop))
+            .expect("spawn the WAL keeper");
+        WalKeeper {
+            done,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops the keeper (its connection is closed) and returns what it saw;
+    /// None when it watched nothing (not a WAL database).
+    pub fn stop(mut self) -> Option<WalReport> {
+        self.done.store(true, Ordering::Release);
+        self.thread.take().map(|t| {
+            t.thread().unpark();
+            t.join().unwrap_or_default()
+        })
+    }
+}
+
+impl Drop for WalKeeper {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+/// Whether a run of `s` watches its target's WAL: `journal_mode = wal` on
+/// the in-process SQLite target or the spawned reference server (a
+/// service at `target.url` keeps its database where the bench does not
+/// look).
+pub fn watched(s: &Scenario) -> bool {
+    s.target.journal_mode.eq_ignore_ascii_case("wal")
+        && match s.target.kind {
+            TargetKind::Sqlite => true,
+            TargetKind::Http => s.target.url.is_none(),
+        }
+}
+
+/// The `-wal` file of the database at `db`.
+pub fn wal_path(db: &Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
+}
+
+/// The keeper's own connection: the target's pragmas, and a busy handler
+/// that retries every [`RETRY`] instead of SQLite's growing sleeps (1, 2,
+/// 5, ... 100 ms): while the checkpoint waits for a reader with the write
+/// lock taken, every writer waits too, so it must notice at once that the
+/// reader left. It gives up after [`PATIENCE`].
+fn open(db: &Path, target: &SqliteTarget) -> anyhow::Result<rusqlite::Connection> {
+    let mut conn = sqlite::open(db, target)?;
+    let tries = (PATIENCE.as_micros() / RETRY.as_micros()) as i32;
+    conn.busy_handler(Some(move |n: i32| {
+        std::thread::sleep(RETRY);
+        n < tries
+    }))?;
+    Ok(conn)
+}
+
+/// `PRAGMA wal_checkpoint(MODE)`: (busy, frames in the WAL, frames copied);
+/// the frame counts are -1 when it could not start.
+fn checkpoint(conn: &rusqlite::Connection, mode: &str) -> rusqlite::Result<(bool, i64, i64)> {
+    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
+        Ok((r.get::<_, i64>(0)? != 0, r.get(1)?, r.get(2)?))
+    })
+}
+
+fn keep(
+    db: &Path,
+    target: &SqliteTarget,
+    sink: &HistorySink,
+    clock: Clock,
+    done: &AtomicBool,
+) -> WalReport {
+    let wal = wal_path(db);
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let mut report = WalReport::default();
+    let mut held_ns = 0u64;
+    // Open from the start: besides checkpointing, it keeps the WAL from
+    // being removed when the workers' connections close, so that the
+    // last sample sees it as the load left it (a run shorter than a
+    // sample has a peak too). It holds no read transaction: it keeps
+    // nothing from being checkpointed.
+    let conn = open(db, target)
+        .and_then(|c| {
+            let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+            Ok((c, page.max(512) as u64))
+        })
+        .inspect_err(|e| tracing::warn!("WAL keeper: cannot open {}: {e}", db.display()));
+    loop {
+        let stopping = done.load(Ordering::Acquire);
+        let bytes = size();
+        report.peak_bytes = report.peak_bytes.max(bytes);
+        if stopping {
+            break;
+        }
+        if let (true, Ok((c, page))) = (bytes > CHECKPOINT_ABOVE, &conn) {
+            // The file keeps its size when the WAL starts again from its
+            // beginning: what counts is how many frames it holds now.
+            let frames = checkpoint(c, "NOOP").map_or(0, |(_, f, _)| f.max(0) as u64);
+            if frames * (page + 24) > CHECKPOINT_ABOVE {
+                if let Some((t0, t1, detail)) = restart(c, done, &clock, bytes) {
+                    report.checkpoints += 1;
+                    held_ns += t1 - t0;
+                    sink.send_entry(&Entry::Bench(BenchEntry {
+                        t: t0,
+                        end: t1,
+                        action: BenchAction::WalCheckpoint,
+                        detail: Some(detail),
+                    }));
+                }
+            }
+        }
+        std::thread::park_timeout(SAMPLE);
+    }
+    report.checkpoint_s = (held_ns as f64 / 1e6).round() / 1e3;
+    report
+}
+
+/// One RESTART checkpoint, tried until it ran or [`PATIENCE`] ran out.
+/// A try that found another checkpoint running (an automatic one) held
+/// nothing and is not counted; the rest may have held writers off: returns
+/// their span (clock ns) and what happened, None when no try ran.
+fn restart(
+    c: &rusqlite::Connection,
+    done: &AtomicBool,
+    clock: &Clock,
+    bytes: u64,
+) -> Option<(u64, u64, String)> {
+    let started = Instant::now();
+    let mut held_from = None;
+    loop {
+        let t = clock.now();
+        let r = checkpoint(c, "RESTART");
+        let end = clock.now();
+        let outcome = match r {
+            // Another checkpoint had the checkpoint lock: nothing was held.
+            Ok((true, -1, -1)) => None,
+            Ok((false, frames, _)) => Some(Ok(frames)),
+            Ok((true, frames, copied)) => Some(Err(format!(
+                "busy: {copied} of {frames} frames copied, readers or writers did not leave"
+            ))),
+            Err(e) => Some(Err(e.to_string())),
+        };
+        if outcome.is_some() {
+            held_from.get_or_insert(t);
+        }
+        let last = started.elapsed() >= PATIENCE || done.load(Ordering::Acquire);
+        match outcome {
+            Some(Ok(frames)) => {
+                return Some((
+                    held_from.unwrap_or(t),
+                    end,
+                    format!(
+                        "wal_checkpoint(RESTART): {frames} frames copied, the WAL file was \
+                         {bytes} bytes"
+                    ),
+                ))
+            }
+            Some(Err(e)) if last => {
+                return Some((
+                    held_from.unwrap_or(t),
+                    end,
+                    format!("wal_checkpoint(RESTART) gave up: {e}"),
+                ))
+            }
+            None if last => {
+                return held_from.map(|from| {
+                    (
+                        from,
+                        end,
+                        "wal_checkpoint(RESTART) gave up: another checkpoint kept running".into(),
+                    )
+                })
+            }
+            _ => std::thread::sleep(RETRY),
+        }
+    }
+}
