@@ -204,10 +204,7 @@ pub fn audit(run_dir: &Path) -> Result<(Audit, Option<String>), AuditError> {
 }
 
 /// [`audit`] within `limits` (the database's size, the queries' work).
-pub fn audit_with(
-    run_dir: &Path,
-    limits: Limits,
-) -> Result<(Audit, Option<String>), AuditError> {
+pub fn audit_with(run_dir: &Path, limits: Limits) -> Result<(Audit, Option<String>), AuditError> {
     let audit = judge_with(run_dir, limits)?;
     let json = serde_json::to_string_pretty(&audit)
         .map_err(|e| AuditError::Unreadable(format!("cannot encode the audit: {e}")))?;

@@ -51,9 +51,8 @@ pub(crate) fn final_tables(
         _ => Ok(()),
     }
     };
-    let from_db = |db: &Path| -> Result<Tables, AuditError> {
-        read_db(db, &p.variant, namespace, limits)
-    };
+    let from_db =
+        |db: &Path| -> Result<Tables, AuditError> { read_db(db, &p.variant, namespace, limits) };
     let audit_db = p.scenario.audit.as_ref().and_then(|a| a.sqlite.clone());
     match target.kind {
         TargetKind::Sqlite => {

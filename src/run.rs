@@ -396,10 +396,8 @@ fn execute(
     // A history that cannot be written (a full disk) stops the load at
     // once; its error ends the run with exit 3 (`writer.finish()`).
     let stop = control.clone();
-    let writer = HistoryWriter::create_with(&history_path, move |_| {
-        stop.request_stop()
-    })
-    .map_err(|e| WriteError::new(&history_path, e))?;
+    let writer = HistoryWriter::create_with(&history_path, move |_| stop.request_stop())
+        .map_err(|e| WriteError::new(&history_path, e))?;
     let sink = writer.sink();
     let http = s.target.kind == TargetKind::Http;
     // The clock's origin as UTC, read next to it, so that shards' times

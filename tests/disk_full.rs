@@ -49,8 +49,10 @@ fn whole_or_absent(dir: &Path, o: &Output) -> Option<serde_json::Value> {
             "the reserve was left: {name}"
         );
         let len = e.metadata().unwrap().len();
-        // SQLite's own files are the database's business, not ours.
-        if !name.starts_with("target.db") {
+        // SQLite's own files are the database's business, not ours; the
+        // folder's claim is made by its existence (O_EXCL), its text
+        // (who claimed it) is a courtesy a full disk may leave out.
+        if !name.starts_with("target.db") && name != ".specstorm-claim" {
             assert!(len > 0, "{name} was left with 0 bytes\n{}", text(o));
         }
     }
@@ -148,7 +150,13 @@ fn an_audit_that_cannot_write_its_file_leaves_none() {
         text(&o)
     );
     let o = limited(0, &["audit", out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    // The verdicts stand without their file: the exit is theirs, with a
+    // warning naming audit.json.
+    assert!(
+        o.status.code().is_some_and(|c| c == 0 || c == 4),
+        "{}",
+        text(&o)
+    );
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("audit.json"),
         "{}",

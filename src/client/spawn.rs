@@ -4,8 +4,8 @@
 //! a grace) when the run is over. The server runs in the process group of
 //! a [`Watchdog`], so it dies with a bench that is killed.
 
-use crate::control::Control;
 use super::watchdog::Watchdog;
+use crate::control::Control;
 use crate::scenario::Target;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
