@@ -193,26 +193,44 @@ fn keep(
             break;
         }
         if let (true, Ok((c, page))) = (bytes > CHECKPOINT_ABOVE, &conn) {
-            // The file keeps its size when the WAL starts again from its
-            // beginning: what counts is how many frames it holds now.
-            let frames = checkpoint(c, "NOOP").map_or(0, |(_, f, _)| f.max(0) as u64);
-            if frames * (page + 24) > CHECKPOINT_ABOVE {
-                if let Some((t0, t1, detail)) = restart(c, done, &clock, bytes) {
-                    report.checkpoints += 1;
-                    held_ns += t1 - t0;
-                    sink.send_entry(&Entry::Bench(BenchEntry {
-                        t: t0,
-                        end: t1,
-                        action: BenchAction::WalCheckpoint,
-                        detail: Some(detail),
-                    }));
-                }
+            if let Some(ns) = bound(c, *page, CHECKPOINT_ABOVE, bytes, sink, &clock, done) {
+                report.checkpoints += 1;
+                held_ns += ns;
             }
         }
         std::thread::park_timeout(SAMPLE);
     }
     report.checkpoint_s = (held_ns as f64 / 1e6).round() / 1e3;
     report
+}
+
+/// When the WAL holds more than `limit` bytes of frames (pages of `page`
+/// bytes; the file is `bytes` long), one RESTART checkpoint, recorded in
+/// `sink` as a `bench` entry. Returns how long it may have held writers
+/// off (ns), None when none ran.
+fn bound(
+    c: &rusqlite::Connection,
+    page: u64,
+    limit: u64,
+    bytes: u64,
+    sink: &HistorySink,
+    clock: &Clock,
+    done: &AtomicBool,
+) -> Option<u64> {
+    // The file keeps its size when the WAL starts again from its
+    // beginning: what counts is how many frames it holds now.
+    let frames = checkpoint(c, "NOOP").map_or(0, |(_, f, _)| f.max(0) as u64);
+    if frames * (page + 24) <= limit {
+        return None;
+    }
+    let (t0, t1, detail) = restart(c, done, clock, bytes)?;
+    sink.send_entry(&Entry::Bench(BenchEntry {
+        t: t0,
+        end: t1,
+        action: BenchAction::WalCheckpoint,
+        detail: Some(detail),
+    }));
+    Some(t1 - t0)
 }
 
 /// One RESTART checkpoint, tried until it ran or [`PATIENCE`] ran out.
@@ -273,5 +291,106 @@ fn restart(
             }
             _ => std::thread::sleep(RETRY),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::writer::HistoryWriter;
+    use rusqlite::Connection;
+
+    fn target() -> SqliteTarget {
+        SqliteTarget {
+            path: None,
+            journal_mode: "wal".into(),
+            synchronous: "normal".into(),
+            busy_timeout: Duration::from_secs(5),
+            reuse: false,
+        }
+    }
+
+    /// Frames the WAL of `c`'s database holds now.
+    fn frames(c: &Connection) -> i64 {
+        checkpoint(c, "NOOP").unwrap().1
+    }
+
+    /// 100 commits of a 4 KiB row each while `reader` holds a snapshot:
+    /// no checkpoint can copy them, no writer can start the WAL again.
+    fn grow(writer: &Connection, reader: &Connection) {
+        reader
+            .execute_batch("BEGIN; SELECT count(*) FROM t;")
+            .unwrap();
+        for i in 0..100 {
+            writer
+                .execute("INSERT INTO t VALUES (?1, zeroblob(4096))", [i])
+                .unwrap();
+        }
+        reader.execute_batch("COMMIT").unwrap();
+    }
+
+    /// The premise: once a reader is gone, nothing starts the WAL again
+    /// below the automatic checkpoint's 1000 pages; it only grows.
+    #[test]
+    fn without_the_keeper_the_wal_only_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let (w, r) = (
+            sqlite::open(&db, &target()).unwrap(),
+            sqlite::open(&db, &target()).unwrap(),
+        );
+        w.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)")
+            .unwrap();
+        grow(&w, &r);
+        let before = frames(&w);
+        w.execute("INSERT INTO t VALUES (1000, 1)", []).unwrap();
+        assert!(frames(&w) > before, "{} <= {before}", frames(&w));
+    }
+
+    #[test]
+    fn a_wal_past_the_limit_is_restarted_and_the_checkpoint_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let (w, r) = (
+            sqlite::open(&db, &target()).unwrap(),
+            sqlite::open(&db, &target()).unwrap(),
+        );
+        w.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)")
+            .unwrap();
+        let history = dir.path().join("history.jsonl");
+        let writer = HistoryWriter::create(&history).unwrap();
+        let sink = writer.sink();
+        let clock = Clock::start();
+        let keeper = open(&db, &target()).unwrap();
+        let done = AtomicBool::new(false);
+        let bytes = || std::fs::metadata(wal_path(&db)).unwrap().len();
+        // Below the limit: nothing is done.
+        let limit = 64 << 10;
+        assert_eq!(
+            bound(&keeper, 4096, 1 << 30, bytes(), &sink, &clock, &done),
+            None
+        );
+        grow(&w, &r);
+        let before = frames(&w);
+        assert!(before as u64 * 4096 > limit, "{before}");
+        let held = bound(&keeper, 4096, limit, bytes(), &sink, &clock, &done);
+        assert!(held.is_some());
+        // The next commit starts the WAL from its beginning.
+        w.execute("INSERT INTO t VALUES (1000, 1)", []).unwrap();
+        assert!(frames(&w) < 5, "{} frames after a restart", frames(&w));
+        drop(sink);
+        writer.finish().unwrap();
+        let entries: Vec<Entry> = crate::history::reader::read(&history)
+            .unwrap()
+            .collect::<anyhow::Result<_>>()
+            .unwrap();
+        assert!(
+            matches!(
+                entries.as_slice(),
+                [Entry::Bench(BenchEntry { action: BenchAction::WalCheckpoint, t, end, .. })]
+                    if t <= end
+            ),
+            "{entries:?}"
+        );
     }
 }
