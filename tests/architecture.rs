@@ -1,0 +1,1135 @@
+//! The architecture test: the modules of `src/` import only downward,
+//! through the layers of [`LAYERS`], and never in a cycle.
+//!
+//! A module is a file of `src/` (a `mod.rs` is its folder's module;
+//! `lib.rs` and `main.rs` are the crate's root and are left out). Module A
+//! imports module B when A's code, outside its `#[cfg(test)]` items, names
+//! an item of B by a path: `use crate::...` (grouped trees too), `use
+//! self::...`, `use super::...`, an inline `crate::`, `self::` or `super::`
+//! path, or a path through a name such a `use` brought in (`use
+//! crate::client::sqlite;` then `sqlite::open`). A name a module re-exports
+//! (`pub use x::Y`) is followed to the module that defines it. A folder
+//! module's own children named by relative paths (`mod facts; pub use
+//! facts::Facts; count_exact::check()`) are not imports of it: its
+//! `mod.rs` declares them and speaks for them (their imports of it are).
+//!
+//! The test fails, naming the modules and the imports with the names they
+//! use, on (a) any cycle (a strongly connected component of more than one
+//! module), (b) any import from a lower layer to a higher one that
+//! [`ALLOWED`] does not list, (c) a module that [`LAYERS`] does not place
+//! (a new file must be placed), and on entries of [`LAYERS`] or
+//! [`ALLOWED`] that no longer match a module or an upward import.
+//!
+//! The reader is a small tokenizer, not a Rust parser: comments, strings
+//! and char literals are skipped, and only paths are read. Macros'
+//! bodies are read as any code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Every module of `src/`, by layer, bottom first. A module may import
+/// modules of its own layer and of the layers below it.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "core",
+        &[
+            "clock",
+            "control",
+            "draws",
+            "input",
+            "run_dir",
+            "sql_guard",
+            "whole",
+            // A SQL value: what every layer passes around (the design's
+            // "SQL values" of the core); it imports nothing of the crate.
+            "workload::value",
+        ],
+    ),
+    (
+        "model",
+        &[
+            "fault_kind",
+            "figures",
+            "history",
+            "history::reader",
+            "history::writer",
+            "shard",
+            // Counts ops by the history's kinds and completion types, so
+            // it sits with the history, above the core.
+            "stats",
+            "verdict",
+        ],
+    ),
+    (
+        "config",
+        &[
+            "scenario",
+            "scenario::api",
+            "scenario::expect",
+            "scenario::load",
+            "scenario::load::api_keys",
+            "scenario::load::limits",
+            "statements",
+            "statements::check",
+            "statements::origin",
+            "statements::outbox",
+            "statements::parse",
+            "statements::scratch",
+            "statements::sql_error",
+            "variant",
+        ],
+    ),
+    (
+        "engine",
+        &[
+            "fault_hook",
+            "generator",
+            "live",
+            "nemesis",
+            "outbox_lease",
+            // The workloads' ops as step machines (no I/O): the runtimes
+            // drive them, the HTTP client sends groups' ops and the
+            // reference server runs them, so they sit in the engine until
+            // the Workload trait (step 3) puts them behind it.
+            "workload",
+            "workload::groups",
+            "workload::machine",
+            "workload::outbox",
+        ],
+    ),
+    (
+        "target and nemesis",
+        &[
+            // The final tables' rows: what the targets read back
+            // (client::export, client::outbox_export, client::service_db,
+            // client::sqlite_tables) and the checkers judge.
+            "checker::outbox::tables",
+            "checker::tables",
+            "client",
+            "client::export",
+            "client::http",
+            "client::mapping",
+            "client::outbox_export",
+            "client::schema_fit",
+            "client::service",
+            "client::service_db",
+            "client::spawn",
+            "client::sqlite",
+            "client::sqlite_tables",
+            "client::template",
+            "client::watchdog",
+            "nemesis::kill",
+            "nemesis::lock",
+            "nemesis::proxy",
+            "nemesis::timed",
+            // The step drivers and schedulers of today's four workload x
+            // target cells: each calls one concrete client (client::sqlite,
+            // client::http), so they sit with the clients, above the
+            // engine they belong to once it has a Client trait (step 4).
+            "http_runtime",
+            "outbox_http_runtime",
+            "outbox_runtime",
+            "runtime",
+            // Keeps the target database's WAL bounded (its own connection
+            // to the target's file); WalReport, the summary's figure, is
+            // read by report from here, below it.
+            "wal",
+        ],
+    ),
+    (
+        "workload",
+        &[
+            "checker",
+            "checker::completeness",
+            "checker::count_exact",
+            "checker::evidence",
+            "checker::facts",
+            "checker::no_missed_regression",
+            "checker::one_group",
+            "checker::outbox",
+            "checker::outbox::at_most_one_out_queue_msg",
+            "checker::outbox::at_most_one_state_change",
+            "checker::outbox::consistent",
+            "checker::outbox::facts",
+            "checker::outbox::liveness",
+            "checker::outbox::no_lost_output",
+            "checker::outbox::type_ok",
+            "checker::sharded",
+            "checker::stranded",
+            "checker::type_ok",
+            "explore::db",
+            "explore::groups",
+            "explore::groups_constants",
+            "explore::invariants",
+            "explore::outbox",
+            "explore::outbox_constants",
+            "explore::outbox_invariants",
+            "explore::search",
+            "explore::trace",
+            "explore::world",
+        ],
+    ),
+    (
+        "report, ui and server",
+        &[
+            "dashboard",
+            "dashboard::view",
+            "dashboard::view::draw",
+            "dashboard::view::panels",
+            "dashboard::view::verdict",
+            "report",
+            "report::baseline",
+            "report::coverage",
+            "report::folder",
+            "report::hlog",
+            "report::human",
+            "report::human_outbox",
+            "report::junit",
+            "report::plot",
+            "report::precision",
+            "report::summary",
+            "server",
+            "server::export",
+            "server::handle",
+            "server::outbox",
+            "server::pool",
+            "server::routes",
+            "server::state",
+            "watch",
+        ],
+    ),
+    (
+        "app",
+        &[
+            "audit",
+            "audit_db",
+            "audit_error",
+            "audit_killed",
+            "audit_outbox",
+            "audit_record",
+            "audit_tables",
+            "cli",
+            "compare",
+            "dispatch",
+            // The explore driver (`specstorm explore`); its worlds are
+            // workload modules.
+            "explore",
+            "merge",
+            "outbox_http",
+            "outbox_run",
+            "prepare",
+            "probe",
+            "run",
+            "run_folder",
+        ],
+    ),
+];
+
+/// Upward imports that are known and owned elsewhere: (from, to, why).
+/// Nothing else belongs here; an entry that matches no upward import
+/// fails the test, so the list only shrinks.
+const ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "scenario::load",
+        "checker",
+        "config loader, being split in step 5",
+    ),
+    (
+        "scenario::load",
+        "generator",
+        "config loader, being split in step 5",
+    ),
+    (
+        "scenario::load",
+        "report::summary",
+        "config loader, being split in step 5",
+    ),
+    (
+        "scenario::load::api_keys",
+        "client::mapping",
+        "config loader, being split in step 5",
+    ),
+    (
+        "scenario::load::limits",
+        "client::sqlite",
+        "config loader, being split in step 5",
+    ),
+    (
+        "scenario::load::limits",
+        "generator",
+        "config loader, being split in step 5",
+    ),
+];
+
+#[test]
+fn src_imports_only_downward_and_without_cycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = Graph::read(&src);
+    assert!(
+        graph.modules.len() > 50,
+        "read only {} modules from {}",
+        graph.modules.len(),
+        src.display()
+    );
+    let problems = problems(&graph, LAYERS, ALLOWED);
+    assert!(
+        problems.is_empty(),
+        "{} architecture problem(s) in src/ (see tests/architecture.rs):\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+/// The test's own reader and checks, on a small tree built to break every
+/// rule: the test above can fail.
+#[test]
+fn the_check_finds_cycles_upward_imports_and_unplaced_modules() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |name: &str, text: &str| {
+        let p = src.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("lib.rs", "pub mod low; pub mod high; pub mod folder; pub mod stray;");
+    write(
+        "low.rs",
+        r##"//! Names `crate::stray` only in words: "crate::stray::Words".
+use crate::{folder::Facade, high::{self, Top as Renamed}};
+/* crate::stray::Comment /* nested */ crate::stray::Comment */
+pub fn f<'a>(x: &'a str) -> u32 {
+    let _ = ('"', '\'', b'x', r#"crate::stray::Raw"#, x);
+    high::g() + crate::folder::inner::h()
+}
+#[cfg(test)]
+#[allow(unused)]
+mod tests {
+    use crate::stray::Tested;
+}
+"##,
+    );
+    write("high.rs", "pub struct Top;\npub fn g() -> u32 { super::low::f(\"\") }\n");
+    write(
+        "folder/mod.rs",
+        "mod inner;\npub use inner::Facade;\npub fn k() -> u32 { inner::h() }\n",
+    );
+    write(
+        "folder/inner.rs",
+        "use super::super::low;\npub struct Facade;\npub fn h() -> u32 { low::f(\"\") }\n",
+    );
+    write("stray.rs", "use self::nothing::*;\npub struct Tested;\n");
+
+    let g = Graph::read(src);
+    let edges: BTreeMap<(&str, &str), Vec<&str>> = g
+        .edges
+        .iter()
+        .map(|((a, b), names)| {
+            (
+                (a.as_str(), b.as_str()),
+                names.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    let want: BTreeMap<(&str, &str), Vec<&str>> = [
+        (("folder::inner", "low"), vec!["f", "low"]),
+        (("high", "low"), vec!["f"]),
+        (("low", "folder::inner"), vec!["Facade", "h"]),
+        (("low", "high"), vec!["Top", "g", "high"]),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(edges, want);
+    assert_eq!(
+        g.modules.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["folder", "folder::inner", "high", "low", "stray"]
+    );
+
+    let layers: &[(&str, &[&str])] = &[
+        ("bottom", &["folder", "folder::inner", "low"]),
+        ("top", &["gone", "high"]),
+    ];
+    let found = problems(&g, layers, &[]);
+    let text = found.join("\n");
+    assert_eq!(found.len(), 4, "{text}");
+    assert!(
+        text.contains("cycle of 3 modules: folder::inner, high, low"),
+        "{text}"
+    );
+    assert!(text.contains("low -> high: Top, g, high"), "{text}");
+    assert!(
+        text.contains("upward import: low (bottom) -> high (top): Top, g, high"),
+        "{text}"
+    );
+    assert!(text.contains("`stray` is in no layer"), "{text}");
+    assert!(text.contains("`gone`, which is no module"), "{text}");
+
+    // An allowed upward import is no problem; an allowance that matches
+    // no upward import is.
+    let allowed: &[(&str, &str, &str)] = &[("low", "high", "why"), ("high", "low", "why")];
+    let found = problems(&g, layers, allowed).join("\n");
+    assert!(!found.contains("upward import: "), "{found}");
+    assert!(
+        found.contains("ALLOWED lists high -> low, which is no upward import"),
+        "{found}"
+    );
+}
+
+/// The modules of a source tree and the imports between them.
+#[derive(Debug, Default)]
+struct Graph {
+    /// Every module, `a::b`.
+    modules: BTreeSet<String>,
+    /// (from, to) -> the names `from` uses of `to`.
+    edges: BTreeMap<(String, String), BTreeSet<String>>,
+}
+
+/// One `use` path: its segments as written (`crate`, `super`, a name; the
+/// last may be `self`), its `as` name, and whether it ends in `*`.
+#[derive(Debug, Clone)]
+struct UsePath {
+    path: Vec<String>,
+    alias: Option<String>,
+    glob: bool,
+}
+
+/// One `use` of a file: the path, whether it is `pub` (a re-export), and
+/// the module (inline modules included) it is written in.
+#[derive(Debug, Clone)]
+struct Use {
+    path: UsePath,
+    public: bool,
+    scope: Vec<String>,
+}
+
+/// What the reader takes from one file.
+#[derive(Debug, Default)]
+struct File {
+    module: Vec<String>,
+    uses: Vec<Use>,
+    /// Inline paths (`a::b::c`, at least two segments) and their scope.
+    paths: Vec<(Vec<String>, Vec<String>)>,
+    /// Modules declared here (`mod x;`, `mod x { }`), as full paths.
+    children: BTreeSet<Vec<String>>,
+    /// Names its `use`s bring in, and the crate path each stands for
+    /// (None: not the crate's).
+    aliases: BTreeMap<String, Option<Vec<String>>>,
+}
+
+impl Graph {
+    /// Reads every `.rs` file under `src`.
+    fn read(src: &Path) -> Graph {
+        let mut files: BTreeMap<String, File> = BTreeMap::new();
+        let mut test_only: BTreeSet<String> = BTreeSet::new();
+        for path in rust_files(src) {
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut module: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if module.last().is_some_and(|l| l == "mod") {
+                module.pop();
+            }
+            if module == ["lib"] || module == ["main"] {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (tokens, tests) = without_tests(&tokenize(&text));
+            for t in tests {
+                test_only.insert(join(&module, &t));
+            }
+            let file = read_file(module, &tokens);
+            files.insert(file.module.join("::"), file);
+        }
+        files.retain(|m, _| !test_only.contains(m) && !test_only.iter().any(|t| is_below(m, t)));
+        for f in files.values_mut() {
+            // Twice: a `use` may start with a name an earlier one brought in.
+            for _ in 0..2 {
+                let file: &File = f;
+                let aliases: BTreeMap<String, Option<Vec<String>>> = file
+                    .uses
+                    .iter()
+                    .filter(|u| !u.path.glob)
+                    .map(|u| {
+                        let to = absolute(file, &u.path.path, &u.scope, false);
+                        (use_name(&u.path), to)
+                    })
+                    .collect();
+                f.aliases = aliases;
+            }
+        }
+        let modules: BTreeSet<String> = files.keys().cloned().collect();
+        // What each module re-exports: name -> crate path.
+        let reexports: BTreeMap<String, BTreeMap<String, Vec<String>>> = files
+            .iter()
+            .map(|(m, f)| {
+                let names = f
+                    .uses
+                    .iter()
+                    .filter(|u| u.public && !u.path.glob && u.scope == f.module)
+                    .filter_map(|u| {
+                        let to = absolute(f, &u.path.path, &u.scope, true)?;
+                        Some((use_name(&u.path), to))
+                    })
+                    .collect();
+                (m.clone(), names)
+            })
+            .collect();
+        let resolver = Resolver {
+            modules: &modules,
+            reexports: &reexports,
+        };
+        let mut edges: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        for (m, f) in &files {
+            let mut add = |to: String, name: String| {
+                if &to != m {
+                    edges.entry((m.clone(), to)).or_default().insert(name);
+                }
+            };
+            for u in &f.uses {
+                let Some(abs) = absolute(f, &u.path.path, &u.scope, false) else {
+                    continue;
+                };
+                let Some((to, name)) = resolver.resolve(&abs) else {
+                    continue;
+                };
+                // A folder module re-exporting its own children speaks for
+                // them: that is no import of them.
+                if u.public && is_below(&to, m) {
+                    continue;
+                }
+                add(to, if u.path.glob { "*".into() } else { name });
+            }
+            for (path, scope) in &f.paths {
+                if let Some((to, name)) = absolute(f, path, scope, false)
+                    .as_deref()
+                    .and_then(|abs| resolver.resolve(abs))
+                {
+                    add(to, name);
+                }
+            }
+        }
+        Graph { modules, edges }
+    }
+}
+
+/// Resolves crate paths to the module that defines the item they name.
+struct Resolver<'a> {
+    modules: &'a BTreeSet<String>,
+    reexports: &'a BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+impl Resolver<'_> {
+    /// The module of `abs` (a path from the crate root) and the name used
+    /// of it, through re-exports; None for the root's own items.
+    fn resolve(&self, abs: &[String]) -> Option<(String, String)> {
+        self.resolve_within(abs, 0)
+    }
+
+    fn resolve_within(&self, abs: &[String], depth: usize) -> Option<(String, String)> {
+        for k in (1..=abs.len()).rev() {
+            let m = abs[..k].join("::");
+            if !self.modules.contains(&m) {
+                continue;
+            }
+            if k < abs.len() && depth < 8 {
+                if let Some(to) = self.reexports.get(&m).and_then(|r| r.get(&abs[k])) {
+                    let mut next = to.clone();
+                    next.extend_from_slice(&abs[k + 1..]);
+                    if let Some(found) = self.resolve_within(&next, depth + 1) {
+                        return Some(found);
+                    }
+                }
+            }
+            let name = abs.get(k).unwrap_or(&abs[k - 1]).clone();
+            return Some((m, name));
+        }
+        None
+    }
+}
+
+/// The name a `use` path brings into scope.
+fn use_name(u: &UsePath) -> String {
+    if let Some(a) = &u.alias {
+        return a.clone();
+    }
+    match u.path.as_slice() {
+        [.., before, last] if last == "self" => before.clone(),
+        [.., last] => last.clone(),
+        [] => String::new(),
+    }
+}
+
+/// The crate path (from the root, without `crate`) of `path` as written in
+/// `scope` of file `f`; None when it is not the crate's (std, another
+/// crate, a local item). `children`: a relative path into one of the
+/// file's own child modules counts (for re-exports only).
+fn absolute(f: &File, path: &[String], scope: &[String], children: bool) -> Option<Vec<String>> {
+    let mut path: Vec<String> = path.to_vec();
+    if path.last().is_some_and(|l| l == "self") {
+        path.pop();
+    }
+    let first = path.first()?.as_str();
+    let abs = match first {
+        "crate" => path[1..].to_vec(),
+        "self" => [scope, &path[1..]].concat(),
+        "super" => {
+            let ups = path.iter().take_while(|s| *s == "super").count();
+            let base = scope.get(..scope.len().checked_sub(ups)?)?;
+            [base, &path[ups..]].concat()
+        }
+        _ => {
+            let child: Vec<String> = [scope, &path[..1]].concat();
+            if f.children.contains(&child) {
+                if !children {
+                    return None;
+                }
+                [scope, &path[..]].concat()
+            } else {
+                let to = f.aliases.get(first)?.as_ref()?;
+                [to.as_slice(), &path[1..]].concat()
+            }
+        }
+    };
+    Some(abs)
+}
+
+/// Reads the `use`s, inline paths and child modules of one file's tokens.
+fn read_file(module: Vec<String>, t: &[String]) -> File {
+    let mut f = File {
+        module,
+        ..File::default()
+    };
+    // Inline modules open here: (name, brace depth outside them).
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    let at = |i: usize| t.get(i).map_or("", String::as_str);
+    let scope_of = |module: &[String], inline: &[(String, usize)]| -> Vec<String> {
+        let inner = inline.iter().map(|(n, _)| n.clone());
+        module.iter().cloned().chain(inner).collect()
+    };
+    while i < t.len() {
+        match at(i) {
+            "{" => depth += 1,
+            "}" => {
+                depth = depth.saturating_sub(1);
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+            }
+            "mod" if is_ident(at(i + 1)) && matches!(at(i + 2), ";" | "{") => {
+                let mut child = scope_of(&f.module, &inline);
+                child.push(t[i + 1].clone());
+                f.children.insert(child);
+                if at(i + 2) == "{" {
+                    inline.push((t[i + 1].clone(), depth));
+                    depth += 1;
+                    i += 3;
+                    continue;
+                }
+            }
+            "use" if is_ident(at(i + 1)) || matches!(at(i + 1), "::" | "{") => {
+                let public = is_public(t, i);
+                let scope = scope_of(&f.module, &inline);
+                let mut paths = Vec::new();
+                let mut j = use_tree(t, i + 1, Vec::new(), &mut paths);
+                while j < t.len() && t[j] != ";" {
+                    j += 1;
+                }
+                f.uses.extend(paths.into_iter().map(|path| Use {
+                    path,
+                    public,
+                    scope: scope.clone(),
+                }));
+                i = j + 1;
+                continue;
+            }
+            w if is_ident(w) && at(i + 1) == "::" && (i == 0 || at(i - 1) != "::") => {
+                let mut path = vec![w.to_string()];
+                let mut j = i + 1;
+                while at(j) == "::" && is_ident(at(j + 1)) {
+                    path.push(t[j + 1].clone());
+                    j += 2;
+                }
+                if path.len() > 1 {
+                    f.paths.push((path, scope_of(&f.module, &inline)));
+                }
+                i = j;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    f
+}
+
+/// Reads one use tree at `t[i]` under `prefix` into `out`; returns the
+/// index after it.
+fn use_tree(t: &[String], mut i: usize, prefix: Vec<String>, out: &mut Vec<UsePath>) -> usize {
+    let at = |i: usize| t.get(i).map_or("", String::as_str);
+    let mut path = prefix;
+    if at(i) == "::" {
+        // `use ::name`: another crate.
+        path.push("::".into());
+        i += 1;
+    }
+    loop {
+        match at(i) {
+            "{" => {
+                i += 1;
+                while i < t.len() && at(i) != "}" {
+                    let before = i;
+                    i = use_tree(t, i, path.clone(), out);
+                    if at(i) == "," {
+                        i += 1;
+                    }
+                    if i == before {
+                        i += 1;
+                    }
+                }
+                return i + 1;
+            }
+            "*" => {
+                out.push(UsePath {
+                    path,
+                    alias: None,
+                    glob: true,
+                });
+                return i + 1;
+            }
+            w if is_ident(w) => {
+                path.push(w.to_string());
+                i += 1;
+                if at(i) == "::" {
+                    i += 1;
+                    continue;
+                }
+                let alias = (at(i) == "as").then(|| at(i + 1).to_string());
+                if alias.is_some() {
+                    i += 2;
+                }
+                out.push(UsePath {
+                    path,
+                    alias,
+                    glob: false,
+                });
+                return i;
+            }
+            _ => return i,
+        }
+    }
+}
+
+/// Whether the `use` at `t[i]` is `pub` or `pub(...)`.
+fn is_public(t: &[String], i: usize) -> bool {
+    match i.checked_sub(1).map(|j| t[j].as_str()) {
+        Some("pub") => true,
+        Some(")") => {
+            let mut j = i - 1;
+            while j > 0 && t[j] != "(" {
+                j -= 1;
+            }
+            j > 0 && t[j - 1] == "pub"
+        }
+        _ => false,
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+}
+
+/// Whether module `m` lies inside module `parent` (below it, not it).
+fn is_below(m: &str, parent: &str) -> bool {
+    m.len() > parent.len() + 2 && m.starts_with(parent) && m[parent.len()..].starts_with("::")
+}
+
+fn join(module: &[String], name: &str) -> String {
+    module
+        .iter()
+        .map(String::as_str)
+        .chain([name])
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// The tokens without `#[cfg(test)]` items, and the names of the test-only
+/// modules declared as files (`#[cfg(test)] mod tests;`).
+fn without_tests(t: &[String]) -> (Vec<String>, Vec<String>) {
+    const CFG_TEST: [&str; 7] = ["#", "[", "cfg", "(", "test", ")", "]"];
+    let mut out = Vec::new();
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        if t.len() - i < CFG_TEST.len() || !t[i..i + 7].iter().map(String::as_str).eq(CFG_TEST) {
+            out.push(t[i].clone());
+            i += 1;
+            continue;
+        }
+        i += CFG_TEST.len();
+        // Further attributes of the item.
+        while i + 1 < t.len() && t[i] == "#" && t[i + 1] == "[" {
+            i = past_group(t, i + 1);
+        }
+        let start = i;
+        let mut depth = 0usize;
+        while i < t.len() {
+            let tok = t[i].as_str();
+            i += 1;
+            match tok {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" => depth = depth.saturating_sub(1),
+                "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ";" if depth == 0 => {
+                    let item = &t[start..i];
+                    if let Some(k) = item.iter().position(|x| x == "mod") {
+                        if item.len() == k + 3 {
+                            files.push(item[k + 1].clone());
+                        }
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    (out, files)
+}
+
+/// The index after the bracketed group that opens at `t[i]`.
+fn past_group(t: &[String], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < t.len() {
+        match t[i].as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The tokens of Rust source that matter for paths: identifiers, `::` and
+/// single punctuation characters (numbers become `0`). Comments, strings
+/// and char literals are left out, but a string that is exactly a crate
+/// path (`#[serde(with = "crate::a::b")]`) is read as that path.
+fn tokenize(src: &str) -> Vec<String> {
+    let c: Vec<char> = src.chars().collect();
+    let n = c.len();
+    let ident_start = |ch: char| ch.is_alphabetic() || ch == '_';
+    let ident_char = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let ch = c[i];
+        let next = c.get(i + 1).copied();
+        if ch.is_whitespace() {
+            i += 1;
+        } else if ch == '/' && next == Some('/') {
+            while i < n && c[i] != '\n' {
+                i += 1;
+            }
+        } else if ch == '/' && next == Some('*') {
+            let mut depth = 0usize;
+            while i < n {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if ident_start(ch) {
+            let start = i;
+            while i < n && ident_char(c[i]) {
+                i += 1;
+            }
+            let word: String = c[start..i].iter().collect();
+            if matches!(word.as_str(), "r" | "br" | "cr") && matches!(c.get(i), Some('"' | '#')) {
+                let mut j = i;
+                while j < n && c[j] == '#' {
+                    j += 1;
+                }
+                let hashes = j - i;
+                if c.get(j) == Some(&'"') {
+                    // A raw string: up to `"` and as many `#`.
+                    j += 1;
+                    while j < n && !(c[j] == '"' && (1..=hashes).all(|k| c.get(j + k) == Some(&'#')))
+                    {
+                        j += 1;
+                    }
+                    i = j + 1 + hashes;
+                    continue;
+                }
+                if word == "r" && hashes == 1 && c.get(j).is_some_and(|&x| ident_start(x)) {
+                    // A raw identifier, `r#name`.
+                    let s = j;
+                    while j < n && ident_char(c[j]) {
+                        j += 1;
+                    }
+                    out.push(c[s..j].iter().collect());
+                    i = j;
+                    continue;
+                }
+            }
+            if matches!(word.as_str(), "b" | "c") && matches!(c.get(i), Some('"' | '\'')) {
+                // A byte or C string or byte char: the literal follows.
+                continue;
+            }
+            out.push(word);
+        } else if ch.is_ascii_digit() {
+            while i < n && ident_char(c[i]) {
+                i += 1;
+            }
+            out.push("0".into());
+        } else if ch == '"' {
+            i += 1;
+            let start = i;
+            while i < n && c[i] != '"' {
+                i += if c[i] == '\\' { 2 } else { 1 };
+            }
+            let body: String = c[start..i.min(n)].iter().collect();
+            i += 1;
+            if body.starts_with("crate::") && body.chars().all(|x| ident_char(x) || x == ':') {
+                out.extend(tokenize(&body));
+            }
+        } else if ch == '\'' {
+            if next == Some('\\') {
+                // An escaped char: '\n', '\'', '\u{..}'.
+                i += 3;
+                while i < n && c[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if c.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                // A lifetime or a label: its name follows.
+                i += 1;
+            }
+        } else if ch == ':' && next == Some(':') {
+            out.push("::".into());
+            i += 2;
+        } else {
+            out.push(ch.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What is wrong with `g` against `layers` and `allowed`, one entry each.
+fn problems(
+    g: &Graph,
+    layers: &[(&str, &[&str])],
+    allowed: &[(&str, &str, &str)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut layer_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for (l, (name, mods)) in layers.iter().enumerate() {
+        for &m in *mods {
+            if let Some(before) = layer_of.insert(m, l) {
+                out.push(format!(
+                    "LAYERS places `{m}` twice ({} and {name})",
+                    layers[before].0
+                ));
+            }
+        }
+    }
+    for m in &g.modules {
+        if !layer_of.contains_key(m.as_str()) {
+            out.push(format!(
+                "`{m}` is in no layer of LAYERS: place it (tests/architecture.rs)"
+            ));
+        }
+    }
+    for m in layer_of.keys() {
+        if !g.modules.contains(*m) {
+            out.push(format!(
+                "LAYERS places `{m}`, which is no module of src/: remove it"
+            ));
+        }
+    }
+    let names = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join(", ");
+    let mut used = BTreeSet::new();
+    for ((a, b), used_names) in &g.edges {
+        let (Some(&la), Some(&lb)) = (layer_of.get(a.as_str()), layer_of.get(b.as_str())) else {
+            continue;
+        };
+        if la >= lb {
+            continue;
+        }
+        if let Some(k) = allowed
+            .iter()
+            .position(|(x, y, _)| *x == a.as_str() && *y == b.as_str())
+        {
+            used.insert(k);
+            continue;
+        }
+        out.push(format!(
+            "upward import: {a} ({}) -> {b} ({}): {}",
+            layers[la].0,
+            layers[lb].0,
+            names(used_names)
+        ));
+    }
+    for (k, (a, b, _)) in allowed.iter().enumerate() {
+        if !used.contains(&k) {
+            out.push(format!(
+                "ALLOWED lists {a} -> {b}, which is no upward import now: remove it"
+            ));
+        }
+    }
+    for scc in cycles(g) {
+        let members: BTreeSet<&str> = scc.iter().map(String::as_str).collect();
+        let mut text = format!(
+            "cycle of {} modules: {}\n  for example: {}",
+            scc.len(),
+            scc.join(", "),
+            one_cycle(g, &members).join(" -> ")
+        );
+        for ((a, b), used_names) in &g.edges {
+            if members.contains(a.as_str()) && members.contains(b.as_str()) {
+                text.push_str(&format!("\n  {a} -> {b}: {}", names(used_names)));
+            }
+        }
+        out.push(text);
+    }
+    out
+}
+
+/// The strongly connected components of more than one module (Tarjan),
+/// each sorted.
+fn cycles(g: &Graph) -> Vec<Vec<String>> {
+    struct Tarjan<'a> {
+        next: BTreeMap<&'a str, Vec<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    impl<'a> Tarjan<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let i = self.index.len();
+            self.index.insert(v, i);
+            self.low.insert(v, i);
+            self.stack.push(v);
+            self.on_stack.insert(v);
+            for w in self.next.get(v).cloned().unwrap_or_default() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.on_stack.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut scc = Vec::new();
+                loop {
+                    let w = self.stack.pop().unwrap();
+                    self.on_stack.remove(w);
+                    scc.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if scc.len() > 1 {
+                    scc.sort();
+                    self.found.push(scc);
+                }
+            }
+        }
+    }
+    let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (a, b) in g.edges.keys() {
+        next.entry(a.as_str()).or_default().push(b.as_str());
+    }
+    let mut t = Tarjan {
+        next,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for m in &g.modules {
+        if !t.index.contains_key(m.as_str()) {
+            t.visit(m);
+        }
+    }
+    t.found.sort();
+    t.found
+}
+
+/// A shortest cycle through the first of `members` (a strongly connected
+/// component), found breadth first within it: `a -> b -> ... -> a`.
+fn one_cycle<'a>(g: &'a Graph, members: &BTreeSet<&'a str>) -> Vec<&'a str> {
+    let start = *members.iter().next().unwrap();
+    let mut parent: BTreeMap<&'a str, &'a str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(v) = queue.pop_front() {
+        for (a, b) in g.edges.keys() {
+            let (a, b) = (a.as_str(), b.as_str());
+            if a != v || !members.contains(b) {
+                continue;
+            }
+            if b == start {
+                let mut back = vec![start];
+                let mut at = v;
+                while at != start {
+                    back.push(at);
+                    at = parent[at];
+                }
+                back.push(start);
+                back.reverse();
+                return back;
+            }
+            if !parent.contains_key(b) {
+                parent.insert(b, v);
+                queue.push_back(b);
+            }
+        }
+    }
+    vec![start]
+}
