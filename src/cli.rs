@@ -11,7 +11,7 @@
 use crate::compare::{compare, table, CompareOptions};
 use crate::probe::{check_target, ProbeOptions};
 use crate::run::{prepare, run, RunError, RunOptions};
-use crate::runtime::Control;
+use crate::control::Control;
 use crate::server::{serve, LogLevel, ServeOptions};
 use crate::watch::Watch;
 use clap::{Args, Parser, Subcommand};

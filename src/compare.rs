@@ -16,7 +16,7 @@
 use crate::report::junit;
 use crate::report::summary::{Exit, Summary};
 use crate::run::{run, RunError, RunOptions};
-use crate::runtime::Control;
+use crate::control::Control;
 use crate::scenario::Expect;
 use crate::scenario::Scenario;
 use crate::variant;

@@ -29,6 +29,7 @@ pub mod audit_tables;
 pub mod checker;
 pub mod cli;
 pub mod client;
+pub mod clock;
 pub mod compare;
 pub mod control;
 pub mod dashboard;

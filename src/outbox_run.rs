@@ -20,7 +20,8 @@ use crate::nemesis::{FaultPlan, Recorder};
 use crate::outbox_runtime::{run_outbox, OutboxPlan};
 use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::run::{RunError, RunOptions};
-use crate::runtime::{Clock, Control};
+use crate::clock::Clock;
+use crate::control::Control;
 use crate::scenario::{self, FaultKind, Scenario, TargetKind, Workload};
 use crate::statements::OutboxVariant;
 use crate::variant;
@@ -443,7 +444,7 @@ fn sqlite_phase(
     target: &scenario::SqliteTarget,
     nemesis: &Recorder,
     sink: &crate::history::writer::HistorySink,
-    clock: crate::runtime::Clock,
+    clock: crate::clock::Clock,
     control: &Arc<Control>,
     live: &Arc<Live>,
     run_dir: &Path,

@@ -15,7 +15,8 @@ use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind
 use crate::live::{Live, OutboxLive, Phase};
 use crate::nemesis::{draw_rng, Recorder};
 use crate::outbox_lease::{Leases, Settle};
-use crate::runtime::{wall_ms, Clock, Control};
+use crate::clock::{wall_ms, Clock};
+use crate::control::Control;
 use crate::scenario::{CrashPer, FaultKind, FaultOps, OutboxConfig, Scenario};
 use crate::statements::OutboxVariant;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};

@@ -5,6 +5,8 @@
 //! the op counter and the history channel.
 
 use crate::client::sqlite::{exec_step, Journal, StepError};
+use crate::clock::{wall_ms, Clock};
+use crate::control::Control;
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
@@ -18,27 +20,9 @@ use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 pub use crate::generator::CRASH_RESENDS;
-
-/// Monotonic clock of a run: ns since its start.
-#[derive(Debug, Clone, Copy)]
-pub struct Clock(Instant);
-
-impl Clock {
-    /// Starts the clock: now() is 0 here.
-    pub fn start() -> Self {
-        Clock(Instant::now())
-    }
-
-    /// ns since the run started.
-    pub fn now(&self) -> u64 {
-        self.0.elapsed().as_nanos() as u64
-    }
-}
-
-pub use crate::control::Control;
 
 /// What a load run produced, besides the history.
 #[derive(Debug)]
@@ -229,14 +213,6 @@ pub fn missed_ops(s: &Scenario, total: &Stats, load_ns: u64, exhausted: bool) ->
         }
         LoadModel::Open | LoadModel::Closed => 0,
     }
-}
-
-/// Wall-clock time in unix ms (the `:now_ms` parameter of an op).
-pub fn wall_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// Counts an ingester out when it ends, even by a panic, so the

@@ -31,7 +31,7 @@
 use crate::client::sqlite;
 use crate::history::writer::HistorySink;
 use crate::history::{BenchAction, BenchEntry, Entry};
-use crate::runtime::Clock;
+use crate::clock::Clock;
 use crate::scenario::{Scenario, SqliteTarget, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

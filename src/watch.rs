@@ -4,7 +4,7 @@
 //! never slows the load.
 
 use crate::live::{Live, Phase, Rates, Snapshot};
-use crate::runtime::Control;
+use crate::control::Control;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

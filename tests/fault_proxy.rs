@@ -15,7 +15,7 @@ use specstorm::history::writer::HistoryWriter;
 use specstorm::history::{reader, CompletionType, Entry, FaultAction, FaultEntry};
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{op_key, FaultPlan, ProxyAction, Recorder};
-use specstorm::runtime::Clock;
+use specstorm::clock::Clock;
 use specstorm::scenario::{Fault, FaultKind, FaultOps, Toxic};
 use specstorm::workload::groups::IngestOp;
 use std::net::{TcpListener, TcpStream};

@@ -5,7 +5,7 @@
 pub mod view;
 
 use crate::live::{Live, Phase, Rates};
-use crate::runtime::Control;
+use crate::control::Control;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -12,7 +12,7 @@ use super::timed::{ns, sleep_until, Ticks, Timed};
 use super::Recorder;
 use crate::client::spawn::SpawnedServer;
 use crate::history::FaultAction;
-use crate::runtime::Control;
+use crate::control::Control;
 use crate::scenario::Fault;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

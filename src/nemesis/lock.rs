@@ -10,7 +10,7 @@ use super::timed::{ns, sleep_until, Ticks, Timed};
 use super::Recorder;
 use crate::client::sqlite;
 use crate::history::FaultAction;
-use crate::runtime::Control;
+use crate::control::Control;
 use crate::scenario::{Fault, SqliteTarget};
 use std::path::PathBuf;
 use std::sync::Arc;

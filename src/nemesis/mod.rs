@@ -14,7 +14,7 @@ pub use timed::ns;
 
 use crate::history::writer::HistorySink;
 use crate::history::{Entry, FaultAction, FaultEntry};
-use crate::runtime::Clock;
+use crate::clock::Clock;
 use crate::scenario::{Fault, FaultKind, Toxic};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

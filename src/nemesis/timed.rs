@@ -3,7 +3,7 @@
 //! the load stops or the nemesis is told to.
 
 use super::Recorder;
-use crate::runtime::Control;
+use crate::control::Control;
 use crate::scenario::Fault;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -9,7 +9,7 @@
 use crate::client::sqlite::{exec_step, Journal};
 use crate::history::{CompletionType, OpResult};
 use crate::nemesis::draw_rng;
-use crate::runtime::wall_ms;
+use crate::clock::wall_ms;
 use crate::statements::OpProgram;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, Value};

@@ -37,7 +37,7 @@ struct MessageBody {
 /// there): a process would need 10^6 requests per millisecond to catch up
 /// with the next one's start.
 pub fn first_tx_id() -> AtomicI64 {
-    AtomicI64::new(crate::runtime::wall_ms().max(1) * 1_000_000)
+    AtomicI64::new(crate::clock::wall_ms().max(1) * 1_000_000)
 }
 
 /// `POST /v1/messages`.
