@@ -294,7 +294,7 @@ impl IngestGenerator {
                 .open_rate
                 .map(|rate| (seq as f64 * 1e9 / rate).round() as u64),
             group: event.group,
-            key: crate::nemesis::op_key(0, seq, 0),
+            key: crate::draws::op_key(0, seq, 0),
         })
     }
 
@@ -309,7 +309,7 @@ impl IngestGenerator {
         if op.attempt >= CRASH_RESENDS {
             return false;
         }
-        let lag = crate::nemesis::draw_rng(self.seed, u32::MAX, op.key, 0)
+        let lag = crate::draws::draw_rng(self.seed, u32::MAX, op.key, 0)
             .random_range(1..=LATER_WINDOW / 4);
         let due = op.key & ((1 << 40) - 1);
         let event = Arc::new(Event {
@@ -393,7 +393,7 @@ impl ResolveGenerator {
             fingerprint,
             group_id,
             group,
-            key: crate::nemesis::op_key(self.stream, self.n - 1, 0),
+            key: crate::draws::op_key(self.stream, self.n - 1, 0),
         }
     }
 }

@@ -190,7 +190,7 @@ pub fn run_load_http(
     let deadline = s
         .stop
         .duration
-        .map(|d| started.saturating_add(crate::nemesis::ns(d)));
+        .map(|d| started.saturating_add(crate::draws::ns(d)));
     let (stopped_at, exhausted) = rt.block_on(async {
         let mut tasks = Vec::new();
         for w in 0..s.load.ingesters {
@@ -221,11 +221,11 @@ pub fn run_load_http(
                 // (hung, stopped) ends the run instead of letting it time
                 // out request after request until its duration.
                 let silent = now.saturating_sub(shared.last_answer.load(Ordering::Relaxed));
-                let mut limit = crate::nemesis::ns(s.target.request_timeout).saturating_mul(2);
+                let mut limit = crate::draws::ns(s.target.request_timeout).saturating_mul(2);
                 if shared.kills {
                     // A killed server is silent until its restart.
                     limit = limit
-                        .saturating_add(crate::nemesis::ns(kill_downtime(s)))
+                        .saturating_add(crate::draws::ns(kill_downtime(s)))
                         .saturating_add(10_000_000_000);
                 }
                 if silent > limit {

@@ -33,6 +33,7 @@ pub mod clock;
 pub mod compare;
 pub mod control;
 pub mod dashboard;
+pub mod draws;
 pub mod explore;
 pub mod generator;
 pub mod history;

@@ -24,7 +24,8 @@ use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, FaultAction, Invoke, OpKind};
 use crate::http_runtime::Nonconforming;
 use crate::live::{Live, Phase};
-use crate::nemesis::{draw_rng, Recorder};
+use crate::nemesis::Recorder;
+use crate::draws::draw_rng;
 use crate::outbox_runtime::{OutboxOutcome, Queue};
 use crate::clock::Clock;
 use crate::control::Control;
@@ -104,13 +105,13 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
     let deadline = s
         .stop
         .duration
-        .map(|d| started.saturating_add(crate::nemesis::ns(d)));
+        .map(|d| started.saturating_add(crate::draws::ns(d)));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let mut silent_limit = crate::nemesis::ns(s.target.request_timeout).saturating_mul(2);
+    let mut silent_limit = crate::draws::ns(s.target.request_timeout).saturating_mul(2);
     if kills {
         // A killed server is silent until its restart.
         let down = s
@@ -121,7 +122,7 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
             .max()
             .unwrap_or_default();
         silent_limit = silent_limit
-            .saturating_add(crate::nemesis::ns(down))
+            .saturating_add(crate::draws::ns(down))
             .saturating_add(10_000_000_000);
     }
     rt.block_on(async {

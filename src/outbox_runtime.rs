@@ -13,7 +13,8 @@ use crate::client::sqlite::{exec_step, Journal, StepError};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::{Live, OutboxLive, Phase};
-use crate::nemesis::{draw_rng, Recorder};
+use crate::nemesis::Recorder;
+use crate::draws::draw_rng;
 use crate::outbox_lease::{Leases, Settle};
 use crate::clock::{wall_ms, Clock};
 use crate::control::Control;
@@ -244,7 +245,7 @@ pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcom
     let deadline = s
         .stop
         .duration
-        .map(|d| started.saturating_add(crate::nemesis::ns(d)));
+        .map(|d| started.saturating_add(crate::draws::ns(d)));
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for (w, conn) in conns.into_iter().enumerate() {

@@ -135,7 +135,7 @@ pub fn run_load<'a>(
     let deadline = s
         .stop
         .duration
-        .map(|d| started.saturating_add(crate::nemesis::ns(d)));
+        .map(|d| started.saturating_add(crate::draws::ns(d)));
     let mut stopped_at = started;
     let mut exhausted = false;
     std::thread::scope(|scope| {

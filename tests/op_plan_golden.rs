@@ -16,7 +16,8 @@
 
 use sha2::{Digest, Sha256};
 use specstorm::generator::{IngestGenerator, ResolveGenerator, Shard};
-use specstorm::nemesis::{op_key, FaultPlan};
+use specstorm::nemesis::FaultPlan;
+use specstorm::draws::op_key;
 use specstorm::outbox_runtime::Queue;
 use specstorm::scenario::{load, Scenario, Workload};
 use std::fmt::Write as _;

@@ -160,7 +160,7 @@ impl HookReport {
 pub struct Tag {
     /// Op id in the history.
     pub op: u64,
-    /// The op's deterministic key ([`crate::nemesis::op_key`]).
+    /// The op's deterministic key ([`crate::draws::op_key`]).
     pub key: u64,
     /// `x-specstorm-fault` value, if the nemesis chose crash or pause.
     pub hook: Option<String>,

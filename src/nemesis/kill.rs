@@ -8,7 +8,8 @@
 //! after that instant: the checkers close indeterminate ops' windows
 //! there) and `stop` just before the new process is spawned.
 
-use super::timed::{ns, sleep_until, Ticks, Timed};
+use super::timed::{sleep_until, Ticks, Timed};
+use crate::draws::ns;
 use super::Recorder;
 use crate::client::spawn::SpawnedServer;
 use crate::history::FaultAction;

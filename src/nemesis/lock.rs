@@ -6,7 +6,8 @@
 //! usual rule; the history gets `start` when the lock is taken and `stop`
 //! when it is released.
 
-use super::timed::{ns, sleep_until, Ticks, Timed};
+use super::timed::{sleep_until, Ticks, Timed};
+use crate::draws::ns;
 use super::Recorder;
 use crate::client::sqlite;
 use crate::history::FaultAction;

@@ -10,42 +10,17 @@ pub mod lock;
 pub mod proxy;
 mod timed;
 
-pub use timed::ns;
-
 use crate::history::writer::HistorySink;
 use crate::history::{Entry, FaultAction, FaultEntry};
 use crate::clock::Clock;
+use crate::draws::draw_rng;
 use crate::scenario::{Fault, FaultKind, Toxic};
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The deterministic identity of an op, independent of timing: the
-/// generator stream it came from (0 = ingest, r + 1 = resolver r), its
-/// index in that stream, and the client's resend number (HTTP retries).
-pub fn op_key(stream: u32, index: u64, resend: u32) -> u64 {
-    ((stream as u64) << 48) ^ (index & ((1 << 40) - 1)) ^ ((resend as u64 & 0xff) << 40)
-}
-
-/// The RNG of one draw: ChaCha8 seeded from (seed, fault, key, step) by a
-/// SplitMix64 mix, so no draw depends on any other.
-pub fn draw_rng(seed: u64, fault: u32, key: u64, step: u32) -> ChaCha8Rng {
-    let mut x = seed;
-    for v in [fault as u64, key, step as u64] {
-        x = splitmix(x ^ v.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    }
-    ChaCha8Rng::seed_from_u64(x)
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// A duration of `base` plus a uniform jitter in `0..=jitter`.
 fn jittered(rng: &mut ChaCha8Rng, base: Duration, jitter: Duration) -> Duration {
@@ -349,6 +324,7 @@ pub fn check_steps(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::draws::op_key;
     use crate::scenario::FaultOps;
 
     fn fault(kind: FaultKind, p: f64, step: Option<&str>) -> Fault {

@@ -11,7 +11,7 @@
 //! | error | no | the fault's 5xx with a JSON error (`info`) | `forwarded: false` |
 //!
 //! An op's request carries three headers, `x-specstorm-op` (op id, u64),
-//! `x-specstorm-key` (the op's [`op_key`](super::op_key), u64) and
+//! `x-specstorm-key` (the op's [`op_key`](crate::draws::op_key), u64) and
 //! `x-specstorm-f` (`ingest` or `resolve`); they are not forwarded. A
 //! request without all three (healthz, export, reset) is forwarded
 //! untouched, its answer streamed back.
@@ -43,7 +43,7 @@ use tokio::sync::watch;
 
 /// Header carrying the op id (u64, decimal).
 pub const OP_HEADER: &str = "x-specstorm-op";
-/// Header carrying the op key (u64, decimal; see [`super::op_key`]).
+/// Header carrying the op key (u64, decimal; see [`crate::draws::op_key`]).
 pub const KEY_HEADER: &str = "x-specstorm-key";
 /// Header carrying the op kind: `ingest` or `resolve`.
 pub const F_HEADER: &str = "x-specstorm-f";

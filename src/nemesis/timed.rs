@@ -4,6 +4,7 @@
 
 use super::Recorder;
 use crate::control::Control;
+use crate::draws::ns;
 use crate::scenario::Fault;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -96,11 +97,6 @@ impl<'a> Ticks<'a> {
         self.next = self.next.saturating_add(self.every);
         self.stop.is_none_or(|s| since < s)
     }
-}
-
-/// A duration in ns, saturating (durations of 584 years and more).
-pub fn ns(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Sleeps until `until` (clock ns) unless `stopping()` first; false if so.

@@ -8,7 +8,7 @@
 
 use crate::client::sqlite::{exec_step, Journal};
 use crate::history::{CompletionType, OpResult};
-use crate::nemesis::draw_rng;
+use crate::draws::draw_rng;
 use crate::clock::wall_ms;
 use crate::statements::OpProgram;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};

@@ -27,7 +27,7 @@ pub struct IngestOp {
     /// Index of the group in the scenario's key space (0 outside a run).
     pub group: u64,
     /// The op's deterministic identity for the fault plan
-    /// ([`crate::nemesis::op_key`]; 0 outside a run).
+    /// ([`crate::draws::op_key`]; 0 outside a run).
     pub key: u64,
 }
 
@@ -57,7 +57,7 @@ pub struct ResolveOp {
     /// Index of the group in the scenario's key space (0 outside a run).
     pub group: u64,
     /// The op's deterministic identity for the fault plan
-    /// ([`crate::nemesis::op_key`]; 0 outside a run).
+    /// ([`crate::draws::op_key`]; 0 outside a run).
     pub key: u64,
 }
 
