@@ -15,7 +15,7 @@ use crate::nemesis::Recorder;
 use crate::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::clock::Clock;
 use crate::control::Control;
-use crate::scenario::FaultKind;
+use crate::fault_kind::FaultKind;
 use crate::scenario::Scenario;
 use crate::server::routes::fault_header;
 use crate::statements::OpProgram;

@@ -35,6 +35,7 @@ pub mod control;
 pub mod dashboard;
 pub mod draws;
 pub mod explore;
+pub mod fault_kind;
 pub mod generator;
 pub mod history;
 pub mod http_runtime;

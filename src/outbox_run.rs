@@ -22,7 +22,8 @@ use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSIO
 use crate::run::{RunError, RunOptions};
 use crate::clock::Clock;
 use crate::control::Control;
-use crate::scenario::{self, FaultKind, Scenario, TargetKind, Workload};
+use crate::scenario::{self, Scenario, TargetKind, Workload};
+use crate::fault_kind::FaultKind;
 use crate::statements::OutboxVariant;
 use crate::variant;
 use crate::watch::Watcher;

@@ -1712,7 +1712,7 @@ fn sim_naive_violations_are_found_and_real() {
 // ---------------------------------------------------------------------------
 
 use specstorm::history::{FaultAction, FaultEntry};
-use specstorm::scenario::FaultKind;
+use specstorm::fault_kind::FaultKind;
 
 impl Hist {
     fn fault(

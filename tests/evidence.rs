@@ -9,7 +9,8 @@ use specstorm::checker::{check_all, CheckResult, Facts, GroupRow, Tables, Verdic
 use specstorm::history::{
     Completion, Entry, FaultAction, FaultEntry, Header, Invoke, OpKind, OpResult, Step,
 };
-use specstorm::scenario::{FaultKind, MinEvidence};
+use specstorm::scenario::MinEvidence;
+use specstorm::fault_kind::FaultKind;
 use std::process::Command;
 
 const P: &str = "p";

@@ -1,6 +1,7 @@
 //! Scenario loading: every refusal names the right line (or `--set`) and
 //! reason; defaults, overrides, shipped files and the `to_toml` round trip.
 
+use specstorm::fault_kind::FaultKind;
 use specstorm::scenario::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

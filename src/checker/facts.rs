@@ -415,7 +415,7 @@ pub struct FaultWindow {
     /// Index of the fault in the scenario's `[[faults]]`.
     pub fault: u32,
     /// Its kind.
-    pub kind: crate::scenario::FaultKind,
+    pub kind: crate::fault_kind::FaultKind,
     /// `start`, ns since run start.
     pub start: u64,
     /// `stop`, ns since run start; None: never stopped.
@@ -484,7 +484,7 @@ impl Facts {
 
     fn fault(&mut self, f: crate::history::FaultEntry) {
         use crate::history::FaultAction;
-        use crate::scenario::FaultKind;
+        use crate::fault_kind::FaultKind;
         match f.action {
             FaultAction::Start => self.fault_windows.push(FaultWindow {
                 fault: f.fault,

@@ -390,7 +390,7 @@ pub struct FaultEntry {
     /// Index of the fault in the scenario's `[[faults]]`.
     pub fault: u32,
     /// Its kind.
-    pub kind: crate::scenario::FaultKind,
+    pub kind: crate::fault_kind::FaultKind,
     /// start, stop or inject.
     pub action: FaultAction,
     /// The op it hit (inject).

@@ -200,7 +200,7 @@ mod tests {
             Entry::Fault(FaultEntry {
                 t: 0,
                 fault: 0,
-                kind: crate::scenario::FaultKind::Kill,
+                kind: crate::fault_kind::FaultKind::Kill,
                 action: FaultAction::Stop,
                 op: None,
                 step: None,

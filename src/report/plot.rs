@@ -11,7 +11,7 @@
 
 use super::hlog::{self, Log, INTERVAL_NS};
 use crate::history::{reader, CompletionType, Entry, FaultAction, OpKind};
-use crate::scenario::FaultKind;
+use crate::fault_kind::FaultKind;
 use anyhow::{anyhow, Context};
 use hdrhistogram::Histogram;
 use plotters::coord::Shift;

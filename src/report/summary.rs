@@ -5,7 +5,8 @@
 use crate::checker::stranded::Stranded;
 use crate::checker::{CheckResult, Verdict};
 use crate::history::{CompletionType, OpKind};
-use crate::scenario::{Expect, FaultKind, Scenario, Threshold};
+use crate::scenario::{Expect, Scenario, Threshold};
+use crate::fault_kind::FaultKind;
 use crate::stats::Stats;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

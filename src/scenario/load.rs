@@ -17,7 +17,8 @@
 mod api_keys;
 mod limits;
 
-use super::{Fault, FaultKind, LoadModel, Scenario, Skew, Source, Target, TargetKind, Threshold};
+use super::{Fault, LoadModel, Scenario, Skew, Source, Target, TargetKind, Threshold};
+use crate::fault_kind::FaultKind;
 use crate::checker::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -15,6 +15,7 @@ mod load;
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
 pub use load::{fault_line, key_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
 
+use crate::fault_kind::FaultKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -461,46 +462,6 @@ impl Default for Explore {
             redeliveries: 0,
             max_depth: 0,
             max_states: 0,
-        }
-    }
-}
-
-/// `faults[].kind`: what a fault does (see `scenarios/README.md`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum FaultKind {
-    /// A worker abandons its op after a step, as a stateless worker dies
-    /// mid-request: the op is `info`, its event is sent again later.
-    Crash,
-    /// A delay (with jitter) before a step, widening race windows.
-    Pause,
-    /// The built-in fault proxy between the bench and an HTTP target.
-    Proxy,
-    /// SIGKILL of the spawned reference server, restarted on the same
-    /// database after a pause.
-    Kill,
-    /// A connection that holds SQLite's write lock for a while.
-    Lock,
-}
-
-impl FaultKind {
-    /// Every kind, in report order.
-    pub const ALL: [FaultKind; 5] = [
-        FaultKind::Crash,
-        FaultKind::Pause,
-        FaultKind::Proxy,
-        FaultKind::Kill,
-        FaultKind::Lock,
-    ];
-
-    /// Lowercase name, as in scenarios, the history and the summary.
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::Crash => "crash",
-            FaultKind::Pause => "pause",
-            FaultKind::Proxy => "proxy",
-            FaultKind::Kill => "kill",
-            FaultKind::Lock => "lock",
         }
     }
 }
