@@ -34,10 +34,8 @@
 
 use crate::audit_db::{open_untrusted, Limits};
 use crate::checker::stranded::Stranded;
-use crate::checker::{
-    check_all, CheckResult, Facts, GroupRow, Tables, Verdict, CHECKER_VERSION,
-    FIRST_CHECKER_VERSION,
-};
+use crate::checker::{check_all, Facts, GroupRow, Tables, CHECKER_VERSION, FIRST_CHECKER_VERSION};
+use crate::verdict::{CheckResult, Verdict};
 use crate::history::{reader, Entry, Footer, Header};
 use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::Expect;

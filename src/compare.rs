@@ -275,7 +275,7 @@ pub fn compare(
 }
 
 /// The saved check results of a run, for its JUnit suite (empty if absent).
-fn read_checks(run_dir: &Path) -> Vec<crate::checker::CheckResult> {
+fn read_checks(run_dir: &Path) -> Vec<crate::verdict::CheckResult> {
     crate::input::read(&run_dir.join("checks.json"), crate::input::RUN_JSON)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())

@@ -59,6 +59,7 @@ pub mod sql_guard;
 pub mod statements;
 pub mod stats;
 pub mod variant;
+pub mod verdict;
 pub mod wal;
 pub mod watch;
 pub mod whole;

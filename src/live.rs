@@ -4,7 +4,7 @@
 //! one slot (its own [`Stats`] behind a mutex nobody else takes but a
 //! reader, briefly), so recording an op costs an uncontended lock.
 
-use crate::checker::Verdict;
+use crate::verdict::Verdict;
 use crate::history::{CompletionType, OpKind};
 use crate::nemesis::FaultPlan;
 use crate::report::summary::{Counts, Latency};

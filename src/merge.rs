@@ -28,7 +28,8 @@
 //!   their read instant is after every entry of the merged history.
 
 use crate::audit::{self, entry_time};
-use crate::checker::{check_all, CheckResult, Tables};
+use crate::checker::{check_all, Tables};
+use crate::verdict::CheckResult;
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::generator::Shard;

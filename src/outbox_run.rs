@@ -10,7 +10,7 @@
 //! `merge` refuses outbox folders (shards are HTTP groups runs only).
 
 use crate::checker::outbox::{self as checks, OutboxFacts};
-use crate::checker::CheckResult;
+use crate::verdict::CheckResult;
 use crate::client::sqlite;
 use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, OpKind, OutboxHeader, HISTORY_SCHEMA_VERSION};

@@ -2,7 +2,8 @@
 //! the run folder and the database, run the load, read the final tables as
 //! one snapshot, audit them against the history, and save the results.
 
-use crate::checker::{check_all, evidence, CheckResult, Facts, Tables};
+use crate::checker::{check_all, evidence, Facts, Tables};
+use crate::verdict::CheckResult;
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::client::mapping::Mapping;
@@ -691,7 +692,7 @@ pub(crate) fn save_results(
     run_dir: &Path,
     json: &serde_json::Value,
     summary: &Summary,
-    results: &[crate::checker::CheckResult],
+    results: &[crate::verdict::CheckResult],
 ) -> Result<(), RunError> {
     let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
     write_whole(&run_dir.join("checks.json"), checks)?;

@@ -6,10 +6,8 @@
 //! Tests marked `` show a checker that disagrees with
 //! groups.md; they fail today.
 
-use specstorm::checker::{
-    check_all, count_exact, no_missed_regression, one_group, stranded, type_ok, CheckResult, Facts,
-    GroupRow, Tables, Verdict,
-};
+use specstorm::checker::{check_all, count_exact, no_missed_regression, one_group, stranded, type_ok, Facts, GroupRow, Tables};
+use specstorm::verdict::{CheckResult, Verdict};
 use specstorm::history::{Completion, Entry, Header, Invoke, OpKind, OpResult, Step};
 use specstorm::workload::Value;
 use std::collections::{BTreeMap, HashSet};

@@ -7,7 +7,7 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 use ratatui::Terminal;
-use specstorm::checker::Verdict;
+use specstorm::verdict::Verdict;
 use specstorm::dashboard::view::{render, UiState};
 use specstorm::live::{Phase, Rates, RunInfo, Snapshot, Verdicts};
 use specstorm::report::summary::{Counts, Latency};

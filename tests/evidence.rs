@@ -5,7 +5,8 @@
 //! cannot end "every invariant holds".
 
 use specstorm::checker::evidence::{self, EvidenceReport};
-use specstorm::checker::{check_all, CheckResult, Facts, GroupRow, Tables, Verdict};
+use specstorm::checker::{check_all, Facts, GroupRow, Tables};
+use specstorm::verdict::{CheckResult, Verdict};
 use specstorm::history::{
     Completion, Entry, FaultAction, FaultEntry, Header, Invoke, OpKind, OpResult, Step,
 };
@@ -301,7 +302,7 @@ fn too_little_evidence_turns_holds_unknown_and_never_touches_a_violation() {
     }
     // A violation stands however little the evidence.
     let mut broken = vec![CheckResult::new("CountExact")];
-    broken[0].violation(specstorm::checker::Finding {
+    broken[0].violation(specstorm::verdict::Finding {
         group: None,
         event_id: None,
         msg_id: None,

@@ -3,7 +3,7 @@
 //! step with real summaries, the latency log against the summary, and
 //! `specstorm compare`.
 
-use specstorm::checker::{CheckResult, Finding};
+use specstorm::verdict::{CheckResult, Finding};
 use specstorm::history::{CompletionType, OpKind};
 use specstorm::report::hlog;
 use specstorm::report::summary::{self, Coverage};

@@ -16,7 +16,7 @@
 //! rule on every event by construction.
 
 use specstorm::audit::{judge, Audit};
-use specstorm::checker::Verdict;
+use specstorm::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

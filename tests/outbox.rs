@@ -4,7 +4,8 @@
 //! edge), the scenario keys, and small end-to-end runs on SQLite.
 
 use specstorm::checker::outbox::{self, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow};
-use specstorm::checker::{Verdict, OUTBOX_INVARIANTS};
+use specstorm::checker::OUTBOX_INVARIANTS;
+use specstorm::verdict::Verdict;
 use specstorm::history::{CompletionType, Delivery, OutboxHeader, Step};
 use specstorm::statements::{compile_groups, compile_outbox, parse, Cond, StopIf};
 use specstorm::workload::{Next, StepMachine, StepOutcome, Value};

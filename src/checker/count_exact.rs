@@ -52,7 +52,8 @@
 //! above).
 
 use super::facts::{EventFacts, Probe};
-use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
+use super::{secs, Facts, Tables};
+use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};
 use crate::workload::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -42,7 +42,8 @@
 //! never does).
 
 use super::facts::FaultWindow;
-use super::{CheckResult, Facts, Finding, Tables, Verdict};
+use super::{Facts, Tables};
+use crate::verdict::{CheckResult, Finding, Verdict};
 use crate::scenario::MinEvidence;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};

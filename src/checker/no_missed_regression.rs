@@ -50,7 +50,8 @@
 //! counterexample; they are words only, and decide nothing.
 
 use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};
-use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
+use super::{secs, Facts, Tables};
+use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};
 use crate::workload::Value;
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap, HashSet};

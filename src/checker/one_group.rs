@@ -8,7 +8,8 @@
 //! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
 //! final tables only.
 
-use super::{secs, CheckResult, Evidence, Finding, GroupRef, Tables};
+use super::{secs, Tables};
+use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};
 use std::collections::BTreeMap;
 
 /// Invariant name as reported (spec `OneGroupPerFingerprint`).

@@ -46,7 +46,8 @@
 
 use super::facts::{EventStep, Lost, LostRule};
 use super::tables::text;
-use super::{secs, CheckResult, Evidence, Facts, Finding, GroupRef, Tables};
+use super::{secs, Facts, Tables};
+use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};
 use crate::workload::Value;
 
 /// Invariant name as reported (spec `TypeOK`).

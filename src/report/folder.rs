@@ -153,7 +153,7 @@ pub fn title(summary: &Value) -> String {
 /// `checks.json` exists but cannot be read.
 pub fn run_text(dir: &Path, summary: &Value) -> Result<String, FolderError> {
     use super::human;
-    use crate::checker::CheckResult;
+    use crate::verdict::CheckResult;
     if let Some(text) = failed_text(summary) {
         return Ok(text);
     }

@@ -1,7 +1,7 @@
 //! The short human summary printed at the end of a run.
 
 use super::summary::{Latency, Summary};
-use crate::checker::{CheckResult, Verdict};
+use crate::verdict::{CheckResult, Verdict};
 use std::fmt::Write;
 
 /// Counts per kind as `crash 12, lock 3`.

@@ -6,7 +6,7 @@
 //! explanation (or why the expected violation was not found).
 
 use super::summary::Summary;
-use crate::checker::{CheckResult, Verdict};
+use crate::verdict::{CheckResult, Verdict};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 /// File name in a run folder (and in a compare folder, for all variants).

@@ -3,7 +3,7 @@
 //! summary"). Latencies are µs, throughputs ops/s, durations s.
 
 use crate::checker::stranded::Stranded;
-use crate::checker::{CheckResult, Verdict};
+use crate::verdict::{CheckResult, Verdict};
 use crate::history::{CompletionType, OpKind};
 use crate::scenario::{Expect, Scenario, Threshold};
 use crate::fault_kind::FaultKind;

@@ -16,7 +16,7 @@
 //! final `out_queue` only.
 
 use super::{finding, out_rows, OutboxFacts, OutboxTables};
-use crate::checker::CheckResult;
+use crate::verdict::CheckResult;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The invariant's name in the spec.

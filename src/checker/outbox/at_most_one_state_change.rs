@@ -17,7 +17,7 @@
 //! final `state_log`; the history only names the writers in a finding.
 
 use super::{finding, state_rows, OutboxFacts, OutboxTables};
-use crate::checker::CheckResult;
+use crate::verdict::CheckResult;
 use std::collections::BTreeMap;
 
 /// The invariant's name in the spec.

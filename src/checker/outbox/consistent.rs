@@ -31,7 +31,7 @@
 //! counted in a note, not reported `unknown`.
 
 use super::{finding, out_rows, state_rows, OutboxFacts, OutboxTables};
-use crate::checker::{CheckResult, Evidence};
+use crate::verdict::{CheckResult, Evidence};
 use crate::history::CompletionType;
 
 /// The invariant's name (the spec's `ConsistentStateAndoutQueue`).

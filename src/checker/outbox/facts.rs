@@ -4,7 +4,7 @@
 //! `history.jsonl`; the checkers join it with the final tables by message
 //! id, by tx_id and by the steps' times.
 
-use crate::checker::Evidence;
+use crate::verdict::Evidence;
 use crate::history::{CompletionType, Delivery, Entry, OutboxHeader, Step};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -244,7 +244,7 @@ impl OutboxFacts {
     /// changed rows and how it ended; the attempt whose tx_id a state_log
     /// row carries is named by the caller. Without a step log, a first
     /// line says what an `info` attempt may have done.
-    pub fn evidence_of(&self, m: i64) -> Vec<crate::checker::Evidence> {
+    pub fn evidence_of(&self, m: i64) -> Vec<crate::verdict::Evidence> {
         let mut ev: Vec<Evidence> = self.attempts_of(m).flat_map(Attempt::evidence).collect();
         ev.sort_by_key(|e| e.t);
         if self.no_step_log {

@@ -19,7 +19,7 @@ pub use facts::{Attempt, OutboxFacts};
 pub use liveness::Liveness;
 pub use tables::{OutRow, OutboxTables, StateRow};
 
-use super::{CheckResult, Evidence, Finding};
+use crate::verdict::{CheckResult, Evidence, Finding};
 
 /// Every outbox checker's result (TypeOK, AtMostOneStateChange,
 /// AtMostOneOutQueueMsg, ConsistentStateAndOutQueue, NoLostOutput: the

@@ -24,7 +24,7 @@
 //! claimed from missing records.
 
 use super::{finding, state_rows, OutboxFacts, OutboxTables};
-use crate::checker::CheckResult;
+use crate::verdict::CheckResult;
 
 /// The invariant's name in `docs/outbox.md`.
 pub const NAME: &str = "NoLostOutput";

@@ -15,7 +15,7 @@
 //! final tables only (the queue's shape comes from the header).
 
 use super::{finding, OutboxFacts, OutboxTables};
-use crate::checker::CheckResult;
+use crate::verdict::CheckResult;
 
 /// The invariant's name in the spec (`TypeInvariant`, named as groups').
 pub const NAME: &str = "TypeOK";

@@ -13,7 +13,7 @@
 //! counts stay longest, then the footer, latency, throughput and faults.
 //! Texts too long for their place are truncated (`…`) or wrapped.
 
-use crate::checker::Verdict;
+use crate::verdict::Verdict;
 use crate::live::{OutboxLive, Phase, Rates, Snapshot, Verdicts};
 use crate::report::summary::Latency;
 use ratatui::layout::{Alignment, Rect};
