@@ -36,6 +36,7 @@ pub mod dashboard;
 pub mod draws;
 pub mod explore;
 pub mod fault_kind;
+pub mod figures;
 pub mod generator;
 pub mod history;
 pub mod http_runtime;

@@ -7,7 +7,7 @@
 use crate::verdict::Verdict;
 use crate::history::{CompletionType, OpKind};
 use crate::nemesis::FaultPlan;
-use crate::report::summary::{Counts, Latency};
+use crate::figures::{Counts, Latency};
 use crate::stats::Stats;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};

@@ -38,7 +38,8 @@ use crate::history::{
 };
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
-use crate::report::summary::{self, Latency, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::figures::Latency;
 use crate::run::{RunError, RunOptions};
 use crate::scenario::{LoadModel, Scenario, TargetKind};
 use crate::fault_kind::FaultKind;
@@ -365,7 +366,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
             hist(CompletionType::Fail),
             hist(CompletionType::Info),
         );
-        let c = summary::Counts {
+        let c = crate::figures::Counts {
             ok: okh.len(),
             fail: failh.len(),
             info: infoh.len(),

@@ -10,7 +10,7 @@ use ratatui::Terminal;
 use specstorm::verdict::Verdict;
 use specstorm::dashboard::view::{render, UiState};
 use specstorm::live::{Phase, Rates, RunInfo, Snapshot, Verdicts};
-use specstorm::report::summary::{Counts, Latency};
+use specstorm::figures::{Counts, Latency};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

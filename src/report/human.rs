@@ -1,6 +1,7 @@
 //! The short human summary printed at the end of a run.
 
-use super::summary::{Latency, Summary};
+use super::summary::Summary;
+use crate::figures::Latency;
 use crate::verdict::{CheckResult, Verdict};
 use std::fmt::Write;
 

@@ -7,62 +7,13 @@ use crate::verdict::{CheckResult, Verdict};
 use crate::history::{CompletionType, OpKind};
 use crate::scenario::{Expect, Scenario, Threshold};
 use crate::fault_kind::FaultKind;
+use crate::figures::{Counts, Latency};
 use crate::stats::Stats;
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the summary format; bumped on any incompatible change.
 pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
-
-/// Latency figures of one histogram, µs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    /// Values in the histogram.
-    pub count: u64,
-    /// Median, µs.
-    pub p50: f64,
-    /// 90th percentile, µs.
-    pub p90: f64,
-    /// 99th percentile, µs.
-    pub p99: f64,
-    /// 99.9th percentile, µs.
-    pub p999: f64,
-    /// Maximum, µs.
-    pub max: f64,
-    /// Mean, µs.
-    pub mean: f64,
-}
-
-impl Latency {
-    /// Figures of a histogram of ns values.
-    pub fn of(h: &Histogram<u64>) -> Self {
-        let us = |ns: u64| (ns as f64 / 1e3 * 10.0).round() / 10.0;
-        if h.is_empty() {
-            return Latency::default();
-        }
-        Latency {
-            count: h.len(),
-            p50: us(h.value_at_quantile(0.5)),
-            p90: us(h.value_at_quantile(0.9)),
-            p99: us(h.value_at_quantile(0.99)),
-            p999: us(h.value_at_quantile(0.999)),
-            max: us(h.max()),
-            mean: (h.mean() / 1e3 * 10.0).round() / 10.0,
-        }
-    }
-}
-
-/// ok / fail / info counts of one op kind.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Counts {
-    /// Ops that happened.
-    pub ok: u64,
-    /// Ops that certainly did not happen.
-    pub fail: u64,
-    /// Indeterminate ops.
-    pub info: u64,
-}
 
 /// One invariant's line in the summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,7 +15,7 @@
 
 use crate::verdict::Verdict;
 use crate::live::{OutboxLive, Phase, Rates, Snapshot, Verdicts};
-use crate::report::summary::Latency;
+use crate::figures::Latency;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
