@@ -293,14 +293,14 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         &mut results,
     );
     if let Some(m) = &header.merged {
-        crate::merge::note_skew(&mut results, m);
+        crate::checker::sharded::note_skew(&mut results, m);
     }
     // A shard of several is not judged alone, as its run did not judge it.
-    let shard = header.shard.as_ref().map(|s| crate::generator::Shard {
+    let shard = header.shard.as_ref().map(|s| crate::shard::Shard {
         index: s.index,
         count: s.count,
     });
-    let (results, stranded) = match crate::merge::shard_verdicts(shard) {
+    let (results, stranded) = match crate::checker::sharded::shard_verdicts(shard) {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };

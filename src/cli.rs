@@ -87,8 +87,8 @@ pub enum Command {
         no_tui: bool,
         /// Run as runner i of n sharing one HTTP target (target.url): a
         /// disjoint part of the event ids, stop.events and load.rate.
-        #[arg(long, value_name = "I/N", value_parser = crate::generator::Shard::parse, requires = "run_id")]
-        shard: Option<crate::generator::Shard>,
+        #[arg(long, value_name = "I/N", value_parser = crate::shard::Shard::parse, requires = "run_id")]
+        shard: Option<crate::shard::Shard>,
         /// Id shared by every shard of one run (letters, digits, - and _):
         /// the target's project namespace derives from it.
         #[arg(long, value_name = "ID", requires = "shard")]

@@ -4,6 +4,7 @@
 //! groups. Which worker runs which op depends on timing; what the ops are
 //! does not. Every stream is a ChaCha8 RNG (stable across rand versions).
 
+use crate::shard::Shard;
 use crate::scenario::{Keys, Retry, Scenario, Skew};
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
 use rand::{Rng, RngExt, SeedableRng};
@@ -88,69 +89,6 @@ impl KeySpace {
         let f: u64 = fingerprint.strip_prefix("fp")?.parse().ok()?;
         let g = f.checked_mul(self.projects as u64)?.checked_add(p)?;
         (p < self.projects as u64 && g < self.groups).then_some(g)
-    }
-}
-
-/// Runner i of n of one sharded run (`specstorm run --shard i/n`):
-/// several load generators share the work against one HTTP target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    /// i, 0 <= i < n.
-    pub index: u32,
-    /// n >= 1.
-    pub count: u32,
-}
-
-impl Shard {
-    /// Parses `i/n`. Errors: not two integers, n = 0, or i >= n (the text
-    /// says which).
-    pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard {text:?}: expected i/n with 0 <= i < n, e.g. 0/2");
-        let (i, n) = text.split_once('/').ok_or_else(bad)?;
-        let index: u32 = i.trim().parse().map_err(|_| bad())?;
-        let count: u32 = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 {
-            return Err(format!("--shard {text:?}: n must be at least 1"));
-        }
-        if index >= count {
-            return Err(format!(
-                "--shard {text:?}: i must be below n (shards are numbered 0 to {})",
-                count - 1
-            ));
-        }
-        Ok(Shard { index, count })
-    }
-
-    /// This shard's part of `total` (fresh events): `total / n`, plus one
-    /// for the first `total % n` shards, so the parts sum to `total`.
-    /// 0 (no limit) stays 0.
-    pub fn share(&self, total: u64) -> u64 {
-        let n = self.count as u64;
-        total / n + u64::from((self.index as u64) < total % n)
-    }
-
-    /// The seed of this shard's random streams: the run's seed for shard 0
-    /// of 1 (an unsharded run draws exactly what it always drew), else
-    /// mixed with i so that shards draw different keys and ids.
-    fn seed(shard: Option<Shard>, seed: u64) -> u64 {
-        match shard {
-            Some(s) if s.count > 1 => {
-                seed ^ (u64::from(s.index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            }
-            _ => seed,
-        }
-    }
-
-    /// The prefix this shard puts before every event id (after the
-    /// namespace): `k<i>-` when n > 1. It makes the shards' ids disjoint by
-    /// construction, whatever their random draws: two shards can never
-    /// send one event id (only a shard's own duplicate-id retries reuse
-    /// an id, as in an unsharded run).
-    pub fn id_prefix(shard: Option<Shard>) -> String {
-        match shard {
-            Some(s) if s.count > 1 => format!("k{}-", s.index),
-            _ => String::new(),
-        }
     }
 }
 

@@ -69,7 +69,7 @@ struct Shared {
     scenario: Scenario,
     namespace: String,
     /// This runner's part of a sharded run (its own resolver streams).
-    shard: Option<crate::generator::Shard>,
+    shard: Option<crate::shard::Shard>,
     sink: HistorySink,
     clock: Clock,
     control: Arc<Control>,

@@ -55,6 +55,7 @@ pub mod run;
 pub mod run_dir;
 pub mod runtime;
 pub mod scenario;
+pub mod shard;
 pub mod server;
 pub mod sql_guard;
 pub mod statements;

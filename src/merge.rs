@@ -8,7 +8,7 @@
 //! Why the merged audit is sound (it must never report a violation on a
 //! correct system, nor `holds` on a broken one):
 //! - Event ids of different shards are disjoint by construction (see
-//!   [`crate::generator::Shard`]), so every attempt of one event id lies in
+//!   [`crate::shard::Shard`]), so every attempt of one event id lies in
 //!   one shard's history: Done / Maybe per event, and so CountExact and
 //!   TypeOK, are what they are in that shard, whatever the merged order.
 //! - The checkers compare instants of different shards only through "this
@@ -29,10 +29,10 @@
 
 use crate::audit::{self, entry_time};
 use crate::checker::{check_all, Tables};
-use crate::verdict::CheckResult;
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
-use crate::generator::Shard;
+use crate::checker::sharded::note_skew;
+use crate::shard::{namespace_of, MergeInfo, Shard, ShardRef};
 use crate::history::{
     reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader, ShardHeader,
 };
@@ -40,11 +40,10 @@ use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
 use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::figures::Latency;
-use crate::run::{RunError, RunOptions};
+use crate::run::RunError;
 use crate::scenario::{LoadModel, Scenario, TargetKind};
 use crate::fault_kind::FaultKind;
 use crate::whole::{write_whole, WholeFile, WriteError};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -57,14 +56,6 @@ use std::time::{Duration, SystemTime};
 /// `chronyc tracking`: |System time| + root dispersion on each machine);
 /// 50ms for NTP on a LAN is a reasonable bound, more over the internet.
 pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_millis(2);
-
-/// The project namespace of every shard of run `run_id`: `s-<run id>.`.
-/// Unsharded runs use `r<ms>-<hex>.`, so the two never share a prefix; a
-/// run id has no `.`, so one run id's namespace is never a prefix of
-/// another's.
-pub fn namespace_of(run_id: &str) -> String {
-    format!("s-{run_id}.")
-}
 
 /// Checks `--shard` and `--run-id` and turns the scenario into this
 /// shard's part of it: `stop.events` becomes its share (the shares sum to
@@ -134,38 +125,6 @@ pub fn apply_shard(
     Ok(Some(namespace_of(id)))
 }
 
-/// The history header's shard record of a run, if it is sharded.
-pub fn shard_header(opts: &RunOptions, clock_utc_ns: u64) -> Option<ShardHeader> {
-    match (opts.shard, &opts.run_id) {
-        (Some(sh), Some(id)) => Some(ShardHeader {
-            index: sh.index,
-            count: sh.count,
-            run_id: id.clone(),
-            clock_utc_ns,
-        }),
-        _ => None,
-    }
-}
-
-/// The verdicts a shard of n > 1 gives for itself: every invariant
-/// `unknown`, None for a run that is not such a shard. A shard's history
-/// holds only its own ops while the target's namespace holds every
-/// shard's rows, so judging it alone would read the other shards' events
-/// as counts nothing explains (a false violation); only the merge of all
-/// shards can be judged (`specstorm merge`).
-pub fn shard_verdicts(shard: Option<Shard>) -> Option<Vec<CheckResult>> {
-    let sh = shard.filter(|s| s.count > 1)?;
-    Some(crate::checker::all_unknown(
-        "the history of every shard",
-        &format!("shard {}/{} only", sh.index, sh.count),
-        &format!(
-            "not judged: shard {}/{} holds only its own ops, while the target holds \
-             every shard's rows; merge the shards (specstorm merge) to audit the run",
-            sh.index, sh.count
-        ),
-    ))
-}
-
 /// What `specstorm merge` was asked.
 #[derive(Debug, Clone)]
 pub struct MergeOptions {
@@ -175,35 +134,6 @@ pub struct MergeOptions {
     pub out: PathBuf,
     /// Bound on how far two runners' clocks may disagree.
     pub clock_skew: Duration,
-}
-
-/// The summary's record of a merged run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MergeInfo {
-    /// The shards' shared run id.
-    pub run_id: String,
-    /// The shards, by index.
-    pub shards: Vec<ShardRef>,
-    /// The clock-skew bound, ms: every op's window was widened by half of
-    /// it on each side.
-    pub clock_skew_ms: f64,
-    /// Where the final tables came from.
-    pub tables: String,
-}
-
-/// One shard of a merged run, as its summary says.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShardRef {
-    /// i of i/n.
-    pub index: u32,
-    /// Its run folder.
-    pub run_dir: String,
-    /// Its UTC start.
-    pub started_utc: String,
-    /// Distinct events it generated.
-    pub events: u64,
-    /// Its own exit code (its audit saw only its own ops).
-    pub exit_code: i32,
 }
 
 /// Why a merge was refused or failed; each maps to a cli.md exit code.
@@ -517,29 +447,6 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         crate::report::human::render(&summary, &results, &out.display().to_string())
     );
     Ok(summary)
-}
-
-/// The note every invariant of a merged history carries: how far its
-/// ordering across runners is trusted.
-pub fn skew_note(m: &MergedHeader) -> String {
-    format!(
-        "merged from {} shards: times across runners are trusted only up to the clock-skew \
-         bound {:.3} ms (every op's window widened by half of it on each side)",
-        m.shards,
-        m.clock_skew_ns as f64 / 1e6
-    )
-}
-
-/// Adds [`skew_note`] to the one checker that orders ops in time
-/// (NoMissedRegression); the others judge per event id, all of whose
-/// attempts lie in one shard, or the tables alone.
-pub fn note_skew(results: &mut [CheckResult], m: &MergedHeader) {
-    for r in results
-        .iter_mut()
-        .filter(|r| r.invariant == crate::checker::no_missed_regression::NAME)
-    {
-        r.notes.push(skew_note(m));
-    }
 }
 
 fn read_part(dir: &Path) -> Result<Part, MergeError> {

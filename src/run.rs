@@ -100,7 +100,7 @@ pub struct RunOptions {
     pub summary_on_stderr: bool,
     /// `--shard i/n`: this runner's part of a sharded run (HTTP target
     /// with `target.url` only; needs `run_id`).
-    pub shard: Option<crate::generator::Shard>,
+    pub shard: Option<crate::shard::Shard>,
     /// `--run-id ID`: shared by every shard of one run; the project
     /// namespace on the target derives from it.
     pub run_id: Option<String>,
@@ -431,7 +431,7 @@ fn execute(
             .map(|s| s.name.clone())
             .collect(),
         namespace: namespace.clone(),
-        shard: crate::merge::shard_header(opts, clock_utc_ns),
+        shard: crate::shard::shard_header(opts.shard, opts.run_id.as_deref(), clock_utc_ns),
         merged: None,
     }));
     let nemesis = Recorder {
@@ -550,8 +550,8 @@ fn execute(
         ),
     };
 
-    // A shard of several cannot be judged alone (see merge::shard_verdicts).
-    let (results, stranded) = match crate::merge::shard_verdicts(opts.shard) {
+    // A shard of several cannot be judged alone (see checker::sharded::shard_verdicts).
+    let (results, stranded) = match crate::checker::sharded::shard_verdicts(opts.shard) {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };
@@ -634,7 +634,7 @@ fn execute(
             code: 0,
             rule: String::new(),
         },
-        shard: crate::merge::shard_header(opts, clock_utc_ns),
+        shard: crate::shard::shard_header(opts.shard, opts.run_id.as_deref(), clock_utc_ns),
         merged: None,
         outbox: None,
         wal,
@@ -727,7 +727,7 @@ fn refuse_used_run_id(
     client: &HttpClient,
     run_dir: &Path,
     namespace: &str,
-    shard: crate::generator::Shard,
+    shard: crate::shard::Shard,
 ) -> Result<(), RunError> {
     let before = run_dir.join("export-before.json");
     rt.block_on(client.export_to(&before)).map_err(|e| {
@@ -738,7 +738,7 @@ fn refuse_used_run_id(
     let _ = std::fs::remove_file(&before);
     let own = format!(
         "{namespace}{}",
-        crate::generator::Shard::id_prefix(Some(shard))
+        crate::shard::Shard::id_prefix(Some(shard))
     );
     let used = tables
         .event_ids

@@ -81,7 +81,7 @@ pub struct LoadPlan<'a> {
     /// The live figures the workers record into (and watchers read).
     pub live: Arc<Live>,
     /// This runner's part of a sharded run (`--shard i/n`), if any.
-    pub shard: Option<crate::generator::Shard>,
+    pub shard: Option<crate::shard::Shard>,
 }
 
 struct Shared<'a> {

@@ -15,7 +15,8 @@
 //! says so in its commit: every saved seed then replays other ops.
 
 use sha2::{Digest, Sha256};
-use specstorm::generator::{IngestGenerator, ResolveGenerator, Shard};
+use specstorm::generator::{IngestGenerator, ResolveGenerator};
+use specstorm::shard::Shard;
 use specstorm::nemesis::FaultPlan;
 use specstorm::draws::op_key;
 use specstorm::outbox_runtime::Queue;

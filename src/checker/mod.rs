@@ -11,6 +11,7 @@ pub mod facts;
 pub mod no_missed_regression;
 pub mod one_group;
 pub mod outbox;
+pub mod sharded;
 pub mod stranded;
 pub mod tables;
 pub mod type_ok;

@@ -167,7 +167,7 @@ pub struct Summary {
     /// This run folder was merged from shards (`specstorm merge`): the
     /// shards, the clock-skew bound, where the final tables came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub merged: Option<crate::merge::MergeInfo>,
+    pub merged: Option<crate::shard::MergeInfo>,
     /// Outbox runs: the queue, the attempts and the liveness report
     /// (absent for groups).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,127 @@
+//! A sharded run's model: which shard a runner is ([`Shard`]), the shard
+//! record of its history's header ([`shard_header`]), the namespace every
+//! shard of a run shares ([`namespace_of`]), and the summary's record of a
+//! merged run ([`MergeInfo`]). The run, the audit and the merge read them.
+//!
+//! Model layer: imports only the history.
+
+use crate::history::ShardHeader;
+use serde::{Deserialize, Serialize};
+
+/// Runner i of n of one sharded run (`specstorm run --shard i/n`):
+/// several load generators share the work against one HTTP target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// i, 0 <= i < n.
+    pub index: u32,
+    /// n >= 1.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `i/n`. Errors: not two integers, n = 0, or i >= n (the text
+    /// says which).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard {text:?}: expected i/n with 0 <= i < n, e.g. 0/2");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 {
+            return Err(format!("--shard {text:?}: n must be at least 1"));
+        }
+        if index >= count {
+            return Err(format!(
+                "--shard {text:?}: i must be below n (shards are numbered 0 to {})",
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's part of `total` (fresh events): `total / n`, plus one
+    /// for the first `total % n` shards, so the parts sum to `total`.
+    /// 0 (no limit) stays 0.
+    pub fn share(&self, total: u64) -> u64 {
+        let n = self.count as u64;
+        total / n + u64::from((self.index as u64) < total % n)
+    }
+
+    /// The seed of this shard's random streams: the run's seed for shard 0
+    /// of 1 (an unsharded run draws exactly what it always drew), else
+    /// mixed with i so that shards draw different keys and ids.
+    pub(crate) fn seed(shard: Option<Shard>, seed: u64) -> u64 {
+        match shard {
+            Some(s) if s.count > 1 => {
+                seed ^ (u64::from(s.index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            }
+            _ => seed,
+        }
+    }
+
+    /// The prefix this shard puts before every event id (after the
+    /// namespace): `k<i>-` when n > 1. It makes the shards' ids disjoint by
+    /// construction, whatever their random draws: two shards can never
+    /// send one event id (only a shard's own duplicate-id retries reuse
+    /// an id, as in an unsharded run).
+    pub fn id_prefix(shard: Option<Shard>) -> String {
+        match shard {
+            Some(s) if s.count > 1 => format!("k{}-", s.index),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The project namespace of every shard of run `run_id`: `s-<run id>.`.
+/// Unsharded runs use `r<ms>-<hex>.`, so the two never share a prefix; a
+/// run id has no `.`, so one run id's namespace is never a prefix of
+/// another's.
+pub fn namespace_of(run_id: &str) -> String {
+    format!("s-{run_id}.")
+}
+
+/// The history header's shard record of a run, if it is sharded: shard
+/// `shard` of the run `run_id`, whose clock started at `clock_utc_ns`.
+pub fn shard_header(
+    shard: Option<Shard>,
+    run_id: Option<&str>,
+    clock_utc_ns: u64,
+) -> Option<ShardHeader> {
+    match (shard, run_id) {
+        (Some(sh), Some(id)) => Some(ShardHeader {
+            index: sh.index,
+            count: sh.count,
+            run_id: id.to_string(),
+            clock_utc_ns,
+        }),
+        _ => None,
+    }
+}
+
+/// The summary's record of a merged run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergeInfo {
+    /// The shards' shared run id.
+    pub run_id: String,
+    /// The shards, by index.
+    pub shards: Vec<ShardRef>,
+    /// The clock-skew bound, ms: every op's window was widened by half of
+    /// it on each side.
+    pub clock_skew_ms: f64,
+    /// Where the final tables came from.
+    pub tables: String,
+}
+
+/// One shard of a merged run, as its summary says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardRef {
+    /// i of i/n.
+    pub index: u32,
+    /// Its run folder.
+    pub run_dir: String,
+    /// Its UTC start.
+    pub started_utc: String,
+    /// Distinct events it generated.
+    pub events: u64,
+    /// Its own exit code (its audit saw only its own ops).
+    pub exit_code: i32,
+}
