@@ -17,7 +17,7 @@ use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_kind::FaultKind;
 use crate::scenario::Scenario;
-use crate::server::routes::fault_header;
+use crate::fault_hook::fault_header;
 use crate::statements::OpProgram;
 use crate::stats::Stats;
 use crate::workload::groups::IngestOp;

@@ -35,6 +35,7 @@ pub mod control;
 pub mod dashboard;
 pub mod draws;
 pub mod explore;
+pub mod fault_hook;
 pub mod fault_kind;
 pub mod figures;
 pub mod generator;

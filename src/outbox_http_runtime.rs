@@ -14,7 +14,7 @@
 //! its own).
 //!
 //! Crash and pause faults go to the server through the fault hook header
-//! (`--fault-hooks`, [`crate::server::handle::HandleHook`]): a per-step
+//! (`--fault-hooks`, [`crate::fault_hook::HandleHook`]): a per-step
 //! crash is sent as its probability and a seed, and the server draws after
 //! every step it runs, so the spec's Fail() can follow any step on the
 //! path the attempt actually took.
@@ -31,7 +31,7 @@ use crate::clock::Clock;
 use crate::control::Control;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::fault_kind::FaultKind;
-use crate::server::handle::HandleHook;
+use crate::fault_hook::HandleHook;
 use crate::statements::OutboxVariant;
 use rand::RngExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

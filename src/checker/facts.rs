@@ -1148,7 +1148,7 @@ pub enum DroppedAnswer {
 /// The contract's answer in a dropped answer's detail, if it is one of the
 /// two that tell what happened (anything else narrows nothing).
 fn dropped_answer(detail: &str) -> Option<DroppedAnswer> {
-    let (status, body) = crate::nemesis::proxy::parse_drop_detail(detail)?;
+    let (status, body) = crate::fault_hook::parse_drop_detail(detail)?;
     if status != 200 {
         return None;
     }

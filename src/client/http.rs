@@ -7,7 +7,7 @@
 use super::mapping::{Mapping, RequestTemplate};
 use super::template::Vars;
 use crate::history::{CompletionType, HookStep, OpResult};
-use crate::nemesis::proxy;
+use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::scenario::api::Meaning;
 use crate::workload::groups::IngestOp;
 use reqwest::{Client, StatusCode, Url};
@@ -169,11 +169,11 @@ pub struct Tag {
 impl Tag {
     fn apply(&self, req: reqwest::RequestBuilder, f: &str) -> reqwest::RequestBuilder {
         let req = req
-            .header(proxy::OP_HEADER, self.op)
-            .header(proxy::KEY_HEADER, self.key)
-            .header(proxy::F_HEADER, f);
+            .header(OP_HEADER, self.op)
+            .header(KEY_HEADER, self.key)
+            .header(F_HEADER, f);
         match &self.hook {
-            Some(h) => req.header(crate::server::routes::FAULT_HEADER, h),
+            Some(h) => req.header(FAULT_HEADER, h),
             None => req,
         }
     }

@@ -29,6 +29,7 @@
 use super::{FaultPlan, ProxyAction, Recorder};
 use crate::client::http::describe;
 use crate::control::Control;
+use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::FaultAction;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -40,13 +41,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::watch;
-
-/// Header carrying the op id (u64, decimal).
-pub const OP_HEADER: &str = "x-specstorm-op";
-/// Header carrying the op key (u64, decimal; see [`crate::draws::op_key`]).
-pub const KEY_HEADER: &str = "x-specstorm-key";
-/// Header carrying the op kind: `ingest` or `resolve`.
-pub const F_HEADER: &str = "x-specstorm-f";
 
 /// Connect timeout to the upstream.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -471,23 +465,4 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             json_error(status, INJECTED)
         }
     }
-}
-
-/// The detail of a dropped answer: `drop_response: upstream answered
-/// STATUS: BODY` (bodies of more than 1 KiB are left out). The checkers
-/// read it back with [`parse_drop_detail`]: the server's answer is what the
-/// server did, even though the client never heard it.
-pub fn drop_detail(status: u16, body: &str) -> String {
-    if body.len() <= 1024 {
-        format!("drop_response: upstream answered {status}: {body}")
-    } else {
-        format!("drop_response: upstream answered {status}")
-    }
-}
-
-/// (status, body) of a [`drop_detail`], if it holds the body.
-pub fn parse_drop_detail(detail: &str) -> Option<(u16, &str)> {
-    let rest = detail.strip_prefix("drop_response: upstream answered ")?;
-    let (status, body) = rest.split_once(": ")?;
-    Some((status.parse().ok()?, body))
 }

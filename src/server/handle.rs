@@ -7,6 +7,7 @@
 //! published is read back for the answer's `sent`.
 
 use crate::client::sqlite::{exec_step, Journal};
+use crate::fault_hook::HandleHook;
 use crate::history::{CompletionType, OpResult};
 use crate::draws::draw_rng;
 use crate::clock::wall_ms;
@@ -15,7 +16,6 @@ use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, Value};
 use rand::RngExt;
 use rusqlite::{Connection, OptionalExtension};
-use std::time::Duration;
 
 /// One delivery to handle: the message, its duplicate number and the
 /// attempt's transaction id (the server's, unique per request).
@@ -27,73 +27,6 @@ pub struct HandleOp {
     pub dup_id: i64,
     /// The attempt's transaction id.
     pub tx_id: i64,
-}
-
-/// The fault hook's decisions for one delivery (`x-specstorm-fault`):
-/// `crash-after=STEP`, `crash-p=P:SALT[:STEP]` (after every executed step,
-/// or every execution of STEP, the handler dies with probability P, drawn
-/// from SALT and the step's position: the bench's per-step crash),
-/// `pause=STEP:NANOS`; parts separated by `;`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HandleHook {
-    /// Crash after the first execution of this step.
-    pub crash_after: Option<String>,
-    /// Crash after an executed step with this probability: (p, salt,
-    /// only this step).
-    pub crash_p: Option<(f64, u64, Option<String>)>,
-    /// Pause before the first execution of each named step.
-    pub pauses: Vec<(String, Duration)>,
-}
-
-impl HandleHook {
-    /// Parses the header's value against `program` (unknown step names and
-    /// malformed parts are ignored, as for groups).
-    pub fn parse(value: &str, program: &OpProgram) -> Self {
-        let known = |name: &str| program.steps.iter().any(|s| s.name == name);
-        let mut h = HandleHook::default();
-        for part in value.split(';').map(str::trim) {
-            if let Some(step) = part.strip_prefix("crash-after=") {
-                if known(step) {
-                    h.crash_after = Some(step.to_string());
-                }
-            } else if let Some(rest) = part.strip_prefix("crash-p=") {
-                let mut it = rest.splitn(3, ':');
-                let p = it.next().and_then(|p| p.parse::<f64>().ok());
-                let salt = it.next().and_then(|s| s.parse::<u64>().ok());
-                let step = it.next().map(str::to_string);
-                if let (Some(p), Some(salt)) = (p, salt) {
-                    if (0.0..=1.0).contains(&p) && step.as_deref().is_none_or(known) {
-                        h.crash_p = Some((p, salt, step));
-                    }
-                }
-            } else if let Some(rest) = part.strip_prefix("pause=") {
-                if let Some((step, ns)) = rest.rsplit_once(':') {
-                    if let (true, Ok(ns)) = (known(step), ns.parse::<u64>()) {
-                        h.pauses.push((step.to_string(), Duration::from_nanos(ns)));
-                    }
-                }
-            }
-        }
-        h
-    }
-
-    /// The header value of these decisions (the inverse of `parse`).
-    pub fn header(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if let Some(s) = &self.crash_after {
-            parts.push(format!("crash-after={s}"));
-        }
-        if let Some((p, salt, step)) = &self.crash_p {
-            parts.push(match step {
-                Some(s) => format!("crash-p={p}:{salt}:{s}"),
-                None => format!("crash-p={p}:{salt}"),
-            });
-        }
-        for (s, d) in &self.pauses {
-            parts.push(format!("pause={s}:{}", d.as_nanos()));
-        }
-        (!parts.is_empty()).then(|| parts.join(";"))
-    }
 }
 
 /// How one delivery ended on the server.

@@ -8,8 +8,10 @@
 //! `export.*` statements. A groups server answers both with 404.
 
 use super::export;
-use super::handle::{HandleAnswer, HandleHook, HandleOp};
-use super::routes::{error, stream_export, wrong_workload, AppState, FAULT_HEADER};
+use super::handle::{HandleAnswer, HandleOp};
+use crate::fault_hook::HandleHook;
+use super::routes::{error, stream_export, wrong_workload, AppState};
+use crate::fault_hook::FAULT_HEADER;
 use super::Served;
 use crate::workload::outbox::AttemptEnd;
 use axum::body::Bytes;

@@ -6,7 +6,8 @@
 //! [`crate::runtime::run_steps`]); the answer goes back on a tokio oneshot.
 //! SQLite never runs on the async runtime's threads.
 
-use super::handle::{run_handle, HandleAnswer, HandleHook, HandleOp};
+use super::handle::{run_handle, HandleAnswer, HandleOp};
+use crate::fault_hook::HandleHook;
 use super::Served;
 use crate::client::sqlite::{Journal, StepError};
 use crate::control::Control;

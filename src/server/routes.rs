@@ -9,6 +9,7 @@
 use super::export;
 use super::pool::{Op, OpAnswer, Pool};
 use super::Served;
+use crate::fault_hook::{parse_fault_header, FAULT_HEADER};
 use crate::history::CompletionType;
 use crate::nemesis::OpFaults;
 use crate::scenario::SqliteTarget;
@@ -25,7 +26,7 @@ use serde::Deserialize;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 
 /// What every handler shares.
@@ -144,46 +145,16 @@ fn not_ok(a: &OpAnswer) -> Response {
     }
 }
 
-/// The test-only fault hook header: `crash-after=STEP` and/or
-/// `pause=STEP:NANOS`, separated by `;` (the bench's decisions for this op,
-/// made by its fault plan). Unknown step names are ignored.
-pub const FAULT_HEADER: &str = "x-specstorm-fault";
-
-/// The header value for `faults` on `program` (step names by index).
-pub fn fault_header(faults: &OpFaults, program: &OpProgram) -> Option<String> {
-    let mut parts = Vec::new();
-    if let Some((i, _)) = faults.crash_after {
-        parts.push(format!("crash-after={}", program.steps[i].name));
-    }
-    for (i, d, _) in &faults.pauses {
-        parts.push(format!("pause={}:{}", program.steps[*i].name, d.as_nanos()));
-    }
-    (!parts.is_empty()).then(|| parts.join(";"))
-}
-
 /// Reads the fault hook header (only when the server was started with
 /// `--fault-hooks`) into decisions on `program`'s steps.
 fn hook_faults(st: &AppState, headers: &HeaderMap, program: &OpProgram) -> OpFaults {
-    let mut out = OpFaults::default();
     if !st.fault_hooks {
-        return out;
+        return OpFaults::default();
     }
     let Some(v) = headers.get(FAULT_HEADER).and_then(|v| v.to_str().ok()) else {
-        return out;
+        return OpFaults::default();
     };
-    let index = |name: &str| program.steps.iter().position(|s| s.name == name);
-    for part in v.split(';').map(str::trim) {
-        if let Some(step) = part.strip_prefix("crash-after=") {
-            out.crash_after = index(step).map(|i| (i, 0));
-        } else if let Some(rest) = part.strip_prefix("pause=") {
-            if let Some((step, ns)) = rest.rsplit_once(':') {
-                if let (Some(i), Ok(ns)) = (index(step), ns.parse::<u64>()) {
-                    out.pauses.push((i, Duration::from_nanos(ns), 0));
-                }
-            }
-        }
-    }
-    out
+    parse_fault_header(v, program)
 }
 
 /// A crashed op: 500, and what the op did before the hook crashed it
