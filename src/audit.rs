@@ -32,16 +32,13 @@
 //! bench died, so that instant orders against every recorded op as the
 //! real read did.
 
-use crate::audit_db::{open_untrusted, Limits};
+use crate::audit_db::Limits;
 use crate::checker::stranded::Stranded;
-use crate::checker::{check_all, Facts, GroupRow, Tables, CHECKER_VERSION, FIRST_CHECKER_VERSION};
+use crate::checker::{check_all, Facts, Tables, CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use crate::verdict::{CheckResult, Verdict};
 use crate::history::{reader, Entry, Footer, Header};
 use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::Expect;
-use crate::statements::GroupsVariant;
-use crate::workload::Value;
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -649,90 +646,6 @@ pub fn render(a: &Audit) -> String {
     }
     s.push_str(&format!("exit {}: {}", a.exit.code, a.exit.rule));
     s
-}
-
-/// Reads the final tables of a saved database through the variant's
-/// export queries, trusting neither (see [`crate::audit_db`]). Errors:
-/// unreadable (exit 3), naming a stop by the budget or a refusal.
-pub(crate) fn read_db(
-    db: &Path,
-    variant: &GroupsVariant,
-    namespace: &str,
-    limits: Limits,
-) -> Result<Tables, AuditError> {
-    let mut conn = open_untrusted(db, limits)?;
-    read_tables(&mut conn, variant, namespace, &|| 0).map_err(|e| conn.error(&e))
-}
-
-/// Reads the canonical tables (the variant's `export.*` queries) in one
-/// read transaction, keeping only projects that start with `namespace`
-/// (all when empty). `now` gives the read's start and end, ns since run
-/// start. Errors: SQLite's (a query fails, a table is missing).
-pub fn read_tables(
-    conn: &mut Connection,
-    variant: &GroupsVariant,
-    namespace: &str,
-    now: &dyn Fn() -> u64,
-) -> rusqlite::Result<Tables> {
-    read_tables_with(
-        conn,
-        (&variant.export_events, &variant.export_groups),
-        namespace,
-        now,
-    )
-}
-
-/// [`read_tables`] with the two export queries given: `export.events`
-/// (id, project, fingerprint, ...) and `export.groups` (id, project,
-/// fingerprint, status, event_count), in that column order. Errors: a
-/// query SQLite refuses, or a row with fewer columns.
-pub fn read_tables_with(
-    conn: &mut Connection,
-    (export_events, export_groups): (&str, &str),
-    namespace: &str,
-    now: &dyn Fn() -> u64,
-) -> rusqlite::Result<Tables> {
-    let tx = conn.transaction()?;
-    let mut t = Tables {
-        read_start: now(),
-        ..Default::default()
-    };
-    let mine = |project: &Value| {
-        namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
-    };
-    {
-        let mut st = tx.prepare(export_events)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let project = Value::from(r.get_ref(1)?);
-            if mine(&project) {
-                t.add_event(
-                    &Value::from(r.get_ref(0)?),
-                    &project,
-                    &Value::from(r.get_ref(2)?),
-                );
-            }
-        }
-    }
-    {
-        let mut st = tx.prepare(export_groups)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let row = GroupRow {
-                id: Value::from(r.get_ref(0)?),
-                project: Value::from(r.get_ref(1)?),
-                fingerprint: Value::from(r.get_ref(2)?),
-                status: Value::from(r.get_ref(3)?),
-                event_count: Value::from(r.get_ref(4)?),
-            };
-            if mine(&row.project) {
-                t.groups.push(row);
-            }
-        }
-    }
-    t.read_end = now();
-    tx.commit()?;
-    Ok(t)
 }
 
 #[cfg(test)]

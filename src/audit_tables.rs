@@ -4,11 +4,13 @@
 //! scenario's, an HTTP run's `export.json`; and, for a run killed before
 //! it read them, the database the kill left, where the folder holds one.
 
-use crate::audit::{read_db, read_tables_with, AuditError};
+use crate::audit::AuditError;
 use crate::audit_db::{open_untrusted, Limits};
 use crate::checker::Tables;
 use crate::client::export::read_export;
+use crate::client::sqlite_tables::{read_tables, read_tables_with};
 use crate::scenario::TargetKind;
+use crate::statements::GroupsVariant;
 use std::path::Path;
 
 /// The final tables of a groups run folder, and where they were read
@@ -124,4 +126,17 @@ pub(crate) fn final_tables(
             Ok((t, "export.json".into()))
         }
     }
+}
+
+/// Reads the final tables of a saved database through the variant's
+/// export queries, trusting neither (see [`crate::audit_db`]). Errors:
+/// unreadable (exit 3), naming a stop by the budget or a refusal.
+pub(crate) fn read_db(
+    db: &Path,
+    variant: &GroupsVariant,
+    namespace: &str,
+    limits: Limits,
+) -> Result<Tables, AuditError> {
+    let mut conn = open_untrusted(db, limits)?;
+    read_tables(&mut conn, variant, namespace, &|| 0).map_err(|e| conn.error(&e))
 }

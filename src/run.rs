@@ -1217,12 +1217,12 @@ pub(crate) fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {
 
 /// Reads the canonical tables (the variant's `export.*` queries) in one
 /// read transaction, keeping only this run's namespace; times on `clock`
-/// (see [`crate::audit::read_tables`]).
+/// (see [`crate::client::sqlite_tables::read_tables`]).
 pub fn snapshot(
     conn: &mut Connection,
     variant: &GroupsVariant,
     namespace: &str,
     clock: &Clock,
 ) -> rusqlite::Result<Tables> {
-    crate::audit::read_tables(conn, variant, namespace, &|| clock.now())
+    crate::client::sqlite_tables::read_tables(conn, variant, namespace, &|| clock.now())
 }

@@ -13,5 +13,6 @@ pub mod service;
 pub mod service_db;
 pub mod spawn;
 pub mod sqlite;
+pub mod sqlite_tables;
 pub mod template;
 pub mod watchdog;
