@@ -25,7 +25,8 @@
 //! ops did, ignore it (it changes no row). RESTART, not TRUNCATE: emptying
 //! a file of hundreds of MB takes ~100 ms on ext4, all of it with the
 //! write lock held; the file is overwritten from its start instead, and
-//! every connection's `journal_size_limit` ([`JOURNAL_SIZE_LIMIT`]) cuts
+//! every connection's `journal_size_limit`
+//! ([`crate::client::sqlite::JOURNAL_SIZE_LIMIT`]) cuts
 //! back a WAL that overshot when it starts again.
 
 use crate::client::sqlite;
@@ -39,12 +40,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// `PRAGMA journal_size_limit` of every connection the bench opens: a WAL
-/// (or persisted rollback journal) larger than this is cut back to it when
-/// it starts again. Above [`CHECKPOINT_ABOVE`] and the keeper's usual
-/// overshoot, so that a WAL the keeper keeps bounded is reused in place.
-pub const JOURNAL_SIZE_LIMIT: u64 = 512 << 20;
 
 /// How often the keeper reads the WAL's size (one `stat`).
 pub const SAMPLE: Duration = Duration::from_millis(100);

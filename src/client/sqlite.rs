@@ -60,6 +60,12 @@ impl Journal {
     }
 }
 
+/// `PRAGMA journal_size_limit` of every connection the bench opens: a WAL
+/// (or persisted rollback journal) larger than this is cut back to it when
+/// it starts again. Above [`crate::wal::CHECKPOINT_ABOVE`] and the keeper's usual
+/// overshoot, so that a WAL the keeper keeps bounded is reused in place.
+pub const JOURNAL_SIZE_LIMIT: u64 = 512 << 20;
+
 /// The longest busy timeout SQLite takes: a count of milliseconds in a
 /// 32-bit int (24.8 days).
 pub const MAX_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(i32::MAX as u64);
@@ -95,7 +101,7 @@ pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
     conn.query_row(
         &format!(
             "PRAGMA journal_size_limit = {}",
-            crate::wal::JOURNAL_SIZE_LIMIT
+            JOURNAL_SIZE_LIMIT
         ),
         [],
         |_| Ok(()),
