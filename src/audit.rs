@@ -34,7 +34,7 @@
 
 use crate::audit_db::Limits;
 use crate::checker::stranded::Stranded;
-use crate::checker::{check_all, Facts, Tables, CHECKER_VERSION, FIRST_CHECKER_VERSION};
+use crate::checker::{check_all, Facts, CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use crate::verdict::{CheckResult, Verdict};
 use crate::history::{reader, Entry, Footer, Header};
 use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
@@ -301,7 +301,7 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };
-    let coverage = coverage(&read.facts, &tables);
+    let coverage = crate::report::coverage::groups(&read.facts, &tables);
     let partial = read.footer.as_ref().is_some_and(|f| f.partial);
     // Same verdicts over a changed history would confirm nothing: the
     // history must be the one the run wrote (to the end, same op counts).
@@ -524,26 +524,6 @@ pub fn read_header(path: &Path) -> anyhow::Result<Option<Header>> {
         Some(Err(e)) => Err(e),
         _ => Ok(None),
     }
-}
-
-/// What a history and its final tables exercised: events certainly
-/// counted, and probes that showed a group resolved (refused resolves'
-/// probes, and final rows reading resolved).
-pub fn coverage(facts: &Facts, tables: &Tables) -> Coverage {
-    let probes = facts
-        .groups
-        .values()
-        .map(|g| g.probes.len() as u64)
-        .sum::<u64>()
-        + tables
-            .groups
-            .iter()
-            .filter(|g| g.status.as_str() == Some("resolved"))
-            .count() as u64;
-    Coverage::new(
-        facts.events.values().filter(|e| e.done).count() as u64,
-        probes,
-    )
 }
 
 /// Each difference between the run's verdicts and the audit's, per

@@ -81,7 +81,7 @@ pub fn judge(
         (tables.read_start, tables.read_end) = (a, b);
     }
     let (results, liveness) = check_all(&facts, &tables);
-    let coverage = crate::outbox_run::coverage(&liveness);
+    let coverage = crate::report::coverage::outbox(&liveness);
     // Same verdicts over a changed history would confirm nothing.
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
     let r = reconcile(

@@ -334,7 +334,7 @@ fn execute(
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures_of(&load.stats, duration_s, &OpKind::OUTBOX);
     let (expect, thresholds) = s.expectation();
-    let coverage = coverage(&liveness);
+    let coverage = crate::report::coverage::outbox(&liveness);
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
     let mut summary = Summary {
         schema_version: SUMMARY_SCHEMA_VERSION,
@@ -521,22 +521,6 @@ fn sqlite_phase(
         }
         Ok((load, tables, wal))
     })()
-}
-
-/// What an outbox run exercised: the messages acked (a run that acked
-/// none judged nothing: a gap, exit 4). Shared by the run and its audit.
-pub fn coverage(liveness: &checks::Liveness) -> summary::Coverage {
-    let mut coverage = summary::Coverage {
-        events_counted: liveness.acked_messages,
-        probes: 0,
-        gaps: Vec::new(),
-    };
-    if liveness.acked_messages == 0 {
-        coverage
-            .gaps
-            .push("no message was acked, so the outbox invariants judged nothing".into());
-    }
-    coverage
 }
 
 /// The end-of-run text of an outbox run: the human summary, whose load

@@ -558,7 +558,7 @@ fn execute(
     let duration_s = load.elapsed_ns as f64 / 1e9;
     let fig = summary::figures(&load.stats, duration_s);
     let accepted = facts.events.values().filter(|e| e.acked).count() as u64;
-    let mut coverage = crate::audit::coverage(&facts, &tables);
+    let mut coverage = crate::report::coverage::groups(&facts, &tables);
     let resolves_sent: u64 = crate::history::CompletionType::ALL
         .iter()
         .map(|&c| load.stats.count(crate::history::OpKind::Resolve, c))

@@ -5,6 +5,7 @@
 //! here touches the load.
 
 pub mod baseline;
+pub mod coverage;
 pub mod folder;
 pub mod hlog;
 pub mod human;
