@@ -253,7 +253,7 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
     if outbox {
         return crate::audit_outbox::judge(run_dir, &history, checks.as_deref(), &scenario, limits);
     }
-    let p = crate::run::prepare_offline(Some(&scenario), &[])
+    let p = crate::prepare::prepare_offline(Some(&scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
     let saved = checks.as_deref().map(read_saved).transpose()?;
 

@@ -23,7 +23,7 @@ use std::path::Path;
 /// `export.json` may then be cut short too).
 pub(crate) fn final_tables(
     run_dir: &Path,
-    p: &crate::run::Prepared,
+    p: &crate::prepare::Prepared,
     namespace: &str,
     killed: bool,
     cut: bool,

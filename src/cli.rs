@@ -10,7 +10,8 @@
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::probe::{check_target, ProbeOptions};
-use crate::run::{prepare, run, RunError, RunOptions};
+use crate::prepare::{prepare, RunError, RunOptions};
+use crate::dispatch::run;
 use crate::control::Control;
 use crate::server::{serve, LogLevel, ServeOptions};
 use crate::watch::Watch;

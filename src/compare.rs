@@ -15,7 +15,8 @@
 
 use crate::report::junit;
 use crate::report::summary::{Exit, Summary};
-use crate::run::{run, RunError, RunOptions};
+use crate::dispatch::run;
+use crate::prepare::{RunError, RunOptions};
 use crate::control::Control;
 use crate::scenario::Expect;
 use crate::scenario::Scenario;
@@ -93,13 +94,13 @@ fn groups_name() -> String {
 }
 
 /// The resolved scenario of either workload, its statement file checked
-/// (groups: [`crate::run::prepare`]; outbox: [`crate::outbox_run::prepare`]).
+/// (groups: [`crate::prepare::prepare`]; outbox: [`crate::outbox_run::prepare`]).
 /// Errors: as theirs (exit 2).
 pub fn prepare_any(path: Option<&Path>, overrides: &[String]) -> Result<Scenario, RunError> {
     if crate::outbox_run::is_outbox(path, overrides)? {
         Ok(crate::outbox_run::prepare(path, overrides)?.scenario)
     } else {
-        Ok(crate::run::prepare(path, overrides)?.scenario)
+        Ok(crate::prepare::prepare(path, overrides)?.scenario)
     }
 }
 
@@ -349,7 +350,7 @@ fn default_dir(started: SystemTime, scenario: &str) -> PathBuf {
     let t = humantime::format_rfc3339_seconds(started)
         .to_string()
         .replace([':', '-'], "");
-    PathBuf::from("results").join(format!("{t}-compare-{}", crate::run::file_safe(scenario)))
+    PathBuf::from("results").join(format!("{t}-compare-{}", crate::prepare::file_safe(scenario)))
 }
 
 /// One row's cells: `f` of each variant, in order.

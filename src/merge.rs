@@ -1,5 +1,5 @@
 //! Several load generators against one HTTP target: `specstorm run
-//! --shard i/n --run-id ID` (what a shard runs: [`apply_shard`]) and
+//! --shard i/n --run-id ID` (what a shard runs: [`crate::prepare::apply_shard`]) and
 //! `specstorm merge RUN_DIR... --out DIR` ([`merge`]), which turns the
 //! shards' run folders into one run folder that `audit` and the summary
 //! readers take as any other: one history, one latency log, one audit of
@@ -32,7 +32,7 @@ use crate::checker::{check_all, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::checker::sharded::note_skew;
-use crate::shard::{namespace_of, MergeInfo, Shard, ShardRef};
+use crate::shard::{MergeInfo, ShardRef};
 use crate::history::{
     reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader, ShardHeader,
 };
@@ -40,8 +40,7 @@ use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
 use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::figures::Latency;
-use crate::run::RunError;
-use crate::scenario::{LoadModel, Scenario, TargetKind};
+use crate::scenario::{Scenario, TargetKind};
 use crate::fault_kind::FaultKind;
 use crate::whole::{write_whole, WholeFile, WriteError};
 use std::collections::BTreeMap;
@@ -56,74 +55,6 @@ use std::time::{Duration, SystemTime};
 /// `chronyc tracking`: |System time| + root dispersion on each machine);
 /// 50ms for NTP on a LAN is a reasonable bound, more over the internet.
 pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_millis(2);
-
-/// Checks `--shard` and `--run-id` and turns the scenario into this
-/// shard's part of it: `stop.events` becomes its share (the shares sum to
-/// the total) and, in the open model, `load.rate` is divided by n; in the
-/// closed model each runner keeps the scenario's ingesters and resolvers
-/// (n runners, n times the workers). Returns the shards' shared namespace,
-/// or None when the run is not sharded. Errors (exit 2): one flag without
-/// the other, a run id that is not 1 to 40 of `A-Z a-z 0-9 _ -`, a target
-/// other than an external HTTP service (`target.url`), or fewer events
-/// than shards.
-///
-/// A namespace that already holds rows is not refused: a shard cannot tell
-/// a sibling's rows (which may already be there) from an earlier run's.
-/// Use a fresh run id per run.
-pub fn apply_shard(
-    s: &mut Scenario,
-    shard: Option<Shard>,
-    run_id: Option<&str>,
-) -> Result<Option<String>, RunError> {
-    let (shard, id) = match (shard, run_id) {
-        (None, None) => return Ok(None),
-        (Some(_), None) => {
-            return Err(RunError::Input(
-                "--shard needs --run-id ID, the same on every shard of the run (the runners \
-                 share the target's namespace through it)"
-                    .into(),
-            ))
-        }
-        (None, Some(_)) => {
-            return Err(RunError::Input(
-                "--run-id is for sharded runs: give --shard i/n too".into(),
-            ))
-        }
-        (Some(sh), Some(id)) => (sh, id),
-    };
-    if id.is_empty()
-        || id.len() > 40
-        || !id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(RunError::Input(format!(
-            "--run-id {id:?}: use 1 to 40 letters, digits, '-' or '_'"
-        )));
-    }
-    if s.target.kind != TargetKind::Http || s.target.url.is_none() {
-        return Err(RunError::Input(
-            "--shard needs an HTTP target given by target.url, one service every runner \
-             reaches: a spawned server (target.spawn) or an in-process SQLite target would \
-             give each runner a target of its own"
-                .into(),
-        ));
-    }
-    if s.stop.events > 0 {
-        let share = shard.share(s.stop.events);
-        if share == 0 {
-            return Err(RunError::Input(format!(
-                "stop.events = {} cannot be split into {} shards (each needs at least one)",
-                s.stop.events, shard.count
-            )));
-        }
-        s.stop.events = share;
-    }
-    if s.load.model == LoadModel::Open {
-        s.load.rate /= shard.count as f64;
-    }
-    Ok(Some(namespace_of(id)))
-}
 
 /// What `specstorm merge` was asked.
 #[derive(Debug, Clone)]
@@ -494,7 +425,7 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
                 summary_path.display()
             ))
         })?;
-    let scenario = crate::run::prepare(Some(&scenario_path), &[])
+    let scenario = crate::prepare::prepare(Some(&scenario_path), &[])
         .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?
         .scenario;
     let (mut max_op, mut max_worker, mut footer) = (0u64, 0u32, None);

@@ -23,7 +23,7 @@ use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::Recorder;
 use crate::outbox_http_runtime::{run_outbox_http, OutboxHttpPlan};
 use crate::outbox_runtime::OutboxOutcome;
-use crate::run::{faults_of, RunError};
+use crate::prepare::{faults_of, RunError};
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::scenario::Scenario;

@@ -19,7 +19,7 @@ use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::{FaultPlan, Recorder};
 use crate::outbox_runtime::{run_outbox, OutboxPlan};
 use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
-use crate::run::{RunError, RunOptions};
+use crate::prepare::{RunError, RunOptions};
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::scenario::{self, Scenario, TargetKind, Workload};
@@ -122,7 +122,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     let run_dir = opts
         .out
         .clone()
-        .unwrap_or_else(|| crate::run::default_run_dir(started, &s.name, &variant_name));
+        .unwrap_or_else(|| crate::prepare::default_run_dir(started, &s.name, &variant_name));
     // The folder is this run's before anything else can take time (see
     // `run_dir`); a refusal below gives it up again.
     let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
@@ -141,10 +141,10 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
                 "seed": s.seed,
                 "partial": matches!(e, RunError::Interrupted(_)),
                 "error": e.to_string(),
-                "provenance": crate::run::provenance(opts, &p.variant.file, p.scenario.seed, started),
+                "provenance": crate::run_folder::provenance(opts, &p.variant.file, p.scenario.seed, started),
                 "exit": { "code": e.exit_code(), "rule": e.to_string() },
             });
-            crate::run::save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
+            crate::run_folder::save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
             Err(e)
         }
     }
@@ -160,7 +160,7 @@ fn refuse_used_database(s: &Scenario) -> Result<(), RunError> {
     let conn =
         rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
-    if crate::run::holds_rows(&conn)
+    if crate::prepare::holds_rows(&conn)
         .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?
     {
         return Err(RunError::Input(format!(
@@ -370,7 +370,7 @@ fn execute(
             ("ops".to_string(), serde_json::json!(facts.attempts.len())),
             ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
         ]),
-        provenance: crate::run::provenance(opts, &p.variant.file, p.scenario.seed, started),
+        provenance: crate::run_folder::provenance(opts, &p.variant.file, p.scenario.seed, started),
         resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
         exit: summary::Exit {
             code: 0,
@@ -408,7 +408,7 @@ fn execute(
         &expect,
         &summary.thresholds,
     );
-    crate::run::save_results(run_dir, &summary.to_json(), &summary, &results)?;
+    crate::run_folder::save_results(run_dir, &summary.to_json(), &summary, &results)?;
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -466,7 +466,7 @@ fn sqlite_phase(
         conn.execute_batch(&p.variant.schema).map_err(|e| {
             RunError::Target(format!("schema failed on {}: {e}", db_path.display()))
         })?;
-        crate::run::fit(&conn, &db_path, &p.variant.file)?;
+        crate::prepare::fit(&conn, &db_path, &p.variant.file)?;
         drop(conn);
         let mut conns = Vec::with_capacity(cfg.handlers as usize);
         for _ in 0..cfg.handlers {
@@ -477,7 +477,7 @@ fn sqlite_phase(
         let locks = LockNemesis::start(
             db_path.clone(),
             target.clone(),
-            crate::run::faults_of(s, FaultKind::Lock),
+            crate::prepare::faults_of(s, FaultKind::Lock),
             nemesis.clone(),
             clock.now(),
             control.clone(),

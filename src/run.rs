@@ -20,18 +20,23 @@ use crate::nemesis::kill::KillNemesis;
 use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::proxy::FaultProxy;
 use crate::nemesis::{FaultPlan, Recorder};
-use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::prepare::{
+    default_run_dir, faults_of, fit, holds_rows, prepare, shell_word, Prepared, RunError,
+    RunOptions,
+};
+use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::run_folder::{provenance, save_failure, save_results};
 use crate::runtime::LoadOutcome;
 use crate::runtime::{run_load, LoadPlan};
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::scenario::api::{EventRows, GroupIds};
-use crate::scenario::{self, Scenario, TargetKind};
+use crate::scenario::{self, TargetKind};
 use crate::fault_kind::FaultKind;
 use crate::statements::GroupsVariant;
 use crate::variant;
 use crate::wal::WalKeeper;
-use crate::watch::{Watch, Watcher};
+use crate::watch::Watcher;
 use crate::whole::{write_whole, Reserve, WriteError};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
@@ -41,204 +46,13 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-/// Why a run could not produce a verdict; each maps to a cli.md exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Invalid scenario, statement file or arguments (exit 2).
-    #[error("{0}")]
-    Input(String),
-    /// The target could not be used (exit 3).
-    #[error("target: {0}")]
-    Target(String),
-    /// A file of the run folder could not be written (exit 3): which, and
-    /// why (a full disk).
-    #[error(transparent)]
-    Write(#[from] WriteError),
-    /// Anything else (exit 3: the bench could not judge the target).
-    #[error(transparent)]
-    Other(#[from] anyhow::Error),
-    /// The user stopped the run before the load began (exit 130).
-    #[error("{0}")]
-    Interrupted(String),
-}
-
-impl RunError {
-    /// The exit code (cli.md): 2 for input errors, 3 for target and other
-    /// errors, 130 when interrupted before the load began.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            RunError::Input(_) => 2,
-            RunError::Target(_) | RunError::Write(_) | RunError::Other(_) => 3,
-            RunError::Interrupted(_) => 130,
-        }
-    }
-}
-
-impl From<crate::client::spawn::StartError> for RunError {
-    fn from(e: crate::client::spawn::StartError) -> Self {
-        use crate::client::spawn::StartError;
-        match e {
-            StartError::Failed(why) => RunError::Target(why),
-            StartError::Interrupted => RunError::Interrupted(e.to_string()),
-        }
-    }
-}
-
-/// What `specstorm run` was asked.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// Scenario file; None runs the embedded default.
-    pub scenario: Option<PathBuf>,
-    /// `--set key=value` overrides (and `--seed`, `--duration` as overrides).
-    pub overrides: Vec<String>,
-    /// Run folder; None: `results/<UTC time>-<scenario>-<variant>/`.
-    pub out: Option<PathBuf>,
-    /// How the run is watched while it goes (progress lines, dashboard).
-    pub watch: Watch,
-    /// Print the end-of-run summary on stderr, not stdout (`compare`
-    /// keeps stdout for its table).
-    pub summary_on_stderr: bool,
-    /// `--shard i/n`: this runner's part of a sharded run (HTTP target
-    /// with `target.url` only; needs `run_id`).
-    pub shard: Option<crate::shard::Shard>,
-    /// `--run-id ID`: shared by every shard of one run; the project
-    /// namespace on the target derives from it.
-    pub run_id: Option<String>,
-}
-
-/// A scenario and its checked variant, before anything runs.
-pub struct Prepared {
-    /// The resolved scenario (overrides and defaults applied).
-    pub scenario: Scenario,
-    /// Where the scenario came from, and its text.
-    pub source: scenario::Source,
-    /// The statement file, checked against the groups workload.
-    pub variant: GroupsVariant,
-}
-
-/// Loads and checks a scenario and its statement file (`specstorm check`
-/// and the first step of a run). Errors: file, line and reason (exit 2).
-pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
-    let p = prepare_offline(path, overrides)?;
-    // A mapping's secrets must be in the environment before anything runs.
-    if let Err(e) = Mapping::compile(p.scenario.api.as_ref(), p.scenario.audit.as_ref(), true) {
-        let file = path.map_or("<embedded default>".to_string(), |p| {
-            p.display().to_string()
-        });
-        let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
-        let line =
-            scenario::key_line(&p.source.text, &keys).map_or(String::new(), |l| format!(":{l}"));
-        return Err(RunError::Input(format!("{file}{line}: {}", e.reason)));
-    }
-    Ok(p)
-}
-
-/// [`prepare`] without reading a mapping's secrets from the environment:
-/// for what sends no request (`audit` of a saved run folder).
-pub fn prepare_offline(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
-    let (scenario, source) =
-        scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
-    if scenario.workload == scenario::Workload::Outbox {
-        // `run` and `check` hand outbox scenarios to `outbox_run` first.
-        return Err(RunError::Input(
-            "workload = \"outbox\" is prepared by its own runner (`run`, `check`, `compare` \
-             and `audit` take it); `merge` does not: shards are HTTP groups runs only"
-                .into(),
-        ));
-    }
-    let dir = path.map(|p| p.parent().unwrap_or(Path::new(".")).to_path_buf());
-    let variant = variant::load_groups(&scenario.variant, dir.as_deref())
-        .map_err(|e| RunError::Input(e.to_string()))?;
-    // Step names in faults can only be checked against the statement file.
-    if let Err((i, reason)) =
-        crate::nemesis::check_steps(&scenario.faults, &variant.ingest, &variant.resolve)
-    {
-        let file = path.map_or("<embedded default>".to_string(), |p| {
-            p.display().to_string()
-        });
-        let line = scenario::fault_line(&source.text, i, Some("step"))
-            .map_or(String::new(), |l| format!(":{l}"));
-        return Err(RunError::Input(format!("{file}{line}: {reason}")));
-    }
-    Ok(Prepared {
-        scenario,
-        source,
-        variant,
-    })
-}
-
-/// The command line that reproduces a run (seed made explicit).
-pub fn reproduce_command(opts: &RunOptions, seed: u64) -> String {
-    let mut parts = vec!["specstorm".to_string(), "run".to_string()];
-    if let Some(p) = &opts.scenario {
-        parts.push(shell_word(&p.display().to_string()));
-    }
-    for o in opts.overrides.iter().filter(|o| !o.starts_with("seed=")) {
-        parts.push("--set".into());
-        parts.push(shell_word(o));
-    }
-    parts.push("--seed".into());
-    parts.push(seed.to_string());
-    if let (Some(sh), Some(id)) = (opts.shard, &opts.run_id) {
-        parts.push("--shard".into());
-        parts.push(format!("{}/{}", sh.index, sh.count));
-        parts.push("--run-id".into());
-        parts.push(shell_word(id));
-    }
-    parts.join(" ")
-}
-
-fn shell_word(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-/// The run folder's default name: `<UTC time>-<scenario>-<variant>`.
-pub(crate) fn default_run_dir(started: SystemTime, scenario: &str, variant: &str) -> PathBuf {
-    let t = humantime::format_rfc3339_millis(started)
-        .to_string()
-        .replace([':', '-'], "")
-        .replace('.', "-");
-    PathBuf::from("results").join(format!(
-        "{t}-{}-{}",
-        file_safe(scenario),
-        file_safe(variant)
-    ))
-}
-
-/// A name as one safe path component: no separators, no leading dots.
-pub(crate) fn file_safe(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let s = s.trim_start_matches('.');
-    if s.is_empty() {
-        "_".into()
-    } else {
-        s.to_string()
-    }
-}
-
-/// Runs a scenario end to end and saves its results; returns the summary
-/// (whose `exit.code` is the process's exit code) and the run folder.
+/// Runs a groups scenario end to end and saves its results; returns the
+/// summary (whose `exit.code` is the process's exit code) and the run
+/// folder. [`crate::dispatch::run`] hands every scenario to its workload's
+/// runner.
 pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
-    if crate::outbox_run::is_outbox(opts.scenario.as_deref(), &opts.overrides)? {
-        return crate::outbox_run::run(opts, control);
-    }
     let mut p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
-    let sharded = crate::merge::apply_shard(&mut p.scenario, opts.shard, opts.run_id.as_deref())?;
+    let sharded = crate::prepare::apply_shard(&mut p.scenario, opts.shard, opts.run_id.as_deref())?;
     let s = &p.scenario;
     let started = SystemTime::now();
     let variant_name = variant::short_name(&s.variant);
@@ -284,40 +98,6 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     }
 }
 
-/// Saves what a run that failed with `e` can say: `summary` as its
-/// `summary.json`, and a `junit.xml` whose run case is in error, each
-/// whole or absent. Earlier ones are removed first: they may tell of a run
-/// that went well (the failure came while the results were written), and
-/// the space they free may be what the new ones need. A file that cannot
-/// be written either is said on stderr. Shared by both workloads' runs.
-pub(crate) fn save_failure(
-    run_dir: &Path,
-    summary: &serde_json::Value,
-    scenario: &str,
-    variant: &str,
-    e: &RunError,
-) {
-    let junit_path = run_dir.join(crate::report::junit::FILE);
-    let summary_path = run_dir.join("summary.json");
-    for p in [&summary_path, &junit_path] {
-        let _ = std::fs::remove_file(p);
-    }
-    let suite =
-        crate::report::junit::failed_suite(scenario, variant, e.exit_code(), &e.to_string());
-    let junit = crate::report::junit::render("specstorm", vec![suite]);
-    let text = serde_json::to_string_pretty(summary).map_err(anyhow::Error::from);
-    for (path, text) in [(&summary_path, text), (&junit_path, junit)] {
-        let written = text.and_then(|t| write_whole(path, t).map_err(anyhow::Error::from));
-        if let Err(w) = written {
-            let _ = writeln!(
-                std::io::stderr(),
-                "specstorm: the failed run's {} could not be saved either: {w}",
-                path.file_name().unwrap_or_default().to_string_lossy()
-            );
-        }
-    }
-}
-
 /// The scenario file's folder (what `target.workdir` and a relative
 /// `audit.sqlite` are relative to); `.` for the embedded default.
 fn scenario_base(opts: &RunOptions) -> PathBuf {
@@ -326,33 +106,6 @@ fn scenario_base(opts: &RunOptions) -> PathBuf {
         .and_then(Path::parent)
         .filter(|p| !p.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
-
-/// Where the run came from, and the command that reproduces it (cli.md):
-/// tool and SQLite versions, scenario and statement files, the file's
-/// sha256, the UTC start. Shared by both workloads' runs.
-pub(crate) fn provenance(
-    opts: &RunOptions,
-    file: &crate::statements::StatementFile,
-    seed: u64,
-    started: SystemTime,
-) -> Provenance {
-    Provenance {
-        tool: "specstorm".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        sqlite_version: rusqlite::version().into(),
-        scenario_file: opts.scenario.as_ref().map(|f| {
-            std::fs::canonicalize(f)
-                .unwrap_or_else(|_| f.clone())
-                .display()
-                .to_string()
-        }),
-        variant_file: file.path.display().to_string(),
-        variant_sha256: file.sha256.clone(),
-        started_utc: humantime::format_rfc3339_millis(started).to_string(),
-        command: reproduce_command(opts, seed),
-        checker_version: crate::checker::CHECKER_VERSION,
-    }
 }
 
 /// The run after its folder exists: database, load, audit, results.
@@ -681,29 +434,6 @@ fn execute(
         writeln!(std::io::stdout(), "{text}")
     };
     Ok(summary)
-}
-
-/// Writes a finished run's `checks.json`, `junit.xml` and, last,
-/// `summary.json` (`json`, the summary as written), each whole. The
-/// summary goes last: a run whose results could not all be written ends
-/// with exit 3, and its failed summary replaces none that says otherwise.
-/// Shared by both workloads' runs.
-pub(crate) fn save_results(
-    run_dir: &Path,
-    json: &serde_json::Value,
-    summary: &Summary,
-    results: &[crate::verdict::CheckResult],
-) -> Result<(), RunError> {
-    let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
-    write_whole(&run_dir.join("checks.json"), checks)?;
-    let junit = crate::report::junit::render(
-        "specstorm",
-        vec![crate::report::junit::suite(summary, results)],
-    )?;
-    write_whole(&run_dir.join(crate::report::junit::FILE), junit)?;
-    let json = serde_json::to_string_pretty(json).map_err(anyhow::Error::from)?;
-    write_whole(&run_dir.join("summary.json"), json)?;
-    Ok(())
 }
 
 /// Every invariant `unknown`: the final tables could not be read, so no
@@ -1124,16 +854,6 @@ fn http_phase(
     })
 }
 
-/// The scenario's faults of `kind`, with their index in `[[faults]]`.
-pub(crate) fn faults_of(s: &Scenario, kind: FaultKind) -> Vec<(u32, scenario::Fault)> {
-    s.faults
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.kind == kind)
-        .map(|(i, f)| (i as u32, f.clone()))
-        .collect()
-}
-
 /// Refuses a database that holds rows unless the scenario reuses it; then
 /// returns the run's own project namespace (empty for a fresh database).
 fn namespace_for(
@@ -1186,33 +906,6 @@ fn prepare_database(
     conn.execute_batch(&variant.schema)
         .map_err(|e| RunError::Target(format!("schema failed on {}: {e}", path.display())))?;
     fit(&conn, path, &variant.file)
-}
-
-/// [`crate::client::schema_fit::check`] as a run's error (exit 3).
-pub(crate) fn fit(
-    conn: &Connection,
-    path: &Path,
-    file: &crate::statements::StatementFile,
-) -> Result<(), RunError> {
-    crate::client::schema_fit::check(conn, file)
-        .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))
-}
-
-pub(crate) fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {
-    let mut st = conn.prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-    )?;
-    let tables: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    for t in tables {
-        let q = format!(
-            "SELECT EXISTS (SELECT 1 FROM \"{}\")",
-            t.replace('"', "\"\"")
-        );
-        if conn.query_row(&q, [], |r| r.get::<_, bool>(0))? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// Reads the canonical tables (the variant's `export.*` queries) in one

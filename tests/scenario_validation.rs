@@ -691,7 +691,7 @@ fn every_shipped_scenario_loads() {
         let checked = if s.workload == specstorm::scenario::Workload::Outbox {
             specstorm::outbox_run::prepare(Some(&path), &[]).map(|_| ())
         } else {
-            specstorm::run::prepare(Some(&path), &[]).map(|_| ())
+            specstorm::prepare::prepare(Some(&path), &[]).map(|_| ())
         };
         if let Err(e) = checked {
             panic!("{name}: {e}");

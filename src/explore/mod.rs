@@ -26,7 +26,7 @@ pub use outbox::OutboxWorld;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
 pub use world::{ExploreError, StepLabel, Violation, World};
 
-use crate::run::{prepare, RunError};
+use crate::prepare::{prepare, RunError};
 use crate::scenario::Explore;
 use crate::statements::{GroupsVariant, OutboxVariant};
 use std::fmt::Write as _;

@@ -1,0 +1,317 @@
+//! What every runner does before anything runs, and shares: the options
+//! of `specstorm run` ([`RunOptions`]) and its errors ([`RunError`]), the
+//! groups scenario and statement file loaded and checked ([`prepare`]), a
+//! shard's part of the scenario ([`apply_shard`]), the run folder's
+//! default name, the scenario's timed faults, and the checks of a target
+//! database before a run (rows already there, a schema that fits).
+//!
+//! App layer, below every runner, the audit and the merge: imports the
+//! config, the clients' mapping and schema check, the shard model and the
+//! watch options, never another command.
+
+use crate::client::mapping::Mapping;
+use crate::fault_kind::FaultKind;
+use crate::scenario::{self, LoadModel, Scenario, TargetKind};
+use crate::shard::{namespace_of, Shard};
+use crate::statements::GroupsVariant;
+use crate::variant;
+use crate::watch::Watch;
+use crate::whole::WriteError;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Why a run could not produce a verdict; each maps to a cli.md exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Invalid scenario, statement file or arguments (exit 2).
+    #[error("{0}")]
+    Input(String),
+    /// The target could not be used (exit 3).
+    #[error("target: {0}")]
+    Target(String),
+    /// A file of the run folder could not be written (exit 3): which, and
+    /// why (a full disk).
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// Anything else (exit 3: the bench could not judge the target).
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+    /// The user stopped the run before the load began (exit 130).
+    #[error("{0}")]
+    Interrupted(String),
+}
+
+impl RunError {
+    /// The exit code (cli.md): 2 for input errors, 3 for target and other
+    /// errors, 130 when interrupted before the load began.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Input(_) => 2,
+            RunError::Target(_) | RunError::Write(_) | RunError::Other(_) => 3,
+            RunError::Interrupted(_) => 130,
+        }
+    }
+}
+
+impl From<crate::client::spawn::StartError> for RunError {
+    fn from(e: crate::client::spawn::StartError) -> Self {
+        use crate::client::spawn::StartError;
+        match e {
+            StartError::Failed(why) => RunError::Target(why),
+            StartError::Interrupted => RunError::Interrupted(e.to_string()),
+        }
+    }
+}
+
+/// What `specstorm run` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Scenario file; None runs the embedded default.
+    pub scenario: Option<PathBuf>,
+    /// `--set key=value` overrides (and `--seed`, `--duration` as overrides).
+    pub overrides: Vec<String>,
+    /// Run folder; None: `results/<UTC time>-<scenario>-<variant>/`.
+    pub out: Option<PathBuf>,
+    /// How the run is watched while it goes (progress lines, dashboard).
+    pub watch: Watch,
+    /// Print the end-of-run summary on stderr, not stdout (`compare`
+    /// keeps stdout for its table).
+    pub summary_on_stderr: bool,
+    /// `--shard i/n`: this runner's part of a sharded run (HTTP target
+    /// with `target.url` only; needs `run_id`).
+    pub shard: Option<crate::shard::Shard>,
+    /// `--run-id ID`: shared by every shard of one run; the project
+    /// namespace on the target derives from it.
+    pub run_id: Option<String>,
+}
+
+/// A scenario and its checked variant, before anything runs.
+pub struct Prepared {
+    /// The resolved scenario (overrides and defaults applied).
+    pub scenario: Scenario,
+    /// Where the scenario came from, and its text.
+    pub source: scenario::Source,
+    /// The statement file, checked against the groups workload.
+    pub variant: GroupsVariant,
+}
+
+/// Loads and checks a scenario and its statement file (`specstorm check`
+/// and the first step of a run). Errors: file, line and reason (exit 2).
+pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
+    let p = prepare_offline(path, overrides)?;
+    // A mapping's secrets must be in the environment before anything runs.
+    if let Err(e) = Mapping::compile(p.scenario.api.as_ref(), p.scenario.audit.as_ref(), true) {
+        let file = path.map_or("<embedded default>".to_string(), |p| {
+            p.display().to_string()
+        });
+        let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
+        let line =
+            scenario::key_line(&p.source.text, &keys).map_or(String::new(), |l| format!(":{l}"));
+        return Err(RunError::Input(format!("{file}{line}: {}", e.reason)));
+    }
+    Ok(p)
+}
+
+/// [`prepare`] without reading a mapping's secrets from the environment:
+/// for what sends no request (`audit` of a saved run folder).
+pub fn prepare_offline(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
+    let (scenario, source) =
+        scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
+    if scenario.workload == scenario::Workload::Outbox {
+        // `run` and `check` hand outbox scenarios to `outbox_run` first.
+        return Err(RunError::Input(
+            "workload = \"outbox\" is prepared by its own runner (`run`, `check`, `compare` \
+             and `audit` take it); `merge` does not: shards are HTTP groups runs only"
+                .into(),
+        ));
+    }
+    let dir = path.map(|p| p.parent().unwrap_or(Path::new(".")).to_path_buf());
+    let variant = variant::load_groups(&scenario.variant, dir.as_deref())
+        .map_err(|e| RunError::Input(e.to_string()))?;
+    // Step names in faults can only be checked against the statement file.
+    if let Err((i, reason)) =
+        crate::nemesis::check_steps(&scenario.faults, &variant.ingest, &variant.resolve)
+    {
+        let file = path.map_or("<embedded default>".to_string(), |p| {
+            p.display().to_string()
+        });
+        let line = scenario::fault_line(&source.text, i, Some("step"))
+            .map_or(String::new(), |l| format!(":{l}"));
+        return Err(RunError::Input(format!("{file}{line}: {reason}")));
+    }
+    Ok(Prepared {
+        scenario,
+        source,
+        variant,
+    })
+}
+
+/// The command line that reproduces a run (seed made explicit).
+pub fn reproduce_command(opts: &RunOptions, seed: u64) -> String {
+    let mut parts = vec!["specstorm".to_string(), "run".to_string()];
+    if let Some(p) = &opts.scenario {
+        parts.push(shell_word(&p.display().to_string()));
+    }
+    for o in opts.overrides.iter().filter(|o| !o.starts_with("seed=")) {
+        parts.push("--set".into());
+        parts.push(shell_word(o));
+    }
+    parts.push("--seed".into());
+    parts.push(seed.to_string());
+    if let (Some(sh), Some(id)) = (opts.shard, &opts.run_id) {
+        parts.push("--shard".into());
+        parts.push(format!("{}/{}", sh.index, sh.count));
+        parts.push("--run-id".into());
+        parts.push(shell_word(id));
+    }
+    parts.join(" ")
+}
+
+pub(crate) fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The run folder's default name: `<UTC time>-<scenario>-<variant>`.
+pub(crate) fn default_run_dir(started: SystemTime, scenario: &str, variant: &str) -> PathBuf {
+    let t = humantime::format_rfc3339_millis(started)
+        .to_string()
+        .replace([':', '-'], "")
+        .replace('.', "-");
+    PathBuf::from("results").join(format!(
+        "{t}-{}-{}",
+        file_safe(scenario),
+        file_safe(variant)
+    ))
+}
+
+/// A name as one safe path component: no separators, no leading dots.
+pub(crate) fn file_safe(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches('.');
+    if s.is_empty() {
+        "_".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Checks `--shard` and `--run-id` and turns the scenario into this
+/// shard's part of it: `stop.events` becomes its share (the shares sum to
+/// the total) and, in the open model, `load.rate` is divided by n; in the
+/// closed model each runner keeps the scenario's ingesters and resolvers
+/// (n runners, n times the workers). Returns the shards' shared namespace,
+/// or None when the run is not sharded. Errors (exit 2): one flag without
+/// the other, a run id that is not 1 to 40 of `A-Z a-z 0-9 _ -`, a target
+/// other than an external HTTP service (`target.url`), or fewer events
+/// than shards.
+///
+/// A namespace that already holds rows is not refused: a shard cannot tell
+/// a sibling's rows (which may already be there) from an earlier run's.
+/// Use a fresh run id per run.
+pub fn apply_shard(
+    s: &mut Scenario,
+    shard: Option<Shard>,
+    run_id: Option<&str>,
+) -> Result<Option<String>, RunError> {
+    let (shard, id) = match (shard, run_id) {
+        (None, None) => return Ok(None),
+        (Some(_), None) => {
+            return Err(RunError::Input(
+                "--shard needs --run-id ID, the same on every shard of the run (the runners \
+                 share the target's namespace through it)"
+                    .into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(RunError::Input(
+                "--run-id is for sharded runs: give --shard i/n too".into(),
+            ))
+        }
+        (Some(sh), Some(id)) => (sh, id),
+    };
+    if id.is_empty()
+        || id.len() > 40
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(RunError::Input(format!(
+            "--run-id {id:?}: use 1 to 40 letters, digits, '-' or '_'"
+        )));
+    }
+    if s.target.kind != TargetKind::Http || s.target.url.is_none() {
+        return Err(RunError::Input(
+            "--shard needs an HTTP target given by target.url, one service every runner \
+             reaches: a spawned server (target.spawn) or an in-process SQLite target would \
+             give each runner a target of its own"
+                .into(),
+        ));
+    }
+    if s.stop.events > 0 {
+        let share = shard.share(s.stop.events);
+        if share == 0 {
+            return Err(RunError::Input(format!(
+                "stop.events = {} cannot be split into {} shards (each needs at least one)",
+                s.stop.events, shard.count
+            )));
+        }
+        s.stop.events = share;
+    }
+    if s.load.model == LoadModel::Open {
+        s.load.rate /= shard.count as f64;
+    }
+    Ok(Some(namespace_of(id)))
+}
+
+/// The scenario's faults of `kind`, with their index in `[[faults]]`.
+pub(crate) fn faults_of(s: &Scenario, kind: FaultKind) -> Vec<(u32, scenario::Fault)> {
+    s.faults
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.kind == kind)
+        .map(|(i, f)| (i as u32, f.clone()))
+        .collect()
+}
+
+/// [`crate::client::schema_fit::check`] as a run's error (exit 3).
+pub(crate) fn fit(
+    conn: &Connection,
+    path: &Path,
+    file: &crate::statements::StatementFile,
+) -> Result<(), RunError> {
+    crate::client::schema_fit::check(conn, file)
+        .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))
+}
+
+pub(crate) fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut st = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )?;
+    let tables: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    for t in tables {
+        let q = format!(
+            "SELECT EXISTS (SELECT 1 FROM \"{}\")",
+            t.replace('"', "\"\"")
+        );
+        if conn.query_row(&q, [], |r| r.get::<_, bool>(0))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
