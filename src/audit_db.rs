@@ -22,7 +22,7 @@
 //!   virtual-machine steps, after which the running query is stopped with
 //!   an error (exit 3) instead of running forever.
 
-use crate::audit::AuditError;
+use crate::audit_error::AuditError;
 use crate::sql_guard::{self, Budget, Refusals};
 use rusqlite::config::DbConfig;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};

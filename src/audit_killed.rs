@@ -7,7 +7,7 @@
 //! ([`Killed`]). Both workloads share this; `docs/cli.md`, "A killed run",
 //! states it for users.
 
-use crate::audit::AuditError;
+use crate::audit_error::AuditError;
 use crate::checker::Completeness;
 use crate::history::writer::{lost_batches_bound, BUFFER_BYTES, CHANNEL_CAPACITY, MIN_LINE_BYTES};
 use crate::history::{reader, Entry};

@@ -8,9 +8,8 @@
 //! the same for both workloads. A run killed before it saved its verdicts
 //! is judged as [`crate::audit_killed`] says, with nothing to compare.
 
-use crate::audit::{
-    compare, read_saved, read_summary, reconcile, recorded_changes, Audit, AuditError,
-};
+use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};
+use crate::audit_error::AuditError;
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
 use crate::history::{Entry, Footer};
 use std::path::Path;
@@ -97,7 +96,7 @@ pub fn judge(
         &saved_summary,
     );
     let partial = footer.as_ref().is_some_and(|f| f.partial);
-    let exit = crate::audit::audit_exit(
+    let exit = crate::audit_record::audit_exit(
         &r.differences,
         partial,
         &results,

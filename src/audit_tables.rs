@@ -4,7 +4,7 @@
 //! scenario's, an HTTP run's `export.json`; and, for a run killed before
 //! it read them, the database the kill left, where the folder holds one.
 
-use crate::audit::AuditError;
+use crate::audit_error::AuditError;
 use crate::audit_db::{open_untrusted, Limits};
 use crate::checker::Tables;
 use crate::client::export::read_export;

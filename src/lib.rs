@@ -23,8 +23,10 @@
 
 pub mod audit;
 pub mod audit_db;
+pub mod audit_error;
 pub mod audit_killed;
 pub mod audit_outbox;
+pub mod audit_record;
 pub mod audit_tables;
 pub mod checker;
 pub mod cli;

@@ -355,7 +355,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
         &thresholds,
     );
-    summary.exit = audit::exit_for(
+    summary.exit = crate::audit_record::exit_for(
         partial,
         &results,
         &summary.coverage,

@@ -15,7 +15,8 @@
 //! never be violated whatever was cut, and the broken designs break their
 //! rule on every event by construction.
 
-use specstorm::audit::{judge, Audit};
+use specstorm::audit::judge;
+use specstorm::audit_record::Audit;
 use specstorm::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
