@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use super::origin;
+use super::sql_error::sqlite_message;
 use super::scratch::{self, Scratch};
 use super::{
     Block, FileError, GroupsVariant, OpProgram, ParamSource, StatementFile, StepDef, StopIf,
@@ -520,16 +521,6 @@ fn first_keyword(sql: &str) -> String {
         .take_while(|c| c.is_ascii_alphabetic())
         .collect::<String>()
         .to_ascii_uppercase()
-}
-
-/// SQLite's own message for a rusqlite error (without rusqlite's echo of
-/// the whole SQL text).
-pub(super) fn sqlite_message(e: &rusqlite::Error) -> String {
-    match e {
-        rusqlite::Error::SqlInputError { msg, .. } => format!("SQLite: {msg}"),
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => format!("SQLite: {msg}"),
-        other => format!("SQLite: {other}"),
-    }
 }
 
 /// The name of a `:name` parameter, without its colon.

@@ -11,6 +11,7 @@ mod origin;
 mod outbox;
 mod parse;
 mod scratch;
+mod sql_error;
 
 pub use check::compile_groups;
 pub use outbox::{

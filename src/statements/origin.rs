@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::Connection;
 
-use super::check::sqlite_message;
+use super::sql_error::sqlite_message;
 use super::{Block, FileError, OpProgram, StatementFile};
 
 /// A column of a table of the scratch database.

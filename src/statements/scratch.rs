@@ -15,7 +15,7 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::Connection;
 
-use super::check::sqlite_message;
+use super::sql_error::sqlite_message;
 use super::{Block, FileError, StatementFile};
 use crate::sql_guard::{self, Budget, Refusals};
 use std::ops::{Deref, DerefMut};
