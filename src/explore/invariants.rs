@@ -4,7 +4,7 @@
 //! every step. The load-run checkers of [`crate::checker`] judge histories
 //! instead; these follow BacktalkGroups.tla's definitions literally.
 
-use super::groups::{Constants, GroupsView};
+use super::groups_constants::{Constants, GroupsView};
 use super::world::Violation;
 use crate::checker::tables::text;
 use crate::checker::GroupRow;

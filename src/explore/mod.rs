@@ -13,8 +13,10 @@
 
 pub mod db;
 pub mod groups;
+pub mod groups_constants;
 pub mod invariants;
 pub mod outbox;
+pub mod outbox_constants;
 pub mod outbox_invariants;
 pub mod search;
 pub mod trace;

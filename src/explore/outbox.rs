@@ -25,6 +25,7 @@
 
 use super::db::{encode_value, rows_of};
 use super::groups::{machine_key, run_step, statement};
+use super::outbox_constants::{Constants, Delivery};
 use super::outbox_invariants;
 use super::world::{ExploreError, StepLabel, Violation, World};
 use crate::checker::outbox::OutboxTables;
@@ -33,40 +34,6 @@ use crate::statements::OutboxVariant;
 use crate::workload::{Next, StepMachine, Value};
 use rusqlite::Connection;
 use std::collections::BTreeSet;
-
-/// One delivery of the input queue: (msg_id, dup_id).
-pub type Delivery = (i64, u32);
-
-/// The world's constants, from the scenario's `[explore]` section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Constants {
-    /// Message ids 1..=M (`MessageCount`).
-    pub messages: i64,
-    /// Dup ids 1..=D per message (`DupCount`).
-    pub deliveries: u32,
-    /// Handlers H (`Processes`).
-    pub handlers: usize,
-    /// `Fail()` branches a behaviour may take in all.
-    pub fails: u32,
-    /// Failed attempts whose delivery comes back, in all.
-    pub redeliveries: u32,
-    /// The constant `:now_ms`.
-    pub now_ms: i64,
-}
-
-impl Constants {
-    /// The constants of an `[explore]` section.
-    pub fn new(x: &Explore) -> Constants {
-        Constants {
-            messages: i64::from(x.messages),
-            deliveries: x.deliveries,
-            handlers: x.handlers as usize,
-            fails: x.fails,
-            redeliveries: x.redeliveries,
-            now_ms: x.now_ms,
-        }
-    }
-}
 
 /// The tx_id of the `k`-th traced attempt (k >= 1) on delivery `(m, d)`.
 pub fn tx_id((m, d): Delivery, k: i64) -> i64 {

@@ -6,7 +6,7 @@
 //! drained run's history; these judge every state, so "acked" is the
 //! state's: the bench acked the delivery AND `processed` holds it.
 
-use super::outbox::{Constants, Delivery};
+use super::outbox_constants::{Constants, Delivery};
 use super::world::Violation;
 use crate::checker::outbox::OutboxTables;
 use std::collections::BTreeSet;
