@@ -17,13 +17,14 @@ pub mod handle;
 pub mod outbox;
 pub mod pool;
 pub mod routes;
+pub mod state;
 
 use crate::client::sqlite;
 use crate::scenario::SqliteTarget;
 use crate::statements::{FileError, GroupsVariant, OutboxVariant};
 use crate::variant::{load_groups, load_outbox, locate};
 use pool::Pool;
-use routes::AppState;
+use state::AppState;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;

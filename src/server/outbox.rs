@@ -10,7 +10,7 @@
 use super::export;
 use super::handle::{HandleAnswer, HandleOp};
 use crate::fault_hook::HandleHook;
-use super::routes::{error, stream_export, wrong_workload, AppState};
+use super::state::{error, stream_export, wrong_workload, AppState};
 use crate::fault_hook::FAULT_HEADER;
 use super::Served;
 use crate::workload::outbox::AttemptEnd;

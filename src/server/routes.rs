@@ -7,43 +7,25 @@
 //! `POST /v1/reset` is optional and not offered (404).
 
 use super::export;
-use super::pool::{Op, OpAnswer, Pool};
+use super::pool::{Op, OpAnswer};
+use super::state::{error, stream_export, wrong_workload, AppState};
 use super::Served;
 use crate::fault_hook::{parse_fault_header, FAULT_HEADER};
 use crate::history::CompletionType;
 use crate::nemesis::OpFaults;
-use crate::scenario::SqliteTarget;
 use crate::statements::{GroupsVariant, OpProgram};
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio_stream::wrappers::ReceiverStream;
-
-/// What every handler shares.
-pub struct AppState {
-    /// The checked statement file the workers run, and its workload.
-    pub variant: Served,
-    /// The next outbox transaction id (one per `POST /v1/messages`).
-    pub next_tx: std::sync::atomic::AtomicI64,
-    /// The worker pool (ingest and resolve ops).
-    pub pool: Arc<Pool>,
-    /// The database file (exports open a connection of their own).
-    pub db: PathBuf,
-    /// Pragmas of every connection.
-    pub target: SqliteTarget,
-    /// Obey the test-only `x-specstorm-fault` header.
-    pub fault_hooks: bool,
-}
 
 /// The router of contract v1 (groups), with request logging.
 pub fn router(state: Arc<AppState>) -> Router {
@@ -79,21 +61,6 @@ fn groups(st: &AppState) -> Result<&Arc<GroupsVariant>, Box<Response>> {
         Served::Groups(v) => Ok(v),
         Served::Outbox(_) => Err(Box::new(wrong_workload("groups", "outbox"))),
     }
-}
-
-/// 404 for an endpoint of workload `asked` on a server of `serves`.
-pub(crate) fn wrong_workload(asked: &str, serves: &str) -> Response {
-    error(
-        StatusCode::NOT_FOUND,
-        format!(
-            "this server runs a {serves} variant: the {asked} endpoints are not served \
-             (start `specstorm serve` with a {asked} statement file)"
-        ),
-    )
-}
-
-pub(crate) fn error(status: StatusCode, msg: impl Into<String>) -> Response {
-    (status, Json(json!({ "error": msg.into() }))).into_response()
 }
 
 async fn healthz() -> Response {
@@ -358,21 +325,4 @@ async fn export_all(State(st): State<Arc<AppState>>) -> Response {
         Err(r) => return *r,
     };
     stream_export(&st, sections).await
-}
-
-/// Streams a one-transaction export of `sections`: 503 when it cannot
-/// begin.
-pub(crate) async fn stream_export(st: &AppState, sections: Vec<export::Section>) -> Response {
-    let (ready, rx) = export::start(sections, st.db.clone(), st.target.clone());
-    match ready.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, format!("export: {e}")),
-        Err(_) => return error(StatusCode::SERVICE_UNAVAILABLE, "export thread ended early"),
-    }
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from_stream(ReceiverStream::new(rx)),
-    )
-        .into_response()
 }
