@@ -35,8 +35,7 @@
 use crate::audit_db::Limits;
 use crate::audit_error::AuditError;
 use crate::audit_record::{
-    audit_exit, compare, read_saved, read_summary, reconcile, recorded_changes, verdict_name,
-    Audit,
+    audit_exit, compare, read_saved, read_summary, reconcile, recorded_changes, verdict_name, Audit,
 };
 use crate::checker::{check_all, Facts, CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use crate::history::{reader, Entry, Footer, Header};

@@ -8,8 +8,8 @@
 //! the same for both workloads. A run killed before it saved its verdicts
 //! is judged as [`crate::audit_killed`] says, with nothing to compare.
 
-use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};
 use crate::audit_error::AuditError;
+use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
 use crate::history::{Entry, Footer};
 use std::path::Path;

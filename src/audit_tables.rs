@@ -4,8 +4,8 @@
 //! scenario's, an HTTP run's `export.json`; and, for a run killed before
 //! it read them, the database the kill left, where the folder holds one.
 
-use crate::audit_error::AuditError;
 use crate::audit_db::{open_untrusted, Limits};
+use crate::audit_error::AuditError;
 use crate::checker::Tables;
 use crate::client::export::read_export;
 use crate::client::sqlite_tables::{read_tables, read_tables_with};

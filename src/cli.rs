@@ -9,10 +9,10 @@
 //! world, checked after every step). Exit codes follow `docs/cli.md`.
 
 use crate::compare::{compare, table, CompareOptions};
-use crate::probe::{check_target, ProbeOptions};
-use crate::prepare::{prepare, RunError, RunOptions};
-use crate::dispatch::run;
 use crate::control::Control;
+use crate::dispatch::run;
+use crate::prepare::{prepare, RunError, RunOptions};
+use crate::probe::{check_target, ProbeOptions};
 use crate::server::{serve, LogLevel, ServeOptions};
 use crate::watch::Watch;
 use clap::{Args, Parser, Subcommand};

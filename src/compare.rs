@@ -13,11 +13,11 @@
 //! (every variant is checked first), then the first of 130, 3, 1, 4 that
 //! any variant produced, else 0.
 
-use crate::report::junit;
-use crate::report::summary::{Exit, Summary};
+use crate::control::Control;
 use crate::dispatch::run;
 use crate::prepare::{RunError, RunOptions};
-use crate::control::Control;
+use crate::report::junit;
+use crate::report::summary::{Exit, Summary};
 use crate::scenario::Expect;
 use crate::scenario::Scenario;
 use crate::variant;
@@ -350,7 +350,10 @@ fn default_dir(started: SystemTime, scenario: &str) -> PathBuf {
     let t = humantime::format_rfc3339_seconds(started)
         .to_string()
         .replace([':', '-'], "");
-    PathBuf::from("results").join(format!("{t}-compare-{}", crate::prepare::file_safe(scenario)))
+    PathBuf::from("results").join(format!(
+        "{t}-compare-{}",
+        crate::prepare::file_safe(scenario)
+    ))
 }
 
 /// One row's cells: `f` of each variant, in order.

@@ -4,8 +4,8 @@
 //! groups. Which worker runs which op depends on timing; what the ops are
 //! does not. Every stream is a ChaCha8 RNG (stable across rand versions).
 
-use crate::shard::Shard;
 use crate::scenario::{Keys, Retry, Scenario, Skew};
+use crate::shard::Shard;
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

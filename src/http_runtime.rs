@@ -6,6 +6,10 @@
 //! request timeout away.
 
 use crate::client::http::{Answer, HttpClient, Tag};
+use crate::clock::Clock;
+use crate::control::Control;
+use crate::fault_hook::fault_header;
+use crate::fault_kind::FaultKind;
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::FaultAction;
@@ -13,11 +17,7 @@ use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
 use crate::live::{Live, Phase};
 use crate::nemesis::Recorder;
 use crate::runtime::{next_ingest, LoadOutcome, LoadPlan};
-use crate::clock::Clock;
-use crate::control::Control;
-use crate::fault_kind::FaultKind;
 use crate::scenario::Scenario;
-use crate::fault_hook::fault_header;
 use crate::statements::OpProgram;
 use crate::stats::Stats;
 use crate::workload::groups::IngestOp;

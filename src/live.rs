@@ -4,11 +4,11 @@
 //! one slot (its own [`Stats`] behind a mutex nobody else takes but a
 //! reader, briefly), so recording an op costs an uncontended lock.
 
-use crate::verdict::Verdict;
+use crate::figures::{Counts, Latency};
 use crate::history::{CompletionType, OpKind};
 use crate::nemesis::FaultPlan;
-use crate::figures::{Counts, Latency};
 use crate::stats::Stats;
+use crate::verdict::Verdict;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};

@@ -28,20 +28,20 @@
 //!   their read instant is after every entry of the merged history.
 
 use crate::audit::{self, entry_time};
+use crate::checker::sharded::note_skew;
 use crate::checker::{check_all, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
-use crate::checker::sharded::note_skew;
-use crate::shard::{MergeInfo, ShardRef};
+use crate::fault_kind::FaultKind;
+use crate::figures::Latency;
 use crate::history::{
     reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader, ShardHeader,
 };
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
 use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
-use crate::figures::Latency;
 use crate::scenario::{Scenario, TargetKind};
-use crate::fault_kind::FaultKind;
+use crate::shard::{MergeInfo, ShardRef};
 use crate::whole::{write_whole, WholeFile, WriteError};
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -20,18 +20,18 @@
 //! path the attempt actually took.
 
 use crate::client::http::{Answer, HttpClient, Tag};
+use crate::clock::Clock;
+use crate::control::Control;
+use crate::draws::draw_rng;
+use crate::fault_hook::HandleHook;
+use crate::fault_kind::FaultKind;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, FaultAction, Invoke, OpKind};
 use crate::http_runtime::Nonconforming;
 use crate::live::{Live, Phase};
 use crate::nemesis::Recorder;
-use crate::draws::draw_rng;
 use crate::outbox_runtime::{OutboxOutcome, Queue};
-use crate::clock::Clock;
-use crate::control::Control;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
-use crate::fault_kind::FaultKind;
-use crate::fault_hook::HandleHook;
 use crate::statements::OutboxVariant;
 use rand::RngExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

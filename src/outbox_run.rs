@@ -10,22 +10,22 @@
 //! `merge` refuses outbox folders (shards are HTTP groups runs only).
 
 use crate::checker::outbox::{self as checks, OutboxFacts};
-use crate::verdict::CheckResult;
 use crate::client::sqlite;
+use crate::clock::Clock;
+use crate::control::Control;
+use crate::fault_kind::FaultKind;
 use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, OpKind, OutboxHeader, HISTORY_SCHEMA_VERSION};
 use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
 use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::{FaultPlan, Recorder};
 use crate::outbox_runtime::{run_outbox, OutboxPlan};
-use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::prepare::{RunError, RunOptions};
-use crate::clock::Clock;
-use crate::control::Control;
+use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::{self, Scenario, TargetKind, Workload};
-use crate::fault_kind::FaultKind;
 use crate::statements::OutboxVariant;
 use crate::variant;
+use crate::verdict::CheckResult;
 use crate::watch::Watcher;
 use crate::whole::{write_whole, Reserve, WriteError};
 use std::collections::BTreeMap;

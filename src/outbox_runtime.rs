@@ -10,16 +10,16 @@
 //! (`fail-if`) ends the attempt as a natural failure (`fail`).
 
 use crate::client::sqlite::{exec_step, Journal, StepError};
+use crate::clock::{wall_ms, Clock};
+use crate::control::Control;
+use crate::draws::draw_rng;
+use crate::fault_kind::FaultKind;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::{Live, OutboxLive, Phase};
 use crate::nemesis::Recorder;
-use crate::draws::draw_rng;
 use crate::outbox_lease::{Leases, Settle};
-use crate::clock::{wall_ms, Clock};
-use crate::control::Control;
 use crate::scenario::{CrashPer, FaultOps, OutboxConfig, Scenario};
-use crate::fault_kind::FaultKind;
 use crate::statements::OutboxVariant;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, Value};

@@ -3,7 +3,6 @@
 //! one snapshot, audit them against the history, and save the results.
 
 use crate::checker::{check_all, evidence, Facts, Tables};
-use crate::verdict::CheckResult;
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::client::mapping::Mapping;
@@ -11,6 +10,9 @@ use crate::client::service::Service;
 use crate::client::service_db;
 use crate::client::spawn::SpawnedServer;
 use crate::client::sqlite;
+use crate::clock::Clock;
+use crate::control::Control;
+use crate::fault_kind::FaultKind;
 use crate::history::reader;
 use crate::history::writer::HistoryWriter;
 use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
@@ -28,13 +30,11 @@ use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::run_folder::{provenance, save_failure, save_results};
 use crate::runtime::LoadOutcome;
 use crate::runtime::{run_load, LoadPlan};
-use crate::clock::Clock;
-use crate::control::Control;
 use crate::scenario::api::{EventRows, GroupIds};
 use crate::scenario::{self, TargetKind};
-use crate::fault_kind::FaultKind;
 use crate::statements::GroupsVariant;
 use crate::variant;
+use crate::verdict::CheckResult;
 use crate::wal::WalKeeper;
 use crate::watch::Watcher;
 use crate::whole::{write_whole, Reserve, WriteError};
@@ -466,10 +466,7 @@ fn refuse_used_run_id(
     let mut tables = Tables::default();
     read_export(&before, namespace, &mut tables).map_err(RunError::Target)?;
     let _ = std::fs::remove_file(&before);
-    let own = format!(
-        "{namespace}{}",
-        crate::shard::Shard::id_prefix(Some(shard))
-    );
+    let own = format!("{namespace}{}", crate::shard::Shard::id_prefix(Some(shard)));
     let used = tables
         .event_ids
         .iter()

@@ -30,9 +30,9 @@
 //! back a WAL that overshot when it starts again.
 
 use crate::client::sqlite;
+use crate::clock::Clock;
 use crate::history::writer::HistorySink;
 use crate::history::{BenchAction, BenchEntry, Entry};
-use crate::clock::Clock;
 use crate::scenario::{Scenario, SqliteTarget, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -3,8 +3,8 @@
 //! runs on its own thread and only reads [`Live`] snapshots, so watching
 //! never slows the load.
 
-use crate::live::{Live, Phase, Rates, Snapshot};
 use crate::control::Control;
+use crate::live::{Live, Phase, Rates, Snapshot};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

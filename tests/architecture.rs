@@ -291,7 +291,10 @@ fn the_check_finds_cycles_upward_imports_and_unplaced_modules() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     };
-    write("lib.rs", "pub mod low; pub mod high; pub mod folder; pub mod stray;");
+    write(
+        "lib.rs",
+        "pub mod low; pub mod high; pub mod folder; pub mod stray;",
+    );
     write(
         "low.rs",
         r##"//! Names `crate::stray` only in words: "crate::stray::Words".
@@ -308,7 +311,10 @@ mod tests {
 }
 "##,
     );
-    write("high.rs", "pub struct Top;\npub fn g() -> u32 { super::low::f(\"\") }\n");
+    write(
+        "high.rs",
+        "pub struct Top;\npub fn g() -> u32 { super::low::f(\"\") }\n",
+    );
     write(
         "folder/mod.rs",
         "mod inner;\npub use inner::Facade;\npub fn k() -> u32 { inner::h() }\n",
@@ -737,7 +743,9 @@ fn is_public(t: &[String], i: usize) -> bool {
 }
 
 fn is_ident(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
 /// Whether module `m` lies inside module `parent` (below it, not it).
@@ -872,7 +880,8 @@ fn tokenize(src: &str) -> Vec<String> {
                 if c.get(j) == Some(&'"') {
                     // A raw string: up to `"` and as many `#`.
                     j += 1;
-                    while j < n && !(c[j] == '"' && (1..=hashes).all(|k| c.get(j + k) == Some(&'#')))
+                    while j < n
+                        && !(c[j] == '"' && (1..=hashes).all(|k| c.get(j + k) == Some(&'#')))
                     {
                         j += 1;
                     }
@@ -955,11 +964,7 @@ fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// What is wrong with `g` against `layers` and `allowed`, one entry each.
-fn problems(
-    g: &Graph,
-    layers: &[(&str, &[&str])],
-    allowed: &[(&str, &str, &str)],
-) -> Vec<String> {
+fn problems(g: &Graph, layers: &[(&str, &[&str])], allowed: &[(&str, &str, &str)]) -> Vec<String> {
     let mut out = Vec::new();
     let mut layer_of: BTreeMap<&str, usize> = BTreeMap::new();
     for (l, (name, mods)) in layers.iter().enumerate() {

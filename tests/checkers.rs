@@ -6,9 +6,12 @@
 //! Tests marked `` show a checker that disagrees with
 //! groups.md; they fail today.
 
-use specstorm::checker::{check_all, count_exact, no_missed_regression, one_group, stranded, type_ok, Facts, GroupRow, Tables};
-use specstorm::verdict::{CheckResult, Verdict};
+use specstorm::checker::{
+    check_all, count_exact, no_missed_regression, one_group, stranded, type_ok, Facts, GroupRow,
+    Tables,
+};
 use specstorm::history::{Completion, Entry, Header, Invoke, OpKind, OpResult, Step};
+use specstorm::verdict::{CheckResult, Verdict};
 use specstorm::workload::Value;
 use std::collections::{BTreeMap, HashSet};
 
@@ -1709,8 +1712,8 @@ fn sim_naive_violations_are_found_and_real() {
 // Faults (the nemesis): what fault entries and crashes do to the verdicts
 // ---------------------------------------------------------------------------
 
-use specstorm::history::{FaultAction, FaultEntry};
 use specstorm::fault_kind::FaultKind;
+use specstorm::history::{FaultAction, FaultEntry};
 
 impl Hist {
     fn fault(

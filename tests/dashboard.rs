@@ -7,10 +7,10 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 use ratatui::Terminal;
-use specstorm::verdict::Verdict;
 use specstorm::dashboard::view::{render, UiState};
-use specstorm::live::{Phase, Rates, RunInfo, Snapshot, Verdicts};
 use specstorm::figures::{Counts, Latency};
+use specstorm::live::{Phase, Rates, RunInfo, Snapshot, Verdicts};
+use specstorm::verdict::Verdict;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -6,12 +6,12 @@
 
 use specstorm::checker::evidence::{self, EvidenceReport};
 use specstorm::checker::{check_all, Facts, GroupRow, Tables};
-use specstorm::verdict::{CheckResult, Verdict};
+use specstorm::fault_kind::FaultKind;
 use specstorm::history::{
     Completion, Entry, FaultAction, FaultEntry, Header, Invoke, OpKind, OpResult, Step,
 };
 use specstorm::scenario::MinEvidence;
-use specstorm::fault_kind::FaultKind;
+use specstorm::verdict::{CheckResult, Verdict};
 use std::process::Command;
 
 const P: &str = "p";

@@ -3,11 +3,11 @@
 //! step with real summaries, the latency log against the summary, and
 //! `specstorm compare`.
 
-use specstorm::verdict::{CheckResult, Finding};
 use specstorm::history::{CompletionType, OpKind};
 use specstorm::report::hlog;
 use specstorm::report::summary::{self, Coverage};
 use specstorm::scenario::{load_str, Expect, Threshold};
+use specstorm::verdict::{CheckResult, Finding};
 use std::path::Path;
 use std::process::{Command, Output};
 

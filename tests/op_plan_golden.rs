@@ -15,12 +15,12 @@
 //! says so in its commit: every saved seed then replays other ops.
 
 use sha2::{Digest, Sha256};
-use specstorm::generator::{IngestGenerator, ResolveGenerator};
-use specstorm::shard::Shard;
-use specstorm::nemesis::FaultPlan;
 use specstorm::draws::op_key;
+use specstorm::generator::{IngestGenerator, ResolveGenerator};
+use specstorm::nemesis::FaultPlan;
 use specstorm::outbox_runtime::Queue;
 use specstorm::scenario::{load, Scenario, Workload};
+use specstorm::shard::Shard;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -5,9 +5,9 @@
 
 use specstorm::checker::outbox::{self, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow};
 use specstorm::checker::OUTBOX_INVARIANTS;
-use specstorm::verdict::Verdict;
 use specstorm::history::{CompletionType, Delivery, OutboxHeader, Step};
 use specstorm::statements::{compile_groups, compile_outbox, parse, Cond, StopIf};
+use specstorm::verdict::Verdict;
 use specstorm::workload::{Next, StepMachine, StepOutcome, Value};
 use std::path::Path;
 use std::process::{Command, Output};

@@ -43,8 +43,8 @@
 
 use super::facts::FaultWindow;
 use super::{Facts, Tables};
-use crate::verdict::{CheckResult, Finding, Verdict};
 use crate::scenario::MinEvidence;
+use crate::verdict::{CheckResult, Finding, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 

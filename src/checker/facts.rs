@@ -483,8 +483,8 @@ impl Facts {
     }
 
     fn fault(&mut self, f: crate::history::FaultEntry) {
-        use crate::history::FaultAction;
         use crate::fault_kind::FaultKind;
+        use crate::history::FaultAction;
         match f.action {
             FaultAction::Start => self.fault_windows.push(FaultWindow {
                 fault: f.fault,

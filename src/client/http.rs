@@ -6,8 +6,8 @@
 
 use super::mapping::{Mapping, RequestTemplate};
 use super::template::Vars;
-use crate::history::{CompletionType, HookStep, OpResult};
 use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
+use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::groups::IngestOp;
 use reqwest::{Client, StatusCode, Url};

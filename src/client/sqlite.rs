@@ -99,10 +99,7 @@ pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
     // A journal that starts again is cut back to this (crate::wal says why
     // the bench needs more than that while a load runs).
     conn.query_row(
-        &format!(
-            "PRAGMA journal_size_limit = {}",
-            JOURNAL_SIZE_LIMIT
-        ),
+        &format!("PRAGMA journal_size_limit = {}", JOURNAL_SIZE_LIMIT),
         [],
         |_| Ok(()),
     )?;

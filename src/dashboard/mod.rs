@@ -4,8 +4,8 @@
 
 pub mod view;
 
-use crate::live::{Live, Phase, Rates};
 use crate::control::Control;
+use crate::live::{Live, Phase, Rates};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

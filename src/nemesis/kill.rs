@@ -9,11 +9,11 @@
 //! there) and `stop` just before the new process is spawned.
 
 use super::timed::{sleep_until, Ticks, Timed};
-use crate::draws::ns;
 use super::Recorder;
 use crate::client::spawn::SpawnedServer;
-use crate::history::FaultAction;
 use crate::control::Control;
+use crate::draws::ns;
+use crate::history::FaultAction;
 use crate::scenario::Fault;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

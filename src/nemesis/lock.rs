@@ -7,11 +7,11 @@
 //! when it is released.
 
 use super::timed::{sleep_until, Ticks, Timed};
-use crate::draws::ns;
 use super::Recorder;
 use crate::client::sqlite;
-use crate::history::FaultAction;
 use crate::control::Control;
+use crate::draws::ns;
+use crate::history::FaultAction;
 use crate::scenario::{Fault, SqliteTarget};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -10,12 +10,12 @@ pub mod lock;
 pub mod proxy;
 mod timed;
 
-use crate::history::writer::HistorySink;
-use crate::history::{Entry, FaultAction, FaultEntry};
 use crate::clock::Clock;
 use crate::draws::draw_rng;
-use crate::scenario::{Fault, Toxic};
 use crate::fault_kind::FaultKind;
+use crate::history::writer::HistorySink;
+use crate::history::{Entry, FaultAction, FaultEntry};
+use crate::scenario::{Fault, Toxic};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;

@@ -10,8 +10,8 @@
 //! feature): the viewer renders it with its own sans-serif font.
 
 use super::hlog::{self, Log, INTERVAL_NS};
-use crate::history::{reader, CompletionType, Entry, FaultAction, OpKind};
 use crate::fault_kind::FaultKind;
+use crate::history::{reader, CompletionType, Entry, FaultAction, OpKind};
 use anyhow::{anyhow, Context};
 use hdrhistogram::Histogram;
 use plotters::coord::Shift;

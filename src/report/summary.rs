@@ -3,12 +3,12 @@
 //! summary"). Latencies are µs, throughputs ops/s, durations s.
 
 use crate::checker::stranded::Stranded;
-use crate::verdict::{CheckResult, Verdict};
-use crate::history::{CompletionType, OpKind};
-use crate::scenario::{Expect, Scenario, Threshold};
 use crate::fault_kind::FaultKind;
 use crate::figures::{Counts, Latency};
+use crate::history::{CompletionType, OpKind};
+use crate::scenario::{Expect, Scenario, Threshold};
 use crate::stats::Stats;
+use crate::verdict::{CheckResult, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

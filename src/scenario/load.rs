@@ -18,8 +18,8 @@ mod api_keys;
 mod limits;
 
 use super::{Fault, LoadModel, Scenario, Skew, Source, Target, TargetKind, Threshold};
-use crate::fault_kind::FaultKind;
 use crate::checker::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
+use crate::fault_kind::FaultKind;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;

@@ -7,10 +7,10 @@
 //! published is read back for the answer's `sent`.
 
 use crate::client::sqlite::{exec_step, Journal};
+use crate::clock::wall_ms;
+use crate::draws::draw_rng;
 use crate::fault_hook::HandleHook;
 use crate::history::{CompletionType, OpResult};
-use crate::draws::draw_rng;
-use crate::clock::wall_ms;
 use crate::statements::OpProgram;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, Value};

@@ -9,10 +9,10 @@
 
 use super::export;
 use super::handle::{HandleAnswer, HandleOp};
-use crate::fault_hook::HandleHook;
 use super::state::{error, stream_export, wrong_workload, AppState};
-use crate::fault_hook::FAULT_HEADER;
 use super::Served;
+use crate::fault_hook::HandleHook;
+use crate::fault_hook::FAULT_HEADER;
 use crate::workload::outbox::AttemptEnd;
 use axum::body::Bytes;
 use axum::extract::State;

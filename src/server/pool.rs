@@ -7,14 +7,14 @@
 //! SQLite never runs on the async runtime's threads.
 
 use super::handle::{run_handle, HandleAnswer, HandleOp};
-use crate::fault_hook::HandleHook;
 use super::Served;
 use crate::client::sqlite::{Journal, StepError};
+use crate::clock::wall_ms;
 use crate::control::Control;
+use crate::fault_hook::HandleHook;
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
 use crate::runtime::run_steps;
-use crate::clock::wall_ms;
 use crate::statements::OpProgram;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
 use crate::workload::StepOutcome;

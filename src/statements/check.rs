@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 
 use super::origin;
-use super::sql_error::sqlite_message;
 use super::scratch::{self, Scratch};
+use super::sql_error::sqlite_message;
 use super::{
     Block, FileError, GroupsVariant, OpProgram, ParamSource, StatementFile, StepDef, StopIf,
     INGEST_BUILTINS, RESOLVE_BUILTINS,

@@ -31,8 +31,8 @@
 //! counted in a note, not reported `unknown`.
 
 use super::{finding, out_rows, state_rows, OutboxFacts, OutboxTables};
-use crate::verdict::{CheckResult, Evidence};
 use crate::history::CompletionType;
+use crate::verdict::{CheckResult, Evidence};
 
 /// The invariant's name (the spec's `ConsistentStateAndoutQueue`).
 pub const NAME: &str = "ConsistentStateAndOutQueue";

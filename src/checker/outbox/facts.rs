@@ -4,8 +4,8 @@
 //! `history.jsonl`; the checkers join it with the final tables by message
 //! id, by tx_id and by the steps' times.
 
-use crate::verdict::Evidence;
 use crate::history::{CompletionType, Delivery, Entry, OutboxHeader, Step};
+use crate::verdict::Evidence;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One `handle` attempt: one delivery taken from the queue and run.

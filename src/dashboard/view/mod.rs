@@ -13,9 +13,9 @@
 //! counts stay longest, then the footer, latency, throughput and faults.
 //! Texts too long for their place are truncated (`…`) or wrapped.
 
-use crate::verdict::Verdict;
-use crate::live::{OutboxLive, Phase, Rates, Snapshot, Verdicts};
 use crate::figures::Latency;
+use crate::live::{OutboxLive, Phase, Rates, Snapshot, Verdicts};
+use crate::verdict::Verdict;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
