@@ -28,15 +28,12 @@ pub(crate) fn final_tables(
     limits: Limits,
 ) -> Result<(Tables, String), AuditError> {
     let need = |name: &str, what: &str| {
-        let path = run_dir.join(name);
-        if path.is_file() {
-            Ok(path)
-        } else {
-            Err(AuditError::Input(format!(
-                "{} is not a run folder the audit can use: {name} is missing ({what})",
+        crate::run_dir::folder_file(run_dir, name).map_err(|is| {
+            AuditError::Input(format!(
+                "{} is not a run folder the audit can use: {name} {is} ({what})",
                 run_dir.display()
-            )))
-        }
+            ))
+        })
     };
     let target = &p.scenario.target;
     let in_folder = run_dir.join("target.db");

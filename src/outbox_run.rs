@@ -115,6 +115,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         ));
     }
     let s = &p.scenario;
+    control.set_grace(s.stop.grace);
     let started = SystemTime::now();
     let variant_name = variant::short_name(&s.variant);
     let run_dir = opts

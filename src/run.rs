@@ -236,6 +236,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     let mut p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
     let sharded = crate::merge::apply_shard(&mut p.scenario, opts.shard, opts.run_id.as_deref())?;
     let s = &p.scenario;
+    control.set_grace(s.stop.grace);
     let started = SystemTime::now();
     let variant_name = variant::short_name(&s.variant);
     let run_dir = opts
