@@ -444,7 +444,13 @@ fn an_outbox_run_against_an_external_service_audits_from_its_export() {
     )
     .unwrap();
     let out = tmp.path().join("run");
-    let o = specstorm(&["run", sc.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()]);
+    let o = specstorm(&[
+        "run",
+        sc.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -466,13 +472,19 @@ fn an_outbox_run_against_an_external_service_audits_from_its_export() {
     let tampered = tmp.path().join("tampered");
     copy_folder(&out, &tampered);
     let mut export = json(&tampered.join("export.json"));
-    export["state_log"].as_array_mut().unwrap().push(serde_json::json!(
-        {"ver": 99999999, "msg_id": 1, "tx_id": 424242, "kind": "change"}
-    ));
+    export["state_log"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!(
+            {"ver": 99999999, "msg_id": 1, "tx_id": 424242, "kind": "change"}
+        ));
     std::fs::write(tampered.join("export.json"), export.to_string()).unwrap();
     let (code, text) = audit(&tampered);
     assert_eq!(code, Some(3), "{text}");
-    assert!(text.contains("AtMostOneStateChange: the run said holds"), "{text}");
+    assert!(
+        text.contains("AtMostOneStateChange: the run said holds"),
+        "{text}"
+    );
 
     // A run that saved no verdicts is judged from the export it read, as
     // a groups run is; one killed before that export has nothing to judge.

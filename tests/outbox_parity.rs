@@ -82,7 +82,13 @@ struct Ending {
 
 /// Runs `base` with `top` keys and `target` in `dir/NAME/`; returns the
 /// exit code and the run folder.
-fn end_run(dir: &Path, name: &str, base: &str, (top, target): &(String, String), interrupt: bool) -> (Option<i32>, PathBuf, String) {
+fn end_run(
+    dir: &Path,
+    name: &str,
+    base: &str,
+    (top, target): &(String, String),
+    interrupt: bool,
+) -> (Option<i32>, PathBuf, String) {
     let file = dir.join(format!("{name}.toml"));
     std::fs::write(&file, format!("{top}{base}{target}")).unwrap();
     let out = dir.join(name);
@@ -224,7 +230,10 @@ fn every_end_of_an_outbox_run_leaves_the_files_a_groups_run_leaves() {
         for f in ["summary.json", "junit.xml"] {
             assert!(of.iter().any(|x| x == f), "{}: no {f}: {of:?}", e.name);
         }
-        let (gs, os) = (json(&gdir.join("summary.json")), json(&odir.join("summary.json")));
+        let (gs, os) = (
+            json(&gdir.join("summary.json")),
+            json(&odir.join("summary.json")),
+        );
         assert_eq!(os["exit"]["code"], e.code, "{}: {os}", e.name);
         assert_eq!(os["workload"], "outbox", "{}: {os}", e.name);
         let junit = std::fs::read_to_string(odir.join("junit.xml")).unwrap();
@@ -295,7 +304,12 @@ fn target_command_starts_an_outbox_service_judged_as_in_process() {
         let (io, is, _) = run(&format!("{variant}-in-process"), None);
         let port = free_port();
         let (so, ss, out) = run(&format!("{variant}-service"), Some(port));
-        assert_eq!(so.status.code(), io.status.code(), "{variant}: {}", text(&so));
+        assert_eq!(
+            so.status.code(),
+            io.status.code(),
+            "{variant}: {}",
+            text(&so)
+        );
         assert_eq!(verdicts(&ss), verdicts(&is), "{variant}: {ss}");
         assert_eq!(ss["target"], format!("http http://127.0.0.1:{port}"));
         assert_eq!(ss["outbox"]["liveness"]["acked_messages"], 300, "{ss}");
@@ -315,7 +329,11 @@ fn target_command_starts_an_outbox_service_judged_as_in_process() {
         // The folder audits to the run's verdicts, from its export.
         let a = specstorm(&["audit", out.to_str().unwrap()]);
         assert_eq!(a.status.code(), so.status.code(), "{}", text(&a));
-        assert!(text(&a).contains("same verdicts as the run"), "{}", text(&a));
+        assert!(
+            text(&a).contains("same verdicts as the run"),
+            "{}",
+            text(&a)
+        );
     }
 }
 
