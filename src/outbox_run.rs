@@ -125,25 +125,18 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     // The folder is this run's before anything else can take time (see
     // `run_dir`); a refusal below gives it up again.
     let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
-    if let Err(e) = refuse_used_database(s) {
+    // A refused input (a database that holds rows) ran nothing: no folder.
+    // A database that cannot be read is the target's failure, said in the
+    // folder as groups says it.
+    let checked = refuse_used_database(s);
+    if let Err(e @ RunError::Input(_)) = checked {
         claim.release();
         return Err(e);
     }
-    match execute(opts, &p, &run_dir, started, control) {
+    match checked.and_then(|()| execute(opts, &p, &run_dir, started, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
-            let failed = serde_json::json!({
-                "schema_version": SUMMARY_SCHEMA_VERSION,
-                "scenario": s.name,
-                "workload": "outbox",
-                "variant": variant_name,
-                "seed": s.seed,
-                "partial": matches!(e, RunError::Interrupted(_)),
-                "error": e.to_string(),
-                "provenance": crate::run::provenance(opts, &p.variant.file, p.scenario.seed, started),
-                "exit": { "code": e.exit_code(), "rule": e.to_string() },
-            });
-            crate::run::save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
+            crate::run::save_failure(&run_dir, opts, s, &p.variant.file, started, &e);
             Err(e)
         }
     }
@@ -181,10 +174,8 @@ fn execute(
     let s = &p.scenario;
     let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
     let variant_name = variant::short_name(&s.variant);
-    let mut saved = s.clone();
-    saved.variant = "variant.sql".into();
-    (saved.expect, saved.thresholds) = s.expectation();
-    saved.variants.clear();
+    let base = crate::run::scenario_base(opts);
+    let saved = crate::run::saved_scenario(s, &base);
     write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
     write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
     // Room for the results, should the load fill the disk; freed (also on
@@ -258,6 +249,7 @@ fn execute(
             scenario: s,
             variant: &p.variant,
             run_dir,
+            base: &base,
             sink: sink.clone(),
             clock,
             control: control.clone(),

@@ -264,45 +264,49 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     match namespace.and_then(|ns| execute(opts, &p, &run_dir, ns, started, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
-            // A run that failed still says what it was and why it stopped.
-            let failed = serde_json::json!({
-                "schema_version": SUMMARY_SCHEMA_VERSION,
-                "scenario": s.name,
-                "variant": variant_name,
-                "seed": s.seed,
-                "partial": matches!(e, RunError::Interrupted(_)),
-                "error": e.to_string(),
-                "provenance": provenance(opts, &p.variant.file, p.scenario.seed, started),
-                "exit": { "code": e.exit_code(), "rule": e.to_string() },
-            });
-            save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
+            save_failure(&run_dir, opts, s, &p.variant.file, started, &e);
             Err(e)
         }
     }
 }
 
-/// Saves what a run that failed with `e` can say: `summary` as its
-/// `summary.json`, and a `junit.xml` whose run case is in error, each
-/// whole or absent. Earlier ones are removed first: they may tell of a run
-/// that went well (the failure came while the results were written), and
-/// the space they free may be what the new ones need. A file that cannot
-/// be written either is said on stderr. Shared by both workloads' runs.
+/// Saves what a run that failed with `e` can say, the one place both
+/// workloads' failed runs are written: a `summary.json` that says what the
+/// run was and why it stopped (scenario, workload, variant, seed, partial,
+/// error, provenance, exit), and a `junit.xml` whose run case is in error,
+/// each whole or absent. Earlier ones are removed first: they may tell of a
+/// run that went well (the failure came while the results were written),
+/// and the space they free may be what the new ones need. A file that
+/// cannot be written either is said on stderr.
 pub(crate) fn save_failure(
     run_dir: &Path,
-    summary: &serde_json::Value,
-    scenario: &str,
-    variant: &str,
+    opts: &RunOptions,
+    s: &Scenario,
+    file: &crate::statements::StatementFile,
+    started: SystemTime,
     e: &RunError,
 ) {
+    let variant = variant::short_name(&s.variant);
+    let summary = serde_json::json!({
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "scenario": s.name,
+        "workload": s.workload.name(),
+        "variant": variant,
+        "seed": s.seed,
+        "partial": matches!(e, RunError::Interrupted(_)),
+        "error": e.to_string(),
+        "provenance": provenance(opts, file, s.seed, started),
+        "exit": { "code": e.exit_code(), "rule": e.to_string() },
+    });
     let junit_path = run_dir.join(crate::report::junit::FILE);
     let summary_path = run_dir.join("summary.json");
     for p in [&summary_path, &junit_path] {
         let _ = std::fs::remove_file(p);
     }
     let suite =
-        crate::report::junit::failed_suite(scenario, variant, e.exit_code(), &e.to_string());
+        crate::report::junit::failed_suite(&s.name, &variant, e.exit_code(), &e.to_string());
     let junit = crate::report::junit::render("specstorm", vec![suite]);
-    let text = serde_json::to_string_pretty(summary).map_err(anyhow::Error::from);
+    let text = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from);
     for (path, text) in [(&summary_path, text), (&junit_path, junit)] {
         let written = text.and_then(|t| write_whole(path, t).map_err(anyhow::Error::from));
         if let Err(w) = written {
@@ -317,12 +321,38 @@ pub(crate) fn save_failure(
 
 /// The scenario file's folder (what `target.workdir` and a relative
 /// `audit.sqlite` are relative to); `.` for the embedded default.
-fn scenario_base(opts: &RunOptions) -> PathBuf {
+pub(crate) fn scenario_base(opts: &RunOptions) -> PathBuf {
     opts.scenario
         .as_deref()
         .and_then(Path::parent)
         .filter(|p| !p.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// The scenario a run saves as `scenario.toml` (both workloads): it names
+/// the saved `variant.sql`, so that `specstorm run RUN_DIR/scenario.toml`
+/// runs the very same thing again, and runs one variant with its own
+/// expectation, resolved. What names the scenario's folder (`base`) or
+/// variant is resolved now, so that the saved scenario starts and audits
+/// the same service again.
+pub(crate) fn saved_scenario(s: &Scenario, base: &Path) -> Scenario {
+    let mut saved = s.clone();
+    saved.variant = "variant.sql".into();
+    if let Some(c) = &mut saved.target.command {
+        *c = c.replace("{variant}", &variant::short_name(&s.variant));
+        let dir = base.join(saved.target.workdir.as_deref().unwrap_or("."));
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+        saved.target.workdir = Some(dir.display().to_string());
+    }
+    if let Some(p) = saved.audit.as_mut().and_then(|a| a.sqlite.as_mut()) {
+        if !p.starts_with("{run_dir}") && Path::new(p.as_str()).is_relative() {
+            let abs = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+            *p = abs.join(p.as_str()).display().to_string();
+        }
+    }
+    (saved.expect, saved.thresholds) = s.expectation();
+    saved.variants.clear();
+    saved
 }
 
 /// Where the run came from, and the command that reproduces it (cli.md):
@@ -365,28 +395,8 @@ fn execute(
     let started_utc = humantime::format_rfc3339_millis(started).to_string();
     let variant_name = variant::short_name(&s.variant);
     // Provenance first, so even a run that fails later says what it was.
-    // The saved scenario names the saved statement file, so that
-    // `specstorm run RUN_DIR/scenario.toml` runs the very same thing again.
-    let mut saved = s.clone();
-    saved.variant = "variant.sql".into();
-    // What names the scenario's folder or variant is resolved now, so
-    // that the saved scenario starts and audits the same service again.
     let base = scenario_base(opts);
-    if let Some(c) = &mut saved.target.command {
-        *c = c.replace("{variant}", &variant_name);
-        let dir = base.join(saved.target.workdir.as_deref().unwrap_or("."));
-        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        saved.target.workdir = Some(dir.display().to_string());
-    }
-    if let Some(p) = saved.audit.as_mut().and_then(|a| a.sqlite.as_mut()) {
-        if !p.starts_with("{run_dir}") && Path::new(p.as_str()).is_relative() {
-            let abs = std::fs::canonicalize(&base).unwrap_or_else(|_| base.clone());
-            *p = abs.join(p.as_str()).display().to_string();
-        }
-    }
-    // The saved scenario runs one variant: its own expectation, resolved.
-    (saved.expect, saved.thresholds) = s.expectation();
-    saved.variants.clear();
+    let saved = saved_scenario(s, &base);
     write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
     write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
     // Room for the results, should the load fill the disk; freed (also on
@@ -855,24 +865,7 @@ fn http_phase(
     let audit = s.audit.clone().unwrap_or_default();
     let run_dir_abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
     // The service the scenario starts itself, stopped after the final read.
-    let mut service = match &t.command {
-        Some(command) => {
-            let command = command
-                .replace("{variant}", &variant::short_name(&s.variant))
-                .replace("{run_dir}", &shell_word(&run_dir_abs.display().to_string()));
-            let workdir = base.join(t.workdir.as_deref().unwrap_or("."));
-            Some(
-                Service::start(
-                    &command,
-                    &workdir,
-                    &run_dir.join("service.log"),
-                    &mapping.secrets,
-                )
-                .map_err(RunError::Target)?,
-            )
-        }
-        None => None,
-    };
+    let mut service = start_service(s, run_dir, base, &mapping.secrets)?;
     let url = match &t.url {
         Some(url) => url.clone(),
         None => {
@@ -899,71 +892,12 @@ fn http_phase(
         HttpClient::new(url, t.connect_timeout, t.request_timeout)
             .map(|c| c.with_mapping(mapping.clone()))
     };
-    let probe = client_of(&url)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)?;
-    // Unreachable before anything ran: exit 3 at once, with the reason.
-    // A few tries within a bounded time, and a stop (q, Ctrl-C, SIGTERM)
-    // ends the wait at once: a target that never answers must not hold
-    // the user hostage.
-    let patience = if service.is_some() {
-        t.startup_timeout
-    } else {
-        t.request_timeout
-            .saturating_mul(2)
-            .max(Duration::from_secs(5))
-    };
-    let until = crate::control::deadline(patience);
-    let mut last_answer: Option<Result<(), String>> = None;
-    let ready = loop {
-        let answer = rt.block_on(async {
-            let left = until.map_or(patience, |u| {
-                u.saturating_duration_since(std::time::Instant::now())
-            });
-            control
-                .or_stop(tokio::time::timeout(left, probe.healthz()))
-                .await
-                .map(|a| {
-                    a.unwrap_or_else(|_| {
-                        Err(format!(
-                            "no answer to {} within {patience:?}",
-                            mapping.health.what
-                        ))
-                    })
-                })
-        });
-        let Some(answer) = answer else {
-            return Err(RunError::Interrupted(format!(
-                "interrupted while waiting for {url} to answer"
-            )));
-        };
-        if answer.is_ok() {
-            break answer;
-        }
-        let timed_out = answer
-            .as_ref()
-            .is_err_and(|e| e.starts_with("no answer to "));
-        if !timed_out {
-            last_answer = Some(answer.clone());
-        }
-        if until.is_some_and(|u| std::time::Instant::now() >= u) {
-            // What the service last said (a 503, say) tells more than the
-            // final try's timeout.
-            break last_answer.unwrap_or(answer);
-        }
-        // A started service that exited will never answer.
-        if let Some(Err(e)) = service.as_mut().map(Service::check) {
-            break Err(format!(
-                "{e}; see {}",
-                run_dir.join("service.log").display()
-            ));
-        }
-        // A stop here is seen by the next try, at once.
-        control.sleep(Duration::from_millis(100));
-    };
-    ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
+    let probe = client_of(&url)?;
+    wait_healthy(&rt, &probe, &url, t, service.as_mut(), run_dir, &control)?;
     if let Some(shard) = plan.shard.filter(|s| s.count > 1) {
         refuse_used_run_id(&rt, &client_of(&url)?, run_dir, plan.namespace, shard)?;
     }
@@ -1119,6 +1053,105 @@ fn http_phase(
         target_error,
         wal,
     })
+}
+
+/// Starts the scenario's `target.command`, if it has one (both workloads'
+/// HTTP phases): `{variant}` is the variant's short name, `{run_dir}` the
+/// run folder (absolute, shell-quoted), run in `target.workdir` (relative
+/// to the scenario's folder, `base`), its output into the run folder's
+/// `service.log` with `secrets` redacted. Errors: it cannot be started
+/// (exit 3).
+pub(crate) fn start_service(
+    s: &Scenario,
+    run_dir: &Path,
+    base: &Path,
+    secrets: &crate::client::template::Secrets,
+) -> Result<Option<Service>, RunError> {
+    let Some(command) = &s.target.command else {
+        return Ok(None);
+    };
+    let run_dir_abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
+    let command = command
+        .replace("{variant}", &variant::short_name(&s.variant))
+        .replace("{run_dir}", &shell_word(&run_dir_abs.display().to_string()));
+    let workdir = base.join(s.target.workdir.as_deref().unwrap_or("."));
+    Service::start(&command, &workdir, &run_dir.join("service.log"), secrets)
+        .map(Some)
+        .map_err(RunError::Target)
+}
+
+/// Waits until `probe`'s health request to `url` answers 2xx (both
+/// workloads' HTTP phases). Unreachable before anything ran is exit 3 at once, with
+/// the reason: a few tries within `target.startup_timeout` when the bench
+/// started the service (`service`), else two request timeouts (at least
+/// 5 s). A started service that exits, or a stop (q, Ctrl-C, SIGTERM),
+/// ends the wait at once: a target that never answers must not hold the
+/// user hostage. Errors: not usable (exit 3), interrupted (130).
+pub(crate) fn wait_healthy(
+    rt: &tokio::runtime::Runtime,
+    probe: &HttpClient,
+    url: &str,
+    t: &scenario::Target,
+    mut service: Option<&mut Service>,
+    run_dir: &Path,
+    control: &Control,
+) -> Result<(), RunError> {
+    let patience = if service.is_some() {
+        t.startup_timeout
+    } else {
+        t.request_timeout
+            .saturating_mul(2)
+            .max(Duration::from_secs(5))
+    };
+    let until = crate::control::deadline(patience);
+    let mut last_answer: Option<Result<(), String>> = None;
+    let ready = loop {
+        let answer = rt.block_on(async {
+            let left = until.map_or(patience, |u| {
+                u.saturating_duration_since(std::time::Instant::now())
+            });
+            control
+                .or_stop(tokio::time::timeout(left, probe.healthz()))
+                .await
+                .map(|a| {
+                    a.unwrap_or_else(|_| {
+                        Err(format!(
+                            "no answer to {} within {patience:?}",
+                            probe.mapping().health.what
+                        ))
+                    })
+                })
+        });
+        let Some(answer) = answer else {
+            return Err(RunError::Interrupted(format!(
+                "interrupted while waiting for {url} to answer"
+            )));
+        };
+        if answer.is_ok() {
+            break answer;
+        }
+        let timed_out = answer
+            .as_ref()
+            .is_err_and(|e| e.starts_with("no answer to "));
+        if !timed_out {
+            last_answer = Some(answer.clone());
+        }
+        if until.is_some_and(|u| std::time::Instant::now() >= u) {
+            // What the service last said (a 503, say) tells more than the
+            // final try's timeout.
+            break last_answer.unwrap_or(answer);
+        }
+        // A started service that exited will never answer.
+        if let Some(Err(e)) = service.as_deref_mut().map(Service::check) {
+            break Err(format!(
+                "{e}; see {}",
+                run_dir.join("service.log").display()
+            ));
+        }
+        // A stop here is seen by the next try, at once.
+        control.sleep(Duration::from_millis(100));
+    };
+    ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))
 }
 
 /// The scenario's faults of `kind`, with their index in `[[faults]]`.

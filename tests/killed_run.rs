@@ -6,7 +6,7 @@
 //!
 //! Each correct run (groups in-process with and without crash faults,
 //! groups on the spawned reference server with crash faults, outbox with
-//! and without crash faults) is cut at 21 points across its history, most
+//! and without crash faults, in process and on the spawned server) is cut at 21 points across its history, most
 //! of them mid-line, and has seeded random sets of whole op batches
 //! dropped from its middle; each cut folder holds what a killed run leaves
 //! (`scenario.toml`, `variant.sql`, the final `target.db`, the cut
@@ -346,6 +346,48 @@ fn cut_histories_of_a_correct_groups_run_on_the_spawned_server_never_report_a_vi
     let cuts = audit_cuts(&out, tmp.path());
     assert_never_violated(&cuts);
     // The final tables are the server's own database.
+    assert!(
+        cuts[0].1.tables.contains("spawned reference server"),
+        "{}",
+        cuts[0].1.tables
+    );
+
+    // A service the bench did not start leaves nothing to read when the
+    // run was killed before its export: exit 3, saying so.
+    let dir = tmp.path().join("external");
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    killed_folder(&out, &dir, &cut_histories(&history)[10].1);
+    std::fs::remove_file(dir.join("target.db")).unwrap();
+    let scenario = std::fs::read_to_string(dir.join("scenario.toml")).unwrap();
+    // Its faults went through the reference server's hook: none here.
+    let scenario = scenario.split("[[faults]]").next().unwrap();
+    let scenario = scenario.replace("spawn = true", "url = \"http://127.0.0.1:9\"");
+    std::fs::write(dir.join("scenario.toml"), scenario).unwrap();
+    let o = specstorm(&["audit", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("killed before it read the service's final tables"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn cut_histories_of_a_correct_outbox_run_on_the_spawned_server_never_report_a_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = format!(
+        "{}[target]\nkind = \"http\"\nspawn = true\n",
+        outbox_scenario(&variant("outbox-protocol.sql"), CRASH_HANDLE)
+    );
+    let out = run(tmp.path(), &s);
+    // A run that saved its verdicts is audited from the export it was
+    // judged from, as a groups run is.
+    let whole = judge(&out).unwrap();
+    assert_eq!(whole.tables, "export.json");
+    assert!(whole.same_as_run, "{:?}", whole.differences);
+    let cuts = audit_cuts(&out, tmp.path());
+    assert_never_violated(&cuts);
+    // Killed, the final tables are the server's own database.
     assert!(
         cuts[0].1.tables.contains("spawned reference server"),
         "{}",
