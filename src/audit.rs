@@ -80,15 +80,12 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         )));
     }
     let need = |name: &str, what: &str| {
-        let p = run_dir.join(name);
-        if p.is_file() {
-            Ok(p)
-        } else {
-            Err(AuditError::Input(format!(
-                "{} is not a run folder the audit can use: {name} is missing ({what})",
+        crate::run_dir::folder_file(run_dir, name).map_err(|is| {
+            AuditError::Input(format!(
+                "{} is not a run folder the audit can use: {name} {is} ({what})",
                 run_dir.display()
-            )))
-        }
+            ))
+        })
     };
     if run_dir.join("compare.json").is_file() {
         return Err(AuditError::Input(format!(

@@ -1,7 +1,10 @@
 //! `specstorm audit RUN_DIR` on an outbox run folder: the outbox checkers
-//! run again over the saved `history.jsonl` (as [`OutboxFacts`]) and
-//! `target.db` (read through the saved `variant.sql`'s `export.*`
-//! statements, as the run read it), and their verdicts are compared with
+//! run again over the saved `history.jsonl` (as [`OutboxFacts`]) and the
+//! final tables the run was judged from, found as for groups
+//! ([`crate::audit_tables::locate`]): `target.db` read through the saved
+//! `variant.sql`'s `export.*` statements for an in-process run, the
+//! `export.json` of an HTTP run (the spawned reference server's
+//! `target.db` when it was killed before that export), and their verdicts are compared with
 //! the run's `checks.json`; the history must also still hold the ops the
 //! run's `summary.json` recorded. The result is the groups audit's
 //! [`Audit`] (no stranded events), so `audit.json` and the exit rule are
@@ -10,15 +13,19 @@
 
 use crate::audit_error::AuditError;
 use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};
+use crate::audit_tables::Located;
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
+use crate::client::outbox_export::read_outbox_export;
 use crate::history::{Entry, Footer};
 use std::path::Path;
 
 /// Audits the outbox run folder `run_dir` from its files (`history`,
 /// `checks`, `scenario`: paths the caller found there; `checks` None: the
-/// run saved no verdicts) and its `target.db`, read within `limits`. Errors: the saved scenario
-/// or statement file cannot be used, `target.db` is missing, or a file is over its size cap (exit 2);
-/// the history or the database cannot be read (exit 3).
+/// run saved no verdicts) and its final tables (`target.db`, read within
+/// `limits`, or `export.json`). Errors: the saved scenario or statement
+/// file cannot be used, the final tables' file is missing, or a file is
+/// over its size cap (exit 2); the history, the database or the export
+/// cannot be read, or a killed run left no final tables (exit 3).
 pub fn judge(
     run_dir: &Path,
     history: &Path,
@@ -56,26 +63,28 @@ pub fn judge(
             history.display()
         )));
     }
-    let db = run_dir.join("target.db");
-    if !db.is_file() {
-        let why = match &p.scenario.target.path {
-            Some(path) if killed.is_some() => {
-                return Err(AuditError::Unreadable(format!(
-                    "the run was killed before it copied its database ({}) into {}: copy it \
-                     there as target.db to audit it",
-                    path.display(),
-                    run_dir.display()
-                )))
-            }
-            _ => "the final database of an in-process SQLite run",
-        };
-        return Err(AuditError::Input(format!(
-            "{} is not a run folder the audit can use: target.db is missing ({why})",
-            run_dir.display()
-        )));
-    }
-    let mut conn = crate::audit_db::open_untrusted(&db, limits)?;
-    let mut tables = tables::read(&mut conn, &p.variant, &|| 0).map_err(|e| conn.error(&e))?;
+    let (mut tables, source) = match crate::audit_tables::locate(
+        run_dir,
+        &p.scenario,
+        killed.is_some(),
+        footer.is_none(),
+    )? {
+        Located::Db(db, source) => {
+            let mut conn = crate::audit_db::open_untrusted(&db, limits)?;
+            let t = tables::read(&mut conn, &p.variant, &|| 0).map_err(|e| conn.error(&e))?;
+            (t, source)
+        }
+        Located::Export(export) => (
+            read_outbox_export(&export).map_err(AuditError::Unreadable)?,
+            "export.json".to_string(),
+        ),
+        // The scenario's check refuses `[audit]` for the outbox.
+        Located::ServiceDb(..) => {
+            return Err(AuditError::Input(
+                "[audit] applies to workload = \"groups\" (the outbox speaks the contract)".into(),
+            ))
+        }
+    };
     if let Some([a, b]) = footer.as_ref().and_then(|f| f.tables_read) {
         (tables.read_start, tables.read_end) = (a, b);
     }
@@ -106,7 +115,7 @@ pub fn judge(
     );
     Ok(Audit {
         run_dir: run_dir.display().to_string(),
-        tables: "target.db".into(),
+        tables: source,
         results,
         stranded: Default::default(),
         coverage,

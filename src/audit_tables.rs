@@ -1,61 +1,71 @@
-//! Where `specstorm audit` reads a groups run's final tables: an
-//! in-process run's `target.db` through the saved `variant.sql`'s export
-//! queries, a service audited from its own database through the
-//! scenario's, an HTTP run's `export.json`; and, for a run killed before
-//! it read them, the database the kill left, where the folder holds one.
+//! Where `specstorm audit` reads a run's final tables (both workloads:
+//! [`locate`]): an in-process run's `target.db` through the saved
+//! `variant.sql`'s export queries, a service audited from its own database
+//! through the scenario's, an HTTP run's `export.json`; and, for a run
+//! killed before it read them, the database the kill left, where the
+//! folder holds one. [`final_tables`] reads a groups run's.
 
 use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
 use crate::checker::Tables;
 use crate::client::export::read_export;
 use crate::client::sqlite_tables::{read_tables, read_tables_with};
-use crate::scenario::TargetKind;
+use crate::scenario::{Scenario, TargetKind};
 use crate::statements::GroupsVariant;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// The final tables of a groups run folder, and where they were read
-/// from. `killed`: the run saved no verdicts, so it may not have read
-/// them itself: an in-process run's database is read as the kill left it
-/// (its `-wal` included), the spawned reference server's likewise, and a
-/// service audited from its own database there. Errors: a file the audit
-/// needs is missing (exit 2), or, for a killed run, no final tables can be
-/// had (exit 3, saying why). `cut`: the history has no footer (an
-/// `export.json` may then be cut short too).
-pub(crate) fn final_tables(
+/// Where a run folder's final tables are, for either workload: found by
+/// [`locate`] from the saved scenario's target, and read by the workload
+/// (its own tables, its own export shape).
+pub(crate) enum Located {
+    /// A SQLite database read through the saved `variant.sql`'s export
+    /// statements: its path, and how the audit names it.
+    Db(PathBuf, String),
+    /// A service's own database, read through the scenario's `[audit]
+    /// export.*` queries (groups only): its path, and how the audit names it.
+    ServiceDb(PathBuf, String),
+    /// The service's final export, `export.json`, as the run read it.
+    Export(PathBuf),
+}
+
+/// Where the final tables of the run folder `run_dir` are, by its saved
+/// `scenario`'s target: an in-process run's `target.db`; a service audited
+/// from its own database, the copy the run kept; any other HTTP run, the
+/// `export.json` the run was judged from. `killed`: the run saved no
+/// verdicts, so it may not have read them itself: an in-process run's
+/// database is read as the kill left it (its `-wal` included), the spawned
+/// reference server's likewise, and a service audited from its own
+/// database there. Errors: a file the audit needs is missing (exit 2), or,
+/// for a killed run, no final tables can be had (exit 3, saying why).
+/// `cut`: the history has no footer (an `export.json` may then be cut
+/// short too).
+pub(crate) fn locate(
     run_dir: &Path,
-    p: &crate::prepare::Prepared,
-    namespace: &str,
+    scenario: &Scenario,
     killed: bool,
     cut: bool,
-    limits: Limits,
-) -> Result<(Tables, String), AuditError> {
+) -> Result<Located, AuditError> {
     let need = |name: &str, what: &str| {
-        let path = run_dir.join(name);
-        if path.is_file() {
-            Ok(path)
-        } else {
-            Err(AuditError::Input(format!(
-                "{} is not a run folder the audit can use: {name} is missing ({what})",
+        crate::run_dir::folder_file(run_dir, name).map_err(|is| {
+            AuditError::Input(format!(
+                "{} is not a run folder the audit can use: {name} {is} ({what})",
                 run_dir.display()
-            )))
-        }
+            ))
+        })
     };
-    let target = &p.scenario.target;
+    let target = &scenario.target;
     let in_folder = run_dir.join("target.db");
     // Kept elsewhere (`target.path`) and killed before the copy.
-    let kept_elsewhere = |what: &str| {
-        match &target.path {
+    let kept_elsewhere = |what: &str| match &target.path {
         Some(path) if killed && !in_folder.is_file() => Err(AuditError::Unreadable(format!(
-            "the run was killed before it copied {what} ({}) into {}: copy it there as              target.db to audit it",
+            "the run was killed before it copied {what} ({}) into {}: copy it there as \
+             target.db to audit it",
             path.display(),
             run_dir.display()
         ))),
         _ => Ok(()),
-    }
     };
-    let from_db =
-        |db: &Path| -> Result<Tables, AuditError> { read_db(db, &p.variant, namespace, limits) };
-    let audit_db = p.scenario.audit.as_ref().and_then(|a| a.sqlite.clone());
+    let audit_db = scenario.audit.as_ref().and_then(|a| a.sqlite.clone());
     match target.kind {
         TargetKind::Sqlite => {
             kept_elsewhere("its database")?;
@@ -63,14 +73,13 @@ pub(crate) fn final_tables(
                 "target.db",
                 "the final database of an in-process SQLite run",
             )?;
-            Ok((from_db(&db)?, "target.db".into()))
+            Ok(Located::Db(db, "target.db".into()))
         }
         // A service audited from its own database: the copy the run kept,
         // through the scenario's export queries; a killed run made no copy,
         // so the service's database itself (the saved scenario names it).
         TargetKind::Http if audit_db.is_some() => {
-            let audit = p.scenario.audit.clone().unwrap_or_default();
-            let (db, source) = if killed && !in_folder.is_file() {
+            if killed && !in_folder.is_file() {
                 let abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.into());
                 let pattern = audit_db.unwrap_or_default();
                 let db = crate::client::service_db::locate(&pattern, &abs, &abs).map_err(|e| {
@@ -79,23 +88,14 @@ pub(crate) fn final_tables(
                     ))
                 })?;
                 let source = format!("{} (the service's database)", db.display());
-                (db, source)
+                Ok(Located::ServiceDb(db, source))
             } else {
                 let db = need(
                     "target.db",
                     "the copy of the service's database the run audited",
                 )?;
-                (db, "target.db".to_string())
-            };
-            let mut conn = open_untrusted(&db, limits)?;
-            let t = read_tables_with(
-                &mut conn,
-                crate::client::service_db::queries(&audit),
-                namespace,
-                &|| 0,
-            )
-            .map_err(|e| conn.error(&e))?;
-            Ok((t, source))
+                Ok(Located::ServiceDb(db, "target.db".into()))
+            }
         }
         // The spawned reference server's own database, killed with the
         // bench before (or while) the run read its export: its export
@@ -107,8 +107,8 @@ pub(crate) fn final_tables(
         {
             kept_elsewhere("the reference server's database")?;
             let db = need("target.db", "the spawned reference server's database")?;
-            Ok((
-                from_db(&db)?,
+            Ok(Located::Db(
+                db,
                 "target.db (the spawned reference server's database)".into(),
             ))
         }
@@ -116,11 +116,45 @@ pub(crate) fn final_tables(
             let export = run_dir.join("export.json");
             if killed && !export.is_file() {
                 return Err(AuditError::Unreadable(format!(
-                    "the run was killed before it read the service's final tables (export.json                      is missing), and nothing else in {} holds them: nothing can be judged",
+                    "the run was killed before it read the service's final tables (export.json \
+                     is missing), and nothing else in {} holds them: nothing can be judged",
                     run_dir.display()
                 )));
             }
-            let export = need("export.json", "the final tables of an HTTP run")?;
+            Ok(Located::Export(need(
+                "export.json",
+                "the final tables of an HTTP run",
+            )?))
+        }
+    }
+}
+
+/// The final tables of a groups run folder, and where they were read
+/// from ([`locate`] says where). Errors: as [`locate`]; a file that cannot
+/// be read (exit 3).
+pub(crate) fn final_tables(
+    run_dir: &Path,
+    p: &crate::prepare::Prepared,
+    namespace: &str,
+    killed: bool,
+    cut: bool,
+    limits: Limits,
+) -> Result<(Tables, String), AuditError> {
+    match locate(run_dir, &p.scenario, killed, cut)? {
+        Located::Db(db, source) => Ok((read_db(&db, &p.variant, namespace, limits)?, source)),
+        Located::ServiceDb(db, source) => {
+            let audit = p.scenario.audit.clone().unwrap_or_default();
+            let mut conn = open_untrusted(&db, limits)?;
+            let t = read_tables_with(
+                &mut conn,
+                crate::client::service_db::queries(&audit),
+                namespace,
+                &|| 0,
+            )
+            .map_err(|e| conn.error(&e))?;
+            Ok((t, source))
+        }
+        Located::Export(export) => {
             let mut t = Tables::default();
             read_export(&export, namespace, &mut t).map_err(AuditError::Unreadable)?;
             Ok((t, "export.json".into()))

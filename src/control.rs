@@ -12,9 +12,20 @@
 //! could overflow.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
+
+/// The origin of [`Control`]'s stop instants (a `Control` is `Default`, an
+/// `Instant` is not).
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn since_epoch_ns() -> u64 {
+    u64::try_from(epoch().elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
 
 /// `d` from now, or None when that is beyond what an `Instant` can hold
 /// (a wait of such a length ends only by a stop).
@@ -29,8 +40,16 @@ pub struct Control {
     /// [`Control::request_stop`] (or [`Control::interrupt`]) only: the
     /// waiters must hear of it.
     stop: AtomicBool,
-    /// Abandon ops in flight between two steps (recorded as `info`).
-    pub abort: AtomicBool,
+    /// Abandon ops in flight between two steps (recorded as `info`): the
+    /// user's second interrupt. See [`Control::aborted`], which also
+    /// counts the end of the grace.
+    abort: AtomicBool,
+    /// When the stop was first set: nanoseconds since [`epoch`], plus one
+    /// (0: not stopped).
+    stopped_at: AtomicU64,
+    /// How long ops in flight may go on after the stop before they are
+    /// abandoned, in nanoseconds plus one (0: no limit, the default).
+    grace: AtomicU64,
     /// The stop came from the user (Ctrl-C, SIGTERM): results are partial.
     pub interrupted: AtomicBool,
     /// Signals are handled without a message on stderr (the dashboard
@@ -66,7 +85,61 @@ impl Control {
     /// and its kin ends now.
     pub fn request_stop(&self) {
         if !self.stop.swap(true, Ordering::AcqRel) {
+            self.note_stop();
             self.wake_all();
+        }
+    }
+
+    fn note_stop(&self) {
+        let now = since_epoch_ns().saturating_add(1);
+        let _ = self
+            .stopped_at
+            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Ops still in flight `grace` after the stop are abandoned as on a
+    /// second interrupt (`stop.grace`): a stop must end the run even when
+    /// an op waits on a target that does not answer (a server-side pause,
+    /// a request timeout of hours). Unset, ops in flight run to their end.
+    pub fn set_grace(&self, grace: Duration) {
+        // Stored plus one: 0 is "no grace". A grace past u64 nanoseconds
+        // (584 years) is as good as none.
+        let ns = u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX - 1);
+        self.grace
+            .store(ns.saturating_add(1).min(u64::MAX - 1), Ordering::Release);
+    }
+
+    /// How long ops in flight may still go on: None before the stop or
+    /// without a grace.
+    fn grace_left(&self) -> Option<Duration> {
+        let grace = self.grace.load(Ordering::Acquire);
+        let at = self.stopped_at.load(Ordering::Acquire);
+        if grace == 0 || at == 0 {
+            return None;
+        }
+        let waited = since_epoch_ns().saturating_sub(at - 1);
+        Some(Duration::from_nanos((grace - 1).saturating_sub(waited)))
+    }
+
+    /// Whether ops in flight must be abandoned (between steps, or their
+    /// request dropped): the user interrupted twice, or the grace after the
+    /// stop is over.
+    pub fn aborted(&self) -> bool {
+        self.abort.load(Ordering::Acquire)
+            || (self.stopped() && self.grace_left().is_some_and(|d| d.is_zero()))
+    }
+
+    /// Why ops in flight are abandoned, for the op's error (meaningful
+    /// once [`Control::aborted`] is true).
+    pub fn abort_reason(&self) -> String {
+        if self.abort.load(Ordering::Acquire) {
+            "aborted by the user between steps".to_owned()
+        } else {
+            let grace = Duration::from_nanos(self.grace.load(Ordering::Acquire).saturating_sub(1));
+            format!(
+                "abandoned: still in flight {} after the load stopped (stop.grace)",
+                humantime::format_duration(grace)
+            )
         }
     }
 
@@ -116,6 +189,7 @@ impl Control {
         // Woken every time: the second interrupt wakes what waits on
         // the abort.
         self.stop.store(true, Ordering::Release);
+        self.note_stop();
         self.wake_all();
         msg
     }
@@ -129,6 +203,7 @@ impl Control {
         self.take_failure();
         self.stop.store(false, Ordering::Release);
         self.abort.store(false, Ordering::Release);
+        self.stopped_at.store(0, Ordering::Release);
         // A signal between the check and the reset must still stop the run.
         !self.interrupted.load(Ordering::Acquire) || {
             self.request_stop();
@@ -191,10 +266,32 @@ impl Control {
         self.or_flag(&self.stop, f).await
     }
 
-    /// Runs `f` until it ends or the user aborts ops in flight (a second
-    /// Ctrl-C), whichever is first: None on an abort (`f` is dropped).
+    /// Runs `f` until it ends or ops in flight are abandoned (a second
+    /// Ctrl-C, or the end of the grace after a stop), whichever is first:
+    /// None on an abort (`f` is dropped).
     pub async fn or_abort<F: Future>(&self, f: F) -> Option<F::Output> {
-        self.or_flag(&self.abort, f).await
+        let mut f = std::pin::pin!(f);
+        loop {
+            let woken = self.wake.tasks.notified();
+            let mut woken = std::pin::pin!(woken);
+            woken.as_mut().enable();
+            if self.aborted() {
+                return None;
+            }
+            // Before the stop only a wake-up can change the answer; after
+            // it, the end of the grace does too.
+            let grace_over = async {
+                match self.grace_left() {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                out = &mut f => return Some(out),
+                () = &mut woken => {}
+                () = grace_over => {}
+            }
+        }
     }
 
     async fn or_flag<F: Future>(&self, flag: &AtomicBool, f: F) -> Option<F::Output> {
@@ -258,6 +355,18 @@ mod tests {
         assert_eq!(rt.block_on(c.or_stop(async { 7 })), Some(7));
     }
 
+    /// A thread running a task that never ends by itself under `or_abort`.
+    fn waiting_under_or_abort(c: &Arc<Control>) -> std::thread::JoinHandle<Option<()>> {
+        let c = c.clone();
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(c.or_abort(std::future::pending::<()>()))
+        })
+    }
+
     #[test]
     fn an_abort_ends_what_runs_under_or_abort_and_rearm_resets() {
         let c = Arc::new(Control::default());
@@ -265,16 +374,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let waiter = {
-            let c = c.clone();
-            std::thread::spawn(move || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap()
-                    .block_on(c.or_abort(std::future::pending::<()>()))
-            })
-        };
+        let waiter = waiting_under_or_abort(&c);
         c.interrupt();
         assert!(c.stopped());
         assert_eq!(rt.block_on(c.or_stop(std::future::pending::<()>())), None);
@@ -286,5 +386,39 @@ mod tests {
         fresh.request_stop();
         assert!(fresh.rearm());
         assert!(!fresh.stopped());
+    }
+
+    #[test]
+    fn the_end_of_the_grace_abandons_ops_in_flight() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // Without a grace, a stop never abandons what runs.
+        let c = Control::default();
+        c.request_stop();
+        assert!(!c.aborted());
+        // With one, an op in flight at the stop is abandoned once it is
+        // over, with its reason; before the stop nothing is.
+        let c = Arc::new(Control::default());
+        c.set_grace(Duration::from_millis(1));
+        assert!(!c.aborted());
+        let waiter = waiting_under_or_abort(&c);
+        c.request_stop();
+        assert_eq!(waiter.join().unwrap(), None);
+        assert!(c.aborted());
+        assert!(
+            c.abort_reason().contains("stop.grace"),
+            "{}",
+            c.abort_reason()
+        );
+        assert_eq!(rt.block_on(c.or_abort(async { 7 })), None);
+        // The next run of a series starts unstopped, its grace not yet begun.
+        assert!(c.rearm());
+        assert!(!c.aborted());
+        // The user's second interrupt is its own reason.
+        c.interrupt();
+        c.interrupt();
+        assert!(c.abort_reason().contains("by the user"));
     }
 }

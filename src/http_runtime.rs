@@ -421,12 +421,18 @@ async fn send_with_retries(
             })
             .collect();
         let refs: Vec<&IngestOp> = ops.iter().collect();
-        // A second Ctrl-C abandons the request (however long its timeout).
+        // A second Ctrl-C, or the end of `stop.grace`, abandons the request
+        // (however long its timeout).
         let answers = plan
             .control
             .or_abort(shared.client.ingest_batch(&refs, Some(&tag)))
             .await
-            .unwrap_or_else(|| refs.iter().map(|_| Answer::abandoned()).collect());
+            .unwrap_or_else(|| {
+                let why = plan.control.abort_reason();
+                refs.iter()
+                    .map(|_| Answer::abandoned(why.clone()))
+                    .collect()
+            });
         let mut again: Vec<IngestOp> = Vec::new();
         let mut wait = None::<Duration>;
         let mut refused = false;
@@ -517,7 +523,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
                     .resolve(&group_id, &op.project, &op.fingerprint, Some(&tag)),
             )
             .await
-            .unwrap_or_else(Answer::abandoned);
+            .unwrap_or_else(|| Answer::abandoned(plan.control.abort_reason()));
         shared.note_crash(id, crash, &answer);
         if answer.kind == CompletionType::Info
             || (answer.transport && answer.kind == CompletionType::Fail && shared.kills)

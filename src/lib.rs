@@ -66,6 +66,7 @@ pub mod shard;
 pub mod sql_guard;
 pub mod statements;
 pub mod stats;
+pub mod target_service;
 pub mod variant;
 pub mod verdict;
 pub mod wal;

@@ -382,15 +382,12 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
 
 fn read_part(dir: &Path) -> Result<Part, MergeError> {
     let need = |name: &str| {
-        let p = dir.join(name);
-        if p.is_file() {
-            Ok(p)
-        } else {
-            Err(MergeError::Input(format!(
-                "{} is not a shard's run folder: {name} is missing",
+        crate::run_dir::folder_file(dir, name).map_err(|is| {
+            MergeError::Input(format!(
+                "{} is not a shard's run folder: {name} {is}",
                 dir.display()
-            )))
-        }
+            ))
+        })
     };
     let history = need("history.jsonl")?;
     let summary_path = need("summary.json")?;

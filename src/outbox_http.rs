@@ -1,5 +1,6 @@
 //! The HTTP phase of an outbox run: spawn the reference server with the
-//! run's statement file (or use `target.url`), wait until it answers,
+//! run's statement file (or use `target.url`, starting `target.command`
+//! there first, as a groups run does), wait until it answers,
 //! check that it serves the outbox endpoints and holds no rows of an
 //! earlier run, run the load ([`crate::outbox_http_runtime`]) with the
 //! kill and lock nemeses, then read `GET /v1/outbox/export` into the run
@@ -14,6 +15,7 @@
 use crate::checker::outbox::OutboxTables;
 use crate::client::http::HttpClient;
 use crate::client::outbox_export::read_outbox_export;
+use crate::client::service::Service;
 use crate::client::spawn::SpawnedServer;
 use crate::clock::Clock;
 use crate::control::Control;
@@ -33,7 +35,6 @@ use crate::wal::WalKeeper;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 /// What the HTTP phase produced.
 pub struct HttpOutcome {
@@ -58,6 +59,8 @@ pub struct HttpInputs<'a> {
     pub variant: &'a OutboxVariant,
     /// The run folder (`variant.sql` already saved there).
     pub run_dir: &'a Path,
+    /// The scenario file's folder (where `target.workdir` is relative to).
+    pub base: &'a Path,
     /// History sink.
     pub sink: HistorySink,
     /// The run's clock.
@@ -70,9 +73,9 @@ pub struct HttpInputs<'a> {
     pub live: Arc<Live>,
 }
 
-/// Runs the phase. Errors: the target cannot be started or reached
-/// (exit 3), holds rows of an earlier run (exit 2), or the user stopped
-/// the wait (130).
+/// Runs the phase. Errors: the target (or `target.command`) cannot be
+/// started or reached (exit 3), holds rows of an earlier run (exit 2), or
+/// the user stopped the wait (130).
 pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     let s = x.scenario;
     let t = &s.target;
@@ -82,6 +85,9 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         .clone()
         .unwrap_or_else(|| x.run_dir.join("target.db"));
     let mut server = None;
+    // The service the scenario starts itself, stopped after the final read.
+    let mut service =
+        crate::target_service::start_service(s, x.run_dir, x.base, &Default::default())?;
     let url = match &t.url {
         Some(url) => url.clone(),
         None => {
@@ -107,7 +113,15 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)?;
-    wait_ready(&rt, &client_of(&url)?, &url, t.request_timeout, &x.control)?;
+    crate::target_service::wait_healthy(
+        &rt,
+        &client_of(&url)?,
+        &url,
+        t,
+        service.as_mut(),
+        x.run_dir,
+        &x.control,
+    )?;
     refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir)?;
 
     let load_start = x.clock.now();
@@ -158,6 +172,9 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     {
         target_error.get_or_insert("the spawned reference server died during the run".into());
     }
+    if let Some(Err(e)) = service.as_mut().map(Service::check) {
+        target_error.get_or_insert(format!("{e} during the run"));
+    }
     if let Some(dead) = out.dead {
         target_error.get_or_insert(dead);
     }
@@ -167,6 +184,9 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     let read_end = x.clock.now();
     if let Some(srv) = server {
         srv.lock().expect("server").stop();
+    }
+    if let Some(svc) = service.as_mut() {
+        svc.stop();
     }
     // Without the final tables nothing can be judged (empty tables would
     // read as lost output: a false violation).
@@ -198,43 +218,6 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         target_error,
         wal,
     })
-}
-
-/// Waits (a few tries, bounded) for `GET /healthz`; a stop ends the wait.
-fn wait_ready(
-    rt: &tokio::runtime::Runtime,
-    client: &HttpClient,
-    url: &str,
-    request_timeout: Duration,
-    control: &Control,
-) -> Result<(), RunError> {
-    let patience = request_timeout
-        .saturating_mul(2)
-        .max(Duration::from_secs(5));
-    let until = crate::control::deadline(patience);
-    loop {
-        let left = until.map_or(patience, |u| u.saturating_duration_since(Instant::now()));
-        let answer = rt.block_on(control.or_stop(async {
-            tokio::time::timeout(left.max(Duration::from_millis(10)), client.healthz())
-                .await
-                .unwrap_or_else(|_| Err(format!("no answer to GET /healthz within {patience:?}")))
-        }));
-        let Some(answer) = answer else {
-            return Err(RunError::Interrupted(format!(
-                "interrupted while waiting for {url} to answer"
-            )));
-        };
-        match answer {
-            Ok(()) => return Ok(()),
-            Err(e) if until.is_some_and(|u| Instant::now() >= u) => {
-                return Err(RunError::Target(format!("{url} is not usable: {e}")))
-            }
-            // A stop here is seen by the next try, at once.
-            Err(_) => {
-                control.sleep(Duration::from_millis(100));
-            }
-        }
-    }
 }
 
 /// Reads the export once before the load: the target must serve the

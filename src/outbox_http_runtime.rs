@@ -236,12 +236,13 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
             attempt: None,
             intended: None,
         };
-        // A second Ctrl-C abandons the request (however long its timeout).
+        // A second Ctrl-C, or the end of `stop.grace`, abandons the request
+        // (however long its timeout).
         let answer = p
             .control
             .or_abort(p.client.handle(key.0, key.1, Some(&tag)))
             .await
-            .unwrap_or_else(Answer::abandoned);
+            .unwrap_or_else(|| Answer::abandoned(p.control.abort_reason()));
         let t1 = p.clock.now();
         if !answer.transport {
             sh.last_answer.fetch_max(t1, Ordering::Relaxed);

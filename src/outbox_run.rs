@@ -4,9 +4,9 @@
 //! target [`crate::outbox_http`]), read the canonical tables as one
 //! snapshot (HTTP: `GET /v1/outbox/export`), audit them with the outbox checkers,
 //! and save the same run folder as groups (summary.json, checks.json,
-//! junit.xml, history.jsonl, latency.hlog). `run::run` and `specstorm
+//! junit.xml, history.jsonl, latency.hlog). `dispatch::run` and `specstorm
 //! check` hand outbox scenarios here; `compare` runs each variant through
-//! `run::run`, `audit` re-judges a folder with [`crate::audit_outbox`];
+//! `dispatch::run`, `audit` re-judges a folder with [`crate::audit_outbox`];
 //! `merge` refuses outbox folders (shards are HTTP groups runs only).
 
 use crate::checker::outbox::{self as checks, OutboxFacts};
@@ -117,6 +117,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         ));
     }
     let s = &p.scenario;
+    control.set_grace(s.stop.grace);
     let started = SystemTime::now();
     let variant_name = variant::short_name(&s.variant);
     let run_dir = opts
@@ -126,25 +127,18 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     // The folder is this run's before anything else can take time (see
     // `run_dir`); a refusal below gives it up again.
     let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
-    if let Err(e) = refuse_used_database(s) {
+    // A refused input (a database that holds rows) ran nothing: no folder.
+    // A database that cannot be read is the target's failure, said in the
+    // folder as groups says it.
+    let checked = refuse_used_database(s);
+    if let Err(e @ RunError::Input(_)) = checked {
         claim.release();
         return Err(e);
     }
-    match execute(opts, &p, &run_dir, started, control) {
+    match checked.and_then(|()| execute(opts, &p, &run_dir, started, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
-            let failed = serde_json::json!({
-                "schema_version": SUMMARY_SCHEMA_VERSION,
-                "scenario": s.name,
-                "workload": "outbox",
-                "variant": variant_name,
-                "seed": s.seed,
-                "partial": matches!(e, RunError::Interrupted(_)),
-                "error": e.to_string(),
-                "provenance": crate::run_folder::provenance(opts, &p.variant.file, p.scenario.seed, started),
-                "exit": { "code": e.exit_code(), "rule": e.to_string() },
-            });
-            crate::run_folder::save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
+            crate::run_folder::save_failure(&run_dir, opts, s, &p.variant.file, started, &e);
             Err(e)
         }
     }
@@ -182,10 +176,8 @@ fn execute(
     let s = &p.scenario;
     let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
     let variant_name = variant::short_name(&s.variant);
-    let mut saved = s.clone();
-    saved.variant = "variant.sql".into();
-    (saved.expect, saved.thresholds) = s.expectation();
-    saved.variants.clear();
+    let base = crate::prepare::scenario_base(opts);
+    let saved = crate::run_folder::saved_scenario(s, &base);
     write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
     write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
     // Room for the results, should the load fill the disk; freed (also on
@@ -259,6 +251,7 @@ fn execute(
             scenario: s,
             variant: &p.variant,
             run_dir,
+            base: &base,
             sink: sink.clone(),
             clock,
             control: control.clone(),

@@ -499,13 +499,8 @@ fn attempt_once(
     let mut m = StepMachine::new(program, builtins);
     let mut n = 0usize;
     let (end, kind, result) = loop {
-        if plan.control.abort.load(Ordering::Acquire) {
-            break attempt_result(
-                &m,
-                AttemptEnd::Aborted,
-                None,
-                "aborted by the user between steps",
-            );
+        if plan.control.aborted() {
+            break attempt_result(&m, AttemptEnd::Aborted, None, &plan.control.abort_reason());
         }
         let Some(i) = m.current() else {
             unreachable!("a handle program has steps")

@@ -1,9 +1,10 @@
 //! What every runner does before anything runs, and shares: the options
 //! of `specstorm run` ([`RunOptions`]) and its errors ([`RunError`]), the
 //! groups scenario and statement file loaded and checked ([`prepare`]), a
-//! shard's part of the scenario ([`apply_shard`]), the run folder's
-//! default name, the scenario's timed faults, and the checks of a target
-//! database before a run (rows already there, a schema that fits).
+//! shard's part of the scenario ([`apply_shard`]), the scenario's folder,
+//! the run folder's default name, the scenario's timed faults, and the
+//! checks of a target database before a run (rows already there, a schema
+//! that fits).
 //!
 //! App layer, below every runner, the audit and the merge: imports the
 //! config, the clients' mapping and schema check, the shard model and the
@@ -176,6 +177,16 @@ pub(crate) fn shell_word(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
+}
+
+/// The scenario file's folder (what `target.workdir` and a relative
+/// `audit.sqlite` are relative to); `.` for the embedded default.
+pub(crate) fn scenario_base(opts: &RunOptions) -> PathBuf {
+    opts.scenario
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 /// The run folder's default name: `<UTC time>-<scenario>-<variant>`.

@@ -23,16 +23,17 @@ use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::proxy::FaultProxy;
 use crate::nemesis::{FaultPlan, Recorder};
 use crate::prepare::{
-    default_run_dir, faults_of, fit, holds_rows, prepare, shell_word, Prepared, RunError,
+    default_run_dir, faults_of, fit, holds_rows, prepare, scenario_base, Prepared, RunError,
     RunOptions,
 };
 use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
-use crate::run_folder::{provenance, save_failure, save_results};
+use crate::run_folder::{provenance, save_failure, save_results, saved_scenario};
 use crate::runtime::LoadOutcome;
 use crate::runtime::{run_load, LoadPlan};
 use crate::scenario::api::{EventRows, GroupIds};
 use crate::scenario::{self, TargetKind};
 use crate::statements::GroupsVariant;
+use crate::target_service::{start_service, wait_healthy};
 use crate::variant;
 use crate::verdict::CheckResult;
 use crate::wal::WalKeeper;
@@ -44,7 +45,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// Runs a groups scenario end to end and saves its results; returns the
 /// summary (whose `exit.code` is the process's exit code) and the run
@@ -54,6 +55,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     let mut p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
     let sharded = crate::prepare::apply_shard(&mut p.scenario, opts.shard, opts.run_id.as_deref())?;
     let s = &p.scenario;
+    control.set_grace(s.stop.grace);
     let started = SystemTime::now();
     let variant_name = variant::short_name(&s.variant);
     let run_dir = opts
@@ -81,31 +83,10 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     match namespace.and_then(|ns| execute(opts, &p, &run_dir, ns, started, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
-            // A run that failed still says what it was and why it stopped.
-            let failed = serde_json::json!({
-                "schema_version": SUMMARY_SCHEMA_VERSION,
-                "scenario": s.name,
-                "variant": variant_name,
-                "seed": s.seed,
-                "partial": matches!(e, RunError::Interrupted(_)),
-                "error": e.to_string(),
-                "provenance": provenance(opts, &p.variant.file, p.scenario.seed, started),
-                "exit": { "code": e.exit_code(), "rule": e.to_string() },
-            });
-            save_failure(&run_dir, &failed, &s.name, &variant_name, &e);
+            save_failure(&run_dir, opts, s, &p.variant.file, started, &e);
             Err(e)
         }
     }
-}
-
-/// The scenario file's folder (what `target.workdir` and a relative
-/// `audit.sqlite` are relative to); `.` for the embedded default.
-fn scenario_base(opts: &RunOptions) -> PathBuf {
-    opts.scenario
-        .as_deref()
-        .and_then(Path::parent)
-        .filter(|p| !p.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 /// The run after its folder exists: database, load, audit, results.
@@ -121,28 +102,8 @@ fn execute(
     let started_utc = humantime::format_rfc3339_millis(started).to_string();
     let variant_name = variant::short_name(&s.variant);
     // Provenance first, so even a run that fails later says what it was.
-    // The saved scenario names the saved statement file, so that
-    // `specstorm run RUN_DIR/scenario.toml` runs the very same thing again.
-    let mut saved = s.clone();
-    saved.variant = "variant.sql".into();
-    // What names the scenario's folder or variant is resolved now, so
-    // that the saved scenario starts and audits the same service again.
     let base = scenario_base(opts);
-    if let Some(c) = &mut saved.target.command {
-        *c = c.replace("{variant}", &variant_name);
-        let dir = base.join(saved.target.workdir.as_deref().unwrap_or("."));
-        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        saved.target.workdir = Some(dir.display().to_string());
-    }
-    if let Some(p) = saved.audit.as_mut().and_then(|a| a.sqlite.as_mut()) {
-        if !p.starts_with("{run_dir}") && Path::new(p.as_str()).is_relative() {
-            let abs = std::fs::canonicalize(&base).unwrap_or_else(|_| base.clone());
-            *p = abs.join(p.as_str()).display().to_string();
-        }
-    }
-    // The saved scenario runs one variant: its own expectation, resolved.
-    (saved.expect, saved.thresholds) = s.expectation();
-    saved.variants.clear();
+    let saved = saved_scenario(s, &base);
     write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
     write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
     // Room for the results, should the load fill the disk; freed (also on
@@ -585,24 +546,7 @@ fn http_phase(
     let audit = s.audit.clone().unwrap_or_default();
     let run_dir_abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
     // The service the scenario starts itself, stopped after the final read.
-    let mut service = match &t.command {
-        Some(command) => {
-            let command = command
-                .replace("{variant}", &variant::short_name(&s.variant))
-                .replace("{run_dir}", &shell_word(&run_dir_abs.display().to_string()));
-            let workdir = base.join(t.workdir.as_deref().unwrap_or("."));
-            Some(
-                Service::start(
-                    &command,
-                    &workdir,
-                    &run_dir.join("service.log"),
-                    &mapping.secrets,
-                )
-                .map_err(RunError::Target)?,
-            )
-        }
-        None => None,
-    };
+    let mut service = start_service(s, run_dir, base, &mapping.secrets)?;
     let url = match &t.url {
         Some(url) => url.clone(),
         None => {
@@ -629,71 +573,12 @@ fn http_phase(
         HttpClient::new(url, t.connect_timeout, t.request_timeout)
             .map(|c| c.with_mapping(mapping.clone()))
     };
-    let probe = client_of(&url)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)?;
-    // Unreachable before anything ran: exit 3 at once, with the reason.
-    // A few tries within a bounded time, and a stop (q, Ctrl-C, SIGTERM)
-    // ends the wait at once: a target that never answers must not hold
-    // the user hostage.
-    let patience = if service.is_some() {
-        t.startup_timeout
-    } else {
-        t.request_timeout
-            .saturating_mul(2)
-            .max(Duration::from_secs(5))
-    };
-    let until = crate::control::deadline(patience);
-    let mut last_answer: Option<Result<(), String>> = None;
-    let ready = loop {
-        let answer = rt.block_on(async {
-            let left = until.map_or(patience, |u| {
-                u.saturating_duration_since(std::time::Instant::now())
-            });
-            control
-                .or_stop(tokio::time::timeout(left, probe.healthz()))
-                .await
-                .map(|a| {
-                    a.unwrap_or_else(|_| {
-                        Err(format!(
-                            "no answer to {} within {patience:?}",
-                            mapping.health.what
-                        ))
-                    })
-                })
-        });
-        let Some(answer) = answer else {
-            return Err(RunError::Interrupted(format!(
-                "interrupted while waiting for {url} to answer"
-            )));
-        };
-        if answer.is_ok() {
-            break answer;
-        }
-        let timed_out = answer
-            .as_ref()
-            .is_err_and(|e| e.starts_with("no answer to "));
-        if !timed_out {
-            last_answer = Some(answer.clone());
-        }
-        if until.is_some_and(|u| std::time::Instant::now() >= u) {
-            // What the service last said (a 503, say) tells more than the
-            // final try's timeout.
-            break last_answer.unwrap_or(answer);
-        }
-        // A started service that exited will never answer.
-        if let Some(Err(e)) = service.as_mut().map(Service::check) {
-            break Err(format!(
-                "{e}; see {}",
-                run_dir.join("service.log").display()
-            ));
-        }
-        // A stop here is seen by the next try, at once.
-        control.sleep(Duration::from_millis(100));
-    };
-    ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))?;
+    let probe = client_of(&url)?;
+    wait_healthy(&rt, &probe, &url, t, service.as_mut(), run_dir, &control)?;
     if let Some(shard) = plan.shard.filter(|s| s.count > 1) {
         refuse_used_run_id(&rt, &client_of(&url)?, run_dir, plan.namespace, shard)?;
     }

@@ -23,11 +23,16 @@ pub const CLAIM_FILE: &str = ".specstorm-claim";
 pub enum ClaimError {
     /// Another run holds the folder (or held it: the claim file stays).
     #[error(
-        "{} is taken by another run (its {CLAIM_FILE} exists): choose another --out, so that \
-         runs never mix",
-        .0.display()
+        "{} {}: choose another --out, so that runs never mix",
+        .dir.display(),
+        .holder.describe()
     )]
-    Claimed(PathBuf),
+    Claimed {
+        /// The folder.
+        dir: PathBuf,
+        /// Who claimed it, as its claim file says.
+        holder: Holder,
+    },
     /// The folder holds files no claim accounts for.
     #[error(
         "{} exists and is not an empty folder: choose another --out, so that runs never mix",
@@ -43,6 +48,55 @@ pub enum ClaimError {
         /// Why.
         source: std::io::Error,
     },
+}
+
+/// Who claimed a folder, read back from its claim file.
+#[derive(Debug)]
+pub struct Holder {
+    /// The claim file's line ("claimed by specstorm V (pid N) at T"), empty
+    /// when it holds none (a claim made on a full disk, or a moment ago).
+    pub line: String,
+    /// Whether the process it names still runs (None: no pid to ask about).
+    pub running: Option<bool>,
+}
+
+impl Holder {
+    fn read(file: &Path) -> Holder {
+        let head = crate::input::head(file, 4096).unwrap_or_default();
+        let line = String::from_utf8_lossy(&head)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        let pid = line
+            .split("(pid ")
+            .nth(1)
+            .and_then(|r| r.split(')').next())
+            .and_then(|p| p.parse::<i32>().ok());
+        // /proc/PID exists while the process does (Linux; elsewhere the
+        // answer is unknown and the folder reads as taken).
+        let running = pid
+            .filter(|_| Path::new("/proc/self").exists())
+            .map(|p| Path::new(&format!("/proc/{p}")).exists());
+        Holder { line, running }
+    }
+
+    fn describe(&self) -> String {
+        let said = if self.line.is_empty() {
+            format!("its {CLAIM_FILE} exists")
+        } else {
+            format!("its {CLAIM_FILE}: {}", self.line)
+        };
+        match self.running {
+            // A run that ended (or was killed) keeps its claim: its files
+            // are still there and never mixed with another run's.
+            Some(false) => format!(
+                "was used by an earlier run, which has ended ({said}); its results stay there"
+            ),
+            _ => format!("is taken by another run ({said})"),
+        }
+    }
 }
 
 /// A folder this process owns: it created the claim file in it.
@@ -71,6 +125,19 @@ impl Claim {
     }
 }
 
+/// `name` in the run folder `dir` when it is a regular file (a symlink to
+/// one is fine); otherwise what it is instead, to finish "NAME ...":
+/// "is missing", or "is not a regular file" (a device such as
+/// `/dev/zero`, a folder, a socket: never read).
+pub fn folder_file(dir: &Path, name: &str) -> Result<PathBuf, &'static str> {
+    let p = dir.join(name);
+    match std::fs::metadata(&p) {
+        Ok(m) if m.is_file() => Ok(p),
+        Ok(_) => Err("is not a regular file"),
+        Err(_) => Err("is missing"),
+    }
+}
+
 /// Claims `dir` for one run: creates it (and its parents) if it does not
 /// exist, then creates its claim file with `O_EXCL`, which only one
 /// process can. Errors: another process holds the claim, the folder holds
@@ -96,7 +163,10 @@ pub fn claim(dir: &Path) -> Result<Claim, ClaimError> {
     {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(ClaimError::Claimed(dir.to_path_buf()))
+            return Err(ClaimError::Claimed {
+                dir: dir.to_path_buf(),
+                holder: Holder::read(&file),
+            })
         }
         Err(e) if !dir.is_dir() => return Err(create(dir, e)),
         Err(e) => return Err(create(&file, e)),
@@ -141,9 +211,9 @@ mod tests {
         assert!(dir.join(CLAIM_FILE).is_file());
         // The second claim comes before the first run wrote anything: the
         // folder still looks empty but for the claim, and is refused.
-        assert!(matches!(claim(&dir), Err(ClaimError::Claimed(_))));
+        assert!(matches!(claim(&dir), Err(ClaimError::Claimed { .. })));
         drop(first);
-        assert!(matches!(claim(&dir), Err(ClaimError::Claimed(_))));
+        assert!(matches!(claim(&dir), Err(ClaimError::Claimed { .. })));
     }
 
     #[test]
@@ -152,7 +222,7 @@ mod tests {
         let dir = tmp.path().join("made-by-the-user");
         std::fs::create_dir(&dir).unwrap();
         let c = claim(&dir).unwrap();
-        assert!(matches!(claim(&dir), Err(ClaimError::Claimed(_))));
+        assert!(matches!(claim(&dir), Err(ClaimError::Claimed { .. })));
         // Given up, an existing folder stays, empty as it was.
         c.release();
         assert!(dir.is_dir());
@@ -180,5 +250,27 @@ mod tests {
         let dir = tmp.path().join("run");
         claim(&dir).unwrap().release();
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_claim_says_whether_its_run_has_ended() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        drop(claim(&dir).unwrap());
+        // This process holds it: still going.
+        let e = claim(&dir).unwrap_err().to_string();
+        assert!(e.contains("is taken by another run"), "{e}");
+        assert!(e.contains(&format!("(pid {})", std::process::id())), "{e}");
+        if Path::new("/proc/self").exists() {
+            // A pid beyond any kernel's limit: a run that has ended (killed).
+            std::fs::write(
+                dir.join(CLAIM_FILE),
+                "claimed by specstorm 0.1.0 (pid 999999999) at 2026-12-01T00:00:00Z\n",
+            )
+            .unwrap();
+            let e = claim(&dir).unwrap_err().to_string();
+            assert!(e.contains("earlier run, which has ended"), "{e}");
+            assert!(e.contains("pid 999999999"), "{e}");
+        }
     }
 }

@@ -1,40 +1,58 @@
 //! What every runner writes into its run folder besides the history: the
-//! results of a finished run (`checks.json`, `junit.xml`, `summary.json`,
-//! each whole), what a failed run can say, and the provenance both carry.
-//! Written here once for every workload.
+//! scenario it saves (`scenario.toml`), the results of a finished run
+//! (`checks.json`, `junit.xml`, `summary.json`, each whole), what a failed
+//! run can say, and the provenance both carry. Written here once for every
+//! workload.
 //!
-//! App layer, below every runner: imports the reports, the verdicts and
-//! [`crate::prepare`], never a runner.
+//! App layer, below every runner: imports the reports, the verdicts, the
+//! config and [`crate::prepare`], never a runner.
 
 use crate::prepare::{reproduce_command, RunError, RunOptions};
-use crate::report::summary::{Provenance, Summary};
+use crate::report::summary::{Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::scenario::Scenario;
+use crate::variant;
 use crate::whole::write_whole;
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
-/// Saves what a run that failed with `e` can say: `summary` as its
-/// `summary.json`, and a `junit.xml` whose run case is in error, each
-/// whole or absent. Earlier ones are removed first: they may tell of a run
-/// that went well (the failure came while the results were written), and
-/// the space they free may be what the new ones need. A file that cannot
-/// be written either is said on stderr. Shared by both workloads' runs.
+/// Saves what a run that failed with `e` can say, the one place both
+/// workloads' failed runs are written: a `summary.json` that says what the
+/// run was and why it stopped (scenario, workload, variant, seed, partial,
+/// error, provenance, exit), and a `junit.xml` whose run case is in error,
+/// each whole or absent. Earlier ones are removed first: they may tell of a
+/// run that went well (the failure came while the results were written),
+/// and the space they free may be what the new ones need. A file that
+/// cannot be written either is said on stderr.
 pub(crate) fn save_failure(
     run_dir: &Path,
-    summary: &serde_json::Value,
-    scenario: &str,
-    variant: &str,
+    opts: &RunOptions,
+    s: &Scenario,
+    file: &crate::statements::StatementFile,
+    started: SystemTime,
     e: &RunError,
 ) {
+    let variant = variant::short_name(&s.variant);
+    let summary = serde_json::json!({
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "scenario": s.name,
+        "workload": s.workload.name(),
+        "variant": variant,
+        "seed": s.seed,
+        "partial": matches!(e, RunError::Interrupted(_)),
+        "error": e.to_string(),
+        "provenance": provenance(opts, file, s.seed, started),
+        "exit": { "code": e.exit_code(), "rule": e.to_string() },
+    });
     let junit_path = run_dir.join(crate::report::junit::FILE);
     let summary_path = run_dir.join("summary.json");
     for p in [&summary_path, &junit_path] {
         let _ = std::fs::remove_file(p);
     }
     let suite =
-        crate::report::junit::failed_suite(scenario, variant, e.exit_code(), &e.to_string());
+        crate::report::junit::failed_suite(&s.name, &variant, e.exit_code(), &e.to_string());
     let junit = crate::report::junit::render("specstorm", vec![suite]);
-    let text = serde_json::to_string_pretty(summary).map_err(anyhow::Error::from);
+    let text = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from);
     for (path, text) in [(&summary_path, text), (&junit_path, junit)] {
         let written = text.and_then(|t| write_whole(path, t).map_err(anyhow::Error::from));
         if let Err(w) = written {
@@ -45,6 +63,32 @@ pub(crate) fn save_failure(
             );
         }
     }
+}
+
+/// The scenario a run saves as `scenario.toml` (both workloads): it names
+/// the saved `variant.sql`, so that `specstorm run RUN_DIR/scenario.toml`
+/// runs the very same thing again, and runs one variant with its own
+/// expectation, resolved. What names the scenario's folder (`base`) or
+/// variant is resolved now, so that the saved scenario starts and audits
+/// the same service again.
+pub(crate) fn saved_scenario(s: &Scenario, base: &Path) -> Scenario {
+    let mut saved = s.clone();
+    saved.variant = "variant.sql".into();
+    if let Some(c) = &mut saved.target.command {
+        *c = c.replace("{variant}", &variant::short_name(&s.variant));
+        let dir = base.join(saved.target.workdir.as_deref().unwrap_or("."));
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+        saved.target.workdir = Some(dir.display().to_string());
+    }
+    if let Some(p) = saved.audit.as_mut().and_then(|a| a.sqlite.as_mut()) {
+        if !p.starts_with("{run_dir}") && Path::new(p.as_str()).is_relative() {
+            let abs = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+            *p = abs.join(p.as_str()).display().to_string();
+        }
+    }
+    (saved.expect, saved.thresholds) = s.expectation();
+    saved.variants.clear();
+    saved
 }
 
 /// Where the run came from, and the command that reproduces it (cli.md):

@@ -350,7 +350,7 @@ fn drive<'p>(
         program,
         builtins,
         faults,
-        || plan.control.abort.load(Ordering::Acquire),
+        || plan.control.aborted().then(|| plan.control.abort_reason()),
         |d| {
             // A stopping load cuts a pause short (faults act while it runs).
             plan.control.sleep(d);
@@ -423,8 +423,8 @@ pub fn storage_failure(step: &str, e: &StepError) -> String {
 /// Runs one op's step machine on `conn` (whose journal is `journal`, read
 /// when it was opened) to its end, each step one statement
 /// in autocommit ([`exec_step`]); shared by the load runtime and the HTTP
-/// server. Before each step, `abort()` may abandon the op (`fail`, or
-/// `info` once a step changed rows), and a pause fault waits by `pause`
+/// server. Before each step, `abort()` may abandon the op with its reason
+/// (`fail`, or `info` once a step changed rows), and a pause fault waits by `pause`
 /// (which may cut it short); after a
 /// step, a crash fault abandons the op (`info`, `crashed_after` set), as a
 /// stateless worker that dies mid-request; `on_fault(fault, step, pause)`
@@ -438,7 +438,7 @@ pub fn run_steps<'p>(
     program: &'p OpProgram,
     builtins: Vec<Value>,
     faults: &OpFaults,
-    abort: impl Fn() -> bool,
+    abort: impl Fn() -> Option<String>,
     pause: impl Fn(Duration),
     now: impl Fn() -> u64,
     mut on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
@@ -447,7 +447,7 @@ pub fn run_steps<'p>(
 ) -> (CompletionType, OpResult) {
     let mut m = StepMachine::new(program, builtins);
     loop {
-        if abort() {
+        if let Some(why) = abort() {
             let kind = if m.changed_any() {
                 CompletionType::Info
             } else {
@@ -456,7 +456,7 @@ pub fn run_steps<'p>(
             return (
                 kind,
                 OpResult {
-                    error: Some("aborted by the user between steps".into()),
+                    error: Some(why),
                     ..Default::default()
                 },
             );

@@ -221,6 +221,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "probe",
             "run",
             "run_folder",
+            "target_service",
         ],
     ),
 ];

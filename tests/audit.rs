@@ -3,10 +3,13 @@
 //! a tampered database is reported as a difference (exit 3), a folder
 //! judged by other checkers gets the new verdicts (the run's rule decides
 //! the exit, not "differs"), and a folder without its history is refused
-//! (exit 2).
+//! (exit 2). An outbox run against an external service is audited from
+//! its `export.json`, as a groups one is.
 
 use std::path::Path;
 use std::process::{Command, Output};
+
+mod common;
 
 fn specstorm(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_specstorm"))
@@ -422,5 +425,83 @@ fn a_folder_where_audit_json_cannot_be_written_still_gets_its_verdicts_and_exit(
     assert!(
         stderr.contains("the verdicts above are not saved"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn an_outbox_run_against_an_external_service_audits_from_its_export() {
+    let server = common::Server::start("outbox-protocol");
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = tmp.path().join("external.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "workload = \"outbox\"\nvariant = \"outbox-protocol\"\n[target]\nkind = \"http\"\n\
+             url = \"{}\"\n[outbox]\nmessages = 200\ndeliveries = 2\nhandlers = 4\n\
+             [stop]\nduration = \"60s\"\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = specstorm(&[
+        "run",
+        sc.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The run was judged from the service's export: no database here.
+    assert!(out.join("export.json").is_file() && !out.join("target.db").exists());
+    let (code, text) = audit(&out);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("same verdicts as the run"), "{text}");
+    let a = json(&out.join("audit.json"));
+    assert_eq!(a["tables"], "export.json", "{a}");
+    assert_eq!(a["results"].as_array().unwrap().len(), 5);
+
+    // The audit reads the export: a second change of message 1 there is
+    // a difference from the run.
+    let tampered = tmp.path().join("tampered");
+    copy_folder(&out, &tampered);
+    let mut export = json(&tampered.join("export.json"));
+    export["state_log"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!(
+            {"ver": 99999999, "msg_id": 1, "tx_id": 424242, "kind": "change"}
+        ));
+    std::fs::write(tampered.join("export.json"), export.to_string()).unwrap();
+    let (code, text) = audit(&tampered);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.contains("AtMostOneStateChange: the run said holds"),
+        "{text}"
+    );
+
+    // A run that saved no verdicts is judged from the export it read, as
+    // a groups run is; one killed before that export has nothing to judge.
+    let killed = tmp.path().join("killed");
+    copy_folder(&out, &killed);
+    for f in ["checks.json", "summary.json", "junit.xml", "audit.json"] {
+        let _ = std::fs::remove_file(killed.join(f));
+    }
+    let (code, text) = audit(&killed);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("nothing to confirm"), "{text}");
+    assert_eq!(json(&killed.join("audit.json"))["tables"], "export.json");
+    std::fs::remove_file(killed.join("export.json")).unwrap();
+    let (code, text) = audit(&killed);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.contains("killed before it read the service's final tables"),
+        "{text}"
     );
 }

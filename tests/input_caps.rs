@@ -103,3 +103,16 @@ fn a_run_folder_file_over_its_cap_is_refused() {
         ),
     );
 }
+
+#[test]
+fn a_run_folder_file_that_is_a_device_is_named_as_such() {
+    // Not "missing": the file is there, it is just not one to read.
+    let run = tempfile::tempdir().unwrap();
+    let d = run.path();
+    zero(&d.join("history.jsonl"));
+    for f in ["checks.json", "scenario.toml", "variant.sql"] {
+        std::fs::write(d.join(f), "").unwrap();
+    }
+    let o = specstorm(&["audit", d.to_str().unwrap()]);
+    refused(&o, "history.jsonl is not a regular file");
+}

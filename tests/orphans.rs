@@ -1,7 +1,7 @@
 //! No service outlives a killed bench: SIGKILL of `specstorm run` mid-load
 //! leaves neither the spawned reference server nor any process a
 //! `target.command` started (here a shell that starts a grandchild, then
-//! execs the reference server), however deep. Each process is polled until
+//! execs the reference server; for either workload), however deep. Each process is polled until
 //! it is gone, with a generous bound that only detects a hang; whatever
 //! is left at the end is killed, so that a failing run leaves no orphan.
 
@@ -115,26 +115,11 @@ fn history_len(out: &Path) -> u64 {
 
 #[test]
 fn a_killed_bench_leaves_no_process_of_its_target_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let exe = env!("CARGO_BIN_EXE_specstorm");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let variant = Path::new(env!("CARGO_MANIFEST_DIR")).join("targets/sqlite/groups-atomic.sql");
-    // A grandchild in the background, then the server in the shell's
-    // place: as `wrangler dev` leaves node and workerd under a shell.
-    let scenario = format!(
+    let_a_killed_bench_go_with_its_target_command(&format!(
         r#"
 workload = "groups"
 variant = "{}"
-
-[target]
-kind = "http"
-url = "http://127.0.0.1:{port}"
-command = "sleep 1000 & echo $! > {{run_dir}}/grandchild.pid; echo $$ > {{run_dir}}/service.pid; exec '{exe}' serve --variant {{variant}} --db {{run_dir}}/svc.db --addr 127.0.0.1:{port}"
-startup_timeout = "30s"
 
 [load]
 ingesters = 4
@@ -145,6 +130,50 @@ events = 0
 duration = "300s"
 "#,
         variant.display()
+    ));
+}
+
+#[test]
+fn a_killed_outbox_bench_leaves_no_process_of_its_target_command() {
+    let variant = Path::new(env!("CARGO_MANIFEST_DIR")).join("targets/sqlite/outbox-protocol.sql");
+    let_a_killed_bench_go_with_its_target_command(&format!(
+        r#"
+workload = "outbox"
+variant = "{}"
+
+[outbox]
+messages = 1000000
+deliveries = 3
+handlers = 4
+
+[stop]
+duration = "300s"
+"#,
+        variant.display()
+    ));
+}
+
+/// Runs `workload` (a scenario's keys but `[target]`) against a
+/// `target.command` service, kills the bench mid-load, and expects the
+/// service and its grandchild gone.
+fn let_a_killed_bench_go_with_its_target_command(workload: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_specstorm");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // A grandchild in the background, then the server in the shell's
+    // place: as `wrangler dev` leaves node and workerd under a shell.
+    let scenario = format!(
+        r#"{workload}
+[target]
+kind = "http"
+url = "http://127.0.0.1:{port}"
+command = "sleep 1000 & echo $! > {{run_dir}}/grandchild.pid; echo $$ > {{run_dir}}/service.pid; exec '{exe}' serve --variant {{variant}} --db {{run_dir}}/svc.db --addr 127.0.0.1:{port}"
+startup_timeout = "30s"
+"#
     );
     let file = dir.path().join("own.toml");
     std::fs::write(&file, scenario).unwrap();

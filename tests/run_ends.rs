@@ -128,7 +128,7 @@ impl Run {
 
     /// The exit status, failing the test if the run is still going after
     /// [`HANG`]; and the summary it saved.
-    fn end(mut self, what: &str) -> (ExitStatus, serde_json::Value) {
+    fn end(&mut self, what: &str) -> (ExitStatus, serde_json::Value) {
         let t = Instant::now();
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -151,7 +151,7 @@ impl Run {
 
 /// Ends by its duration: no `partial`, the summary's exit is the process's.
 fn assert_ended_by_itself(scenario: &str, what: &str) {
-    let run = Run::start(scenario, &["--duration", "2s"]);
+    let mut run = Run::start(scenario, &["--duration", "2s"]);
     let (status, s) = run.end(what);
     assert_eq!(s["partial"], false, "{what}: {s}");
     assert_eq!(
@@ -355,4 +355,80 @@ fn the_reference_server_stops_on_sigterm_during_a_hook_pause() {
         Some(200),
         "the paused op was answered"
     );
+}
+
+/// Every op of `workload` over the spawned server pauses a million hours
+/// in the server (the fault hook), and requests may take a thousand hours:
+/// only `stop.grace` can end the ops in flight at the stop.
+fn held_by_the_server(workload: &str) -> String {
+    let (head, ops) = match workload {
+        "groups" => (
+            "workload = \"groups\"\nvariant = \"groups-atomic\"\n\n\
+             [load]\ningesters = 2\nresolvers = 0\n\n\
+             [min_evidence]\nNoMissedRegression = 0\n\n"
+                .to_owned(),
+            "ingest",
+        ),
+        _ => (
+            "workload = \"outbox\"\nvariant = \"outbox-protocol\"\n\n\
+             [outbox]\nmessages = 1000\ndeliveries = 1\nhandlers = 2\n\n"
+                .to_owned(),
+            "handle",
+        ),
+    };
+    let events = if workload == "groups" {
+        "events = 0\n"
+    } else {
+        ""
+    };
+    format!(
+        "{head}{HTTP}request_timeout = \"1000h\"\n\n\
+         [stop]\n{events}grace = \"1s\"\n\n\
+         [[faults]]\nkind = \"pause\"\nops = \"{ops}\"\nprobability = 1.0\ndelay = \"1000000h\"\n"
+    )
+}
+
+/// The ops in flight when the load stopped, abandoned at the end of the
+/// grace: recorded `info` with the reason.
+fn abandoned_at_the_grace(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("history.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"type\":\"info\"") && l.contains("stop.grace"))
+        .count()
+}
+
+fn held_by_the_server_ends(workload: &str) {
+    let scenario = held_by_the_server(workload);
+    let mut run = Run::start(&scenario, &["--duration", "2s"]);
+    let what = format!("{workload}: ops held by the server, request_timeout 1000h");
+    let (status, s) = run.end(&what);
+    let out = run.out.clone();
+    assert_eq!(s["partial"], false, "{what}: {s}");
+    assert_eq!(
+        status.code().map(i64::from),
+        s["exit"]["code"].as_i64(),
+        "{what}"
+    );
+    assert!(
+        abandoned_at_the_grace(&out) > 0,
+        "{what}: no op abandoned at the grace"
+    );
+    // The first SIGINT is a graceful stop: it ends the run too, through
+    // the same grace (nothing waits for a second signal).
+    let mut run = Run::start(&scenario, &["--duration", "10m"]);
+    run.wait_for_ops("\"type\":\"header\"", 1);
+    run.signal("-INT");
+    let (status, s) = run.end(&format!("{what}, SIGINT"));
+    assert_eq!(status.code(), Some(130), "{what}: {s}");
+}
+
+#[test]
+fn ops_held_by_the_server_are_abandoned_at_the_grace_groups() {
+    held_by_the_server_ends("groups");
+}
+
+#[test]
+fn ops_held_by_the_server_are_abandoned_at_the_grace_outbox() {
+    held_by_the_server_ends("outbox");
 }

@@ -100,8 +100,9 @@ fn hold(scenario: &str, sets: &[&str], tmp: &Path, out: &Path) -> Held {
 }
 
 /// The second run on `out` (its own database, in the folder): must exit 2,
-/// say the folder is taken, and leave the folder as it found it.
-fn second_run_is_refused(scenario: &str, sets: &[&str], out: &Path) {
+/// say the folder is taken (`why`: by a run still going, or by one that
+/// has ended), and leave the folder as it found it.
+fn second_run_is_refused_as(scenario: &str, sets: &[&str], out: &Path, why: &str) {
     let before = names(out);
     let mut c = specstorm();
     c.args(["run", scenario, "-q", "--out", out.to_str().unwrap()]);
@@ -111,9 +112,13 @@ fn second_run_is_refused(scenario: &str, sets: &[&str], out: &Path) {
     let o = c.output().unwrap();
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(t.contains("is taken by another run"), "{t}");
+    assert!(t.contains(why), "{t}");
     assert!(t.contains(CLAIM_FILE), "{t}");
     assert_eq!(names(out), before, "the refused run wrote into the folder");
+}
+
+fn second_run_is_refused(scenario: &str, sets: &[&str], out: &Path) {
+    second_run_is_refused_as(scenario, sets, out, "is taken by another run");
 }
 
 #[test]
@@ -151,7 +156,13 @@ fn a_finished_run_folder_is_taken() {
     // The claim stays: it says who ran there, and audit and report take
     // the folder with it.
     assert!(out.join(CLAIM_FILE).is_file());
-    second_run_is_refused("scenarios/smoke.toml", &sets, &out);
+    // Its run has ended: the message says so, and names the process.
+    second_run_is_refused_as(
+        "scenarios/smoke.toml",
+        &sets,
+        &out,
+        "was used by an earlier run, which has ended",
+    );
     let a = specstorm().arg("audit").arg(&out).output().unwrap();
     assert_eq!(a.status.code(), Some(0), "{}", text(&a));
     let r = specstorm().arg("report").arg(&out).output().unwrap();

@@ -498,6 +498,7 @@ fn empty_file_gets_every_default() {
         stop: Stop {
             events: 10000,
             duration: None,
+            grace: Duration::from_secs(30),
         },
         keys: Keys {
             projects: 2,

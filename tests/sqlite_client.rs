@@ -190,7 +190,7 @@ fn an_op_ended_by_a_rolled_back_constraint_is_fail() {
         &v.ingest,
         o.builtins(0),
         &Default::default(),
-        || false,
+        || None,
         |_| {},
         || 0,
         |_, _, _, _| {},

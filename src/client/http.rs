@@ -46,13 +46,12 @@ impl Answer {
 
     /// The answer of a request the user abandoned while it was in flight
     /// (a second Ctrl-C): nobody knows whether the service applied it.
-    pub fn abandoned() -> Self {
+    /// A request dropped while in flight (`why`: a second interrupt, or the
+    /// end of the grace after the stop): it may or may not have applied.
+    pub fn abandoned(why: String) -> Self {
         Answer {
             transport: true,
-            ..Answer::error(
-                CompletionType::Info,
-                "abandoned by the user while in flight".into(),
-            )
+            ..Answer::error(CompletionType::Info, why)
         }
     }
 

@@ -470,6 +470,7 @@ const SCHEMA: &[Section] = &[
             // None, and refuses a missing `duration` (it has `with` and no
             // `default`).
             field("duration", Kind::Duration, Some("\"0s\"")),
+            field("grace", Kind::Duration, Some("\"30s\"")),
         ],
     },
     Section {

@@ -342,6 +342,11 @@ pub struct Stop {
     /// At least one of `events` and `duration` must be set.
     #[serde(default, with = "humantime_serde_compat::option")]
     pub duration: Option<Duration>,
+    /// How long ops in flight at the stop may go on before they are
+    /// abandoned and recorded `info` (default "30s", k6's `gracefulStop`):
+    /// a target that holds a request for hours cannot hold the run.
+    #[serde(with = "humantime_serde_compat")]
+    pub grace: Duration,
 }
 
 /// `keys.skew`: how events and resolves pick their group.

@@ -259,7 +259,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>, pauses: &Contro
             program,
             builtins,
             &job.faults,
-            || false,
+            || None,
             |d| {
                 pauses.sleep(d);
             },
