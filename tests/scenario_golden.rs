@@ -184,8 +184,17 @@ fn every_key_refuses_the_same_values_with_the_same_words() {
         OUTBOX,
         &["outbox.lease", "load.ingesters", "keys.projects"],
         &[
-            "name", "workload", "variant", "seed", "expect", "outbox", "explore", "stop",
-            "load", "keys", "min_evidence",
+            "name",
+            "workload",
+            "variant",
+            "seed",
+            "expect",
+            "outbox",
+            "explore",
+            "stop",
+            "load",
+            "keys",
+            "min_evidence",
         ],
     );
     let mapped = format!(
@@ -226,7 +235,11 @@ fn every_fault_key_refuses_the_same_values_with_the_same_words() {
         ("pause", SQLITE, "kind = \"pause\"\n"),
         ("lock", SQLITE, "kind = \"lock\"\n"),
         ("kill", SPAWNED, "kind = \"kill\"\n"),
-        ("latency", SPAWNED, "kind = \"proxy\"\ntoxic = \"latency\"\n"),
+        (
+            "latency",
+            SPAWNED,
+            "kind = \"proxy\"\ntoxic = \"latency\"\n",
+        ),
         ("error", SPAWNED, "kind = \"proxy\"\ntoxic = \"error\"\n"),
         ("reset", EXTERNAL, "kind = \"proxy\"\ntoxic = \"reset\"\n"),
         ("outbox-crash", OUTBOX, "kind = \"crash\"\n"),
@@ -262,12 +275,7 @@ fn every_fault_key_refuses_the_same_values_with_the_same_words() {
                 } else {
                     text.replace("toxic = \"reset\"\n", "")
                 };
-                writeln!(
-                    out,
-                    "{workload} {target} {kind}: {}",
-                    load_case(&text, &[])
-                )
-                .unwrap();
+                writeln!(out, "{workload} {target} {kind}: {}", load_case(&text, &[])).unwrap();
             }
         }
     }
