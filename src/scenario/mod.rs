@@ -6,7 +6,9 @@
 //! types and impossible values with file, line and reason before anything
 //! runs. Every key and its default is documented in `scenarios/README.md`.
 //! [`fault_line`] finds the line of a fault's key, for checks made after
-//! loading.
+//! loading. [`limits`] holds the bounds the loader enforces (the code they
+//! protect imports them from there), [`invariants`] the names `expect` may
+//! use.
 
 pub mod api;
 mod expect;

@@ -13,6 +13,8 @@ use crate::scenario::Threshold;
 use std::fmt::Write as _;
 use toml_edit::{Item, TableLike, Value};
 
+/// Checks the value at `path` against `kind`: its type, then its range
+/// or options; Err names the key's line (or `--set`) and what was found.
 pub(super) fn check_value(
     ctx: &Context,
     path: &[&str],
@@ -224,6 +226,7 @@ pub(super) fn describe(item: &Item) -> String {
     }
 }
 
+/// `"a", "b"`: options as a message lists them.
 pub(super) fn quoted_list(options: &[&str]) -> String {
     let mut out = String::new();
     for (i, option) in options.iter().enumerate() {
