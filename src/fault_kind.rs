@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// `faults[].kind`: what a fault does (see `scenarios/README.md`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FaultKind {
     /// A worker abandons its op after a step, as a stateless worker dies

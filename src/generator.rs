@@ -4,6 +4,7 @@
 //! groups. Which worker runs which op depends on timing; what the ops are
 //! does not. Every stream is a ChaCha8 RNG (stable across rand versions).
 
+use crate::scenario::limits::{LATER_WINDOW, MAX_RETRIES};
 use crate::scenario::{Keys, Retry, Scenario, Skew};
 use crate::shard::Shard;
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
@@ -12,20 +13,6 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::Arc;
-
-/// How far ahead (in ops) a "later" retry may land, at most.
-pub const LATER_WINDOW: u64 = 20_000;
-
-/// Most retries of one event (`retry.max_retries`; the loader refuses
-/// more). Every retry of an event is drawn when the event is first sent
-/// (so that plans do not depend on timing) and waits in the generator's
-/// queue until it is due, at most [`LATER_WINDOW`] ops later: the queue
-/// then never holds more than `MAX_RETRIES * LATER_WINDOW` entries (2M,
-/// 48 MB), and a fresh event costs at most 100 draws. Real clients retry
-/// a handful of times; a hundred sends of one id is already no retry
-/// policy but a flood, and a billion (accepted once) queued them all at
-/// the first send, 17.8 GB and a run no signal could end.
-pub const MAX_RETRIES: u32 = 100;
 
 /// How many times at most an event whose worker crashed is sent again
 /// (by attempt number): a crash fault that hits every attempt must not

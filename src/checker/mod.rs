@@ -32,25 +32,58 @@ pub const CHECKER_VERSION: u32 = 2;
 /// The checker version of a run folder that records none.
 pub const FIRST_CHECKER_VERSION: u32 = 1;
 
-/// The invariants of the `groups` workload (BacktalkGroups.tla), by their
-/// spec names, in report order.
-pub const GROUPS_INVARIANTS: [&str; 4] = [
-    type_ok::NAME,
-    one_group::NAME,
-    count_exact::NAME,
-    no_missed_regression::NAME,
-];
+/// The invariants of each workload, by their spec names, in report order.
+/// They live in the config layer, which checks `expect` against them.
+pub use crate::scenario::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
 pub use tables::{GroupRow, Tables};
 
-/// The invariants of the `outbox` workload (exactly_once_none_atomic.tla,
-/// as `docs/outbox.md` defines them), by their spec names, in report order.
-pub const OUTBOX_INVARIANTS: [&str; 5] = [
-    outbox::type_ok::NAME,
-    outbox::at_most_one_state_change::NAME,
-    outbox::at_most_one_out_queue_msg::NAME,
-    outbox::consistent::NAME,
-    outbox::no_lost_output::NAME,
-];
+// Each listed name is its checker's: the lists cannot drift from the
+// checkers without failing the build.
+const _: () = {
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    const fn all_same<const N: usize>(listed: [&str; N], checkers: [&str; N]) -> bool {
+        let mut i = 0;
+        while i < N {
+            if !same(listed[i], checkers[i]) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    assert!(all_same(
+        GROUPS_INVARIANTS,
+        [
+            type_ok::NAME,
+            one_group::NAME,
+            count_exact::NAME,
+            no_missed_regression::NAME,
+        ]
+    ));
+    assert!(all_same(
+        OUTBOX_INVARIANTS,
+        [
+            outbox::type_ok::NAME,
+            outbox::at_most_one_state_change::NAME,
+            outbox::at_most_one_out_queue_msg::NAME,
+            outbox::consistent::NAME,
+            outbox::no_lost_output::NAME,
+        ]
+    ));
+};
 
 /// Every groups invariant `unknown` for one reason: nothing could be
 /// judged (`expected` and `found` name what was missing, `explanation`

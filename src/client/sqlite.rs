@@ -3,6 +3,7 @@
 //! own OS threads, so a blocking SQLite call never stalls anything else
 //! (measured: a blocking-pool hop per statement costs 5x).
 
+use crate::scenario::limits::MAX_BUSY_TIMEOUT;
 use crate::scenario::SqliteTarget;
 use crate::statements::StepDef;
 use crate::workload::{StepOutcome, Value};
@@ -65,10 +66,6 @@ impl Journal {
 /// it starts again. Above [`crate::wal::CHECKPOINT_ABOVE`] and the keeper's usual
 /// overshoot, so that a WAL the keeper keeps bounded is reused in place.
 pub const JOURNAL_SIZE_LIMIT: u64 = 512 << 20;
-
-/// The longest busy timeout SQLite takes: a count of milliseconds in a
-/// 32-bit int (24.8 days).
-pub const MAX_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(i32::MAX as u64);
 
 /// Opens a connection to the target database with the scenario's pragmas.
 /// A busy timeout beyond [`MAX_BUSY_TIMEOUT`] (the loader refuses one in a

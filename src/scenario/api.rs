@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 /// `[api]`: how requests are made and answers read. Default: the contract.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Api {
     /// `METHOD PATH` whose 2xx answer means ready (default `GET /healthz`).
@@ -51,6 +52,7 @@ impl Default for Api {
 /// `api.group_ids`: how a resolver learns the id of a group the service
 /// computed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum GroupIds {
     /// From the ingest answers (`api.ingest.group_id`).
@@ -65,6 +67,7 @@ pub enum GroupIds {
 
 /// `[api.ingest]`: one ingest attempt (or a batch of them).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct IngestMap {
     /// `METHOD PATH` (default `POST /v1/events`).
@@ -123,6 +126,7 @@ impl Default for IngestMap {
 
 /// `[api.resolve]`: one resolve.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct ResolveMap {
     /// `METHOD PATH` (default `POST /v1/groups/{group_id}/resolve`).
@@ -160,6 +164,7 @@ impl Default for ResolveMap {
 
 /// `[api.lookup]`: asks the service for the group id of (project, fingerprint).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct LookupMap {
     /// `METHOD PATH`, e.g. `GET /groups?project={project}&fingerprint={fingerprint}`.
@@ -186,6 +191,7 @@ impl Default for LookupMap {
 
 /// `[audit]`: where the final tables come from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct AuditConfig {
     /// The export request of an HTTP target without `sqlite` (default the
@@ -217,6 +223,7 @@ impl Default for AuditConfig {
 
 /// `audit.events`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum EventRows {
     /// Every event row the service stored is still there.

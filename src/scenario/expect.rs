@@ -19,6 +19,7 @@ use std::fmt;
 /// with it the premise NoMissedRegression rests on, which then says
 /// `unknown`). The loader refuses an invariant named in both lists.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(try_from = "ExpectRepr", into = "ExpectRepr")]
 pub struct Expect {
     /// Invariants (spec names) the run must find violated; empty: every
@@ -80,6 +81,7 @@ impl fmt::Display for Expect {
 
 /// How `expect` is written in TOML and JSON.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum ExpectRepr {
     Word(String),
@@ -169,6 +171,7 @@ impl Cmp {
 /// its dotted path in `summary.json` (`latency_us.ingest.p99 < 20000`: µs;
 /// `throughput_ops_per_s.total > 5000`: ops/s; `stranded_events.total == 0`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(try_from = "String", into = "String")]
 pub struct Threshold {
     /// The figure's path in `summary.json`, split at dots.
@@ -266,6 +269,7 @@ pub fn lookup<'v>(v: &'v serde_json::Value, path: &[String]) -> Option<&'v serde
 /// One `[[variants]]` entry: a variant `compare` runs, with what is
 /// expected of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VariantEntry {
     /// A statement file (relative to the scenario's folder) or a built-in

@@ -6,13 +6,17 @@
 //! types and impossible values with file, line and reason before anything
 //! runs. Every key and its default is documented in `scenarios/README.md`.
 //! [`fault_line`] finds the line of a fault's key, for checks made after
-//! loading.
+//! loading. [`limits`] holds the bounds the loader enforces (the code they
+//! protect imports them from there), [`invariants`] the names `expect` may
+//! use.
 
 pub mod api;
 mod expect;
+pub mod invariants;
 mod load;
 
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
+pub use load::limits;
 pub use load::{fault_line, key_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
 
 use crate::fault_kind::FaultKind;
@@ -22,6 +26,7 @@ use std::time::Duration;
 
 /// A resolved scenario: every key present, defaults filled in.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name shown in results (default: the file stem; `default` for the embedded one).
@@ -106,12 +111,18 @@ impl Scenario {
         thresholds.extend(entry.into_iter().flat_map(|e| e.thresholds.iter().cloned()));
         (expect, thresholds)
     }
+
+    /// The number of error groups the keys span: projects * fingerprints.
+    pub fn groups(&self) -> u64 {
+        u64::from(self.keys.projects) * u64::from(self.keys.fingerprints)
+    }
 }
 
 /// `[min_evidence]`: the least evidence (as `checker::evidence` counts
 /// it) each groups invariant needs for its `holds` to stand; below it the
 /// verdict is `unknown`. A violation stands whatever the evidence.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MinEvidence {
     /// TypeOK (default 1).
@@ -164,6 +175,7 @@ impl Scenario {
 
 /// The workload a scenario runs.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Workload {
     /// `groups`: BacktalkGroups.tla (groups.md).
@@ -184,6 +196,7 @@ impl Workload {
 
 /// `[outbox]`: the bench's input queue and its handlers.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct OutboxConfig {
     /// Distinct message ids M (default 1000; 1..=10,000,000).
@@ -202,6 +215,7 @@ pub struct OutboxConfig {
     /// tx_id) while the old attempt still runs: whichever acks first acks
     /// the delivery; a later ack is recorded and harmless. An expired
     /// lease counts as an attempt of the delivery's budget.
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
     #[serde(
         default,
         with = "humantime_serde_compat::option",
@@ -212,6 +226,7 @@ pub struct OutboxConfig {
 
 /// `target.kind`: what the load runs against.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     /// The in-process SQLite target: statements run on the bench's own connections.
@@ -224,6 +239,7 @@ pub enum TargetKind {
 /// database of the `sqlite` target and of a spawned reference server; the
 /// HTTP keys apply to `kind = "http"` only.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Target {
     /// sqlite (default) or http.
@@ -235,6 +251,7 @@ pub struct Target {
     /// `PRAGMA synchronous`: off, normal (default), full, extra.
     pub synchronous: String,
     /// `PRAGMA busy_timeout`, as a duration string (default "5s").
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub busy_timeout: Duration,
     /// Allow a database that already holds rows; the run then works in its
@@ -247,9 +264,11 @@ pub struct Target {
     /// scenario's variant on a free loopback port, and stop it after the audit.
     pub spawn: bool,
     /// http: connect timeout (default "2s").
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub connect_timeout: Duration,
     /// http: request timeout; an unanswered request is `info` (default "10s").
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub request_timeout: Duration,
     /// http: an ingest answered `info` (timeout, 5xx, reset) is sent again
@@ -267,6 +286,7 @@ pub struct Target {
     pub workdir: Option<String>,
     /// How long the started service may take to answer its health request
     /// (default "60s").
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub startup_timeout: Duration,
 }
@@ -305,6 +325,7 @@ pub struct SqliteTarget {
 
 /// `load.model`: how ops are started.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum LoadModel {
     /// N workers, each starting its next op when the last one ended.
@@ -316,6 +337,7 @@ pub enum LoadModel {
 
 /// `[load]`: how many workers, and how ops are started.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Load {
     /// closed (default) or open.
@@ -328,29 +350,34 @@ pub struct Load {
     pub rate: f64,
     /// Open model only: an op that starts later than its intended start by
     /// more than this is counted as late (default "1ms").
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub late_after: Duration,
 }
 
 /// `[stop]`: when the load stops (the first limit reached wins).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Stop {
     /// Stop after this many distinct events were generated (0 = no limit; default 10000).
     pub events: u64,
     /// Stop after this wall time (None / "0s" = no limit; default none).
     /// At least one of `events` and `duration` must be set.
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
     #[serde(default, with = "humantime_serde_compat::option")]
     pub duration: Option<Duration>,
     /// How long ops in flight at the stop may go on before they are
     /// abandoned and recorded `info` (default "30s", k6's `gracefulStop`):
     /// a target that holds a request for hours cannot hold the run.
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub grace: Duration,
 }
 
 /// `keys.skew`: how events and resolves pick their group.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Skew {
     /// Every group equally likely.
@@ -361,6 +388,7 @@ pub enum Skew {
 
 /// `[keys]`: the (project, fingerprint) space.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Keys {
     /// Number of projects (default 2; >= 1).
@@ -377,6 +405,7 @@ pub struct Keys {
 
 /// `[retry]`: resending an event with the same id (duplicate-id retries).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Retry {
     /// Probability that an event is sent again with the same id (default 0.2; 0..=1).
@@ -390,9 +419,11 @@ pub struct Retry {
 
 /// `[resolve]`: how often each resolver resolves.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Resolve {
     /// Pause of each resolver between two resolves (default "1ms"; "0s" = back to back).
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub interval: Duration,
 }
@@ -406,6 +437,7 @@ pub struct Resolve {
 /// `Fail()` branches and redeliveries. Each workload's keys are refused on
 /// the other's scenario when given.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Explore {
     /// One queue of event ids per ingest worker, in the order it ingests
@@ -473,6 +505,7 @@ impl Default for Explore {
 
 /// `faults[].ops`: which ops a per-op fault may hit.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FaultOps {
     /// Ingest ops only.
@@ -487,6 +520,7 @@ pub enum FaultOps {
 
 /// `faults[].per`: what a crash's probability is per.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum CrashPer {
     /// One draw per op (attempt).
@@ -498,6 +532,7 @@ pub enum CrashPer {
 /// `faults[].toxic`: what the fault proxy does to a request (Toxiproxy's
 /// toxics, at the level of one HTTP request).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Toxic {
     /// Delay the request by `delay` ± `jitter` before forwarding it.
@@ -538,14 +573,17 @@ impl Toxic {
 /// Every kind: start (0s) and stop (none), the window in which the fault
 /// is active, measured from the start of the load.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
     /// What the fault does.
     pub kind: FaultKind,
     /// The fault is active from this long after the load started (default 0s).
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub start: Duration,
     /// ... until this long after the load started (None: until the end).
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
     #[serde(
         default,
         with = "humantime_serde_compat::option",
@@ -569,6 +607,7 @@ pub struct Fault {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
     /// pause, proxy latency: the delay; kill: down time before the restart.
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
     #[serde(
         default,
         with = "humantime_serde_compat::option_keep",
@@ -576,6 +615,7 @@ pub struct Fault {
     )]
     pub delay: Option<Duration>,
     /// pause, proxy latency: uniform jitter added to `delay`, 0..=jitter.
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
     #[serde(
         default,
         with = "humantime_serde_compat::option_keep",
@@ -589,6 +629,7 @@ pub struct Fault {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// kill, lock: period (the first injection comes one period after `start`).
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
     #[serde(
         default,
         with = "humantime_serde_compat::option_keep",
@@ -596,6 +637,7 @@ pub struct Fault {
     )]
     pub every: Option<Duration>,
     /// lock: how long the write lock is held each time.
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
     #[serde(
         default,
         with = "humantime_serde_compat::option_keep",
@@ -634,6 +676,27 @@ pub struct Source {
 pub mod humantime_serde_compat {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
+
+    /// How the key schema's drift test sees a field written through this
+    /// module (`#[schemars(with = ...)]`): a humantime string, told apart
+    /// from other strings by its format.
+    #[cfg(test)]
+    pub struct Humantime;
+
+    #[cfg(test)]
+    impl schemars::JsonSchema for Humantime {
+        fn inline_schema() -> bool {
+            true
+        }
+
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Humantime".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({ "type": "string", "format": "duration" })
+        }
+    }
 
     /// Writes a duration as a humantime string ("5s").
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -3,8 +3,14 @@
 //! on the typed scenario, what spans several keys (a mapping only for an
 //! external HTTP service, export queries only with `sqlite`, templates,
 //! pointers, codes and `${NAME}` secrets through the mapping compiler).
+//!
+//! May import: its sibling files, `scenario`'s types and, until the HTTP
+//! target owns its mapping, `crate::client::mapping` (the compiler).
 
-use super::{check_value, describe, Context, Kind, ScenarioError};
+use super::context::Context;
+use super::error::ScenarioError;
+use super::schema::Kind;
+use super::values::{check_value, describe};
 use crate::client::mapping::Mapping;
 use crate::scenario::{Scenario, TargetKind, Workload};
 use toml_edit::Item;

@@ -3,11 +3,35 @@
 //! it): each refusal names the key's line and why the bound is where it
 //! is. Waits of any length need no bound: every wait of the bench ends
 //! on a stop (`crate::control`).
+//!
+//! The bounds live here, in the config layer, and the code that relies on
+//! them imports them from here (`crate::scenario::limits`): the generator
+//! its retry window, the SQLite client its busy timeout.
+//!
+//! May import: its sibling files and `scenario`'s types.
 
-use super::{Context, ScenarioError};
-use crate::client::sqlite::MAX_BUSY_TIMEOUT;
-use crate::generator::{LATER_WINDOW, MAX_RETRIES};
+use super::context::Context;
+use super::error::ScenarioError;
 use crate::scenario::{Scenario, TargetKind, Workload};
+use std::time::Duration;
+
+/// How far ahead (in ops) a "later" retry may land, at most.
+pub const LATER_WINDOW: u64 = 20_000;
+
+/// Most retries of one event (`retry.max_retries`; the loader refuses
+/// more). Every retry of an event is drawn when the event is first sent
+/// (so that plans do not depend on timing) and waits in the generator's
+/// queue until it is due, at most [`LATER_WINDOW`] ops later: the queue
+/// then never holds more than `MAX_RETRIES * LATER_WINDOW` entries (2M,
+/// 48 MB), and a fresh event costs at most 100 draws. Real clients retry
+/// a handful of times; a hundred sends of one id is already no retry
+/// policy but a flood, and a billion (accepted once) queued them all at
+/// the first send, 17.8 GB and a run no signal could end.
+pub const MAX_RETRIES: u32 = 100;
+
+/// The longest busy timeout SQLite takes: a count of milliseconds in a
+/// 32-bit int (24.8 days).
+pub const MAX_BUSY_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64);
 
 /// Most groups (projects x fingerprints) over HTTP: the HTTP runtime
 /// keeps one slot per group of the key space for the id the service

@@ -1,0 +1,97 @@
+//! Defaults: `name` (the file stem), `variant` (the outbox's, or the
+//! first `[[variants]]` entry's), the spec's explore fingerprints under
+//! any given, every key of [`SCHEMA`] left out, and each fault's kind's
+//! keys (`faults`).
+//!
+//! May import: its sibling files, `scenario`'s types and `crate::variant`.
+
+use super::schema::SCHEMA;
+use super::values::table_entries;
+use toml_edit::{DocumentMut, Item, Table, TableLike, Value};
+
+/// Inserts every missing key that has a default, and `name`; into each
+/// `[[faults]]` entry, the defaults of its kind.
+pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
+    let root = doc.as_table_mut();
+    if !root.contains_key("name") {
+        root.insert("name", toml_edit::value(name));
+    }
+    let outbox = root.get("workload").and_then(Item::as_str) == Some("outbox");
+    if outbox && !root.contains_key("variant") && !root.contains_key("variants") {
+        root.insert("variant", toml_edit::value("outbox-protocol"));
+    }
+    // With `[[variants]]`, `variant` defaults to the first entry's, and a
+    // `variant` that names an entry means that entry's file.
+    let listed: Vec<(String, String)> = root
+        .get("variants")
+        .and_then(table_entries)
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let v = t.get("variant")?.as_str()?.to_string();
+            let name = t
+                .get("name")
+                .and_then(Item::as_str)
+                .map_or_else(|| crate::variant::short_name(&v), str::to_string);
+            Some((v, name))
+        })
+        .collect();
+    match root
+        .get("variant")
+        .and_then(Item::as_str)
+        .map(str::to_string)
+    {
+        None => {
+            if let Some((first, _)) = listed.first() {
+                root.insert("variant", toml_edit::value(first.clone()));
+            }
+        }
+        Some(given) => {
+            if let Some((v, _)) = listed.iter().find(|(v, n)| *n == given && *v != given) {
+                root.insert("variant", toml_edit::value(v.clone()));
+            }
+        }
+    }
+    // A given `explore.fingerprints` adds to the spec's map (entries of
+    // events no queue runs are ignored), so `--set
+    // explore.fingerprints.e4=f2` extends the world instead of emptying it.
+    if let Some(map) = root
+        .get_mut("explore")
+        .and_then(Item::as_table_like_mut)
+        .and_then(|x| x.get_mut("fingerprints"))
+        .and_then(Item::as_table_like_mut)
+    {
+        for (e, f) in crate::scenario::Explore::default().fingerprints {
+            if !map.contains_key(&e) {
+                map.insert(&e, Item::Value(Value::from(f)));
+            }
+        }
+    }
+    for section in SCHEMA {
+        // A groups scenario resolves exactly as before: no [outbox] table;
+        // an outbox one has no [min_evidence] (its invariants are others).
+        if (section.name == "outbox" && !outbox) || (section.name == "min_evidence" && outbox) {
+            continue;
+        }
+        let table = if section.name.is_empty() {
+            root as &mut dyn TableLike
+        } else {
+            if !root.contains_key(section.name) {
+                root.insert(section.name, Item::Table(Table::new()));
+            }
+            root[section.name]
+                .as_table_like_mut()
+                .expect("check_keys refused a section that is not a table")
+        };
+        for field in section.fields {
+            if let Some(default) = field.default {
+                if !table.contains_key(field.key) {
+                    let value: Value = default.parse().expect("SCHEMA defaults are valid TOML");
+                    table.insert(field.key, Item::Value(value));
+                }
+            }
+        }
+    }
+    super::faults::fill_fault_defaults(root, outbox);
+}

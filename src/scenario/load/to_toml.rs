@@ -1,0 +1,55 @@
+//! The resolved scenario as TOML, as a run folder saves it
+//! (`scenario.toml`): every key present, unset ones as comments saying
+//! what they mean, and nothing an outbox scenario would refuse.
+//!
+//! May import: its sibling files and `scenario`'s types.
+
+use super::faults::unset_fault_keys;
+use super::workload::GROUPS_ONLY;
+use crate::scenario::Scenario;
+use toml_edit::{DocumentMut, Item};
+
+impl Scenario {
+    /// The resolved configuration as TOML, every key present (a key whose
+    /// value is "not set" appears as a comment; an outbox scenario leaves
+    /// out groups' `[load]`, `[keys]`, `[retry]`, `[resolve]` and
+    /// `stop.events`). Loading this text gives the same scenario back.
+    pub fn to_toml(&self) -> String {
+        let mut text = toml::to_string(self).expect("a Scenario always serializes to TOML");
+        if self.workload == crate::scenario::Workload::Outbox {
+            // Groups' keys mean nothing to outbox and are refused when
+            // given: the saved scenario leaves them out, so it loads again.
+            let mut doc: DocumentMut = text.parse().expect("toml output parses");
+            for table in GROUPS_ONLY {
+                doc.remove(table);
+            }
+            if let Some(stop) = doc.get_mut("stop").and_then(Item::as_table_like_mut) {
+                stop.remove("events");
+            }
+            text = doc.to_string();
+        }
+        // Serde leaves out None values; say what they mean instead.
+        let sqlite = &self.target;
+        let mut faults = self.faults.iter();
+        let mut out = String::new();
+        for line in text.lines() {
+            out.push_str(line);
+            out.push('\n');
+            if line == "[[faults]]" {
+                if let Some(fault) = faults.next() {
+                    out.push_str(&unset_fault_keys(fault));
+                }
+            }
+            if line == "[target]" && sqlite.path.is_none() {
+                out.push_str("# path: not set (target.db inside the run folder)\n");
+            }
+            if line == "[outbox]" && self.outbox.as_ref().is_some_and(|o| o.lease.is_none()) {
+                out.push_str("# lease: not set (an attempt holds its delivery until it ends)\n");
+            }
+            if line == "[stop]" && self.stop.duration.is_none() {
+                out.push_str("# duration: not set (no time limit)\n");
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,128 @@
+//! The document's own level: which keys and tables it may hold (the keys
+//! of each table checked against [`SCHEMA`], `[api]`, `[audit]`,
+//! `[[faults]]` and `[[variants]]` handed to their own files), and
+//! `name` and `variant`.
+//!
+//! May import: its sibling files and `scenario`'s types.
+
+use super::api_keys;
+use super::context::Context;
+use super::error::ScenarioError;
+use super::expectations::check_variants;
+use super::faults::check_faults;
+use super::schema::SCHEMA;
+use super::values::{check_value, describe, quoted_list};
+use crate::scenario::Scenario;
+use toml_edit::DocumentMut;
+
+/// Variants built into the bench; any other variant must be a statement file
+/// (a path ending in `.sql`).
+const BUILTIN_VARIANTS: &[&str] = &[
+    "groups-atomic",
+    "groups-naive",
+    "outbox-protocol",
+    "outbox-naive-no-outbox",
+    "outbox-naive-no-redo",
+];
+
+/// Refuses unknown keys, values of the wrong type and per-key impossible
+/// values, in the order they appear.
+pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), ScenarioError> {
+    let top = &SCHEMA[0];
+    for (key, item) in doc.iter() {
+        if let Some(field) = top.fields.iter().find(|f| f.key == key) {
+            check_value(ctx, &[key], field.kind, item)?;
+        } else if let Some(section) = SCHEMA[1..].iter().find(|s| s.name == key) {
+            if key == "outbox" && !ctx.outbox {
+                return Err(ctx.error(&[key], "[outbox] only applies to workload = \"outbox\""));
+            }
+            if key == "min_evidence" && ctx.outbox {
+                return Err(ctx.error(
+                    &[key],
+                    "[min_evidence] applies to the groups workload's invariants; the outbox \
+                     workload's evidence is its queue (every message delivered)",
+                ));
+            }
+            let Some(table) = item.as_table_like() else {
+                return Err(ctx.error(
+                    &[key],
+                    format!(
+                        "`{key}` must be a table ([{key}]), found {}",
+                        describe(item)
+                    ),
+                ));
+            };
+            for (sub, item) in table.iter() {
+                let Some(field) = section.fields.iter().find(|f| f.key == sub) else {
+                    return Err(ctx.error(
+                        &[key, sub],
+                        format!(
+                            "unknown key `{sub}` in [{key}]; valid keys: {}",
+                            section
+                                .fields
+                                .iter()
+                                .map(|f| f.key)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                };
+                check_value(ctx, &[key, sub], field.kind, item)?;
+            }
+        } else if key == "api" {
+            api_keys::check_table(ctx, &[key], item, api_keys::API)?;
+        } else if key == "audit" {
+            api_keys::check_table(ctx, &[key], item, api_keys::AUDIT)?;
+        } else if key == "faults" {
+            check_faults(ctx, item)?;
+        } else if key == "variants" {
+            check_variants(ctx, item)?;
+        } else {
+            return Err(ctx.error(
+                &[key],
+                format!(
+                    "unknown key `{key}`; valid top-level keys: {}, and the tables {}, [api], [audit], [[faults]], [[variants]]",
+                    top.fields
+                        .iter()
+                        .map(|f| f.key)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    SCHEMA[1..]
+                        .iter()
+                        .map(|s| format!("[{}]", s.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `name` and `variant` must not be empty; a variant is a statement file
+/// (`.sql`) or a built-in one.
+pub(super) fn check_name_and_variant(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    if s.name.trim().is_empty() {
+        return Err(ctx.error(&["name"], "`name` must not be empty"));
+    }
+    if s.variant.trim().is_empty() {
+        return Err(ctx.error(
+            &["variant"],
+            format!(
+                "`variant` must not be empty: give a statement file (.sql) or one of {}",
+                quoted_list(BUILTIN_VARIANTS)
+            ),
+        ));
+    }
+    if !s.variant.ends_with(".sql") && !BUILTIN_VARIANTS.contains(&s.variant.as_str()) {
+        return Err(ctx.error(
+            &["variant"],
+            format!(
+                "unknown built-in variant {:?}: expected one of {}, or a statement file path ending in .sql",
+                s.variant,
+                quoted_list(BUILTIN_VARIANTS)
+            ),
+        ));
+    }
+    Ok(())
+}

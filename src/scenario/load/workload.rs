@@ -1,0 +1,107 @@
+//! `workload`: which keys belong to which workload (`[outbox]` to
+//! outbox; `[load]`, `[keys]`, `[retry]`, `[resolve]` and `stop.events`
+//! to groups), which variants and fault ops each takes, and the outbox's
+//! `lease`.
+//!
+//! May import: its sibling files and `scenario`'s types.
+
+use super::context::Context;
+use super::error::ScenarioError;
+use crate::scenario::Scenario;
+
+/// Tables and keys of the groups workload that mean nothing to outbox
+/// (refused when given, so that nobody believes they took effect).
+pub(super) const GROUPS_ONLY: &[&str] = &["load", "keys", "retry", "resolve"];
+
+/// The keys of one workload must not be set on the other: `[outbox]` is
+/// outbox's; `[load]`, `[keys]`, `[retry]`, `[resolve]` and `stop.events`
+/// are groups'. An outbox scenario runs on the in-process SQLite target or
+/// over HTTP (`/v1/messages`); its variant must be an outbox one, its
+/// faults hit `handle`; `per = "step"` is outbox-only.
+pub(super) fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let outbox = s.workload == crate::scenario::Workload::Outbox;
+    if !outbox {
+        if ctx.is_given(&["outbox"]) {
+            return Err(ctx.error(
+                &["outbox"],
+                "[outbox] only applies to workload = \"outbox\"",
+            ));
+        }
+        for (i, f) in s.faults.iter().enumerate() {
+            let i = i.to_string();
+            if f.ops == Some(crate::scenario::FaultOps::Handle) {
+                return Err(ctx.error(
+                    &["faults", &i, "ops"],
+                    format!("`faults[{i}].ops` = \"handle\" is the outbox workload's op; groups has ingest and resolve"),
+                ));
+            }
+            if f.per == Some(crate::scenario::CrashPer::Step) {
+                return Err(ctx.error(
+                    &["faults", &i, "per"],
+                    format!("`faults[{i}].per` = \"step\" is supported by the outbox workload only (for now)"),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    for table in GROUPS_ONLY {
+        if ctx.is_given(&[table]) {
+            return Err(ctx.error(
+                &[table],
+                format!(
+                    "[{table}] does not apply to workload = \"outbox\" (its load is set in \
+                     [outbox]: messages, deliveries, handlers, max_attempts, lease)"
+                ),
+            ));
+        }
+    }
+    if ctx.is_given(&["stop", "events"]) {
+        return Err(ctx.error(
+            &["stop", "events"],
+            "`stop.events` does not apply to workload = \"outbox\": the run ends when its \
+             queue drains (outbox.messages x outbox.deliveries), or at `stop.duration`",
+        ));
+    }
+    let is_groups_builtin = |v: &str| v.starts_with("groups-") && !v.ends_with(".sql");
+    if is_groups_builtin(&s.variant) {
+        return Err(ctx.error(
+            &["variant"],
+            format!(
+                "{:?} is a groups variant; workload = \"outbox\" runs an outbox statement \
+                 file or one of \"outbox-protocol\", \"outbox-naive-no-outbox\", \"outbox-naive-no-redo\"",
+                s.variant
+            ),
+        ));
+    }
+    for (i, f) in s.faults.iter().enumerate() {
+        let i = i.to_string();
+        if matches!(
+            f.ops,
+            Some(crate::scenario::FaultOps::Ingest | crate::scenario::FaultOps::Resolve)
+        ) {
+            return Err(ctx.error(
+                &["faults", &i, "ops"],
+                format!(
+                    "`faults[{i}].ops`: the outbox workload's only op is \"handle\" (or \"all\")"
+                ),
+            ));
+        }
+    }
+    check_lease(ctx, s)
+}
+
+/// `outbox.lease`: at least 1ms when set. A shorter lease would expire
+/// during nearly every attempt's first statement, so every delivery would
+/// run as a crowd of overlapping attempts: no longer the protocol's
+/// occasional slow handler but a different, pathological load.
+fn check_lease(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    let lease = s.outbox.as_ref().and_then(|o| o.lease);
+    if lease.is_some_and(|l| l < std::time::Duration::from_millis(1)) {
+        return Err(ctx.error(
+            &["outbox", "lease"],
+            "`outbox.lease` must be at least 1ms (or \"0s\": no lease, an attempt holds its \
+             delivery until it ends)",
+        ));
+    }
+    Ok(())
+}
