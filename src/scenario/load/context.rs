@@ -7,9 +7,18 @@
 //! May import: its sibling files.
 
 use super::error::ScenarioError;
-use super::overrides::Override;
 use std::fmt::Write as _;
 use toml_edit::{Document, Item, TableLike, Value};
+
+/// One `--set KEY=VALUE` (parsed by [`Override::parse`], in `overrides`:
+/// defined here, where every check reads it, so that this file imports no
+/// sibling that imports it back).
+pub(super) struct Override {
+    /// As given, for error messages.
+    pub(super) raw: String,
+    pub(super) path: Vec<String>,
+    pub(super) value: Value,
+}
 
 /// Where a key's value came from.
 enum Origin<'a> {

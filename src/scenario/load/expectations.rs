@@ -1,106 +1,18 @@
-//! What a run must reach: `expect` (invariants named by the workload),
-//! `thresholds` (figures `summary.json` has for this scenario) and the
-//! `[[variants]]` entries, each with its own.
+//! What a run must reach: `expect` (invariants named by the workload; an
+//! `expect` value is checked with every value, in `values`), `thresholds`
+//! (figures `summary.json` has for this scenario) and the `[[variants]]`
+//! entries, each with its own.
 //!
 //! May import: its sibling files, `scenario`'s types, `crate::variant`
-//! (a statement file's short name), `crate::scenario::invariants` (the
-//! names `expect` may use) and, until the workloads own their figures,
-//! `crate::report::summary::skeleton`.
+//! (a statement file's short name) and, until the workloads own their
+//! figures, `crate::report::summary::skeleton`.
 
 use super::context::{display_path, Context};
 use super::error::ScenarioError;
 use super::schema::{field, Field, Kind};
-use super::values::{check_value, describe, quoted_list, table_entries};
-use crate::scenario::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
+use super::values::{check_value, describe, table_entries};
 use crate::scenario::Scenario;
 use toml_edit::Item;
-
-/// Checks an `expect`: `"holds"`, or a table with `violated = [names]`
-/// and/or `not_judged = [names]`, each naming known invariants once, no
-/// invariant in both. Err(None): the wrong type; Err(Some): why.
-pub(super) fn check_expect(
-    ctx: &Context,
-    path: &[&str],
-    item: &Item,
-) -> Result<(), Option<String>> {
-    let key = display_path(path);
-    let known: &[&str] = if ctx.outbox {
-        &OUTBOX_INVARIANTS
-    } else {
-        &GROUPS_INVARIANTS
-    };
-    let workload = if ctx.outbox { "outbox" } else { "groups" };
-    if let Some(text) = item.as_str() {
-        return if text == "holds" {
-            Ok(())
-        } else {
-            Err(Some(format!(
-                "invalid `{key}` {text:?}: write \"holds\" or {{ violated = [\"NoMissedRegression\"] }}"
-            )))
-        };
-    }
-    let table = item.as_table_like().ok_or(None)?;
-    for (k, _) in table.iter() {
-        if k != "violated" && k != "not_judged" {
-            return Err(Some(format!(
-                "unknown key `{k}` in `{key}`: the keys are `violated` and `not_judged`"
-            )));
-        }
-    }
-    if table.get("violated").is_none() && table.get("not_judged").is_none() {
-        return Err(Some(format!(
-            "`{key}` needs `violated = [...]` (or `not_judged = [...]`)"
-        )));
-    }
-    let list = |list: &str| -> Result<Vec<String>, Option<String>> {
-        let Some(item) = table.get(list) else {
-            return Ok(Vec::new());
-        };
-        let names = item.as_array().ok_or_else(|| {
-            Some(format!(
-                "`{key}.{list}` must be an array of invariant names"
-            ))
-        })?;
-        if names.is_empty() {
-            return Err(Some(match list {
-                "violated" => format!(
-                    "`{key}.violated` is empty: write expect = \"holds\" when no invariant should be violated"
-                ),
-                _ => format!("`{key}.{list}` is empty: leave it out when every invariant is judged"),
-            }));
-        }
-        let mut seen: Vec<String> = Vec::new();
-        for n in names.iter() {
-            let Some(name) = n.as_str() else {
-                return Err(Some(format!(
-                    "`{key}.{list}` must hold invariant names (strings), found {}",
-                    describe(&Item::Value(n.clone()))
-                )));
-            };
-            if !known.contains(&name) {
-                return Err(Some(format!(
-                    "unknown invariant {name:?} in `{key}.{list}`: the {workload} workload's \
-                     invariants are {}",
-                    quoted_list(known)
-                )));
-            }
-            if seen.iter().any(|s| s == name) {
-                return Err(Some(format!("{name:?} is named twice in `{key}.{list}`")));
-            }
-            seen.push(name.to_string());
-        }
-        Ok(seen)
-    };
-    let violated = list("violated")?;
-    let not_judged = list("not_judged")?;
-    if let Some(both) = violated.iter().find(|v| not_judged.contains(v)) {
-        return Err(Some(format!(
-            "{both:?} is in both `{key}.violated` and `{key}.not_judged`: an invariant that \
-             is not judged cannot be expected violated; keep it in one list"
-        )));
-    }
-    Ok(())
-}
 
 /// The keys of a `[[variants]]` entry and their kinds.
 pub(super) const VARIANT_FIELDS: &[Field] = &[

@@ -7,8 +7,9 @@
 
 use super::context::Context;
 use super::error::ScenarioError;
+use super::schema::quoted_list;
 use super::schema::{field, Field, Kind};
-use super::values::{check_value, describe, quoted_list};
+use super::values::{check_value, describe};
 use crate::fault_kind::FaultKind;
 use crate::scenario::{Fault, Scenario, TargetKind};
 use std::time::Duration;

@@ -55,9 +55,9 @@ pub use context::{fault_line, key_line};
 pub use error::ScenarioError;
 
 use super::{Scenario, Source};
-use context::{line_of, Context};
+use context::{line_of, Context, Override};
 use defaults::fill_defaults;
-use overrides::{set_path, Override};
+use overrides::set_path;
 use std::path::Path;
 use toml_edit::{Document, Item};
 use top::check_keys;

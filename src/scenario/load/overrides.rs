@@ -4,17 +4,10 @@
 //!
 //! May import: its sibling files.
 
+use super::context::Override;
 use super::error::ScenarioError;
 use super::schema::schema_field;
 use toml_edit::{InlineTable, Item, Key, Table, Value};
-
-/// One `--set KEY=VALUE`.
-pub(super) struct Override {
-    /// As given, for error messages.
-    pub(super) raw: String,
-    pub(super) path: Vec<String>,
-    pub(super) value: Value,
-}
 
 impl Override {
     pub(super) fn parse(raw: &str) -> Result<Override, ScenarioError> {

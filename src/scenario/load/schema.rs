@@ -6,7 +6,7 @@
 //! May import: its sibling files.
 
 use super::limits::MAX_RETRIES;
-use super::values::quoted_list;
+use std::fmt::Write as _;
 
 pub(super) const JOURNAL_MODES: &[&str] =
     &["wal", "delete", "truncate", "persist", "memory", "off"];
@@ -360,4 +360,16 @@ pub(super) fn schema_field(path: &[String]) -> Option<&'static Field> {
         .fields
         .iter()
         .find(|f| f.key == key)
+}
+
+/// `"a", "b"`: options as a message lists them.
+pub(super) fn quoted_list(options: &[&str]) -> String {
+    let mut out = String::new();
+    for (i, option) in options.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "\"{option}\"");
+    }
+    out
 }

@@ -10,8 +10,9 @@ use super::context::Context;
 use super::error::ScenarioError;
 use super::expectations::check_variants;
 use super::faults::check_faults;
+use super::schema::quoted_list;
 use super::schema::SCHEMA;
-use super::values::{check_value, describe, quoted_list};
+use super::values::{check_value, describe};
 use crate::scenario::Scenario;
 use toml_edit::DocumentMut;
 

@@ -2,13 +2,17 @@
 //! whole number in a range, ...), and how values are named in messages
 //! ("found integer 4").
 //!
-//! May import: its sibling files and `scenario`'s `Threshold`.
+//! Holds the check of an `expect` value too (invariants named by the
+//! workload), which the value check of every `expect` key calls.
+//!
+//! May import: its sibling files, `scenario`'s `Threshold` and
+//! `crate::scenario::invariants` (the names `expect` may use).
 
 use super::context::{display_path, Context};
 use super::error::ScenarioError;
-use super::expectations::check_expect;
 use super::limits;
-use super::schema::{Kind, U32_MAX};
+use super::schema::{quoted_list, Kind, U32_MAX};
+use crate::scenario::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
 use crate::scenario::Threshold;
 use std::fmt::Write as _;
 use toml_edit::{Item, TableLike, Value};
@@ -226,14 +230,89 @@ pub(super) fn describe(item: &Item) -> String {
     }
 }
 
-/// `"a", "b"`: options as a message lists them.
-pub(super) fn quoted_list(options: &[&str]) -> String {
-    let mut out = String::new();
-    for (i, option) in options.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let _ = write!(out, "\"{option}\"");
+/// Checks an `expect`: `"holds"`, or a table with `violated = [names]`
+/// and/or `not_judged = [names]`, each naming known invariants once, no
+/// invariant in both. Err(None): the wrong type; Err(Some): why.
+pub(super) fn check_expect(
+    ctx: &Context,
+    path: &[&str],
+    item: &Item,
+) -> Result<(), Option<String>> {
+    let key = display_path(path);
+    let known: &[&str] = if ctx.outbox {
+        &OUTBOX_INVARIANTS
+    } else {
+        &GROUPS_INVARIANTS
+    };
+    let workload = if ctx.outbox { "outbox" } else { "groups" };
+    if let Some(text) = item.as_str() {
+        return if text == "holds" {
+            Ok(())
+        } else {
+            Err(Some(format!(
+                "invalid `{key}` {text:?}: write \"holds\" or {{ violated = [\"NoMissedRegression\"] }}"
+            )))
+        };
     }
-    out
+    let table = item.as_table_like().ok_or(None)?;
+    for (k, _) in table.iter() {
+        if k != "violated" && k != "not_judged" {
+            return Err(Some(format!(
+                "unknown key `{k}` in `{key}`: the keys are `violated` and `not_judged`"
+            )));
+        }
+    }
+    if table.get("violated").is_none() && table.get("not_judged").is_none() {
+        return Err(Some(format!(
+            "`{key}` needs `violated = [...]` (or `not_judged = [...]`)"
+        )));
+    }
+    let list = |list: &str| -> Result<Vec<String>, Option<String>> {
+        let Some(item) = table.get(list) else {
+            return Ok(Vec::new());
+        };
+        let names = item.as_array().ok_or_else(|| {
+            Some(format!(
+                "`{key}.{list}` must be an array of invariant names"
+            ))
+        })?;
+        if names.is_empty() {
+            return Err(Some(match list {
+                "violated" => format!(
+                    "`{key}.violated` is empty: write expect = \"holds\" when no invariant should be violated"
+                ),
+                _ => format!("`{key}.{list}` is empty: leave it out when every invariant is judged"),
+            }));
+        }
+        let mut seen: Vec<String> = Vec::new();
+        for n in names.iter() {
+            let Some(name) = n.as_str() else {
+                return Err(Some(format!(
+                    "`{key}.{list}` must hold invariant names (strings), found {}",
+                    describe(&Item::Value(n.clone()))
+                )));
+            };
+            if !known.contains(&name) {
+                return Err(Some(format!(
+                    "unknown invariant {name:?} in `{key}.{list}`: the {workload} workload's \
+                     invariants are {}",
+                    quoted_list(known)
+                )));
+            }
+            if seen.iter().any(|s| s == name) {
+                return Err(Some(format!("{name:?} is named twice in `{key}.{list}`")));
+            }
+            seen.push(name.to_string());
+        }
+        Ok(seen)
+    };
+    let violated = list("violated")?;
+    let not_judged = list("not_judged")?;
+    if let Some(both) = violated.iter().find(|v| not_judged.contains(v)) {
+        return Err(Some(format!(
+            "{both:?} is in both `{key}.violated` and `{key}.not_judged`: an invariant that \
+             is not judged cannot be expected violated; keep it in one list"
+        )));
+    }
+    Ok(())
 }
