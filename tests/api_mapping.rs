@@ -18,7 +18,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod common;
-use common::Server;
+use common::folder::files_under as walk;
+use common::procs::free_port;
+use common::run::run_command;
+use common::{command, summary, verdict, Server};
 
 const SECRET_VAR: &str = "SPECSTORM_TEST_MAPPING_TOKEN";
 const SECRET: &str = "tok-7f3a9c1e55d04b2a";
@@ -350,8 +353,7 @@ fn contract_scenario(url: &str) -> String {
 }
 
 fn run(scenario: &Path, out: &Path, env: &[(&str, &str)]) -> Output {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_specstorm"));
-    c.arg("run").arg(scenario).arg("--out").arg(out).arg("-q");
+    let mut c = run_command(scenario, out);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -359,9 +361,7 @@ fn run(scenario: &Path, out: &Path, env: &[(&str, &str)]) -> Output {
 }
 
 fn verdicts(run_dir: &Path) -> Vec<(String, String)> {
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap())
-            .unwrap();
+    let s = summary(run_dir);
     eprintln!(
         "{}: NoMissedRegression {}, ingest {} ops/s, p99 {} us",
         run_dir.display(),
@@ -455,11 +455,7 @@ fn a_mapped_service_gets_the_contracts_verdicts() {
         assert!(s.get("precision").is_none(), "nothing lost: {s}");
         // The run folder audits again offline, from the database copy it
         // kept and without the secret (no request is sent).
-        let a = std::process::Command::new(env!("CARGO_BIN_EXE_specstorm"))
-            .arg("audit")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let a = command().arg("audit").arg(&out).output().unwrap();
         let audit: Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("audit.json")).unwrap())
                 .unwrap();
@@ -540,19 +536,6 @@ fn a_missing_secret_is_refused_with_its_line_before_anything_runs() {
     assert!(!out.exists(), "nothing ran");
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
 /// One mapped run of the atomic variant against the service with `cap` and
 /// `prune`, the scenario edited by `edit`; returns the summary and the
 /// history's text.
@@ -624,13 +607,6 @@ fn assert_none_counted_and_nothing_violated(s: &Value) {
     let first = s["invariants"]["CountExact"]["first"].as_str().unwrap();
     assert!(first.starts_with("too little evidence: 0,"), "{first}");
     assert_eq!(s["exit"]["code"], json!(4), "{}", s["exit"]);
-}
-
-fn verdict(s: &Value, inv: &str) -> String {
-    s["invariants"][inv]["verdict"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 fn precision_of(s: &Value, inv: &str) -> Vec<Value> {
@@ -734,16 +710,6 @@ fn pruned_event_rows_are_caught_unless_declared_then_judged_on_the_history() {
             .any(|p| p["why"].as_str().unwrap().contains("pruned")),
         "{s} {notes}"
     );
-}
-
-/// A free loopback port (released before use: a small race, retried by
-/// nobody; the port range is large).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

@@ -6,51 +6,19 @@
 //! (exit 2).
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::folder::{copy_files as copy_folder, names as files};
+use common::run::run_into;
+use common::{json, specstorm, text};
 
 fn audit(dir: &Path) -> (Option<i32>, String) {
     let o = specstorm(&["audit", dir.to_str().unwrap()]);
-    (
-        o.status.code(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        ),
-    )
+    (o.status.code(), text(&o))
 }
 
 fn small_sqlite_run(out: &Path) {
-    let o = specstorm(&[
-        "run",
-        "scenarios/smoke.toml",
-        "-q",
-        "--set",
-        "stop.events=1500",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_into("scenarios/smoke.toml", out, &["--set", "stop.events=1500"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -235,14 +203,6 @@ fn a_changed_history_is_a_difference_exit_3() {
     let (code, text) = audit(&out);
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("unfinished_ops"), "{text}");
-}
-
-/// A copy of a run folder (every file of it).
-fn copy_folder(from: &Path, to: &Path) {
-    std::fs::create_dir(to).unwrap();
-    for f in files(from) {
-        std::fs::copy(from.join(&f), to.join(&f)).unwrap();
-    }
 }
 
 /// Rewrites a folder's recorded verdict of CountExact to `violated` (one

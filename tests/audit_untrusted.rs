@@ -8,34 +8,20 @@
 //! of such a file creates nothing either.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
-/// A generous bound that only detects a hang; never a verdict on speed.
-const HANG: Duration = Duration::from_secs(300);
+mod common;
+use common::folder::{copy_files, names};
+use common::procs::wait_bounded;
+use common::run::run_into;
+use common::{command, specstorm, text};
 
 const ENDLESS: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)";
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// `specstorm audit DIR ARGS`, killed (and failed) if it runs past
-/// [`HANG`]: an audit that does not end is what some tests here look for.
+/// the hang bound: an audit that does not end is what some tests here look for.
 fn audit(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut child = command()
         .arg("audit")
         .arg(dir)
         .args(args)
@@ -43,50 +29,31 @@ fn audit(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let since = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if since.elapsed() > HANG {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the audit of {} still ran after {HANG:?}: its queries were not bounded",
-                dir.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_bounded(
+        &mut child,
+        &format!(
+            "the audit of {}: its queries were not bounded",
+            dir.display()
+        ),
+    );
     let o = child.wait_with_output().unwrap();
     (o.status.code(), text(&o))
 }
 
 fn groups_run(tmp: &Path) -> PathBuf {
     let out = tmp.join("groups-run");
-    let o = specstorm(&[
-        "run",
-        "scenarios/smoke.toml",
-        "-q",
-        "--set",
-        "stop.events=1500",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_into("scenarios/smoke.toml", &out, &["--set", "stop.events=1500"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     out
 }
 
 fn outbox_run(tmp: &Path) -> PathBuf {
     let out = tmp.join("outbox-run");
-    let o = specstorm(&[
-        "run",
+    let o = run_into(
         "scenarios/outbox-protocol.toml",
-        "-q",
-        "--set",
-        "outbox.messages=400",
-        "--set",
-        "outbox.handlers=4",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &out,
+        &["--set", "outbox.messages=400", "--set", "outbox.handlers=4"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     out
 }
@@ -96,26 +63,12 @@ fn outbox_run(tmp: &Path) -> PathBuf {
 fn crafted(from: &Path, name: &str, file: &str, old: &str, new: &str) -> PathBuf {
     let to = from.with_file_name(name);
     std::fs::create_dir(&to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
+    copy_files(from, &to);
     let _ = std::fs::remove_file(to.join("audit.json"));
     let t = std::fs::read_to_string(to.join(file)).unwrap();
     assert!(t.contains(old), "{file} has no {old:?}");
     std::fs::write(to.join(file), t.replacen(old, new, 1)).unwrap();
     to
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// The schema statement that attaches `target` and writes a table into it.

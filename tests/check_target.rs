@@ -3,13 +3,13 @@
 //! and a silent one.
 
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Output};
+use std::net::TcpListener;
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::Server;
+use common::http::client;
+use common::{command, Server};
 
 /// Runs `specstorm check-target ARGS...`; returns (exit code, stdout,
 /// stderr, wall time).
@@ -19,7 +19,7 @@ fn probe(args: &[&str]) -> (i32, String, String, Duration) {
         status,
         stdout,
         stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    } = command()
         .arg("check-target")
         .args(args)
         .output()
@@ -39,13 +39,6 @@ fn check_lines(out: &str) -> Vec<&str> {
     out.lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("verdict:"))
         .collect()
-}
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
 }
 
 #[test]
@@ -128,45 +121,9 @@ fn unreachable_url_exits_3_quickly() {
     assert_eq!(check_lines(&out).len(), 1, "{out}");
 }
 
-/// Reads one HTTP/1.1 request (headers, then a Content-Length body).
-fn read_request(s: &mut TcpStream) -> bool {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        match s.read(&mut byte) {
-            Ok(1) => buf.push(byte[0]),
-            _ => return false,
-        }
-    }
-    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
-    let len = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0u8; len];
-    s.read_exact(&mut body).is_ok()
-}
-
 /// A server that answers every request with `200 hello`.
 fn garbage_server() -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for conn in l.incoming() {
-            let Ok(mut s) = conn else { continue };
-            std::thread::spawn(move || {
-                while read_request(&mut s) {
-                    let answer = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\
-                                   content-length: 5\r\n\r\nhello";
-                    if s.write_all(answer).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    url
+    format!("http://127.0.0.1:{}", common::http::garbage_server())
 }
 
 #[test]

@@ -4,31 +4,17 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
+mod common;
+use common::procs::wait_for_history;
+use common::run::run_args;
+use common::{command, specstorm, summary};
 
 /// Runs `specstorm run ARGS -q --out TMP/run`; returns the output, the
 /// summary (Null when none was written) and the folder's owner.
 fn run_quiet(args: &[&str]) -> (Output, serde_json::Value, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    let mut all = vec!["run"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["-q", "--out", out.to_str().unwrap()]);
-    let o = specstorm(&all);
-    let s = std::fs::read_to_string(out.join("summary.json"))
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(serde_json::Value::Null);
-    (o, s, tmp)
+    let r = run_args(args);
+    let s = r.summary_or_null();
+    (r.output, s, r.tmp)
 }
 
 #[test]
@@ -262,7 +248,7 @@ fn a_database_that_holds_rows_is_refused_unless_reused() {
 fn sigterm_stops_gracefully_audits_and_exits_130() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut child = command()
         .args([
             "run",
             "scenarios/smoke.toml",
@@ -274,15 +260,11 @@ fn sigterm_stops_gracefully_audits_and_exits_130() {
         ])
         .arg("--out")
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     // Wait until the run is under way (its history has ops), then stop it.
-    let hist = out.join("history.jsonl");
-    while std::fs::metadata(&hist).map(|m| m.len()).unwrap_or(0) < 100_000 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_history(&mut child, &out, 100_000);
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -354,7 +336,7 @@ fn a_closed_stderr_never_hangs_the_run() {
     // not stop the coordinator that ends the load.
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut child = command()
         .args([
             "run",
             "scenarios/smoke.toml",
@@ -365,7 +347,6 @@ fn a_closed_stderr_never_hangs_the_run() {
         ])
         .arg("--out")
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -475,12 +456,11 @@ fn ci_style_run_prints_plain_progress_lines_only() {
     // human summary on stdout.
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let o = command()
         .args(["run", "scenarios/smoke.toml", "--set", "stop.events=0"])
         .args(["--duration", "4500ms", "--out"])
         .arg(&out)
         .env("CI", "true")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));

@@ -15,34 +15,16 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
+
+mod common;
+use common::command;
+use common::run::run_text;
 
 /// A run of `scenario` (TOML text, written next to a copy of nothing: the
 /// variant path is absolute) in a fresh folder: (exit code, summary).
 fn run(scenario: &str, seed: u64) -> (i32, Value) {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("scenario.toml");
-    std::fs::write(&file, scenario).unwrap();
-    let out = tmp.path().join("run");
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(["run", file.to_str().unwrap(), "-q", "--seed"])
-        .arg(seed.to_string())
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let code = o.status.code().unwrap_or(-1);
-    let summary: Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("summary.json")).unwrap_or_else(|_| {
-            panic!(
-                "no summary (exit {code}): {}\n{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            )
-        }),
-    )
-    .unwrap();
-    (code, summary)
+    let r = run_text(scenario, &["--seed", &seed.to_string()]);
+    (r.code(), r.summary())
 }
 
 fn design(name: &str) -> String {
@@ -251,10 +233,9 @@ fn a_count_changed_outside_the_counting_step_is_refused_by_check() {
            UPDATE error_groups SET event_count = event_count + 1 WHERE id = NEW.group_id;\n\
          END;\n",
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let o = command()
         .args(["check", "scenarios/smoke.toml", "--set"])
         .arg(format!("variant={variant}"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

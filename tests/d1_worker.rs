@@ -10,48 +10,21 @@
 //! about 70 s (two runs of 30 s each). It runs only with `SPECSTORM_D1=1`;
 //! otherwise it says so and passes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::folder::files_under;
+use common::{command, json, text};
 
 const SKIP: &str = "d1_worker: skipped (set SPECSTORM_D1=1 to run the D1 Worker example; \
                     it runs npm install, which downloads wrangler and workerd)";
-
-fn json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// The last lines of a variant's service.log, to explain a failure.
 fn service_log_tail(run_dir: &Path) -> String {
     let log = std::fs::read_to_string(run_dir.join("service.log")).unwrap_or_default();
     let lines: Vec<&str> = log.lines().collect();
     lines[lines.len().saturating_sub(30)..].join("\n")
-}
-
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for entry in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 /// `npm ci` in the example's folder when wrangler is not installed there.
@@ -93,7 +66,7 @@ fn d1_worker_compare_holds_atomic_and_catches_naive() {
         .unwrap()
         .as_nanos();
     let token = format!("d1-token-{}-{nanos}", std::process::id());
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let o = command()
         .args([
             "compare",
             "examples/d1-worker/d1-compare.toml",
@@ -101,7 +74,6 @@ fn d1_worker_compare_holds_atomic_and_catches_naive() {
             "--out",
             out.to_str().unwrap(),
         ])
-        .current_dir(root)
         .env("SPECSTORM_D1_TOKEN", &token)
         .env("WRANGLER_SEND_METRICS", "false")
         .output()

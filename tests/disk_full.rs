@@ -10,28 +10,14 @@
 use std::path::Path;
 use std::process::Output;
 
+mod common;
+use common::bench::{exit_and_text as text, specstorm_limited};
+use common::run::run_into;
+
 /// Runs the binary with ARGS under a file size limit of `blocks` x 512
 /// bytes, in the crate's folder.
 fn limited(blocks: u64, args: &[&str]) -> Output {
-    std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -f {blocks} && trap '' XFSZ && exec \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm under sh")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    specstorm_limited(&format!("ulimit -f {blocks} && trap '' XFSZ"), args)
 }
 
 /// Every file of `dir` is non-empty, no temporary file is left, and
@@ -138,12 +124,7 @@ fn a_database_that_cannot_grow_stops_the_run_with_exit_3_and_says_so() {
 fn an_audit_that_cannot_write_its_file_leaves_none() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(["run", "scenarios/smoke.toml", "-q", "--out"])
-        .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+    let o = run_into("scenarios/smoke.toml", &out, &[]);
     assert!(
         o.status.code().is_some_and(|c| c == 0 || c == 4),
         "{}",

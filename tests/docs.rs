@@ -9,9 +9,8 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::root;
 
 /// Every tracked file, as paths relative to the repository root.
 fn tracked() -> Vec<String> {

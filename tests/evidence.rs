@@ -10,7 +10,10 @@ use specstorm::history::{
     Completion, Entry, FaultAction, FaultEntry, Header, Invoke, OpKind, OpResult, Step,
 };
 use specstorm::scenario::{FaultKind, MinEvidence};
-use std::process::Command;
+
+mod common;
+use common::run::run_into;
+use common::summary;
 
 const P: &str = "p";
 
@@ -395,13 +398,8 @@ fn a_naive_run_under_a_near_constant_lock_never_passes() {
     let file = tmp.path().join("lock.toml");
     std::fs::write(&file, scenario).unwrap();
     let out = tmp.path().join("run");
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(["run", file.to_str().unwrap(), "-q", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let o = run_into(file.to_str().unwrap(), &out, &[]);
+    let s = summary(&out);
     let code = o.status.code();
     assert!(matches!(code, Some(1 | 4)), "exit {code:?}: {}", s["exit"]);
     let nmr = &s["invariants"]["NoMissedRegression"];

@@ -9,27 +9,12 @@ use specstorm::report::hlog;
 use specstorm::report::summary::{self, Coverage};
 use specstorm::scenario::{load_str, Expect, Threshold};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::folder::leaves;
+use common::run::{run, run_into, sets};
+use common::{json, specstorm, text};
 
 fn finding(why: &str) -> Finding {
     Finding {
@@ -592,20 +577,8 @@ fn a_variant_entry_gives_its_expectation_and_the_default_variant() {
 
 /// A small run of smoke.toml with extra overrides into a temp folder.
 fn small_run(extra: &[&str]) -> (Output, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    let mut args = vec![
-        "run",
-        "scenarios/smoke.toml",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    for e in extra {
-        args.push("--set");
-        args.push(e);
-    }
-    (specstorm(&args), tmp)
+    let r = run("scenarios/smoke.toml", &sets(extra));
+    (r.output, r.tmp)
 }
 
 #[test]
@@ -769,13 +742,7 @@ fn lost_update_run(dir: &Path, name: &str, expect: &str) -> (Output, std::path::
     )
     .unwrap();
     let out = dir.join(name);
-    let o = specstorm(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_into(scenario.to_str().unwrap(), &out, &[]);
     (o, out)
 }
 
@@ -877,24 +844,6 @@ fn compare_marks_the_invariants_an_expectation_does_not_judge() {
         t.contains("| expect | violated: CountExact; not judged: NoMissedRegression | violated: CountExact |"),
         "{t}"
     );
-}
-
-/// Every numeric leaf of `v` by dotted path.
-fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                let p = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                leaves(x, &p, out);
-            }
-        }
-        serde_json::Value::Number(_) => out.push(prefix.to_string()),
-        _ => {}
-    }
 }
 
 #[test]

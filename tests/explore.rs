@@ -7,7 +7,11 @@
 use specstorm::explore::{explore_groups, Bounds, Restore, Verdict};
 use specstorm::scenario::Explore;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::process::{Command, Output};
+use std::process::Command;
+
+mod common;
+use common::procs::wait_bounded;
+use common::{command, specstorm};
 
 // ------------------------------------------------------------ the model
 
@@ -328,14 +332,6 @@ fn own_group_ids_hold_over_the_spec_world() {
 
 // ------------------------------------------------------------ the binary
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
 #[test]
 fn cli_atomic_holds_over_the_whole_space() {
     let o = specstorm(&["explore", "scenarios/groups-atomic.toml", "-q"]);
@@ -440,7 +436,7 @@ fn cli_ctrl_c_prints_what_was_explored_and_exits_130() {
     use std::process::Stdio;
     // A world far too large to finish: three workers of four events and
     // six resolves (replay keeps the memory to the states' keys).
-    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut child = command()
         .args([
             "explore",
             "--restore",
@@ -452,7 +448,6 @@ fn cli_ctrl_c_prints_what_was_explored_and_exits_130() {
             "--set",
             "explore.resolves=6",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -468,18 +463,8 @@ fn cli_ctrl_c_prints_what_was_explored_and_exits_130() {
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
-    let t = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        // Only a hang is caught here, never a slow stop.
-        if t.elapsed() > std::time::Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("explore did not stop on SIGINT");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    // Only a hang is caught here, never a slow stop.
+    let status = wait_bounded(&mut child, "explore did not stop on SIGINT");
     let mut out = String::new();
     child
         .stdout

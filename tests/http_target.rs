@@ -4,24 +4,11 @@
 //! with exit 3, results saved, and no hang.
 
 mod common;
-use common::Server;
+use common::http::garbage_server;
+use common::procs::{free_port, wait_for_history};
+use common::{command, specstorm, summary, Server};
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
+use std::process::{Command, Stdio};
 
 const SMALL: [&str; 8] = [
     "--set",
@@ -117,11 +104,7 @@ fn spawned_reference_server_naive_is_judged_and_caught() {
 #[test]
 fn unreachable_url_exits_3_with_results_saved() {
     // A port that was free a moment ago: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let url = format!("target.url=\"http://127.0.0.1:{port}\"");
@@ -138,40 +121,6 @@ fn unreachable_url_exits_3_with_results_saved() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("is not usable"), "{err}");
     assert_eq!(summary(&out)["exit"]["code"], 3);
-}
-
-/// A server that answers every request with `200 hello`.
-fn garbage_server() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                loop {
-                    let mut len = 0usize;
-                    let mut line = String::new();
-                    loop {
-                        line.clear();
-                        if r.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let l = line.to_ascii_lowercase();
-                        if let Some(v) = l.strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut body = vec![0; len];
-                    let _ = r.read_exact(&mut body);
-                    let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello");
-                }
-            });
-        }
-    });
-    port
 }
 
 #[test]
@@ -211,7 +160,7 @@ fn a_server_that_dies_mid_run_exits_3_without_hanging() {
     let mut server = Server::start_on("groups-atomic", &tmp.path().join("srv.db"));
     let url = server.url.clone();
     let out = tmp.path().join("run");
-    let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut bench = command()
         .args([
             "run",
             "scenarios/http-external.toml",
@@ -227,15 +176,11 @@ fn a_server_that_dies_mid_run_exits_3_without_hanging() {
             "--out",
         ])
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     // Once the load is under way, the server dies (SIGKILL).
-    let hist = out.join("history.jsonl");
-    while std::fs::metadata(&hist).map(|m| m.len()).unwrap_or(0) < 50_000 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_history(&mut bench, &out, 50_000);
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     // The run ends on its own, long before its 60 s duration.
@@ -280,7 +225,7 @@ fn concurrent_runs_on_one_service_never_mix() {
         .iter()
         .map(|r| {
             let out = tmp.path().join(r);
-            let child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+            let child = command()
                 .args([
                     "run",
                     "scenarios/http-external.toml",
@@ -290,7 +235,6 @@ fn concurrent_runs_on_one_service_never_mix() {
                 ])
                 .args(["--set", "stop.events=500", "--out"])
                 .arg(&out)
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .stdout(Stdio::null())
                 .spawn()
                 .unwrap();
@@ -313,7 +257,7 @@ fn ctrl_c_at_the_terminal_leaves_the_spawned_server_for_the_audit() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     // As a terminal does, the interrupt goes to the run's whole process group.
-    let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut bench = command()
         .args([
             "run",
             "scenarios/http-atomic.toml",
@@ -323,15 +267,11 @@ fn ctrl_c_at_the_terminal_leaves_the_spawned_server_for_the_audit() {
         ])
         .args(["--duration", "120s", "--out"])
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .process_group(0)
         .spawn()
         .unwrap();
-    let hist = out.join("history.jsonl");
-    while std::fs::metadata(&hist).map(|m| m.len()).unwrap_or(0) < 200_000 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_history(&mut bench, &out, 200_000);
     let group = format!("-{}", bench.id());
     Command::new("kill")
         .args(["-INT", "--", &group])
@@ -356,7 +296,7 @@ fn a_server_that_hangs_ends_the_run_without_waiting_for_its_duration() {
     let mut server = Server::start_on("groups-atomic", &tmp.path().join("hung.db"));
     let url = server.url.clone();
     let out = tmp.path().join("run");
-    let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut bench = command()
         .args([
             "run",
             "scenarios/http-external.toml",
@@ -372,14 +312,10 @@ fn a_server_that_hangs_ends_the_run_without_waiting_for_its_duration() {
         ])
         .args(["--set", &format!("target.url=\"{url}\""), "--out"])
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let hist = out.join("history.jsonl");
-    while std::fs::metadata(&hist).map(|m| m.len()).unwrap_or(0) < 50_000 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_history(&mut bench, &out, 50_000);
     // The server stops answering (but keeps its connections open).
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-STOP", &pid]).status().unwrap();

@@ -11,16 +11,11 @@
 use std::path::Path;
 use std::process::Output;
 
+mod common;
+
 /// `specstorm ARGS` under `ulimit -v` 4 GiB.
 fn specstorm(args: &[&str]) -> Output {
-    std::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 4194304 && exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
+    common::bench::specstorm_limited("ulimit -v 4194304", args)
 }
 
 fn zero(link: &Path) {

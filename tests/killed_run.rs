@@ -18,28 +18,12 @@
 use specstorm::audit::{judge, Audit};
 use specstorm::checker::Verdict;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run specstorm")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::procs::wait_for_history;
+use common::run::{run_command, run_into};
+use common::{root, specstorm, text};
 
 fn variant(name: &str) -> String {
     root()
@@ -55,13 +39,7 @@ fn run(dir: &Path, scenario: &str) -> PathBuf {
     let file = dir.join("scenario.toml");
     std::fs::write(&file, scenario).unwrap();
     let out = dir.join("run");
-    let o = specstorm(&[
-        "run",
-        file.to_str().unwrap(),
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_into(file.to_str().unwrap(), &out, &[]);
     assert!(out.join("summary.json").is_file(), "{}", text(&o));
     out
 }
@@ -449,26 +427,13 @@ fn broken_designs_are_still_caught_on_cut_histories() {
 /// history holds `bytes`, SIGKILLs it and reaps it. Panics after a
 /// generous bound (a hang, not a speed).
 fn kill_mid_load(scenario: &str, out: &Path, args: &[&str], bytes: u64) {
-    let mut bench = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(["run", scenario, "-q", "--out", out.to_str().unwrap()])
+    let mut bench = run_command(Path::new(scenario), out)
         .args(args)
-        .current_dir(root())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let until = Instant::now() + Duration::from_secs(180);
-    loop {
-        let len = std::fs::metadata(out.join("history.jsonl")).map_or(0, |m| m.len());
-        if len >= bytes {
-            break;
-        }
-        if Instant::now() > until || bench.try_wait().unwrap().is_some() {
-            let _ = bench.kill();
-            panic!("the run wrote {len} bytes of history, never {bytes}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_history(&mut bench, out, bytes);
     bench.kill().unwrap();
     bench.wait().unwrap();
 }

@@ -5,43 +5,17 @@
 
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
+
+mod common;
+use common::run::run_text;
 
 /// A run of `scenario` (TOML text) in a fresh folder: (exit code, summary,
 /// history entries, run folder owner, run folder).
 fn run(scenario: &str, extra: &[&str]) -> (i32, Value, Vec<Value>, tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("scenario.toml");
-    std::fs::write(&file, scenario).unwrap();
-    let out = tmp.path().join("run");
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(["run", file.to_str().unwrap(), "-q", "--out"])
-        .arg(&out)
-        .args(extra)
-        .output()
-        .unwrap();
-    let code = o.status.code().unwrap_or(-1);
-    let summary: Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("summary.json")).unwrap_or_else(|_| {
-            panic!(
-                "no summary: {}\n{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            )
-        }),
-    )
-    .unwrap();
-    let history = history(&out);
-    (code, summary, history, tmp, out)
-}
-
-fn history(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("history.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    let r = run_text(scenario, extra);
+    let (code, summary, history) = (r.code(), r.summary(), r.history());
+    (code, summary, history, r.tmp, r.out)
 }
 
 fn faults<'a>(h: &'a [Value], kind: &str) -> Vec<&'a Value> {

@@ -6,84 +6,21 @@
 //! is left at the end is killed, so that a failing run leaves no orphan.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// A process that runs (gone, or a zombie nobody reaped, is not running).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-/// Its command line, arguments joined by spaces.
-fn cmdline(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default()
-}
-
-/// Every descendant of `pid`, from /proc.
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let mut todo = vec![pid];
-    while let Some(p) = todo.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
-            continue;
-        };
-        for t in tasks.flatten() {
-            let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-            for c in children.split_whitespace().filter_map(|c| c.parse().ok()) {
-                out.push(c);
-                todo.push(c);
-            }
-        }
-    }
-    out
-}
-
-/// Kills what is left (a failing run's orphans).
-struct Reaper(Vec<u32>);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        for &pid in &self.0 {
-            if running(pid) {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-            }
-        }
-    }
-}
+mod common;
+use common::procs::{
+    cmdline, descendants, free_port, history_len, running, wait_until as wait_for, Reaper,
+};
+use common::run::run_command;
 
 fn start(scenario: &Path, out: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(["run", scenario.to_str().unwrap(), "-q", "--out"])
-        .arg(out)
+    run_command(scenario, out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-/// Waits until `ready` holds (the load runs), panicking after a generous
-/// bound or if the bench ended.
-fn wait_for(bench: &mut Child, what: &str, ready: impl Fn() -> bool) {
-    let until = Instant::now() + Duration::from_secs(120);
-    while !ready() {
-        if Instant::now() > until || bench.try_wait().unwrap().is_some() {
-            let _ = bench.kill();
-            panic!("{what} never happened");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// SIGKILLs the bench, then waits until none of `pids` runs; panics with
@@ -109,19 +46,11 @@ fn kill_and_expect_gone(mut bench: Child, pids: &[u32]) {
     }
 }
 
-fn history_len(out: &Path) -> u64 {
-    std::fs::metadata(out.join("history.jsonl")).map_or(0, |m| m.len())
-}
-
 #[test]
 fn a_killed_bench_leaves_no_process_of_its_target_command() {
     let dir = tempfile::tempdir().unwrap();
     let exe = env!("CARGO_BIN_EXE_specstorm");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let variant = Path::new(env!("CARGO_MANIFEST_DIR")).join("targets/sqlite/groups-atomic.sql");
     // A grandchild in the background, then the server in the shell's
     // place: as `wrangler dev` leaves node and workerd under a shell.

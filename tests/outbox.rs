@@ -9,7 +9,12 @@ use specstorm::history::{CompletionType, Delivery, OutboxHeader, Step};
 use specstorm::statements::{compile_groups, compile_outbox, parse, Cond, StopIf};
 use specstorm::workload::{Next, StepMachine, StepOutcome, Value};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
+use common::folder::leaves;
+use common::run::load_text as load;
+use common::{specstorm, verdict};
 
 // ------------------------------------------------------------ statements
 
@@ -677,11 +682,6 @@ fn type_ok_catches_a_broken_chain_and_kinds() {
 
 // ------------------------------------------------------------ scenarios
 
-fn load(text: &str) -> Result<specstorm::scenario::Scenario, String> {
-    specstorm::scenario::load_str("t", Some(Path::new("t.toml")), text, &[])
-        .map_err(|e| e.to_string())
-}
-
 #[test]
 fn outbox_scenario_keys_are_checked_with_lines() {
     let s = load("workload = \"outbox\"\n").unwrap();
@@ -763,50 +763,10 @@ fn an_outbox_skeleton_has_no_groups_kinds() {
 
 // ------------------------------------------------------------ end to end
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
 fn run(scenario: &str, sets: &[&str]) -> (Output, serde_json::Value, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    let mut args = vec!["run", scenario, "-q", "--out", out.to_str().unwrap()];
-    for s in sets {
-        args.push("--set");
-        args.push(s);
-    }
-    let o = specstorm(&args);
-    let summary = std::fs::read_to_string(out.join("summary.json"))
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-    (o, serde_json::from_str(&summary).unwrap(), tmp)
-}
-
-fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                let p = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                leaves(x, &p, out);
-            }
-        }
-        serde_json::Value::Number(_) => out.push(prefix.to_string()),
-        _ => {}
-    }
-}
-
-fn verdict(s: &serde_json::Value, name: &str) -> String {
-    s["invariants"][name]["verdict"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    let r = common::run::run(scenario, &common::run::sets(sets));
+    let summary = r.summary();
+    (r.output, summary, r.tmp)
 }
 
 #[test]

@@ -6,40 +6,11 @@
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::Duration;
 
 mod common;
-use common::Server;
-
-fn client() -> Client {
-    Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
-
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn summary(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
-
-fn verdict(s: &Value, name: &str) -> String {
-    s["invariants"][name]["verdict"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
+use common::http::client;
+use common::{specstorm, summary, verdict, Server};
 
 fn message(c: &Client, url: &str, id: i64, dup: i64, hook: Option<&str>) -> (StatusCode, Value) {
     let mut req = c
@@ -286,50 +257,16 @@ fn external(dir: &Path, url: &str, messages: u32) -> String {
 /// A service that speaks the outbox export (empty) and healthz, but
 /// answers every delivery `200 {"ok": 1}`.
 fn out_of_contract_server() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                loop {
-                    let (mut len, mut first) = (0usize, String::new());
-                    let mut line = String::new();
-                    loop {
-                        line.clear();
-                        if r.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if first.is_empty() {
-                            first = line.clone();
-                        }
-                        let l = line.to_ascii_lowercase();
-                        if let Some(v) = l.strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut body = vec![0; len];
-                    let _ = r.read_exact(&mut body);
-                    let answer = if first.contains("/v1/outbox/export") {
-                        r#"{"state_log":[{"ver":0,"msg_id":null,"tx_id":null}],"outbox":[],"out_queue":[],"processed":[]}"#
-                    } else if first.contains("/v1/messages") {
-                        r#"{"ok":1}"#
-                    } else {
-                        "{}"
-                    };
-                    let _ = write!(
-                        s,
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
-                        answer.len()
-                    );
-                }
-            });
-        }
-    });
-    port
+    common::http::fake_server(|line| {
+        let answer = if line.contains("/v1/outbox/export") {
+            r#"{"state_log":[{"ver":0,"msg_id":null,"tx_id":null}],"outbox":[],"out_queue":[],"processed":[]}"#
+        } else if line.contains("/v1/messages") {
+            r#"{"ok":1}"#
+        } else {
+            "{}"
+        };
+        ("application/json", answer.to_owned())
+    })
 }
 
 #[test]

@@ -6,8 +6,11 @@
 use specstorm::checker::OUTBOX_INVARIANTS;
 use specstorm::outbox_runtime::Queue;
 use specstorm::scenario::OutboxConfig;
-use std::process::Command;
 use std::time::{Duration, Instant};
+
+mod common;
+use common::run::{load_text as load, run_into};
+use common::{command, summary};
 
 fn cfg(messages: u64, deliveries: u32, max_attempts: u32, lease_ms: Option<u64>) -> OutboxConfig {
     OutboxConfig {
@@ -97,11 +100,6 @@ fn a_delivery_acked_while_it_waited_is_not_handed_out() {
     assert_eq!(q.acked, 1);
 }
 
-fn load(text: &str) -> Result<specstorm::scenario::Scenario, String> {
-    specstorm::scenario::load_str("t", Some(std::path::Path::new("t.toml")), text, &[])
-        .map_err(|e| e.to_string())
-}
-
 #[test]
 fn the_lease_key_is_checked_and_saved() {
     let s = load("workload = \"outbox\"\n[outbox]\nlease = \"250ms\"\n").unwrap();
@@ -132,15 +130,12 @@ fn the_lease_key_is_checked_and_saved() {
 fn overlapping_attempts_happen_and_the_protocol_survives_them() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(["run", "scenarios/outbox-lease.toml", "-q", "--out"])
-        .arg(&out)
-        .args(["--set", "outbox.messages=800", "--set", "outbox.handlers=8"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let o = run_into(
+        "scenarios/outbox-lease.toml",
+        &out,
+        &["--set", "outbox.messages=800", "--set", "outbox.handlers=8"],
+    );
+    let s = summary(&out);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -160,11 +155,7 @@ fn overlapping_attempts_happen_and_the_protocol_survives_them() {
     // The run said it in words, and an audit confirms the verdicts.
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("overlapping attempts"), "{text}");
-    let a = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .arg("audit")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let a = command().arg("audit").arg(&out).output().unwrap();
     assert_eq!(
         a.status.code(),
         Some(0),

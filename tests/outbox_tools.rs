@@ -7,27 +7,11 @@ use specstorm::compare::{table, Comparison, VariantResult};
 use specstorm::report::summary::Exit;
 use specstorm::scenario::Expect;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn out_text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+mod common;
+use common::folder::copy_files as copy_dir;
+use common::run::run_into;
+use common::{json, specstorm, text as out_text};
 
 /// A row's name of the table (the text before its first two spaces).
 fn row_names(t: &str) -> Vec<String> {
@@ -163,21 +147,9 @@ fn the_table_rows_come_from_the_workload() {
 }
 
 fn small_run(dir: &Path, sets: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "run",
-        "scenarios/outbox-protocol.toml",
-        "-q",
-        "--out",
-        dir.to_str().unwrap(),
-        "--set",
-        "outbox.messages=400",
-        "--set",
-        "outbox.handlers=4",
-    ];
-    for s in sets {
-        args.extend(["--set", s]);
-    }
-    let o = specstorm(&args);
+    let mut args = vec!["--set", "outbox.messages=400", "--set", "outbox.handlers=4"];
+    args.extend(common::run::sets(sets));
+    let o = run_into("scenarios/outbox-protocol.toml", dir, &args);
     assert_eq!(o.status.code(), Some(0), "{}", out_text(&o));
     json(&dir.join("summary.json"))
 }
@@ -222,16 +194,6 @@ fn audit_confirms_an_outbox_run_and_notices_tampering() {
     let t = out_text(&a);
     assert_eq!(a.status.code(), Some(3), "{t}");
     assert!(t.contains("no footer"), "{t}");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -5,15 +5,10 @@
 use serde_json::json;
 use specstorm::report::baseline::{compare, render, FigureDelta};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
+mod common;
+use common::specstorm;
 
 fn text(o: &Output) -> (String, String) {
     (

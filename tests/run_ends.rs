@@ -12,13 +12,13 @@
 #![cfg(unix)]
 
 mod common;
+use common::procs::{signal, wait_bounded, wait_until, HANG};
+use common::run::run_command;
+use common::{command, Server};
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-/// Long enough for any run here on a loaded machine; only a hang reaches it.
-const HANG: Duration = Duration::from_secs(120);
 
 /// A groups scenario on `target` whose resolvers wait a million hours
 /// between two resolves.
@@ -59,13 +59,8 @@ impl Run {
         let file = tmp.path().join("scenario.toml");
         std::fs::write(&file, scenario).unwrap();
         let out = tmp.path().join("run");
-        let child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
-            .arg("run")
-            .arg(&file)
+        let child = run_command(&file, &out)
             .args(args)
-            .arg("-q")
-            .arg("--out")
-            .arg(&out)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -81,65 +76,24 @@ impl Run {
     /// an op's invoke, steps and completion are written together).
     fn wait_for_ops(&mut self, what: &str, n: usize) {
         let hist = self.out.join("history.jsonl");
-        let t = Instant::now();
-        loop {
-            let text = std::fs::read_to_string(&hist).unwrap_or_default();
-            if text.lines().filter(|l| l.contains(what)).count() >= n {
-                return;
-            }
-            if let Some(s) = self.child.try_wait().unwrap() {
-                panic!("the run ended ({s}) before its history had {n} x {what}");
-            }
-            if t.elapsed() > HANG {
-                self.kill();
-                panic!("no {what} in the history after {HANG:?}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until(
+            &mut self.child,
+            &format!("{n} x {what} in the history"),
+            || {
+                let text = std::fs::read_to_string(&hist).unwrap_or_default();
+                text.lines().filter(|l| l.contains(what)).count() >= n
+            },
+        );
     }
 
     fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
-
-    /// SIGKILL to the run and to the processes it started (a spawned
-    /// server lives in a process group of its own), by their ids.
-    fn kill(&mut self) {
-        let parent = self.child.id().to_string();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-            // pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
-            let ppid = stat
-                .rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().nth(1));
-            if ppid == Some(parent.as_str()) {
-                let pid = entry.file_name().to_string_lossy().into_owned();
-                let _ = Command::new("kill").args(["-KILL", &pid]).status();
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        assert!(signal(self.child.id(), sig));
     }
 
     /// The exit status, failing the test if the run is still going after
     /// [`HANG`]; and the summary it saved.
     fn end(mut self, what: &str) -> (ExitStatus, serde_json::Value) {
-        let t = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if t.elapsed() > HANG {
-                self.kill();
-                panic!("{what}: the run was still going after {HANG:?} (it hangs)");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = wait_bounded(&mut self.child, what);
         let mut err = String::new();
         use std::io::Read;
         let _ = self.child.stderr.take().unwrap().read_to_string(&mut err);
@@ -269,7 +223,7 @@ fn a_billion_retries_are_refused_at_their_line() {
     )
     .unwrap();
     let out = tmp.path().join("run");
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let o = command()
         .arg("run")
         .arg(&file)
         .args(["-q", "--out"])
@@ -283,7 +237,7 @@ fn a_billion_retries_are_refused_at_their_line() {
     assert!(err.contains("retry.max_retries"), "{err}");
     assert!(!out.join("history.jsonl").exists(), "nothing ran");
     // The same through --set names the override.
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let o = command()
         .arg("check")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke.toml"))
         .args(["--set", "retry.max_retries=1000000000"])
@@ -300,7 +254,7 @@ fn a_billion_retries_are_refused_at_their_line() {
 #[test]
 fn the_reference_server_stops_on_sigterm_during_a_hook_pause() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = common::Server::start_with(
+    let mut server = Server::start_with(
         "groups-atomic",
         &dir.path().join("t.db"),
         &["--fault-hooks", "--workers", "2"],
@@ -333,22 +287,8 @@ fn the_reference_server_stops_on_sigterm_during_a_hook_pause() {
         assert!(t.elapsed() < HANG, "the paused op never ran s1");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let ok = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = server.child.try_wait().unwrap() {
-            break s;
-        }
-        if t.elapsed() > HANG {
-            let _ = server.child.kill();
-            panic!("the server was still running {HANG:?} after SIGTERM (it hangs)");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    assert!(signal(server.child.id(), "-TERM"));
+    let status = wait_bounded(&mut server.child, "the server after SIGTERM");
     assert!(status.success(), "{status}");
     assert_eq!(
         paused.join().unwrap().ok(),

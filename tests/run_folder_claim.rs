@@ -9,50 +9,17 @@
 //! writes anything. Linux only (FIFO, /proc).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::folder::names_if_any as names;
+// The first run, killed when the test ends (it never ends by itself: it
+// waits on a FIFO nobody opens for writing).
+use common::procs::{KillOnDrop as Held, HANG};
+use common::{command as specstorm, text};
+
 const CLAIM_FILE: &str = ".specstorm-claim";
-
-/// A generous bound that only detects a hang; never a verdict on speed.
-const HANG: Duration = Duration::from_secs(120);
-
-fn specstorm() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_specstorm"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// The folder's entries (none when it does not exist).
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// The first run, killed when the test ends (it never ends by itself: it
-/// waits on a FIFO nobody opens for writing).
-struct Held(Child);
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Whether a thread of process `pid` waits in open(2) for a FIFO's writer.
 /// Only for builds that do not claim the folder: the test then still starts

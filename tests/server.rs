@@ -8,14 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 mod common;
-use common::Server;
-
-fn client() -> Client {
-    Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
+use common::http::client;
+use common::procs::wait_bounded;
+use common::{command, Server};
 
 fn ingest(c: &Client, url: &str, id: &str, project: &str, fp: &str) -> (StatusCode, Value) {
     let r = c
@@ -677,7 +672,7 @@ fn serve_once(addr: &str, flags: &[&str]) -> (String, String) {
     use std::io::{BufRead, BufReader, Read};
     use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let mut child = command()
         .args(["serve", "--variant", "groups-atomic", "--db"])
         .arg(dir.path().join("t.db"))
         .args(["--addr", addr])
@@ -700,15 +695,8 @@ fn serve_once(addr: &str, flags: &[&str]) -> (String, String) {
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
-    let t = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        // Only a hang is caught here, never a slow stop.
-        if t.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("serve did not stop on SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Only a hang is caught here, never a slow stop.
+    wait_bounded(&mut child, "serve did not stop on SIGTERM");
     (line, errs.join().unwrap())
 }
 

@@ -6,23 +6,15 @@
 //! shards of one run, and bad `--shard` values, are refused (exit 2).
 
 mod common;
-use common::Server;
+use common::{command, json, specstorm, Server};
 
 use specstorm::history::{CompletionType, OpKind};
 use specstorm::report::hlog;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 
 const EVENTS: u64 = 3001;
-
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
 
 fn shard_args(url: &str, shard: &str, run_id: &str, out: &Path) -> Vec<String> {
     [
@@ -50,10 +42,9 @@ fn shard_args(url: &str, shard: &str, run_id: &str, out: &Path) -> Vec<String> {
 }
 
 fn spawn_shard(url: &str, shard: &str, run_id: &str, out: &Path, extra: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    command()
         .args(shard_args(url, shard, run_id, out))
         .args(extra)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .spawn()
         .expect("run specstorm")
@@ -93,10 +84,6 @@ fn totals(run: &Path) -> Vec<u64> {
         }
     }
     v
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -334,9 +321,8 @@ fn shards_of_different_scenarios_are_not_merged_and_a_used_run_id_is_refused() {
     // Shard 0 of run id `mix` again: its event ids are already in the
     // target, and a merged audit would count them twice.
     let again = tmp.path().join("again");
-    let o = Command::new(env!("CARGO_BIN_EXE_specstorm"))
+    let o = command()
         .args(shard_args(&server.url, "0/2", "mix", &again))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));

@@ -3,39 +3,16 @@
 //! `bench` entries of the history, are no evidence for or against the
 //! design: the checkers and `audit` read past them.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn specstorm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specstorm"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run specstorm")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
+mod common;
+use common::bench::exit_and_text as text;
+use common::{specstorm, summary};
 
 /// Runs `scenario` with `sets` into a new folder; returns it (and its owner).
 fn run(scenario: &str, sets: &[&str]) -> (Output, std::path::PathBuf, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    let mut args = vec!["run", scenario, "-q", "--out", out.to_str().unwrap()];
-    for s in sets {
-        args.extend(["--set", s]);
-    }
-    (specstorm(&args), out, tmp)
+    let r = common::run::run(scenario, &common::run::sets(sets));
+    (r.output, r.out, r.tmp)
 }
 
 #[test]
