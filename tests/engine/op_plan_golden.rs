@@ -8,11 +8,12 @@
 //! the per-op fault plan; the outbox workload's delivery queue. Besides
 //! the shipped files, a few overrides stress what those leave at their
 //! defaults: many retries per event, the open model's intended times,
-//! shards and namespaces.
+//! shards and namespaces. The outbox's fault draws live inside its
+//! runtimes, so `run_golden.rs` pins them through real runs.
 //!
-//! A deliberate change of plans updates the snapshot
-//! (`INSTA_UPDATE=always cargo test --release --test engine op_plan_golden`) and
-//! says so in its commit: every saved seed then replays other ops.
+//! A deliberate change of plans updates the snapshot (`INSTA_UPDATE=always
+//! cargo test --release --test engine op_plan_golden`) and says so in its
+//! commit: every saved seed then replays other ops.
 
 use sha2::{Digest, Sha256};
 use specstorm::generator::{IngestGenerator, ResolveGenerator, Shard};
