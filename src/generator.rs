@@ -124,7 +124,7 @@ impl Ord for Due {
 /// Every retry of an event is drawn when the event is first sent, from
 /// the one shared stream: drawing them later (when due, or from a stream
 /// of the event's own) would be lazier but would change every existing
-/// seed's plan, which `tests/op_plan_golden.rs` pins. What is bounded
+/// seed's plan, which `tests/engine/op_plan_golden.rs` pins. What is bounded
 /// instead: an event draws at most [`MAX_RETRIES`] retries (whatever the
 /// scenario says; the loader refuses more), each queued send is one small
 /// heap entry (32 bytes) sharing one copy of its event, and a queued send

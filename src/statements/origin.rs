@@ -58,7 +58,7 @@ impl fmt::Display for Column {
 /// The origin of every column `sql` returns (None: no table column, i.e.
 /// a parameter, a literal or an expression). SQLite reports origins for
 /// `RETURNING` columns as for a SELECT's (tested in
-/// `tests/statement_files.rs`), through views and subqueries in FROM.
+/// `tests/config/statement_files.rs`), through views and subqueries in FROM.
 fn origins(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<Option<Column>>> {
     let stmt = conn.prepare(sql)?;
     let out = stmt

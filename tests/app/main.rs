@@ -1,0 +1,15 @@
+//! One test binary for the commands: run, audit (also of untrusted folders),
+//! compare and merge of either workload, and the shipped docs. One binary per
+//! layer, not one per file: every integration test binary links the whole
+//! crate, so fewer binaries link faster.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod audit;
+mod audit_untrusted;
+mod cli;
+mod docs;
+mod outbox_parity;
+mod outbox_tools;
+mod shard_merge;

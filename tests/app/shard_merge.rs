@@ -1,0 +1,330 @@
+//! Several load generators against one HTTP target: two `run --shard i/2`
+//! runners with one `--run-id` against a reference server send disjoint
+//! event ids; `merge` makes one run folder whose latency totals are the
+//! sums of the parts, whose events are the scenario's `stop.events`, and
+//! whose one audit holds on the atomic variant; merges of runs that are not
+//! shards of one run, and bad `--shard` values, are refused (exit 2).
+
+use crate::common::{command, json, specstorm, Server};
+
+use specstorm::history::{CompletionType, OpKind};
+use specstorm::report::hlog;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+const EVENTS: u64 = 3001;
+
+fn shard_args(url: &str, shard: &str, run_id: &str, out: &Path) -> Vec<String> {
+    [
+        "run",
+        "scenarios/http-external.toml",
+        "-q",
+        "--set",
+        &format!("target.url=\"{url}\""),
+        "--set",
+        &format!("stop.events={EVENTS}"),
+        "--set",
+        "load.ingesters=8",
+        "--set",
+        "load.resolvers=2",
+        "--shard",
+        shard,
+        "--run-id",
+        run_id,
+        "--out",
+        out.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn spawn_shard(url: &str, shard: &str, run_id: &str, out: &Path, extra: &[&str]) -> Child {
+    command()
+        .args(shard_args(url, shard, run_id, out))
+        .args(extra)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("run specstorm")
+}
+
+/// Runs shards 0/2 and 1/2 concurrently; returns their folders.
+fn sharded_pair(url: &str, run_id: &str, dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf) {
+    let (a, b) = (
+        dir.join(format!("{run_id}-0")),
+        dir.join(format!("{run_id}-1")),
+    );
+    let mut c0 = spawn_shard(url, "0/2", run_id, &a, extra);
+    let mut c1 = spawn_shard(url, "1/2", run_id, &b, extra);
+    let (s0, s1) = (c0.wait().unwrap(), c1.wait().unwrap());
+    // A shard alone is inconclusive: only the merge can be judged.
+    assert_eq!(s0.code(), Some(4), "shard 0");
+    assert_eq!(s1.code(), Some(4), "shard 1");
+    (a, b)
+}
+
+fn event_ids(run: &Path) -> HashSet<String> {
+    std::fs::read_to_string(run.join("history.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "invoke")
+        .filter_map(|v| v["event_id"].as_str().map(String::from))
+        .collect()
+}
+
+fn totals(run: &Path) -> Vec<u64> {
+    let log = hlog::read(&run.join(hlog::FILE)).unwrap();
+    let mut v = Vec::new();
+    for k in OpKind::ALL {
+        for c in CompletionType::ALL {
+            v.push(log.total(k, c).len());
+        }
+    }
+    v
+}
+
+#[test]
+fn two_shards_merge_into_one_audited_run() {
+    let server = Server::start("groups-atomic");
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = sharded_pair(&server.url, "pair1", tmp.path(), &[]);
+    let (ia, ib) = (event_ids(&a), event_ids(&b));
+    assert!(!ia.is_empty() && !ib.is_empty());
+    assert!(ia.is_disjoint(&ib), "the shards' event ids overlap");
+    assert_eq!(ia.len() as u64 + ib.len() as u64, EVENTS);
+
+    let out = tmp.path().join("merged");
+    let o = specstorm(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (ta, tb, tm) = (totals(&a), totals(&b), totals(&out));
+    let sum: Vec<u64> = ta.iter().zip(&tb).map(|(x, y)| x + y).collect();
+    assert_eq!(tm, sum, "merged histogram totals are the sums of the parts");
+    assert!(sum.iter().sum::<u64>() > 0);
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["events"], EVENTS);
+    for inv in [
+        "TypeOK",
+        "OneGroupPerFingerprint",
+        "CountExact",
+        "NoMissedRegression",
+    ] {
+        assert_eq!(s["invariants"][inv]["verdict"], "holds", "{inv}");
+    }
+    assert_eq!(s["merged"]["shards"].as_array().unwrap().len(), 2);
+    assert_eq!(s["merged"]["clock_skew_ms"], 2.0);
+    let ops: u64 = ["ingest", "resolve"]
+        .iter()
+        .map(|k| {
+            ["ok", "fail", "info"]
+                .iter()
+                .map(|c| s["ops"][k][c].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(ops, sum.iter().sum::<u64>());
+    let h: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("history.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(h["merged"]["clock_skew_ns"], 2_000_000);
+    // The merged folder is a run folder: the audit confirms it.
+    let o = specstorm(&["audit", out.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn runs_of_different_run_ids_are_not_merged() {
+    let server = Server::start("groups-atomic");
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    assert_eq!(
+        spawn_shard(&server.url, "0/2", "ida", &a, &[])
+            .wait()
+            .unwrap()
+            .code(),
+        Some(4)
+    );
+    assert_eq!(
+        spawn_shard(&server.url, "1/2", "idb", &b, &[])
+            .wait()
+            .unwrap()
+            .code(),
+        Some(4)
+    );
+    let out = tmp.path().join("m");
+    let o = specstorm(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the run id differs"), "{err}");
+    // One shard alone is missing its sibling.
+    let o = specstorm(&["merge", a.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing"));
+}
+
+#[test]
+fn bad_shards_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    for bad in ["2/2", "1/0", "a/b", "3"] {
+        let args = shard_args("http://127.0.0.1:9", bad, "r", &out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = specstorm(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(!out.exists());
+    }
+    // A shard without a run id, and a shard of a target that is no
+    // external service.
+    let o = specstorm(&[
+        "run",
+        "scenarios/smoke.toml",
+        "-q",
+        "--shard",
+        "0/2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = specstorm(&[
+        "run",
+        "scenarios/smoke.toml",
+        "-q",
+        "--shard",
+        "0/2",
+        "--run-id",
+        "x",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("target.url"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn naive_sharded_pair_is_judged_and_caught() {
+    // Each merged naive run must be clean or a NoMissedRegression
+    // violation, never anything else; one of a few must catch the bug.
+    let tmp = tempfile::tempdir().unwrap();
+    for attempt in 0..4 {
+        let server = Server::start("groups-naive");
+        let id = format!("naive{attempt}");
+        let (a, b) = sharded_pair(
+            &server.url,
+            &id,
+            tmp.path(),
+            &[
+                "--set",
+                "stop.events=40000",
+                "--set",
+                "load.ingesters=32",
+                "--set",
+                "load.resolvers=8",
+            ],
+        );
+        let out = tmp.path().join(format!("m{attempt}"));
+        let o = specstorm(&[
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let s = json(&out.join("summary.json"));
+        assert_eq!(s["invariants"]["CountExact"]["verdict"], "holds");
+        assert_eq!(s["invariants"]["TypeOK"]["verdict"], "holds");
+        match o.status.code() {
+            Some(1) => {
+                assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "violated");
+                return;
+            }
+            Some(0) | Some(4) => {}
+            other => panic!("unexpected exit {other:?}"),
+        }
+    }
+    panic!("the naive variant was never caught by a merged sharded pair in 4 tries");
+}
+
+#[test]
+fn shards_of_different_scenarios_are_not_merged_and_a_used_run_id_is_refused() {
+    let server = Server::start("groups-atomic");
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    assert_eq!(
+        spawn_shard(&server.url, "0/2", "mix", &a, &[])
+            .wait()
+            .unwrap()
+            .code(),
+        Some(4)
+    );
+    // Same run id, another hot fraction: not the same run.
+    assert_eq!(
+        spawn_shard(
+            &server.url,
+            "1/2",
+            "mix",
+            &b,
+            &["--set", "keys.hot_fraction=0.1"]
+        )
+        .wait()
+        .unwrap()
+        .code(),
+        Some(4)
+    );
+    let out = tmp.path().join("m");
+    let o = specstorm(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the scenario's `keys.hot_fraction` differs"),
+        "{err}"
+    );
+
+    // Shard 0 of run id `mix` again: its event ids are already in the
+    // target, and a merged audit would count them twice.
+    let again = tmp.path().join("again");
+    let o = command()
+        .args(shard_args(&server.url, "0/2", "mix", &again))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("was used before"), "{err}");
+}
