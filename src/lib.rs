@@ -18,6 +18,15 @@
 //! [`input`] reads the files the commands take within a size cap.
 //! [`wal`] keeps the target's write-ahead log bounded while a load runs;
 //! [`whole`] writes a run folder's files whole or not at all.
+//!
+//! The modules form layers that import only downward, bottom first: core
+//! ([`clock`], [`control`], [`draws`], ...), model ([`history`],
+//! [`verdict`], [`figures`], [`shard`], ...), config ([`scenario`],
+//! [`statements`]), engine, target and nemesis ([`client`]), workload
+//! ([`checker`]), report, ui and server, and the commands ([`prepare`],
+//! [`run`], [`outbox_run`], [`dispatch`], [`audit`], [`merge`], ...).
+//! `tests/architecture.rs` places every module in its layer and fails on
+//! an import cycle or an upward import.
 
 #![warn(missing_docs)]
 
