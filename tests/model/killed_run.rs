@@ -330,11 +330,16 @@ fn cut_histories_of_a_correct_groups_run_on_the_spawned_server_never_report_a_vi
         cuts[0].1.tables
     );
 
-    // A service the bench did not start leaves nothing to read when the
-    // run was killed before its export: exit 3, saying so.
-    let dir = tmp.path().join("external");
+    killed_before_an_external_export_is_exit_3(&out, tmp.path());
+}
+
+/// The spawned-server run `out`, as if its service were one the bench did
+/// not start: a service the bench did not start leaves nothing to read
+/// when the run was killed before its export: exit 3, saying so.
+fn killed_before_an_external_export_is_exit_3(out: &Path, scratch: &Path) {
+    let dir = scratch.join("external");
     let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
-    killed_folder(&out, &dir, &cut_histories(&history)[10].1);
+    killed_folder(out, &dir, &cut_histories(&history)[10].1);
     std::fs::remove_file(dir.join("target.db")).unwrap();
     let scenario = std::fs::read_to_string(dir.join("scenario.toml")).unwrap();
     // Its faults went through the reference server's hook: none here.
@@ -372,24 +377,7 @@ fn cut_histories_of_a_correct_outbox_run_on_the_spawned_server_never_report_a_vi
         cuts[0].1.tables
     );
 
-    // A service the bench did not start leaves nothing to read when the
-    // run was killed before its export: exit 3, saying so.
-    let dir = tmp.path().join("external");
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
-    killed_folder(&out, &dir, &cut_histories(&history)[10].1);
-    std::fs::remove_file(dir.join("target.db")).unwrap();
-    let scenario = std::fs::read_to_string(dir.join("scenario.toml")).unwrap();
-    // Its faults went through the reference server's hook: none here.
-    let scenario = scenario.split("[[faults]]").next().unwrap();
-    let scenario = scenario.replace("spawn = true", "url = \"http://127.0.0.1:9\"");
-    std::fs::write(dir.join("scenario.toml"), scenario).unwrap();
-    let o = specstorm(&["audit", dir.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    assert!(
-        text(&o).contains("killed before it read the service's final tables"),
-        "{}",
-        text(&o)
-    );
+    killed_before_an_external_export_is_exit_3(&out, tmp.path());
 }
 
 #[test]
