@@ -3,8 +3,10 @@
 //! there first, as a groups run does), wait until it answers,
 //! check that it serves the outbox endpoints and holds no rows of an
 //! earlier run, run the load ([`crate::outbox_http_runtime`]) with the
-//! kill and lock nemeses, then read `GET /v1/outbox/export` into the run
-//! folder (`export.json`) and into the outbox checkers' tables.
+//! kill and lock nemeses and, with proxy faults, through the fault proxy
+//! ([`crate::nemesis::proxy`]), then read `GET /v1/outbox/export` (from
+//! the service itself, never through the proxy) into the run folder
+//! (`export.json`) and into the outbox checkers' tables.
 //!
 //! The outbox tables have no project to namespace a run in (message ids
 //! and versions are the run's own, 1..M and from 0), so an outbox target
@@ -25,6 +27,7 @@ use crate::http_runtime::Nonconforming;
 use crate::live::Live;
 use crate::nemesis::kill::KillNemesis;
 use crate::nemesis::lock::LockNemesis;
+use crate::nemesis::proxy::FaultProxy;
 use crate::nemesis::Recorder;
 use crate::outbox_http_runtime::{run_outbox_http, OutboxHttpPlan};
 use crate::outbox_runtime::OutboxOutcome;
@@ -125,6 +128,17 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir)?;
 
     let load_start = x.clock.now();
+    // The fault proxy the load goes through, as a groups run's: it draws
+    // its toxics for the `handle` requests and passes the export through.
+    let mut proxy = if plan.has(FaultKind::Proxy) {
+        Some(
+            FaultProxy::start_with(&url, x.nemesis.clone(), load_start, true, x.control.clone())
+                .map_err(|e| RunError::Target(format!("the fault proxy: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let load_url = proxy.as_ref().map_or(url.clone(), |p| p.url.clone());
     let kills = server.as_ref().map(|srv| {
         KillNemesis::start(
             srv.clone(),
@@ -159,10 +173,13 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         control: x.control.clone(),
         nemesis: x.nemesis.clone(),
         live: x.live.clone(),
-        client: client_of(&url)?,
+        client: client_of(&load_url)?,
         nonconforming: nonconforming.clone(),
     });
     locks.stop();
+    if let Some(p) = proxy.as_mut() {
+        p.stop();
+    }
     // Closed before the server stops (its last connection then checkpoints).
     let wal = keeper.and_then(WalKeeper::stop);
     let mut target_error = kills.and_then(KillNemesis::stop);

@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::draws::draw_rng;
 use crate::fault_kind::FaultKind;
 use crate::history::writer::HistorySink;
-use crate::history::{Entry, FaultAction, FaultEntry};
+use crate::history::{Entry, FaultAction, FaultEntry, OpKind};
 use crate::scenario::{Fault, Toxic};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -183,16 +183,35 @@ impl FaultPlan {
         out
     }
 
-    /// What the proxy does to the request of the op with `key`: the first
-    /// proxy fault (in scenario order) whose draw hits, with its index.
+    /// What the proxy does to the request of the groups op with `key`
+    /// (`ingest` or a resolve): [`FaultPlan::proxy_action_for`].
     pub fn proxy_action(
         &self,
         key: u64,
         ingest: bool,
         since_load: Duration,
     ) -> (ProxyAction, Option<u32>) {
+        let kind = if ingest {
+            OpKind::Ingest
+        } else {
+            OpKind::Resolve
+        };
+        self.proxy_action_for(key, kind, since_load)
+    }
+
+    /// What the proxy does to the request of the op of `kind` with `key`:
+    /// the first proxy fault (in scenario order) that may hit the op and
+    /// whose draw hits, with its index. The draw is (seed, fault, key)
+    /// alone, whatever the op's kind: an outbox `handle` draws as a groups
+    /// op does, from its own timing-free key.
+    pub fn proxy_action_for(
+        &self,
+        key: u64,
+        kind: OpKind,
+        since_load: Duration,
+    ) -> (ProxyAction, Option<u32>) {
         for (i, f) in self.faults.iter().enumerate() {
-            if f.kind != FaultKind::Proxy || !f.hits(ingest) || !f.active(since_load) {
+            if f.kind != FaultKind::Proxy || !hits_kind(f, kind) || !f.active(since_load) {
                 continue;
             }
             let mut rng = draw_rng(self.seed, i as u32, key, u32::MAX - 1);
@@ -213,6 +232,20 @@ impl FaultPlan {
             return (action, Some(i as u32));
         }
         (ProxyAction::Forward, None)
+    }
+}
+
+/// Whether the per-op fault `f` may hit an op of `kind` (its `ops`:
+/// `ingest` and `resolve` are groups' ops, `handle` the outbox's, `all`
+/// or unset every op).
+fn hits_kind(f: &Fault, kind: OpKind) -> bool {
+    match kind {
+        OpKind::Ingest => f.hits(true),
+        OpKind::Resolve => f.hits(false),
+        OpKind::Handle => matches!(
+            f.ops,
+            None | Some(crate::scenario::FaultOps::All | crate::scenario::FaultOps::Handle)
+        ),
     }
 }
 
@@ -408,6 +441,36 @@ mod tests {
         // Probability 0 never fires.
         let plan = FaultPlan::new(1, &[fault(FaultKind::Crash, 0.0, None)]);
         assert!((0..1000).all(|k| plan.for_op(k, true, &STEPS, Duration::ZERO).is_empty()));
+    }
+
+    #[test]
+    fn proxy_faults_hit_handle_by_their_ops_and_draw_as_for_groups() {
+        let mut f = fault(FaultKind::Proxy, 0.3, None);
+        f.toxic = Some(Toxic::Reset);
+        let draws = |plan: &FaultPlan, kind: OpKind| -> Vec<bool> {
+            (0..500)
+                .map(|k| plan.proxy_action_for(k, kind, Duration::ZERO).1.is_some())
+                .collect()
+        };
+        // `all`: a delivery draws exactly as an ingest of the same key.
+        let plan = FaultPlan::new(5, &[f.clone()]);
+        let handle = draws(&plan, OpKind::Handle);
+        assert_eq!(handle, draws(&plan, OpKind::Ingest));
+        assert_eq!(
+            (0..500)
+                .map(|k| plan.proxy_action(k, true, Duration::ZERO).1.is_some())
+                .collect::<Vec<_>>(),
+            handle
+        );
+        assert!(handle.iter().any(|h| *h) && !handle.iter().all(|h| *h));
+        // `handle` hits deliveries only; `ingest` never hits them.
+        f.ops = Some(FaultOps::Handle);
+        let plan = FaultPlan::new(5, &[f.clone()]);
+        assert_eq!(draws(&plan, OpKind::Handle), handle);
+        assert!(!draws(&plan, OpKind::Ingest).iter().any(|h| *h));
+        f.ops = Some(FaultOps::Ingest);
+        let plan = FaultPlan::new(5, &[f]);
+        assert!(!draws(&plan, OpKind::Handle).iter().any(|h| *h));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The built-in fault proxy for HTTP targets: Toxiproxy's toxics, applied
 //! per HTTP request. The bench talks to the proxy instead of the target;
 //! the proxy forwards every request to the target (the upstream) and, for
-//! the requests of ops, does what [`FaultPlan::proxy_action`] decides:
+//! the requests of ops, does what [`FaultPlan::proxy_action_for`] decides:
 //!
 //! | toxic | forwarded | what the bench's client sees | recorded |
 //! |---|---|---|---|
@@ -12,9 +12,10 @@
 //!
 //! An op's request carries three headers, `x-specstorm-op` (op id, u64),
 //! `x-specstorm-key` (the op's [`op_key`](crate::draws::op_key), u64) and
-//! `x-specstorm-f` (`ingest` or `resolve`); they are not forwarded. A
-//! request without all three (healthz, export, reset) is forwarded
-//! untouched, its answer streamed back.
+//! `x-specstorm-f` (`ingest` or `resolve`, or the outbox's `handle`); they
+//! ride through to the upstream like every end-to-end header. A request
+//! without all three (healthz, either export, reset) is forwarded
+//! untouched, its answer streamed back: the final read is never faulted.
 //!
 //! Every injection is written to the history (a fault entry, action
 //! `inject`, with the op id and `forwarded`) before the client can see the
@@ -30,7 +31,7 @@ use super::{FaultPlan, ProxyAction, Recorder};
 use crate::client::http::describe;
 use crate::control::Control;
 use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
-use crate::history::FaultAction;
+use crate::history::{FaultAction, OpKind};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
@@ -91,7 +92,7 @@ struct Shared {
 struct Tag {
     op: u64,
     key: u64,
-    ingest: bool,
+    kind: OpKind,
 }
 
 impl FaultProxy {
@@ -225,12 +226,13 @@ fn tag(headers: &HeaderMap) -> Option<Tag> {
     let get = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     let op = get(OP_HEADER)?.parse().ok()?;
     let key = get(KEY_HEADER)?.parse().ok()?;
-    let ingest = match get(F_HEADER)? {
-        "ingest" => true,
-        "resolve" => false,
+    let kind = match get(F_HEADER)? {
+        "ingest" => OpKind::Ingest,
+        "resolve" => OpKind::Resolve,
+        "handle" => OpKind::Handle,
         _ => return None,
     };
-    Some(Tag { op, key, ingest })
+    Some(Tag { op, key, kind })
 }
 
 /// A JSON error answer, `{"error": msg}`.
@@ -399,7 +401,7 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     let rec = &sh.recorder;
     let since_load = Duration::from_nanos(rec.clock.now().saturating_sub(sh.load_start));
     let plan: &FaultPlan = &rec.plan;
-    let (action, fault) = plan.proxy_action(tag.key, tag.ingest, since_load);
+    let (action, fault) = plan.proxy_action_for(tag.key, tag.kind, since_load);
     let Some(fault) = fault else {
         return pass(&sh, &parts, body).await;
     };

@@ -14,5 +14,6 @@ mod http_target;
 mod nemesis;
 mod orphans;
 mod outbox_http;
+mod outbox_proxy;
 mod sqlite_client;
 mod wal;

@@ -4,7 +4,8 @@
 //! `history.jsonl`; the checkers join it with the final tables by message
 //! id, by tx_id and by the steps' times.
 
-use crate::history::{CompletionType, Delivery, Entry, OutboxHeader, Step};
+use crate::fault_kind::FaultKind;
+use crate::history::{CompletionType, Delivery, Entry, FaultAction, OutboxHeader, Step};
 use crate::verdict::Evidence;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -101,6 +102,11 @@ pub struct OutboxFacts {
     pub partial: bool,
     /// Faults were injected (some fault entry in the history).
     pub faults_seen: bool,
+    /// Attempts (op ids) whose request the fault proxy never forwarded
+    /// (a `reset` or `error` toxic: its fault entry says `forwarded:
+    /// false`): the server never saw them, so they ran no step, whatever
+    /// their `info` completion says. See [`OutboxFacts::may_have_run`].
+    pub never_forwarded: BTreeSet<u64>,
     /// The history has no step log (an HTTP target: the server ran the
     /// steps). Then an attempt that is neither `ok` nor `fail` may have
     /// run any prefix of its steps, and its recorded tx_id is 0 (the
@@ -151,8 +157,16 @@ impl OutboxFacts {
                     }
                     continue;
                 }
-                Entry::Fault(_) => {
+                Entry::Fault(fault) => {
                     f.faults_seen = true;
+                    // Written by the proxy before the attempt's own
+                    // entries (it records before the client hears
+                    // anything): kept by op id, read once all is known.
+                    if let (FaultKind::Proxy, FaultAction::Inject, Some(false), Some(op)) =
+                        (fault.kind, fault.action, fault.forwarded, fault.op)
+                    {
+                        f.never_forwarded.insert(op);
+                    }
                     continue;
                 }
                 Entry::Footer(ft) => {
@@ -246,6 +260,18 @@ impl OutboxFacts {
     /// line says what an `info` attempt may have done.
     pub fn evidence_of(&self, m: i64) -> Vec<crate::verdict::Evidence> {
         let mut ev: Vec<Evidence> = self.attempts_of(m).flat_map(Attempt::evidence).collect();
+        ev.extend(
+            self.attempts_of(m)
+                .filter(|a| self.never_forwarded.contains(&a.op))
+                .map(|a| Evidence {
+                    t: a.t1.unwrap_or(a.t0),
+                    op: Some(a.op),
+                    what: format!(
+                        "{}: the fault proxy never forwarded its request (it ran no step)",
+                        a.describe()
+                    ),
+                }),
+        );
         ev.sort_by_key(|e| e.t);
         if self.no_step_log {
             ev.insert(
@@ -264,10 +290,21 @@ impl OutboxFacts {
 
     /// Whether attempt `a` may have run step `name` with effect: its step
     /// log says so, or there is no step log and it ended `ok` (it ran
-    /// everything) or indeterminately (`info`, never completed: any prefix).
+    /// everything) or indeterminately (`info`, never completed: any
+    /// prefix), unless the fault proxy never forwarded its request.
+    ///
+    /// The proxy's narrowing is sound: it records `forwarded: false` only
+    /// for a request it answered itself (a reset, an injected 5xx) without
+    /// opening any connection to the server, and an attempt is one
+    /// request (a redelivery is a new attempt, with an op id of its own),
+    /// so no step of the attempt ran. A request it forwarded and whose
+    /// answer it dropped narrows nothing: the server ran the attempt, and
+    /// the bench never heard how it ended (`docs/outbox.md`, "Proxy
+    /// faults").
     pub fn may_have_run(&self, a: &Attempt, name: &str) -> bool {
         if self.no_step_log {
-            return a.completion != Some(CompletionType::Fail);
+            return a.completion != Some(CompletionType::Fail)
+                && !self.never_forwarded.contains(&a.op);
         }
         a.steps
             .iter()

@@ -98,10 +98,6 @@ pub(super) fn check_fault_targets(ctx: &Context, s: &Scenario) -> Result<(), Sce
     let http = t.kind == TargetKind::Http;
     for (index, f) in s.faults.iter().enumerate() {
         let needs = match f.kind {
-            FaultKind::Proxy if s.workload == crate::scenario::Workload::Outbox => {
-                "workload = \"groups\" (the fault proxy does not draw faults for the outbox's \
-                 `POST /v1/messages` yet: use crash, pause, kill or lock)"
-            }
             FaultKind::Proxy if !http => {
                 "target.kind = \"http\" (the fault proxy sits between the bench and an HTTP \
                  service)"
