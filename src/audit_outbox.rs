@@ -4,7 +4,9 @@
 //! ([`crate::audit_tables::locate`]): `target.db` read through the saved
 //! `variant.sql`'s `export.*` statements for an in-process run, the
 //! `export.json` of an HTTP run (the spawned reference server's
-//! `target.db` when it was killed before that export), and their verdicts are compared with
+//! `target.db` when it was killed before that export), the copy of a
+//! mapped service's own database through the scenario's `[audit]
+//! export.*` queries, and their verdicts are compared with
 //! the run's `checks.json`; the history must also still hold the ops the
 //! run's `summary.json` recorded. The result is the groups audit's
 //! [`Audit`] (no stranded events), so `audit.json` and the exit rule are
@@ -78,11 +80,14 @@ pub fn judge(
             read_outbox_export(&export).map_err(AuditError::Unreadable)?,
             "export.json".to_string(),
         ),
-        // The scenario's check refuses `[audit]` for the outbox.
-        Located::ServiceDb(..) => {
-            return Err(AuditError::Input(
-                "[audit] applies to workload = \"groups\" (the outbox speaks the contract)".into(),
-            ))
+        // A service audited from its own database: the scenario's
+        // `[audit] export.*` queries, not the statement file's.
+        Located::ServiceDb(db, source) => {
+            let audit = p.scenario.audit.clone().unwrap_or_default();
+            let mut conn = crate::audit_db::open_untrusted(&db, limits)?;
+            let queries = crate::client::service_db::outbox_queries(&audit);
+            let t = tables::read_with(&mut conn, queries, &|| 0).map_err(|e| conn.error(&e))?;
+            (t, source)
         }
     };
     if let Some([a, b]) = footer.as_ref().and_then(|f| f.tables_read) {

@@ -22,7 +22,7 @@ pub(crate) enum Located {
     /// statements: its path, and how the audit names it.
     Db(PathBuf, String),
     /// A service's own database, read through the scenario's `[audit]
-    /// export.*` queries (groups only): its path, and how the audit names it.
+    /// export.*` queries: its path, and how the audit names it.
     ServiceDb(PathBuf, String),
     /// The service's final export, `export.json`, as the run read it.
     Export(PathBuf),

@@ -4,9 +4,13 @@
 //! check that it serves the outbox endpoints and holds no rows of an
 //! earlier run, run the load ([`crate::outbox_http_runtime`]) with the
 //! kill and lock nemeses and, with proxy faults, through the fault proxy
-//! ([`crate::nemesis::proxy`]), then read `GET /v1/outbox/export` (from
-//! the service itself, never through the proxy) into the run folder
-//! (`export.json`) and into the outbox checkers' tables.
+//! ([`crate::nemesis::proxy`]), then read the final tables (from the
+//! service itself, never through the proxy) into the run folder and the
+//! outbox checkers' tables: `GET /v1/outbox/export` (`export.json`), or,
+//! for a service with an API of its own (`[api]`, `[audit]`), its export
+//! request or its own database through `[audit] export.*` (copied as
+//! `target.db`). Every request goes through the scenario's mapping
+//! ([`crate::client::mapping`]; the contract without `[api]`).
 //!
 //! The outbox tables have no project to namespace a run in (message ids
 //! and versions are the run's own, 1..M and from 0), so an outbox target
@@ -14,10 +18,12 @@
 //! head row (ver 0) is refused (exit 2) whatever `target.reuse` says;
 //! reset it (`POST /v1/reset` where it offers one) or start a fresh one.
 
-use crate::checker::outbox::OutboxTables;
+use crate::checker::outbox::tables::OutboxTables;
 use crate::client::http::HttpClient;
+use crate::client::mapping::Mapping;
 use crate::client::outbox_export::read_outbox_export;
 use crate::client::service::Service;
+use crate::client::service_db;
 use crate::client::spawn::SpawnedServer;
 use crate::clock::Clock;
 use crate::control::Control;
@@ -32,10 +38,11 @@ use crate::nemesis::Recorder;
 use crate::outbox_http_runtime::{run_outbox_http, OutboxHttpPlan};
 use crate::outbox_runtime::OutboxOutcome;
 use crate::prepare::{faults_of, RunError};
-use crate::scenario::Scenario;
+use crate::scenario::api::AuditConfig;
+use crate::scenario::{Scenario, Workload};
 use crate::statements::OutboxVariant;
 use crate::wal::WalKeeper;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
@@ -88,9 +95,18 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         .clone()
         .unwrap_or_else(|| x.run_dir.join("target.db"));
     let mut server = None;
+    // The loader compiled it already; the environment is read again here.
+    let mapping = Arc::new(
+        Mapping::compile_for(Workload::Outbox, s.api.as_ref(), s.audit.as_ref(), true)
+            .map_err(|e| RunError::Input(format!("{}: {}", e.path.join("."), e.reason)))?,
+    );
+    let finals = FinalRead {
+        audit: s.audit.clone().unwrap_or_default(),
+        run_dir: std::fs::canonicalize(x.run_dir).unwrap_or_else(|_| x.run_dir.to_path_buf()),
+        base: x.base.to_path_buf(),
+    };
     // The service the scenario starts itself, stopped after the final read.
-    let mut service =
-        crate::target_service::start_service(s, x.run_dir, x.base, &Default::default())?;
+    let mut service = crate::target_service::start_service(s, x.run_dir, x.base, &mapping.secrets)?;
     let url = match &t.url {
         Some(url) => url.clone(),
         None => {
@@ -111,7 +127,10 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     };
     // Each runtime gets a client of its own (pooled connections belong to
     // the runtime that opened them).
-    let client_of = |url: &str| HttpClient::new(url, t.connect_timeout, t.request_timeout);
+    let client_of = |url: &str| {
+        HttpClient::new(url, t.connect_timeout, t.request_timeout)
+            .map(|c| c.with_mapping(mapping.clone()))
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -125,15 +144,21 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         x.run_dir,
         &x.control,
     )?;
-    refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir)?;
+    refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir, &finals)?;
 
     let load_start = x.clock.now();
     // The fault proxy the load goes through, as a groups run's: it draws
     // its toxics for the `handle` requests and passes the export through.
     let mut proxy = if plan.has(FaultKind::Proxy) {
         Some(
-            FaultProxy::start_with(&url, x.nemesis.clone(), load_start, true, x.control.clone())
-                .map_err(|e| RunError::Target(format!("the fault proxy: {e}")))?,
+            FaultProxy::start_with(
+                &url,
+                x.nemesis.clone(),
+                load_start,
+                mapping.contract,
+                x.control.clone(),
+            )
+            .map_err(|e| RunError::Target(format!("the fault proxy: {e}")))?,
         )
     } else {
         None
@@ -195,10 +220,7 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     if let Some(dead) = out.dead {
         target_error.get_or_insert(dead);
     }
-    let export = x.run_dir.join("export.json");
-    let read_start = x.clock.now();
-    let exported = rt.block_on(client_of(&url)?.outbox_export_to(&export));
-    let read_end = x.clock.now();
+    let final_read = finals.read(&rt, &client_of(&url)?, x.run_dir, &|| x.clock.now());
     if let Some(srv) = server {
         srv.lock().expect("server").stop();
     }
@@ -207,15 +229,8 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     }
     // Without the final tables nothing can be judged (empty tables would
     // read as lost output: a false violation).
-    let tables = match exported
-        .map_err(|e| format!("the export could not be read: {e}"))
-        .and_then(|_| read_outbox_export(&export))
-    {
-        Ok(mut tables) => {
-            tables.read_start = read_start;
-            tables.read_end = read_end;
-            Some(tables)
-        }
+    let tables = match final_read {
+        Ok(tables) => Some(tables),
         Err(e) => {
             target_error.get_or_insert(e);
             None
@@ -225,7 +240,12 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     if n > 0 {
         let examples = nonconforming.examples.lock().expect("examples").join(" | ");
         target_error.get_or_insert(format!(
-            "{n} answers were not the contract's shape, e.g. {examples}"
+            "{n} answers were not the {}'s shape, e.g. {examples}",
+            if mapping.contract {
+                "contract"
+            } else {
+                "[api] mapping"
+            }
         ));
     }
     Ok(HttpOutcome {
@@ -237,6 +257,71 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
     })
 }
 
+/// Where the final tables come from: the outbox export (`[audit]
+/// request`, the contract's by default), or the service's own database
+/// (`[audit] sqlite`, through its `export.*` queries).
+struct FinalRead {
+    audit: AuditConfig,
+    /// The run folder, absolute (`{run_dir}` in `audit.sqlite`).
+    run_dir: PathBuf,
+    /// The scenario file's folder (`audit.sqlite` is relative to it).
+    base: PathBuf,
+}
+
+impl FinalRead {
+    /// The final tables, read once after the load: the export saved as
+    /// `export.json` in `run_dir`, or the service's database read in one
+    /// read transaction and copied there as `target.db`; `now` times the
+    /// read. Errors: what could not be read, and why.
+    fn read(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        client: &HttpClient,
+        run_dir: &Path,
+        now: &dyn Fn() -> u64,
+    ) -> Result<OutboxTables, String> {
+        if let Some(pattern) = &self.audit.sqlite {
+            let path = service_db::locate(pattern, &self.run_dir, &self.base)?;
+            let tables = service_db::read_outbox_final(&path, &self.audit, now)?;
+            service_db::copy(&path, &run_dir.join("target.db"))?;
+            return Ok(tables);
+        }
+        let export = run_dir.join("export.json");
+        let read_start = now();
+        let exported = rt.block_on(client.outbox_export_to(&export));
+        let read_end = now();
+        let mut tables = exported
+            .map_err(|e| format!("the export could not be read: {e}"))
+            .and_then(|_| read_outbox_export(&export))?;
+        tables.read_start = read_start;
+        tables.read_end = read_end;
+        Ok(tables)
+    }
+
+    /// The tables as they are before the load, for [`refuse_rows`]: None
+    /// when the service's database is not there yet (a service may create
+    /// it on its first write; the final read says so if it never does).
+    fn before(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        client: &HttpClient,
+        run_dir: &Path,
+    ) -> Result<Option<OutboxTables>, String> {
+        if let Some(pattern) = &self.audit.sqlite {
+            let Ok(path) = service_db::locate(pattern, &self.run_dir, &self.base) else {
+                return Ok(None);
+            };
+            return service_db::read_outbox_final(&path, &self.audit, &|| 0).map(Some);
+        }
+        let before = run_dir.join("export-before.json");
+        let read = rt
+            .block_on(client.outbox_export_to(&before))
+            .and_then(|_| read_outbox_export(&before));
+        let _ = std::fs::remove_file(&before);
+        read.map(Some)
+    }
+}
+
 /// Reads the export once before the load: the target must serve the
 /// outbox endpoints, and hold no row but the head (ver 0).
 fn refuse_rows(
@@ -244,17 +329,18 @@ fn refuse_rows(
     client: &HttpClient,
     url: &str,
     run_dir: &Path,
+    finals: &FinalRead,
 ) -> Result<(), RunError> {
-    let before = run_dir.join("export-before.json");
-    let read = rt
-        .block_on(client.outbox_export_to(&before))
-        .and_then(|_| read_outbox_export(&before));
-    let _ = std::fs::remove_file(&before);
-    let t = read.map_err(|e| {
-        RunError::Target(format!(
-            "{url} does not serve the outbox endpoints of the contract: {e}"
-        ))
+    let read = finals.before(rt, client, run_dir).map_err(|e| {
+        RunError::Target(if finals.audit.sqlite.is_some() {
+            format!("the service's database cannot be read through audit.export.*: {e}")
+        } else if client.mapping().contract {
+            format!("{url} does not serve the outbox endpoints of the contract: {e}")
+        } else {
+            format!("{url} does not answer the outbox export ([audit] request): {e}")
+        })
     })?;
+    let Some(t) = read else { return Ok(()) };
     let rows = t.state_log.iter().filter(|r| r.ver != Some(0)).count()
         + t.outbox.as_ref().map_or(0, Vec::len)
         + t.out_queue.len()

@@ -86,20 +86,6 @@ pub fn excerpt(body: &str) -> String {
     s
 }
 
-/// The answer of `POST /v1/messages` (outbox): `sent` may be null for a
-/// delivery that published nothing (a variant may skip its publish).
-#[derive(Deserialize)]
-struct MessageAnswer {
-    acked: bool,
-    sent: Option<SentAnswer>,
-}
-
-#[derive(Deserialize)]
-struct SentAnswer {
-    msg_id: i64,
-    ver: i64,
-}
-
 /// The reference server's answer to an op its fault hook crashed (500):
 /// what the op did before it died, where that is exact.
 #[derive(Deserialize)]
@@ -295,15 +281,6 @@ impl HttpClient {
     /// The base URL.
     pub fn base(&self) -> &Url {
         &self.base
-    }
-
-    fn url(&self, segments: &[&str]) -> Url {
-        let mut u = self.base.clone();
-        u.path_segments_mut()
-            .expect("http URLs have paths")
-            .pop_if_empty()
-            .extend(segments);
-        u
     }
 
     /// The health request (`api.health`, default `GET /healthz`).
@@ -685,35 +662,45 @@ impl HttpClient {
         .map_err(|e| self.redact(&e))
     }
 
-    /// `POST /v1/messages` (outbox): one delivery attempt of message
-    /// `msg_id`, duplicate `dup`. 200 `{"acked": true, "sent": ..}`: ok,
-    /// with `sent` as `[msg_id, ver]`; 5xx, timeout, reset: info (the
-    /// server may have run any prefix of its steps); 400/413/422: fail;
+    /// One delivery attempt of message `msg_id`, duplicate `dup` (outbox:
+    /// `[api.handle]`, default the contract's `POST /v1/messages`). An
+    /// answer whose status means `ok` and that passes `acked` (contract:
+    /// 200 `{"acked": true, "sent": ..}`) is ok, with `sent` as `[msg_id,
+    /// ver]` where the answer names it; `info` (5xx, a timeout, a reset):
+    /// info (the server may have run any prefix of its steps); `fail`
+    /// (400/413/422, a refused connection): fail; `retry` (429): fail;
     /// anything else: info, non-conforming.
     pub async fn handle(&self, msg_id: i64, dup: u32, tag: Option<&Tag>) -> Answer {
-        let body = serde_json::json!({ "id": msg_id, "dup": dup });
-        let mut req = self.client.post(self.url(&["v1", "messages"])).json(&body);
+        let h = &self.mapping.handle;
+        let (m, d, now) = (msg_id.to_string(), dup.to_string(), now_ms().to_string());
+        let vars = [
+            ("msg_id", m.as_str()),
+            ("dup_id", d.as_str()),
+            ("now_ms", now.as_str()),
+        ];
+        let mut req = self.request(&h.request, &vars, None);
         if let Some(t) = tag {
             req = t.apply(req, "handle");
         }
-        let (status, retry_after, text) = match exchange(req).await {
+        let (status, retry_after, text) = match self.send(req).await {
             Ok(x) => x,
             Err(a) => return a,
         };
-        let what = "POST /v1/messages";
-        match status.as_u16() {
-            200 => match serde_json::from_str::<MessageAnswer>(&text) {
-                Ok(a) if a.acked => Answer::new(
+        let what = h.request.what.as_str();
+        let answer = match h.codes.meaning(status.as_u16()) {
+            Some(Meaning::Ok) => match h.read_ok(&text) {
+                Ok(sent) => Answer::new(
                     CompletionType::Ok,
                     OpResult {
-                        sent: a.sent.map(|s| [s.msg_id, s.ver]),
+                        sent,
                         ..Default::default()
                     },
                 ),
-                _ => Answer::nonconforming(what, status, &text),
+                Err(_) => Answer::nonconforming(what, status, &text),
             },
-            _ => by_status(status, &text, retry_after, what),
-        }
+            other => by_meaning(other, status, &text, retry_after, what),
+        };
+        self.redacted(answer)
     }
 
     /// `GET /v1/export`, streamed to `out` chunk by chunk (memory stays
@@ -724,13 +711,10 @@ impl HttpClient {
         self.stream_to(req, out).await
     }
 
-    /// `GET /v1/outbox/export`, streamed to `out` as [`Self::export_to`].
+    /// The outbox export (`[audit] request` of an outbox scenario, default
+    /// `GET /v1/outbox/export`), streamed to `out` as [`Self::export_to`].
     pub async fn outbox_export_to(&self, out: &std::path::Path) -> Result<u64, String> {
-        self.export_path_to(&["v1", "outbox", "export"], out).await
-    }
-
-    async fn export_path_to(&self, path: &[&str], out: &std::path::Path) -> Result<u64, String> {
-        let req = self.client.get(self.url(path));
+        let req = self.request(&self.mapping.outbox_export, &[], None);
         self.stream_to(req, out).await
     }
 
@@ -827,19 +811,6 @@ fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
         .parse::<u64>()
         .ok()
         .map(Duration::from_secs)
-}
-
-/// Statuses other than the endpoint's own answers, per the contract:
-/// 400/413/422 rejected (`fail`), 429 `fail` with a wait, 5xx `info`,
-/// anything else not the contract's (`info`, non-conforming).
-fn by_status(status: StatusCode, body: &str, retry_after: Option<Duration>, what: &str) -> Answer {
-    let meaning = match status.as_u16() {
-        400 | 413 | 422 => Some(Meaning::Fail),
-        429 => Some(Meaning::Retry),
-        500..=599 => Some(Meaning::Info),
-        _ => None,
-    };
-    by_meaning(meaning, status, body, retry_after, what)
 }
 
 /// The answer of a status that carries no op result: `fail` (rejected),

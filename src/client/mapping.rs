@@ -7,43 +7,14 @@
 //! template, pointer, code or missing environment variable is reported
 //! with the scenario's line ([`MappingError::path`]).
 
+use super::handle_mapping::HandleMapping;
+use super::request_template::{at, compile_headers, compile_request, pointer, test};
+pub use super::request_template::{MappingError, RequestTemplate};
 use super::template::{Escape, Secrets, Template};
 use crate::scenario::api::{
-    check_pointer, parse_request, Api, AuditConfig, Codes, GroupIds, RequestKind, Test,
+    Api, AuditConfig, Codes, GroupIds, RequestKind, Test, CONTRACT_OUTBOX_EXPORT,
 };
-
-/// Why a mapping cannot be used: the key path (`["api", "ingest",
-/// "body"]`) and what is wrong.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MappingError {
-    /// The scenario key at fault.
-    pub path: Vec<String>,
-    /// What is wrong.
-    pub reason: String,
-}
-
-fn at(path: &[&str], reason: impl Into<String>) -> MappingError {
-    MappingError {
-        path: path.iter().map(|s| s.to_string()).collect(),
-        reason: reason.into(),
-    }
-}
-
-/// One request kind's method, path, headers and body.
-#[derive(Debug, Clone)]
-pub struct RequestTemplate {
-    /// Upper-case method.
-    pub method: reqwest::Method,
-    /// Path and query, relative to the target's URL.
-    pub path: Template,
-    /// Headers: `api.headers`, then the request's own.
-    pub headers: Vec<(reqwest::header::HeaderName, Template)>,
-    /// The body; None: no body.
-    pub body: Option<Template>,
-    /// What the request is, for messages: `POST /v1/events` (templates
-    /// as written, so no secret appears in it).
-    pub what: String,
-}
+use crate::scenario::Workload;
 
 /// `[api.ingest]` compiled.
 #[derive(Debug, Clone)]
@@ -150,6 +121,11 @@ pub struct Mapping {
     pub group_ids: GroupIds,
     /// The export request (`[audit] request`).
     pub export: RequestTemplate,
+    /// The outbox's delivery request (`[api.handle]`, else the contract's).
+    pub handle: HandleMapping,
+    /// The outbox's export request: an outbox scenario's `[audit]
+    /// request`, else the contract's `GET /v1/outbox/export`.
+    pub outbox_export: RequestTemplate,
     /// `{release}`.
     pub release: String,
     /// The secrets the templates read.
@@ -177,6 +153,9 @@ const RESOLVE_VARS: &[&str] = &["group_id", "project", "fingerprint", "release",
 pub const CONTRACT_RESOLVE_BODY: &str =
     r#"{"project": "{project}", "fingerprint": "{fingerprint}"}"#;
 const LOOKUP_VARS: &[&str] = &["project", "fingerprint", "release", "now_ms"];
+/// Placeholders of an outbox scenario's `[api] headers`: every request of
+/// the outbox (a delivery, the health request, the export) has its clock.
+const OUTBOX_COMMON_VARS: &[&str] = &["now_ms"];
 
 impl Mapping {
     /// The contract's mapping (no secrets, nothing to fail).
@@ -198,6 +177,26 @@ impl Mapping {
         audit: Option<&AuditConfig>,
         sending: bool,
     ) -> Result<Mapping, MappingError> {
+        Mapping::compile_for(Workload::Groups, api, audit, sending)
+    }
+
+    /// [`Mapping::compile`] for a scenario of `workload`: an outbox
+    /// scenario's `[api] headers` may use `{now_ms}` only, and its
+    /// `[audit] request` is the outbox export (the loader fills in the
+    /// contract's; without `[audit]`, the contract's). Groups' request
+    /// kinds are compiled from what `[api]` holds either way (an outbox
+    /// scenario's loader refuses them, so they are the contract's).
+    pub fn compile_for(
+        workload: Workload,
+        api: Option<&Api>,
+        audit: Option<&AuditConfig>,
+        sending: bool,
+    ) -> Result<Mapping, MappingError> {
+        let outbox = workload == Workload::Outbox;
+        let outbox_export_text = match audit {
+            Some(a) if outbox => a.request.clone(),
+            _ => CONTRACT_OUTBOX_EXPORT.to_string(),
+        };
         let contract = api.is_none();
         let mut api = api.cloned().unwrap_or_default();
         // The contract's resolve (an `[api.resolve]` left as it is) sends
@@ -207,7 +206,12 @@ impl Mapping {
             api.resolve.body = CONTRACT_RESOLVE_BODY.to_string();
         }
         let audit = audit.cloned().unwrap_or_default();
-        let common = compile_headers(&["api", "headers"], &api.headers, BATCH_VARS)?;
+        let common_vars = if outbox {
+            OUTBOX_COMMON_VARS
+        } else {
+            BATCH_VARS
+        };
+        let common = compile_headers(&["api", "headers"], &api.headers, common_vars)?;
         let i = &api.ingest;
         if i.batch == 0 || i.batch > 1000 {
             return Err(at(&["api", "ingest", "batch"], "must be from 1 to 1000"));
@@ -364,10 +368,26 @@ impl Mapping {
             &["api", "headers"],
             &Default::default(),
         )?;
+        let handle = super::handle_mapping::compile(api.handle.as_ref(), &common)?;
+        let outbox_export = compile_request(
+            &["audit", "request"],
+            &outbox_export_text,
+            &[],
+            &common,
+            &["api", "headers"],
+            &Default::default(),
+        )?;
         let mut names: Vec<&str> = Vec::new();
-        let templates = [&health, &ingest.request, &resolve.request, &export]
-            .into_iter()
-            .chain(lookup.as_ref().map(|l| &l.request));
+        let templates = [
+            &health,
+            &ingest.request,
+            &resolve.request,
+            &export,
+            &handle.request,
+            &outbox_export,
+        ]
+        .into_iter()
+        .chain(lookup.as_ref().map(|l| &l.request));
         for t in templates {
             names.extend(t.path.secrets());
             names.extend(t.body.iter().flat_map(|b| b.secrets()));
@@ -394,6 +414,8 @@ impl Mapping {
             lookup,
             group_ids: api.group_ids,
             export,
+            handle,
+            outbox_export,
             release: api.release.clone(),
             secrets,
             contract,
@@ -406,7 +428,8 @@ fn secret_path(api: &Api, audit: &AuditConfig, name: &str) -> Vec<&'static str> 
     let needle = format!("${{{name}}}");
     let map = |m: &std::collections::BTreeMap<String, String>| m.values().cloned().collect();
     let lookup = api.lookup.clone().unwrap_or_default();
-    let keys: [(&[&'static str], Vec<String>); 12] = [
+    let handle = api.handle.clone().unwrap_or_default();
+    let keys: [(&[&'static str], Vec<String>); 15] = [
         (&["api", "headers"], map(&api.headers)),
         (&["api", "health"], vec![api.health.clone()]),
         (
@@ -428,72 +451,13 @@ fn secret_path(api: &Api, audit: &AuditConfig, name: &str) -> Vec<&'static str> 
         (&["api", "lookup", "request"], vec![lookup.request.clone()]),
         (&["api", "lookup", "headers"], map(&lookup.headers)),
         (&["audit", "request"], vec![audit.request.clone()]),
+        (&["api", "handle", "request"], vec![handle.request.clone()]),
+        (&["api", "handle", "headers"], map(&handle.headers)),
+        (&["api", "handle", "body"], vec![handle.body.clone()]),
     ];
     keys.iter()
         .find(|(_, texts)| texts.iter().any(|t| t.contains(&needle)))
         .map_or_else(|| vec!["api"], |(path, _)| path.to_vec())
-}
-
-fn pointer(path: &[&str], p: &str) -> Result<Option<String>, MappingError> {
-    if p.is_empty() {
-        return Ok(None);
-    }
-    check_pointer(p).map_err(|e| at(path, e))?;
-    Ok(Some(p.to_string()))
-}
-
-fn test(path: &[&str], p: &str) -> Result<Option<Test>, MappingError> {
-    if p.is_empty() {
-        return Ok(None);
-    }
-    Test::parse(p).map(Some).map_err(|e| at(path, e))
-}
-
-type Headers = Vec<(reqwest::header::HeaderName, Template)>;
-
-fn compile_headers(
-    path: &[&str],
-    given: &std::collections::BTreeMap<String, String>,
-    vars: &[&str],
-) -> Result<Headers, MappingError> {
-    let mut out = Vec::new();
-    for (name, value) in given {
-        let mut p: Vec<&str> = path.to_vec();
-        p.push(name);
-        let h = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| at(&p, format!("`{name}` is no header name")))?;
-        if value.contains(['\r', '\n']) {
-            return Err(at(&p, "a header value cannot hold a line break"));
-        }
-        out.push((
-            h,
-            Template::parse(value, vars, Escape::Raw).map_err(|e| at(&p, e))?,
-        ));
-    }
-    Ok(out)
-}
-
-fn compile_request(
-    path: &[&str],
-    text: &str,
-    vars: &[&str],
-    common: &Headers,
-    headers_path: &[&str],
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Result<RequestTemplate, MappingError> {
-    let (method, p) = parse_request(text).map_err(|e| at(path, e))?;
-    let mut all = common.clone();
-    for (name, t) in compile_headers(headers_path, headers, vars)? {
-        all.retain(|(n, _)| *n != name);
-        all.push((name, t));
-    }
-    Ok(RequestTemplate {
-        method: method.parse().expect("parse_request checked the method"),
-        path: Template::parse(&p, vars, Escape::Url).map_err(|e| at(path, e))?,
-        headers: all,
-        body: None,
-        what: format!("{method} {p}"),
-    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,11 @@
 //! before any op runs.
 
 pub mod export;
+pub mod handle_mapping;
 pub mod http;
 pub mod mapping;
 pub mod outbox_export;
+pub mod request_template;
 pub mod schema_fit;
 pub mod service;
 pub mod service_db;

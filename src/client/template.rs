@@ -19,6 +19,8 @@ pub const PLACEHOLDERS: &[&str] = &[
     "group_id",
     "now_ms",
     "items",
+    "msg_id",
+    "dup_id",
 ];
 
 /// How a placeholder's value is written into the text.

@@ -1,7 +1,8 @@
 //! `[api]` and `[audit]`: how the bench speaks to a service with an API of
-//! its own (request templates, answer pointers, status meanings), and where
-//! the audit reads the final tables from (the contract's export, or the
-//! service's own SQLite database through `export.*` queries).
+//! its own (request templates, answer pointers, status meanings; groups'
+//! ingest, resolve and lookup, the outbox's handle), and where the audit
+//! reads the final tables from (the contract's export, or the service's
+//! own SQLite database through `export.*` queries).
 //!
 //! Every key defaults to the HTTP contract (`http-contract.md`, version 1):
 //! a scenario without `[api]` speaks the contract, and `[api]` changes only
@@ -33,6 +34,10 @@ pub struct Api {
     /// fingerprint); needed by `group_ids = "lookup"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lookup: Option<LookupMap>,
+    /// `[api.handle]`: the outbox workload's delivery request (None: the
+    /// contract's `POST /v1/messages`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handle: Option<HandleMap>,
 }
 
 impl Default for Api {
@@ -45,6 +50,7 @@ impl Default for Api {
             ingest: IngestMap::default(),
             resolve: ResolveMap::default(),
             lookup: None,
+            handle: None,
         }
     }
 }
@@ -189,21 +195,68 @@ impl Default for LookupMap {
     }
 }
 
+/// `[api.handle]`: one delivery attempt of the outbox workload (one
+/// message id, one duplicate number).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields, default)]
+pub struct HandleMap {
+    /// `METHOD PATH` (default `POST /v1/messages`).
+    pub request: String,
+    /// Headers of this request, added to `api.headers`.
+    pub headers: BTreeMap<String, String>,
+    /// The body (JSON template; default the contract's); empty: no body.
+    pub body: String,
+    /// A test an `ok` answer must pass (the delivery was handled through
+    /// its ack); empty: the status code alone says.
+    pub acked: String,
+    /// Pointer to the message id the attempt published; empty: not in
+    /// the answer (with `sent_ver`: both or neither).
+    pub sent_msg_id: String,
+    /// Pointer to the version the attempt published.
+    pub sent_ver: String,
+    /// Status code or class to meaning, over the defaults.
+    pub codes: BTreeMap<String, String>,
+}
+
+/// The contract's delivery body.
+pub const CONTRACT_HANDLE_BODY: &str = r#"{"id": {msg_id}, "dup": {dup_id}}"#;
+
+/// The contract's outbox export request.
+pub const CONTRACT_OUTBOX_EXPORT: &str = "GET /v1/outbox/export";
+
+impl Default for HandleMap {
+    fn default() -> Self {
+        HandleMap {
+            request: "POST /v1/messages".into(),
+            headers: BTreeMap::new(),
+            body: CONTRACT_HANDLE_BODY.into(),
+            acked: "/acked".into(),
+            sent_msg_id: "/sent/msg_id".into(),
+            sent_ver: "/sent/ver".into(),
+            codes: BTreeMap::new(),
+        }
+    }
+}
+
 /// `[audit]`: where the final tables come from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct AuditConfig {
     /// The export request of an HTTP target without `sqlite` (default the
-    /// contract's `GET /v1/export`).
+    /// contract's `GET /v1/export`; an outbox scenario's loader fills in
+    /// [`CONTRACT_OUTBOX_EXPORT`]).
     pub request: String,
     /// The service's SQLite database file (a glob that must match exactly
     /// one file; `{run_dir}` is the run folder; relative to the scenario
     /// file's folder). Set: the audit reads it instead of the export.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sqlite: Option<String>,
-    /// `export.events` and `export.groups`: queries that map the service's
-    /// schema onto the canonical tables (statement-file convention).
+    /// `export.events` and `export.groups` (outbox: `export.state_log`,
+    /// `export.outbox`, `export.out_queue`, `export.processed`): queries
+    /// that map the service's schema onto the canonical tables
+    /// (statement-file convention).
     pub export: BTreeMap<String, String>,
     /// Whether the service keeps every event row (`complete`) or deletes
     /// some (`pruned`: retention, sampling).
@@ -265,6 +318,8 @@ pub enum RequestKind {
     Resolve,
     /// `[api.lookup]`.
     Lookup,
+    /// `[api.handle]` (outbox).
+    Handle,
 }
 
 impl RequestKind {
@@ -292,6 +347,12 @@ impl RequestKind {
                 ("missing", Meaning::Missing),
                 ("info", Meaning::Info),
             ],
+            RequestKind::Handle => &[
+                ("ok", Meaning::Ok),
+                ("fail", Meaning::Fail),
+                ("info", Meaning::Info),
+                ("retry", Meaning::Retry),
+            ],
         }
     }
 
@@ -316,6 +377,13 @@ impl RequestKind {
                 (429, Meaning::Retry),
             ],
             RequestKind::Lookup => &[(200, Meaning::Ok), (404, Meaning::Missing)],
+            RequestKind::Handle => &[
+                (200, Meaning::Ok),
+                (400, Meaning::Fail),
+                (413, Meaning::Fail),
+                (422, Meaning::Fail),
+                (429, Meaning::Retry),
+            ],
         }
     }
 }

@@ -13,6 +13,7 @@ mod fault_proxy;
 mod http_target;
 mod nemesis;
 mod orphans;
+mod outbox_api_mapping;
 mod outbox_http;
 mod outbox_proxy;
 mod sqlite_client;

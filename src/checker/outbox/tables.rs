@@ -111,6 +111,34 @@ impl OutboxTables {
     }
 }
 
+/// The queries that map a database onto the canonical tables, each
+/// giving the canonical columns in order (`docs/outbox.md`, "The
+/// tables"): a statement file's `export.*`, or a mapped service's
+/// `[audit] export.*`.
+#[derive(Debug, Clone, Copy)]
+pub struct ExportQueries<'a> {
+    /// `export.state_log`: ver, msg_id, tx_id, kind.
+    pub state_log: &'a str,
+    /// `export.outbox`: msg_id, ver (None: the design has no outbox).
+    pub outbox: Option<&'a str>,
+    /// `export.out_queue`: seq, msg_id, ver.
+    pub out_queue: &'a str,
+    /// `export.processed`: msg_id, dup_id.
+    pub processed: &'a str,
+}
+
+impl<'a> ExportQueries<'a> {
+    /// A statement file's exports.
+    pub fn of(variant: &'a crate::statements::OutboxVariant) -> Self {
+        ExportQueries {
+            state_log: &variant.export_state_log,
+            outbox: variant.export_outbox.as_deref(),
+            out_queue: &variant.export_out_queue,
+            processed: &variant.export_processed,
+        }
+    }
+}
+
 /// Reads the canonical tables with the variant's exports, in one read
 /// transaction; `now` gives the read's times (ns since run start).
 /// Errors: SQLite's (an export failing on the real database).
@@ -119,9 +147,18 @@ pub fn read(
     variant: &crate::statements::OutboxVariant,
     now: &dyn Fn() -> u64,
 ) -> rusqlite::Result<OutboxTables> {
+    read_with(conn, ExportQueries::of(variant), now)
+}
+
+/// [`read`] through `queries`.
+pub fn read_with(
+    conn: &mut Connection,
+    queries: ExportQueries<'_>,
+    now: &dyn Fn() -> u64,
+) -> rusqlite::Result<OutboxTables> {
     let tx = conn.transaction()?;
     let read_start = now();
-    let mut t = read_rows(&tx, variant)?;
+    let mut t = read_rows_with(&tx, queries)?;
     t.read_start = read_start;
     t.read_end = now();
     tx.commit()?;
@@ -138,6 +175,17 @@ pub fn read(
 pub fn read_rows(
     conn: &rusqlite::Connection,
     variant: &crate::statements::OutboxVariant,
+) -> rusqlite::Result<OutboxTables> {
+    read_rows_with(conn, ExportQueries::of(variant))
+}
+
+/// [`read_rows`] through `queries`.
+///
+/// # Errors
+/// A query failed.
+pub fn read_rows_with(
+    conn: &rusqlite::Connection,
+    queries: ExportQueries<'_>,
 ) -> rusqlite::Result<OutboxTables> {
     let mut t = OutboxTables::default();
     let mut bad = Vec::new();
@@ -158,7 +206,7 @@ pub fn read_rows(
             }
         }
     };
-    for r in rows(&variant.export_state_log, 4)? {
+    for r in rows(queries.state_log, 4)? {
         let kind = match &r[3] {
             Sql::Text(s) => s.clone(),
             other => format!("{other:?}"),
@@ -170,21 +218,21 @@ pub fn read_rows(
             kind,
         });
     }
-    if let Some(sql) = &variant.export_outbox {
+    if let Some(sql) = queries.outbox {
         let mut v = Vec::new();
         for r in rows(sql, 2)? {
             v.push((int("outbox", "msg_id", &r[0]), int("outbox", "ver", &r[1])));
         }
         t.outbox = Some(v);
     }
-    for r in rows(&variant.export_out_queue, 3)? {
+    for r in rows(queries.out_queue, 3)? {
         t.out_queue.push(OutRow {
             seq: int("out_queue", "seq", &r[0]),
             msg_id: int("out_queue", "msg_id", &r[1]),
             ver: int("out_queue", "ver", &r[2]),
         });
     }
-    for r in rows(&variant.export_processed, 2)? {
+    for r in rows(queries.processed, 2)? {
         t.processed.push((
             int("processed", "msg_id", &r[0]),
             int("processed", "dup_id", &r[1]),

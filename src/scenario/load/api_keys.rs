@@ -16,6 +16,7 @@ use crate::scenario::{Scenario, TargetKind, Workload};
 use toml_edit::Item;
 
 /// A key's expected shape.
+#[derive(Clone, Copy)]
 pub(super) enum Shape {
     Val(Kind),
     Table(&'static [(&'static str, Shape)]),
@@ -77,6 +78,97 @@ pub(super) const AUDIT: &[(&str, Shape)] = &[
     ("export", Table(EXPORT)),
     ("events", Val(Kind::OneOf(&["complete", "pruned"]))),
 ];
+const HANDLE: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("body", STR),
+    ("acked", STR),
+    ("sent_msg_id", STR),
+    ("sent_ver", STR),
+    ("codes", MAP),
+];
+/// `[api]` of an outbox scenario: groups' request kinds and group ids
+/// mean nothing there, and are unknown keys.
+pub(super) const OUTBOX_API: &[(&str, Shape)] = &[
+    ("health", REQUEST),
+    ("headers", MAP),
+    ("handle", Table(HANDLE)),
+];
+/// The outbox's canonical tables (`docs/outbox.md`, "The tables").
+const OUTBOX_EXPORT: &[(&str, Shape)] = &[
+    ("state_log", STR),
+    ("outbox", STR),
+    ("out_queue", STR),
+    ("processed", STR),
+];
+/// `[audit]` of an outbox scenario (no `events`: it has no event rows).
+pub(super) const OUTBOX_AUDIT: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("sqlite", STR),
+    ("export", Table(OUTBOX_EXPORT)),
+];
+/// The export queries `audit.sqlite` needs, per workload: (key, the
+/// canonical table, an example).
+const GROUPS_QUERIES: &[(&str, &str, &str)] = &[
+    (
+        "events",
+        "error_events",
+        "\"SELECT id, project, fingerprint, group_id, received_at FROM events\"",
+    ),
+    (
+        "groups",
+        "error_groups",
+        "\"SELECT id, project, fingerprint, status, event_count FROM groups\"",
+    ),
+];
+const OUTBOX_QUERIES: &[(&str, &str, &str)] = &[
+    (
+        "state_log",
+        "state_log",
+        "\"SELECT ver, msg_id, tx_id, kind FROM state_log\"",
+    ),
+    (
+        "out_queue",
+        "out_queue",
+        "\"SELECT seq, msg_id, ver FROM out_queue\"",
+    ),
+    (
+        "processed",
+        "processed",
+        "\"SELECT msg_id, dup_id FROM processed\"",
+    ),
+];
+
+/// The keys of `[api]` for a scenario of the outbox workload or not.
+pub(super) fn api_shape(outbox: bool) -> &'static [(&'static str, Shape)] {
+    if outbox {
+        OUTBOX_API
+    } else {
+        API
+    }
+}
+
+/// The keys of `[audit]` for a scenario of the outbox workload or not.
+pub(super) fn audit_shape(outbox: bool) -> &'static [(&'static str, Shape)] {
+    if outbox {
+        OUTBOX_AUDIT
+    } else {
+        AUDIT
+    }
+}
+
+/// An outbox scenario's `[audit] request` defaults to the contract's
+/// outbox export (serde's default is groups' `GET /v1/export`).
+pub(super) fn fill_audit_default(root: &mut toml_edit::Table) {
+    if let Some(audit) = root.get_mut("audit").and_then(Item::as_table_like_mut) {
+        if !audit.contains_key("request") {
+            audit.insert(
+                "request",
+                toml_edit::value(crate::scenario::api::CONTRACT_OUTBOX_EXPORT),
+            );
+        }
+    }
+}
 
 /// Refuses unknown keys and values of the wrong type below `[name]`.
 pub(super) fn check_table(
@@ -114,23 +206,18 @@ pub(super) fn check_table(
     Ok(())
 }
 
-/// What spans several keys: `[api]` and `[audit]` apply to a groups run
+/// What spans several keys: `[api]` and `[audit]` apply to a run
 /// against an HTTP service the bench does not spawn; the mapping compiles
 /// (templates, pointers, codes, secrets present in the environment);
-/// `sqlite` comes with both `export` queries; `command` with `url`.
+/// `sqlite` comes with the workload's `export` queries (groups: both;
+/// outbox: all but `export.outbox`, which a design without an outbox
+/// lacks); `command` with `url`.
 pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
     let t = &s.target;
+    let outbox = s.workload == Workload::Outbox;
     for (key, given) in [("api", s.api.is_some()), ("audit", s.audit.is_some())] {
         if !given {
             continue;
-        }
-        if s.workload == Workload::Outbox {
-            return Err(ctx.error(
-                &[key],
-                format!(
-                    "[{key}] applies to workload = \"groups\" (the outbox speaks the contract)"
-                ),
-            ));
         }
         if t.kind != TargetKind::Http || t.url.is_none() {
             return Err(ctx.error(
@@ -175,20 +262,19 @@ pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioE
                 return Err(ctx.error(&["audit", "sqlite"], "`audit.sqlite` is empty"))
             }
             Some(_) => {
-                for k in ["events", "groups"] {
+                let (queries, page) = if outbox {
+                    (OUTBOX_QUERIES, "docs/outbox.md")
+                } else {
+                    (GROUPS_QUERIES, "docs/groups.md")
+                };
+                for (k, table, example) in queries {
                     if !has(k) {
                         return Err(ctx.error(
                             &["audit", "sqlite"],
                             format!(
                                 "`audit.sqlite` needs `export.{k}`: a query that maps the \
-                                 service's schema onto the canonical {} table (docs/groups.md), e.g. \
-                                 {}",
-                                if k == "events" { "error_events" } else { "error_groups" },
-                                if k == "events" {
-                                    "\"SELECT id, project, fingerprint, group_id, received_at FROM events\""
-                                } else {
-                                    "\"SELECT id, project, fingerprint, status, event_count FROM groups\""
-                                }
+                                 service's schema onto the canonical {table} table ({page}), \
+                                 e.g. {example}"
                             ),
                         ));
                     }
@@ -206,7 +292,7 @@ pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioE
     if s.api.is_some() || s.audit.is_some() {
         // Secrets are read when a run starts (`run::prepare`), not here:
         // an offline audit of a saved scenario needs no secrets.
-        Mapping::compile(s.api.as_ref(), s.audit.as_ref(), false).map_err(|e| {
+        Mapping::compile_for(s.workload, s.api.as_ref(), s.audit.as_ref(), false).map_err(|e| {
             let path: Vec<&str> = e.path.iter().map(String::as_str).collect();
             ctx.error(&path, e.reason)
         })?;

@@ -1,7 +1,7 @@
 //! Defaults: `name` (the file stem), `variant` (the outbox's, or the
 //! first `[[variants]]` entry's), the spec's explore fingerprints under
-//! any given, every key of [`SCHEMA`] left out, and each fault's kind's
-//! keys (`faults`).
+//! any given, every key of [`SCHEMA`] left out, each fault's kind's
+//! keys (`faults`), and an outbox scenario's `[audit] request`.
 //!
 //! May import: its sibling files, `scenario`'s types and `crate::variant`.
 
@@ -19,6 +19,9 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     let outbox = root.get("workload").and_then(Item::as_str) == Some("outbox");
     if outbox && !root.contains_key("variant") && !root.contains_key("variants") {
         root.insert("variant", toml_edit::value("outbox-protocol"));
+    }
+    if outbox {
+        super::api_keys::fill_audit_default(root);
     }
     // With `[[variants]]`, `variant` defaults to the first entry's, and a
     // `variant` that names an entry means that entry's file.

@@ -3,7 +3,8 @@
 //! types themselves (in test builds only; `humantime_serde_compat::
 //! Humantime` marks the duration fields), and these tests hold
 //! [`SCHEMA`], [`FAULT_FIELDS`], [`VARIANT_FIELDS`] and `api_keys`'s
-//! `API` and `AUDIT` against it:
+//! `API` and `AUDIT` (with the outbox's `OUTBOX_API`, `OUTBOX_AUDIT`)
+//! against it:
 //!
 //! - every serde field has an entry, and every entry is a serde field;
 //! - their kinds match: an enum's names are exactly the entry's options,
@@ -223,6 +224,23 @@ fn compare_fields(
     }
 }
 
+/// The keys of both workloads' shapes of one table (serde has one type
+/// for both): `groups`' keys, then the outbox's that groups lacks.
+fn union(
+    groups: &'static [(&'static str, Shape)],
+    outbox: &'static [(&'static str, Shape)],
+) -> Vec<(&'static str, Shape)> {
+    groups
+        .iter()
+        .chain(
+            outbox
+                .iter()
+                .filter(|(k, _)| !groups.iter().any(|(g, _)| g == k)),
+        )
+        .copied()
+        .collect()
+}
+
 /// As [`compare_fields`], for `api_keys`'s nested shapes.
 fn compare_shape(
     schema: &Schema,
@@ -297,9 +315,11 @@ fn every_serde_field_has_a_schema_entry_and_every_entry_a_field() {
                 &mut problems,
             );
         } else if key == "api" {
-            compare_shape(&schema, "[api]", api_keys::API, prop, &mut problems);
+            let both = union(api_keys::API, api_keys::OUTBOX_API);
+            compare_shape(&schema, "[api]", &both, prop, &mut problems);
         } else if key == "audit" {
-            compare_shape(&schema, "[audit]", api_keys::AUDIT, prop, &mut problems);
+            let both = union(api_keys::AUDIT, api_keys::OUTBOX_AUDIT);
+            compare_shape(&schema, "[audit]", &both, prop, &mut problems);
         } else if key == "faults" {
             compare_fields(&schema, "[[faults]]", FAULT_FIELDS, &items(), &mut problems);
         } else if key == "variants" {

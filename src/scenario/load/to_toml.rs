@@ -12,8 +12,9 @@ use toml_edit::{DocumentMut, Item};
 impl Scenario {
     /// The resolved configuration as TOML, every key present (a key whose
     /// value is "not set" appears as a comment; an outbox scenario leaves
-    /// out groups' `[load]`, `[keys]`, `[retry]`, `[resolve]` and
-    /// `stop.events`). Loading this text gives the same scenario back.
+    /// out groups' `[load]`, `[keys]`, `[retry]`, `[resolve]`,
+    /// `stop.events`, `[api]`'s groups keys and `audit.events`). Loading
+    /// this text gives the same scenario back.
     pub fn to_toml(&self) -> String {
         let mut text = toml::to_string(self).expect("a Scenario always serializes to TOML");
         if self.workload == crate::scenario::Workload::Outbox {
@@ -25,6 +26,15 @@ impl Scenario {
             }
             if let Some(stop) = doc.get_mut("stop").and_then(Item::as_table_like_mut) {
                 stop.remove("events");
+            }
+            // Likewise groups' request kinds in `[api]`, and `audit.events`.
+            if let Some(api) = doc.get_mut("api").and_then(Item::as_table_like_mut) {
+                for key in ["group_ids", "release", "ingest", "resolve", "lookup"] {
+                    api.remove(key);
+                }
+            }
+            if let Some(audit) = doc.get_mut("audit").and_then(Item::as_table_like_mut) {
+                audit.remove("events");
             }
             text = doc.to_string();
         }

@@ -71,9 +71,9 @@ pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), Scenari
                 check_value(ctx, &[key, sub], field.kind, item)?;
             }
         } else if key == "api" {
-            api_keys::check_table(ctx, &[key], item, api_keys::API)?;
+            api_keys::check_table(ctx, &[key], item, api_keys::api_shape(ctx.outbox))?;
         } else if key == "audit" {
-            api_keys::check_table(ctx, &[key], item, api_keys::AUDIT)?;
+            api_keys::check_table(ctx, &[key], item, api_keys::audit_shape(ctx.outbox))?;
         } else if key == "faults" {
             check_faults(ctx, item)?;
         } else if key == "variants" {
