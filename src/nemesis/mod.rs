@@ -237,15 +237,14 @@ impl FaultPlan {
 
 /// Whether the per-op fault `f` may hit an op of `kind` (its `ops`:
 /// `ingest` and `resolve` are groups' ops, `handle` the outbox's, `all`
-/// or unset every op).
+/// or unset every op, a registered workload's too).
 fn hits_kind(f: &Fault, kind: OpKind) -> bool {
+    use crate::scenario::FaultOps;
     match kind {
         OpKind::Ingest => f.hits(true),
         OpKind::Resolve => f.hits(false),
-        OpKind::Handle => matches!(
-            f.ops,
-            None | Some(crate::scenario::FaultOps::All | crate::scenario::FaultOps::Handle)
-        ),
+        OpKind::Handle => matches!(f.ops, None | Some(FaultOps::All | FaultOps::Handle)),
+        _ => matches!(f.ops, None | Some(FaultOps::All)),
     }
 }
 

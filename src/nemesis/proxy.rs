@@ -226,12 +226,8 @@ fn tag(headers: &HeaderMap) -> Option<Tag> {
     let get = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     let op = get(OP_HEADER)?.parse().ok()?;
     let key = get(KEY_HEADER)?.parse().ok()?;
-    let kind = match get(F_HEADER)? {
-        "ingest" => OpKind::Ingest,
-        "resolve" => OpKind::Resolve,
-        "handle" => OpKind::Handle,
-        _ => return None,
-    };
+    // `ingest`, `resolve`, `handle`, or a registered workload's kind.
+    let kind = OpKind::named(get(F_HEADER)?)?;
     Some(Tag { op, key, kind })
 }
 

@@ -715,8 +715,8 @@ fn outbox_scenario_keys_are_checked_with_lines() {
             "t.toml:3: unknown key `queue` in [outbox]",
         ),
         (
-            "workload = \"outbox\"\n[target]\nkind = \"http\"\nspawn = true\n[[faults]]\nkind = \"proxy\"\ntoxic = \"latency\"\nprobability = 0.05\ndelay = \"5ms\"\n",
-            "t.toml:6: ",
+            "workload = \"outbox\"\n[[faults]]\nkind = \"proxy\"\ntoxic = \"latency\"\nprobability = 0.05\ndelay = \"5ms\"\n",
+            "t.toml:3: `faults[0]` (kind = \"proxy\") needs target.kind = \"http\"",
         ),
         (
             "workload = \"outbox\"\nvariant = \"groups-naive\"\n",
@@ -743,6 +743,12 @@ fn outbox_scenario_keys_are_checked_with_lines() {
         let e = load(text).expect_err(text);
         assert!(e.starts_with(want), "{text:?}:\n  got  {e}\n  want {want}");
     }
+    // Over HTTP, the fault proxy draws for the outbox's deliveries.
+    let s = load(
+        "workload = \"outbox\"\n[target]\nkind = \"http\"\nspawn = true\n[[faults]]\nkind = \"proxy\"\ntoxic = \"latency\"\nprobability = 0.05\ndelay = \"5ms\"\n",
+    )
+    .unwrap();
+    assert_eq!(s.faults[0].kind, specstorm::fault_kind::FaultKind::Proxy);
     // An outbox crash defaults to the handle op; `per` stays unset.
     let s = load("workload = \"outbox\"\n[[faults]]\nkind = \"crash\"\n").unwrap();
     assert_eq!(s.faults[0].ops, Some(specstorm::scenario::FaultOps::Handle));
