@@ -20,7 +20,7 @@
 //! [`whole`] writes a run folder's files whole or not at all.
 //!
 //! The modules form layers that import only downward, bottom first: core
-//! ([`clock`], [`control`], [`draws`], ...), model ([`history`],
+//! ([`clock`], [`control`], [`draws`], [`exit_code`], ...), model ([`history`],
 //! [`verdict`], [`figures`], [`shard`], ...), config ([`scenario`],
 //! [`statements`]), engine, target and nemesis ([`client`]), workload
 //! ([`checker`]), report, ui and server, and the commands ([`prepare`],
@@ -46,6 +46,7 @@ pub mod control;
 pub mod dashboard;
 pub mod dispatch;
 pub mod draws;
+pub mod exit_code;
 pub mod explore;
 pub mod fault_hook;
 pub mod fault_kind;

@@ -36,6 +36,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "clock",
             "control",
             "draws",
+            // cli.md's exit-code table: every error maps to it.
+            "exit_code",
             "input",
             "run_dir",
             "sql_guard",
