@@ -519,9 +519,15 @@ fn attempt_once(
         let start = plan.clock.now();
         let r = exec_step(conn, journal, step, &m.params());
         let stop = plan.clock.now();
-        let (changes, rows, error, maybe_applied) = match &r {
-            Ok(out) => (out.changes, out.rows.len() as u64, None, false),
-            Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
+        let (changes, rows, error, error_kind, maybe_applied) = match &r {
+            Ok(out) => (out.changes, out.rows.len() as u64, None, None, false),
+            Err(e) => (
+                0,
+                0,
+                Some(e.message.clone()),
+                Some(e.kind()),
+                e.maybe_applied,
+            ),
         };
         batch.push(&Entry::Step(Step {
             op,
@@ -532,6 +538,7 @@ fn attempt_once(
             changes,
             rows,
             error,
+            error_kind,
             maybe_applied,
         }));
         if let Err(e) = &r {

@@ -161,6 +161,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "checker::count_exact",
             "checker::evidence",
             "checker::facts",
+            "checker::legacy",
             "checker::no_missed_regression",
             "checker::one_group",
             "checker::outbox",
