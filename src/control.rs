@@ -467,6 +467,8 @@ mod tests {
         }
         assert_eq!(c.abort_cause(), Some(AbortCause::Grace));
         assert_eq!(c.reason(AbortCause::Grace), c.abort_reason());
+        // The user's second interrupt.
+        c.interrupt();
         c.interrupt();
         assert_eq!(c.abort_cause(), Some(AbortCause::ByUser));
         assert_eq!(c.reason(AbortCause::ByUser), c.abort_reason());

@@ -12,3 +12,4 @@ mod evidence;
 mod explore;
 mod outbox;
 mod outbox_lease;
+mod typed_history;
