@@ -86,6 +86,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "scenario::load::top",
             "scenario::load::values",
             "scenario::load::workload",
+            "scenario::registered",
             "statements",
             "statements::check",
             "statements::origin",
@@ -228,18 +229,27 @@ const LAYERS: &[(&str, &[&str])] = &[
             "audit_tables",
             "cli",
             "compare",
-            "dispatch",
             // The explore driver (`specstorm explore`); its worlds are
             // workload modules.
             "explore",
             "merge",
             "outbox_http",
-            "outbox_run",
+            // The one pipeline of every run, and the Workload trait it
+            // drives with its registry and the two workloads'
+            // implementations: the trait names the summary (report) and
+            // the run's errors (prepare), so it sits here until the
+            // summary's types move down to the model.
+            "pipeline",
             "prepare",
             "probe",
-            "run",
             "run_folder",
             "target_service",
+            "workload::groups::load",
+            "workload::groups::run",
+            "workload::outbox::prepare",
+            "workload::outbox::run",
+            "workload::registry",
+            "workload::traits",
         ],
     ),
 ];
