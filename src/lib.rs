@@ -77,6 +77,7 @@ pub mod shard;
 pub mod sql_guard;
 pub mod statements;
 pub mod stats;
+pub mod step_driver;
 pub mod target_service;
 pub mod variant;
 pub mod verdict;

@@ -148,6 +148,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "outbox_http_runtime",
             "outbox_runtime",
             "runtime",
+            // The one step driver (every op of every workload, in process
+            // and in the reference server): it calls the SQLite client.
+            "step_driver",
             // Keeps the target database's WAL bounded (its own connection
             // to the target's file); WalReport, the summary's figure, is
             // read by report from here, below it.
