@@ -32,6 +32,7 @@ use crate::checker::sharded::note_skew;
 use crate::checker::{check_all, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
+use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
 use crate::figures::Latency;
 use crate::history::{
@@ -82,10 +83,10 @@ pub enum MergeError {
 
 impl MergeError {
     /// The exit code (cli.md): 2 for refused inputs, 3 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            MergeError::Input(_) => 2,
-            MergeError::Target(_) => 3,
+            MergeError::Input(_) => ExitCode::Usage,
+            MergeError::Target(_) => ExitCode::Target,
         }
     }
 }
@@ -328,10 +329,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         expect: expect.clone(),
         thresholds: Vec::new(),
         precision: Vec::new(),
-        exit: summary::Exit {
-            code: 0,
-            rule: String::new(),
-        },
+        exit: summary::Exit::new(ExitCode::Met, String::new()),
         shard: None,
         merged: Some(MergeInfo {
             run_id: merged_header.run_id.clone(),

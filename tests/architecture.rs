@@ -36,6 +36,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "clock",
             "control",
             "draws",
+            // cli.md's exit-code table: every error maps to it.
+            "exit_code",
             "input",
             "run_dir",
             "sql_guard",
@@ -148,6 +150,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "outbox_http_runtime",
             "outbox_runtime",
             "runtime",
+            // The one step driver (every op of every workload, in process
+            // and in the reference server): it calls the SQLite client.
+            "step_driver",
             // Keeps the target database's WAL bounded (its own connection
             // to the target's file); WalReport, the summary's figure, is
             // read by report from here, below it.
@@ -162,6 +167,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "checker::count_exact",
             "checker::evidence",
             "checker::facts",
+            "checker::legacy",
             "checker::no_missed_regression",
             "checker::one_group",
             "checker::outbox",

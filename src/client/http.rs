@@ -10,6 +10,7 @@ use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::groups::IngestOp;
+use crate::workload::outbox::AttemptEnd;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -30,6 +31,10 @@ pub struct Answer {
     pub retry_after: Option<Duration>,
     /// No answer came back at all (connect error, timeout, reset).
     pub transport: bool,
+    /// Outbox: how the attempt ended, as the reference server names it
+    /// ([`AttemptEnd::HEADER`] of its 503); None from any other answer or
+    /// service.
+    pub attempt_end: Option<AttemptEnd>,
 }
 
 impl Answer {
@@ -41,6 +46,7 @@ impl Answer {
             nonconforming: None,
             retry_after: None,
             transport: false,
+            attempt_end: None,
         }
     }
 
@@ -682,9 +688,10 @@ impl HttpClient {
         if let Some(t) = tag {
             req = t.apply(req, "handle");
         }
-        let (status, retry_after, text) = match self.send(req).await {
+        // The attempt's end, where the reference server names it.
+        let (status, retry_after, end, text) = match exchange_ended(req).await {
             Ok(x) => x,
-            Err(a) => return a,
+            Err(a) => return self.redacted(a),
         };
         let what = h.request.what.as_str();
         let answer = match h.codes.meaning(status.as_u16()) {
@@ -700,7 +707,10 @@ impl HttpClient {
             },
             other => by_meaning(other, status, &text, retry_after, what),
         };
-        self.redacted(answer)
+        self.redacted(Answer {
+            attempt_end: end,
+            ..answer
+        })
     }
 
     /// `GET /v1/export`, streamed to `out` chunk by chunk (memory stays
@@ -768,11 +778,25 @@ impl HttpClient {
 async fn exchange(
     req: reqwest::RequestBuilder,
 ) -> Result<(StatusCode, Option<Duration>, String), Answer> {
+    let (status, wait, _, text) = exchange_ended(req).await?;
+    Ok((status, wait, text))
+}
+
+/// [`exchange`], with the attempt's end an outbox delivery's answer names
+/// ([`AttemptEnd::HEADER`]): (status, Retry-After, end, body).
+async fn exchange_ended(
+    req: reqwest::RequestBuilder,
+) -> Result<(StatusCode, Option<Duration>, Option<AttemptEnd>, String), Answer> {
     let resp = req.send().await.map_err(|e| transport_error(&e))?;
     let status = resp.status();
     let wait = retry_after(&resp);
+    let end = resp
+        .headers()
+        .get(AttemptEnd::HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(AttemptEnd::from_name);
     let text = resp.text().await.map_err(|e| transport_error(&e))?;
-    Ok((status, wait, text))
+    Ok((status, wait, end, text))
 }
 
 /// A request that got no answer: refused before it was written is `fail`

@@ -14,8 +14,8 @@ use specstorm::clock::Clock;
 use specstorm::fault_kind::FaultKind;
 use specstorm::history::writer::HistoryWriter;
 use specstorm::history::{
-    reader, Completion, CompletionType, Delivery, Entry, FaultAction, FaultEntry, Header, Invoke,
-    OpKind, OpResult, OutboxHeader, HISTORY_SCHEMA_VERSION,
+    reader, Completion, CompletionType, Delivery, DroppedResponse, Entry, FaultAction, FaultEntry,
+    Header, Invoke, OpKind, OpResult, OutboxHeader, HISTORY_SCHEMA_VERSION,
 };
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, Recorder};
@@ -178,6 +178,13 @@ fn hand_made_history() -> Vec<Entry> {
         }),
     })];
     let proxy = |op: u64, forwarded: Option<bool>, detail: &str| {
+        // A dropped answer carries what the server answered.
+        let dropped = detail
+            .split_once(": upstream answered 200: ")
+            .map(|(_, body)| DroppedResponse {
+                status: 200,
+                body: Some(body.into()),
+            });
         Entry::Fault(FaultEntry {
             t: op * 100 + 1,
             fault: 0,
@@ -187,6 +194,7 @@ fn hand_made_history() -> Vec<Entry> {
             step: None,
             forwarded,
             detail: Some(detail.into()),
+            dropped,
         })
     };
     // The proxy records before the client hears anything: its entry comes
