@@ -32,10 +32,11 @@ use crate::client::http::describe;
 use crate::control::Control;
 use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{DroppedResponse, FaultAction, OpKind};
+use crate::workload::outbox::AttemptEnd;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use std::sync::Arc;
@@ -250,10 +251,14 @@ fn abort() -> Response {
     Response::new(Body::from_stream(broken))
 }
 
-/// The status and the relayed headers (content-type, retry-after) of an upstream answer.
+/// The status and the relayed headers of an upstream answer:
+/// content-type, retry-after, and how an outbox delivery's attempt ended
+/// ([`AttemptEnd::HEADER`]: the bench counts a lost compare-and-swap by
+/// it, so an outbox run through the proxy counts as one without).
 fn head_of(up: &reqwest::Response) -> (StatusCode, HeaderMap) {
     let mut headers = HeaderMap::new();
-    for name in [CONTENT_TYPE, RETRY_AFTER] {
+    let end = HeaderName::from_static(AttemptEnd::HEADER);
+    for name in [CONTENT_TYPE, RETRY_AFTER, end] {
         if let Some(v) = up.headers().get(&name) {
             headers.insert(name, v.clone());
         }

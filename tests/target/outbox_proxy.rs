@@ -1,7 +1,8 @@
 //! The fault proxy in front of an outbox target: the proxy draws its
 //! toxics for the `handle` requests (`POST /v1/messages`), the narrowing
 //! rule the outbox checkers take from its records (a request it never
-//! forwarded ran no step; a dropped answer narrows nothing), and whole
+//! forwarded ran no step; a dropped answer narrows nothing), the
+//! answer's attempt end relayed (the lost compare-and-swap count), and whole
 //! runs over the spawned reference server: the protocol holds under every
 //! toxic for several seeds, and each naive variant is still caught.
 
@@ -20,6 +21,7 @@ use specstorm::history::{
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, Recorder};
 use specstorm::scenario::{Fault, FaultOps, Toxic};
+use specstorm::workload::outbox::AttemptEnd;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -150,6 +152,59 @@ fn the_proxy_draws_its_toxics_for_outbox_deliveries() {
     let a = deliver(&proxy.url, 1, 3);
     assert_eq!(a.kind, CompletionType::Ok, "{a:?}");
     assert_eq!(processed(&proxy.url), [3]);
+}
+
+/// An upstream that answers every delivery as the reference server
+/// answers a lost compare-and-swap: 503, naming the end in its header.
+fn cas_losing_upstream() -> String {
+    use axum::http::StatusCode;
+    let app = axum::Router::new().route(
+        "/v1/messages",
+        axum::routing::post(|| async {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(AttemptEnd::HEADER, AttemptEnd::CasLost.name())],
+                r#"{"error": "lost"}"#,
+            )
+        }),
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(l.local_addr().unwrap()).unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+    });
+    format!("http://{}", rx.recv().unwrap())
+}
+
+#[test]
+fn the_proxy_relays_how_a_delivery_ended() {
+    let upstream = cas_losing_upstream();
+    // Untouched (no fault drawn), and answered after a latency toxic.
+    for faults in [vec![], vec![fault(Toxic::Latency, 1.0, None)]] {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = HistoryWriter::create(&dir.path().join("h.jsonl")).unwrap();
+        let clock = Clock::start();
+        let recorder = Recorder {
+            plan: Arc::new(FaultPlan::new(42, &faults)),
+            sink: writer.sink(),
+            clock,
+        };
+        let proxy = FaultProxy::start(&upstream, recorder, clock.now()).unwrap();
+        let a = deliver(&proxy.url, 1, 1);
+        assert_eq!(a.kind, CompletionType::Info, "{a:?}");
+        assert_eq!(
+            a.attempt_end,
+            Some(AttemptEnd::CasLost),
+            "{faults:?}: {a:?}"
+        );
+    }
 }
 
 /// A hand-made HTTP outbox history: deliveries (m, 1) for m = 1..=5, one
