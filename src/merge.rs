@@ -26,6 +26,10 @@
 //!   from the target, or a shard's export that began after every other
 //!   shard's export, each of which began after its own load drained), and
 //!   their read instant is after every entry of the merged history.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::audit::{self, entry_time};
 use crate::checker::sharded::note_skew;

@@ -11,6 +11,10 @@
 //! must be empty at start: a service whose export shows rows beyond the
 //! head row (ver 0) is refused (exit 2) whatever `target.reuse` says;
 //! reset it (`POST /v1/reset` where it offers one) or start a fresh one.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::checker::outbox::OutboxTables;
 use crate::client::http::HttpClient;

@@ -18,6 +18,9 @@
 //! crash is sent as its probability and a seed, and the server draws after
 //! every step it runs, so the spec's Fail() can follow any step on the
 //! path the attempt actually took.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::client::http::{Answer, HttpClient, Tag};
 use crate::clock::Clock;

@@ -8,6 +8,9 @@
 //! step or per attempt (`Fail()` of the spec: the attempt ends `info`, the
 //! delivery comes back), a pause before a step; a lost compare-and-swap
 //! (`fail-if`) ends the attempt as a natural failure (`fail`).
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};

@@ -3,6 +3,9 @@
 //! which it gave up, and whether the queue drained. Built in one pass over
 //! `history.jsonl`; the checkers join it with the final tables by message
 //! id, by tx_id and by the steps' times.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use crate::history::{CompletionType, Delivery, Entry, OutboxHeader, Step};
 use crate::verdict::Evidence;

@@ -2,6 +2,9 @@
 //! id is acked once the queue drains without faults. Reported in the
 //! summary, never an exit criterion: with faults a correct protocol may
 //! give a delivery up, and a run stopped early has messages in flight.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::at_most_one_out_queue_msg::redeliveries;
 use super::consistent::disagreements;

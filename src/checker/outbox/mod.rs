@@ -5,6 +5,9 @@
 //! up, which attempt's which step wrote what). Each module writes down why
 //! its rule is sound: never a violation on a correct system, never `holds`
 //! on a broken one, crashed (indeterminate) attempts included.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 pub mod at_most_one_out_queue_msg;
 pub mod at_most_one_state_change;
