@@ -1,12 +1,18 @@
 //! Several load generators against one HTTP target: `specstorm run
-//! --shard i/n --run-id ID` (what a shard runs: [`crate::prepare::apply_shard`]) and
+//! --shard i/n --run-id ID` (what a shard runs: [`crate::prepare::apply_shard`];
+//! for the outbox, [`crate::outbox_shard`]) and
 //! `specstorm merge RUN_DIR... --out DIR` ([`merge`]), which turns the
 //! shards' run folders into one run folder that `audit` and the summary
 //! readers take as any other: one history, one latency log, one audit of
-//! the shared target's final tables, one summary.
+//! the shared target's final tables, one summary. What every workload's
+//! merge shares is here (the shards read and checked to be one run of one
+//! workload, the time base, the history, the latency log, the final
+//! tables, the parts of the summary in [`Merged`]); the outbox's judgement
+//! of the merged run is [`crate::merge_outbox`]'s, which argues its own
+//! soundness.
 //!
-//! Why the merged audit is sound (it must never report a violation on a
-//! correct system, nor `holds` on a broken one):
+//! Why the merged audit of groups is sound (it must never report a
+//! violation on a correct system, nor `holds` on a broken one):
 //! - Event ids of different shards are disjoint by construction (see
 //!   [`crate::shard::Shard`]), so every attempt of one event id lies in
 //!   one shard's history: Done / Maybe per event, and so CountExact and
@@ -113,16 +119,22 @@ impl From<std::io::Error> for MergeError {
 }
 
 /// One shard's folder, read.
-struct Part {
-    dir: PathBuf,
-    header: Header,
-    shard: ShardHeader,
-    summary: Summary,
-    scenario: Scenario,
+pub(crate) struct Part {
+    /// Its run folder.
+    pub dir: PathBuf,
+    /// Its history's header.
+    pub header: Header,
+    /// The header's shard record.
+    pub shard: ShardHeader,
+    /// Its summary.
+    pub summary: Summary,
+    /// Its saved scenario, resolved.
+    pub scenario: Scenario,
     /// Largest op id and worker number in its history.
     max_op: u64,
     max_worker: u32,
-    footer: Option<Footer>,
+    /// Its history's footer (None: the history was cut).
+    pub footer: Option<Footer>,
 }
 
 /// Merges the shards of one run into one run folder (history, latency
@@ -135,6 +147,9 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         .map(|d| read_part(d))
         .collect::<Result<Vec<_>, _>>()?;
     check_one_run(&mut parts)?;
+    if parts[0].header.workload == "outbox" {
+        crate::merge_outbox::check_parts(&parts)?;
+    }
     let out = &opts.out;
     // One merge per folder (see `run_dir`).
     crate::run_dir::claim(out).map_err(|e| MergeError::Input(e.to_string()))?;
@@ -170,20 +185,38 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     };
 
     // The final tables first: their read instant goes into the footer.
-    let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out)?;
+    let outbox = parts[0].header.workload == "outbox";
+    let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out, outbox)?;
     let history = out.join("history.jsonl");
     let bytes = write_history(&parts, &offsets, half, &merged_header, read, &history)?;
     let merged_log = merge_hlogs(&parts, &offsets, origin)?;
     hlog::write(&out.join(hlog::FILE), &merged_log)?;
     let mut scenario = parts[0].scenario.clone();
-    scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
-    scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
+    if !outbox {
+        // Groups shards split these; outbox shards split the message ids
+        // and keep the scenario whole.
+        scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
+        scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
+    }
     scenario.variant = "variant.sql".into();
     write_whole(&out.join("scenario.toml"), scenario.to_toml())?;
     let variant = parts[0].dir.join("variant.sql");
     let variant = std::fs::read(&variant)
         .map_err(|e| MergeError::Target(format!("cannot read {}: {e}", variant.display())))?;
     write_whole(&out.join("variant.sql"), variant)?;
+    let merged = Merged {
+        parts: &parts,
+        opts,
+        header: &merged_header,
+        tables_source,
+        log: &merged_log,
+        history: &history,
+        history_bytes: bytes,
+        t0,
+    };
+    if outbox {
+        return crate::merge_outbox::judge(&merged);
+    }
 
     // One audit of the merged history against the final tables, through
     // the very functions `specstorm audit` uses.
@@ -209,67 +242,13 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     let (expect, thresholds) = parts[0].scenario.expectation();
 
     let s0 = &parts[0].summary;
-    let end_ns = parts
-        .iter()
-        .map(|p| p.shard.clock_utc_ns + (p.summary.duration_s * 1e9) as u64)
-        .max()
-        .unwrap_or(t0);
-    let duration_s = (end_ns.saturating_sub(t0)) as f64 / 1e9;
-    let mut ops = BTreeMap::new();
-    let mut throughput = BTreeMap::new();
-    let mut latency_ok = BTreeMap::new();
-    let mut latency_not_ok = BTreeMap::new();
-    let mut total = 0;
-    for k in OpKind::ALL {
-        let hist = |c| merged_log.total(k, c);
-        let (okh, failh, infoh) = (
-            hist(CompletionType::Ok),
-            hist(CompletionType::Fail),
-            hist(CompletionType::Info),
-        );
-        let c = crate::figures::Counts {
-            ok: okh.len(),
-            fail: failh.len(),
-            info: infoh.len(),
-        };
-        let n = c.ok + c.fail + c.info;
-        total += n;
-        let name = k.name().to_string();
-        throughput.insert(name.clone(), summary::rate(n, duration_s));
-        ops.insert(name.clone(), c);
-        latency_ok.insert(name.clone(), Latency::of(&okh));
-        latency_not_ok.insert(
-            name,
-            BTreeMap::from([
-                ("fail".to_string(), Latency::of(&failh)),
-                ("info".to_string(), Latency::of(&infoh)),
-            ]),
-        );
-    }
-    throughput.insert("total".into(), summary::rate(total, duration_s));
-    let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| {
-        let mut m = BTreeMap::<String, u64>::new();
-        for p in &parts {
-            for (k, v) in f(&p.summary).into_iter().flatten() {
-                *m.entry(k.clone()).or_default() += v;
-            }
-        }
-        m
-    };
+    let duration_s = merged.duration_s();
+    let fig = merged.figures(&OpKind::ALL, duration_s);
+    let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| merged.sum_maps(f);
     let accepted = h.facts.events.values().filter(|e| e.acked).count() as u64;
     let mut resolved_scenario = s0.resolved_scenario.clone();
     resolved_scenario["stop"]["events"] = serde_json::json!(scenario.stop.events);
     resolved_scenario["load"]["rate"] = serde_json::json!(scenario.load.rate);
-    let started = SystemTime::UNIX_EPOCH + Duration::from_nanos(t0);
-    let command = {
-        let mut c = vec!["specstorm".to_string(), "merge".to_string()];
-        c.extend(parts.iter().map(|p| p.dir.display().to_string()));
-        c.push("--out".into());
-        c.push(out.display().to_string());
-        c.push("--clock-skew".into());
-        c.push(humantime::format_duration(opts.clock_skew).to_string());
-        c.join(" ")
-    };
     let summary = Summary {
         outbox: None,
         // Shards load a service of their own (`target.url`): no WAL is known.
@@ -284,10 +263,10 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         duration_s: (duration_s * 1000.0).round() / 1000.0,
         events: parts.iter().map(|p| p.summary.events).sum(),
         events_per_s: summary::rate(accepted, duration_s),
-        ops,
-        throughput_ops_per_s: throughput,
-        latency_us: latency_ok,
-        latency_us_not_ok: latency_not_ok,
+        ops: fig.ops,
+        throughput_ops_per_s: fig.throughput,
+        latency_us: fig.latency_ok,
+        latency_us_not_ok: fig.latency_not_ok,
         latency_saturated: parts.iter().map(|p| p.summary.latency_saturated).sum(),
         duplicates: parts.iter().map(|p| p.summary.duplicates).sum(),
         resolves: sum_maps(&|s| Some(&s.resolves)),
@@ -317,13 +296,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
                 serde_json::json!(tables.groups.len()),
             ),
         ]),
-        provenance: Provenance {
-            started_utc: humantime::format_rfc3339_millis(started).to_string(),
-            command,
-            // The merge judges with the checkers of this binary.
-            checker_version: crate::checker::CHECKER_VERSION,
-            ..s0.provenance.clone()
-        },
+        provenance: merged.provenance(),
         resolved_scenario,
         expect: expect.clone(),
         thresholds: Vec::new(),
@@ -333,21 +306,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
             rule: String::new(),
         },
         shard: None,
-        merged: Some(MergeInfo {
-            run_id: merged_header.run_id.clone(),
-            shards: parts
-                .iter()
-                .map(|p| ShardRef {
-                    index: p.shard.index,
-                    run_dir: p.dir.display().to_string(),
-                    started_utc: p.header.started_utc.clone(),
-                    events: p.summary.events,
-                    exit_code: p.summary.exit.code,
-                })
-                .collect(),
-            clock_skew_ms: opts.clock_skew.as_nanos() as f64 / 1e6,
-            tables: tables_source,
-        }),
+        merged: Some(merged.info()),
     };
     let mut summary = summary;
     // The thresholds judge the merged figures, as a run's judge its own.
@@ -362,22 +321,169 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    // The summary last, as a run writes it (`run::save_results`).
-    let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
-    write_whole(&out.join("checks.json"), checks)?;
-    let junit = crate::report::junit::render(
-        "specstorm merge",
-        vec![crate::report::junit::suite(&summary, &results)],
-    )?;
-    write_whole(&out.join(crate::report::junit::FILE), junit)?;
     let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
-    write_whole(&out.join("summary.json"), json)?;
-    let _ = writeln!(
-        std::io::stdout(),
-        "{}",
-        crate::report::human::render(&summary, &results, &out.display().to_string())
-    );
+    merged.save(json, &summary, &results)?;
     Ok(summary)
+}
+
+/// A merged run, once its history, latency log, final tables, scenario
+/// and statement file are in the merged folder: what the workload's
+/// judgement of it ([`merge`] for groups, [`crate::merge_outbox`]) reads,
+/// and the parts of the summary every workload's merge shares.
+pub(crate) struct Merged<'a> {
+    /// The shards, by index.
+    pub parts: &'a [Part],
+    /// What `specstorm merge` was asked.
+    pub opts: &'a MergeOptions,
+    /// The merged history's header record.
+    pub header: &'a MergedHeader,
+    /// Where the final tables (`export.json`) came from.
+    pub tables_source: String,
+    /// The merged latency log.
+    pub log: &'a Log,
+    /// The merged `history.jsonl`.
+    pub history: &'a Path,
+    /// Its size.
+    pub history_bytes: u64,
+    /// The earliest shard's clock origin, UTC ns.
+    pub t0: u64,
+}
+
+impl Merged<'_> {
+    /// The merged run's wall time, s: from the earliest shard's start to
+    /// the latest shard's end.
+    pub fn duration_s(&self) -> f64 {
+        let end_ns = self
+            .parts
+            .iter()
+            .map(|p| p.shard.clock_utc_ns + (p.summary.duration_s * 1e9) as u64)
+            .max()
+            .unwrap_or(self.t0);
+        (end_ns.saturating_sub(self.t0)) as f64 / 1e9
+    }
+
+    /// Counts, throughputs and latencies of `kinds` from the merged
+    /// latency log (exactly the sums of the shards' histograms).
+    pub fn figures(&self, kinds: &[OpKind], duration_s: f64) -> summary::Figures {
+        let mut f = summary::Figures {
+            ops: BTreeMap::new(),
+            throughput: BTreeMap::new(),
+            latency_ok: BTreeMap::new(),
+            latency_not_ok: BTreeMap::new(),
+        };
+        let mut total = 0;
+        for &k in kinds {
+            let hist = |c| self.log.total(k, c);
+            let (okh, failh, infoh) = (
+                hist(CompletionType::Ok),
+                hist(CompletionType::Fail),
+                hist(CompletionType::Info),
+            );
+            let c = crate::figures::Counts {
+                ok: okh.len(),
+                fail: failh.len(),
+                info: infoh.len(),
+            };
+            let n = c.ok + c.fail + c.info;
+            total += n;
+            let name = k.name().to_string();
+            f.throughput
+                .insert(name.clone(), summary::rate(n, duration_s));
+            f.ops.insert(name.clone(), c);
+            f.latency_ok.insert(name.clone(), Latency::of(&okh));
+            f.latency_not_ok.insert(
+                name,
+                BTreeMap::from([
+                    ("fail".to_string(), Latency::of(&failh)),
+                    ("info".to_string(), Latency::of(&infoh)),
+                ]),
+            );
+        }
+        f.throughput
+            .insert("total".into(), summary::rate(total, duration_s));
+        f
+    }
+
+    /// The shards' maps of counts (faults injected, ...), added key by key.
+    pub fn sum_maps(
+        &self,
+        f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>,
+    ) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::<String, u64>::new();
+        for p in self.parts {
+            for (k, v) in f(&p.summary).into_iter().flatten() {
+                *m.entry(k.clone()).or_default() += v;
+            }
+        }
+        m
+    }
+
+    /// The merged run's provenance: shard 0's, with the merge's start,
+    /// command and checkers.
+    pub fn provenance(&self) -> Provenance {
+        let started = SystemTime::UNIX_EPOCH + Duration::from_nanos(self.t0);
+        let command = {
+            let mut c = vec!["specstorm".to_string(), "merge".to_string()];
+            c.extend(self.parts.iter().map(|p| p.dir.display().to_string()));
+            c.push("--out".into());
+            c.push(self.opts.out.display().to_string());
+            c.push("--clock-skew".into());
+            c.push(humantime::format_duration(self.opts.clock_skew).to_string());
+            c.join(" ")
+        };
+        Provenance {
+            started_utc: humantime::format_rfc3339_millis(started).to_string(),
+            command,
+            // The merge judges with the checkers of this binary.
+            checker_version: crate::checker::CHECKER_VERSION,
+            ..self.parts[0].summary.provenance.clone()
+        }
+    }
+
+    /// The summary's `merged` record.
+    pub fn info(&self) -> MergeInfo {
+        MergeInfo {
+            run_id: self.header.run_id.clone(),
+            shards: self
+                .parts
+                .iter()
+                .map(|p| ShardRef {
+                    index: p.shard.index,
+                    run_dir: p.dir.display().to_string(),
+                    started_utc: p.header.started_utc.clone(),
+                    events: p.summary.events,
+                    exit_code: p.summary.exit.code,
+                })
+                .collect(),
+            clock_skew_ms: self.opts.clock_skew.as_nanos() as f64 / 1e6,
+            tables: self.tables_source.clone(),
+        }
+    }
+
+    /// Writes `checks.json`, `junit.xml` and, last, `summary.json` (`json`,
+    /// the summary's text), as a run writes them, and prints the summary.
+    pub fn save(
+        &self,
+        json: String,
+        summary: &Summary,
+        results: &[crate::verdict::CheckResult],
+    ) -> Result<(), MergeError> {
+        let out = &self.opts.out;
+        let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
+        write_whole(&out.join("checks.json"), checks)?;
+        let junit = crate::report::junit::render(
+            "specstorm merge",
+            vec![crate::report::junit::suite(summary, results)],
+        )?;
+        write_whole(&out.join(crate::report::junit::FILE), junit)?;
+        write_whole(&out.join("summary.json"), json)?;
+        let _ = writeln!(
+            std::io::stdout(),
+            "{}",
+            crate::report::human::render(summary, results, &out.display().to_string())
+        );
+        Ok(())
+    }
 }
 
 fn read_part(dir: &Path) -> Result<Part, MergeError> {
@@ -397,16 +503,6 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
     let header = audit::read_header(&history)
         .map_err(|e| MergeError::Input(format!("{e:#}")))?
         .ok_or_else(|| MergeError::Input(format!("{}: no history header", history.display())))?;
-    if header.workload == "outbox" {
-        // Outbox runs have no shards (`--shard` is refused for them): a
-        // merge would have nothing to join, so say so plainly.
-        return Err(MergeError::Input(format!(
-            "{} is an outbox run folder: `specstorm merge` joins the shards of one sharded \
-             run, and shards are HTTP groups runs only (workload = \"outbox\" runs whole; \
-             audit its folder with `specstorm audit`)",
-            dir.display()
-        )));
-    }
     let Some(shard) = header.shard.clone() else {
         return Err(MergeError::Input(format!(
             "{} is not a shard: its history header has no shard (run with --shard i/n --run-id ID)",
@@ -422,9 +518,12 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
                 summary_path.display()
             ))
         })?;
-    let scenario = crate::prepare::prepare(Some(&scenario_path), &[])
-        .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?
-        .scenario;
+    let scenario = if header.workload == "outbox" {
+        crate::merge_outbox::read_scenario(&scenario_path)
+    } else {
+        crate::prepare::prepare(Some(&scenario_path), &[]).map(|p| p.scenario)
+    }
+    .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?;
     let (mut max_op, mut max_worker, mut footer) = (0u64, 0u32, None);
     for e in reader::read(&history)? {
         match e? {
@@ -463,7 +562,12 @@ fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
         ))
     };
     for p in parts.iter().skip(1) {
-        let checks: [(&str, String, String); 7] = [
+        let checks: [(&str, String, String); 8] = [
+            (
+                "the workload",
+                first.header.workload.clone(),
+                p.header.workload.clone(),
+            ),
             (
                 "the run id",
                 first.shard.run_id.clone(),
@@ -659,7 +763,6 @@ fn write_history(
     };
     let h0 = &parts[0].header;
     line(&Entry::Header(Header {
-        outbox: None,
         started_utc: humantime::format_rfc3339_nanos(
             SystemTime::UNIX_EPOCH + Duration::from_nanos(merged.clock_utc_ns),
         )
@@ -731,12 +834,14 @@ fn order_time(e: &Entry) -> u64 {
 /// Gets the final tables into `out/export.json` so that they were read
 /// after every shard's load ended; returns where they came from and the
 /// read's interval on the merged time base (after every merged entry).
+/// `outbox`: the tables are the outbox's (`GET /v1/outbox/export`).
 fn final_tables(
     parts: &[Part],
     offsets: &[MergeOffset],
     half: u64,
     origin: u64,
     out: &Path,
+    outbox: bool,
 ) -> Result<(String, [u64; 2]), MergeError> {
     // The latest instant of the merged history: the read must follow it.
     let last = parts
@@ -764,12 +869,21 @@ fn final_tables(
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        rt.block_on(client.export_to(&export)).map(|_| ())
+        if outbox {
+            rt.block_on(client.outbox_export_to(&export)).map(|_| ())
+        } else {
+            rt.block_on(client.export_to(&export)).map(|_| ())
+        }
     })();
+    let endpoint = if outbox {
+        "/v1/outbox/export"
+    } else {
+        "/v1/export"
+    };
     let why = match reread {
         Ok(()) => {
             let t = now().max(last + 1);
-            return Ok((format!("GET {url}/v1/export at merge time"), [t, t]));
+            return Ok((format!("GET {url}{endpoint} at merge time"), [t, t]));
         }
         Err(e) => {
             let _ = std::fs::remove_file(&export);
@@ -811,7 +925,7 @@ fn final_tables(
             let end = reads[k].map_or(start, |r| r.1) + half;
             return Ok((
                 format!(
-                    "shard {}'s export.json (GET {url}/v1/export failed: {why}), read after \
+                    "shard {}'s export.json (GET {url}{endpoint} failed: {why}), read after \
                      every other shard's load ended",
                     parts[k].shard.index
                 ),
@@ -820,7 +934,7 @@ fn final_tables(
         }
     }
     Err(MergeError::Target(format!(
-        "cannot read the final tables after every shard finished: GET {url}/v1/export \
+        "cannot read the final tables after every shard finished: GET {url}{endpoint} \
          failed ({why}), and no shard's export.json began after every other shard's load \
          had ended (by more than the clock skew); start the target again and merge, or run \
          the shards one after the other"

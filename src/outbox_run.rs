@@ -7,7 +7,7 @@
 //! junit.xml, history.jsonl, latency.hlog). `dispatch::run` and `specstorm
 //! check` hand outbox scenarios here; `compare` runs each variant through
 //! `dispatch::run`, `audit` re-judges a folder with [`crate::audit_outbox`];
-//! `merge` refuses outbox folders (shards are HTTP groups runs only).
+//! `merge` joins the shards of a sharded outbox run ([`crate::merge_outbox`]).
 
 use crate::checker::outbox::{self as checks, OutboxFacts};
 use crate::client::sqlite;
@@ -111,11 +111,7 @@ pub fn describe(p: &OutboxPrepared) -> String {
 /// `exit.code` is the process's) and the run folder. Errors as `run::run`.
 pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
     let p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
-    if opts.shard.is_some() || opts.run_id.is_some() {
-        return Err(RunError::Input(
-            "--shard and --run-id do not apply to workload = \"outbox\" (not yet)".into(),
-        ));
-    }
+    crate::outbox_shard::check(&p.scenario, opts.shard, opts.run_id.as_deref())?;
     let s = &p.scenario;
     control.set_grace(s.stop.grace);
     let started = SystemTime::now();
@@ -206,7 +202,11 @@ fn execute(
         event_step: None,
         namespace: String::new(),
         ingest_steps: Vec::new(),
-        shard: None,
+        shard: crate::shard::shard_header(
+            opts.shard,
+            opts.run_id.as_deref(),
+            crate::shard::clock_utc_ns(),
+        ),
         merged: None,
         outbox: Some(OutboxHeader {
             messages: cfg.messages,
@@ -257,6 +257,7 @@ fn execute(
             control: control.clone(),
             nemesis: nemesis.clone(),
             live: live.clone(),
+            shard: opts.shard,
         })
         .map(|o| {
             target_desc = o.target_desc;
@@ -369,7 +370,7 @@ fn execute(
             code: 0,
             rule: String::new(),
         },
-        shard: None,
+        shard: facts.shard.clone(),
         merged: None,
         wal,
         outbox: Some(OutboxSummary {

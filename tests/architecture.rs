@@ -168,6 +168,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "checker::outbox::facts",
             "checker::outbox::liveness",
             "checker::outbox::no_lost_output",
+            "checker::outbox::shard",
             "checker::outbox::type_ok",
             "checker::sharded",
             "checker::stranded",
@@ -230,8 +231,12 @@ const LAYERS: &[(&str, &[&str])] = &[
             // workload modules.
             "explore",
             "merge",
+            // The outbox's judgement of a merged run.
+            "merge_outbox",
             "outbox_http",
             "outbox_run",
+            // What a shard of an outbox run checks before it runs.
+            "outbox_shard",
             "prepare",
             "probe",
             "run",
