@@ -57,6 +57,7 @@ pub mod input;
 pub mod live;
 pub mod merge;
 pub mod merge_outbox;
+pub mod merge_parts;
 pub mod nemesis;
 pub mod outbox_http;
 pub mod outbox_http_runtime;

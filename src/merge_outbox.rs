@@ -46,14 +46,14 @@
 //! deliveries with n x H handlers, and the arguments of each checker
 //! (`checker::outbox`) hold as they are.
 //!
-//! App layer, beside [`crate::merge`]: imports it, the outbox runner's
-//! scenario check, the outbox checkers, the export reader, the history and
+//! App layer, beside [`crate::merge`], which calls it: imports
+//! [`crate::merge_parts`], the outbox runner's scenario check, the outbox checkers, the export reader, the history and
 //! the reports.
 
 use crate::checker::outbox::{check_all, OutboxFacts};
 use crate::client::outbox_export::read_outbox_export;
 use crate::history::{reader, Entry, OpKind};
-use crate::merge::{MergeError, Merged, Part};
+use crate::merge_parts::{MergeError, Merged, Part};
 use crate::prepare::RunError;
 use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;

@@ -233,6 +233,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "merge",
             // The outbox's judgement of a merged run.
             "merge_outbox",
+            // What every workload's merge shares (below merge and
+            // merge_outbox, so that neither imports the other both ways).
+            "merge_parts",
             "outbox_http",
             "outbox_run",
             // What a shard of an outbox run checks before it runs.
