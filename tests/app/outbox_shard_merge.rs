@@ -246,7 +246,15 @@ fn a_used_run_id_and_unshareable_targets_are_refused_before_the_load() {
     let tmp = tempfile::tempdir().unwrap();
     let server = Server::start("outbox-protocol");
     let sc = scenario(tmp.path(), "s", &server.url, "outbox-protocol", 20);
-    let (a, _) = shard_pair(&sc, "used", tmp.path());
+    // One shard after the other: shard 1 meets all of shard 0's rows
+    // before its load, and goes on (a sibling's rows are no reason).
+    let a = tmp.path().join("used-0");
+    let b = tmp.path().join("used-1");
+    for (shard, dir) in [("0/2", &a), ("1/2", &b)] {
+        let code = spawn_shard(&sc, shard, "used", dir).wait().unwrap().code();
+        assert_eq!(code, Some(4), "{shard}: {}", summary(dir));
+    }
+    assert!(!deliveries(&b).is_empty());
     // Either shard of run `used` again: the service holds its messages.
     for shard in ["0/2", "1/2"] {
         let again = tmp.path().join(format!("again-{}", &shard[..1]));
