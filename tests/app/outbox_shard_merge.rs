@@ -48,22 +48,28 @@ fn spawn_shard(scenario: &str, shard: &str, run_id: &str, out: &Path) -> Child {
         .arg("--out")
         .arg(out)
         .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("run specstorm")
 }
 
-/// Shards 0/2 and 1/2 of `scenario`, run at once; each alone exits 4.
+/// Waits for a shard; a shard alone is inconclusive (exit 4: only the
+/// merge is judged), else the test fails with what it said.
+fn shard_alone(c: Child, what: &str) {
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(4), "{what}: {}", text(&o));
+}
+
+/// Shards 0/2 and 1/2 of `scenario`, run at once.
 fn shard_pair(scenario: &str, run_id: &str, dir: &Path) -> (PathBuf, PathBuf) {
     let (a, b) = (
         dir.join(format!("{run_id}-0")),
         dir.join(format!("{run_id}-1")),
     );
-    let mut c0 = spawn_shard(scenario, "0/2", run_id, &a);
-    let mut c1 = spawn_shard(scenario, "1/2", run_id, &b);
-    let (s0, s1) = (c0.wait().unwrap(), c1.wait().unwrap());
-    // A shard alone is inconclusive: only the merge is judged.
-    assert_eq!(s0.code(), Some(4), "shard 0: {}", summary(&a));
-    assert_eq!(s1.code(), Some(4), "shard 1: {}", summary(&b));
+    let c0 = spawn_shard(scenario, "0/2", run_id, &a);
+    let c1 = spawn_shard(scenario, "1/2", run_id, &b);
+    shard_alone(c0, "shard 0");
+    shard_alone(c1, "shard 1");
     (a, b)
 }
 
@@ -251,8 +257,7 @@ fn a_used_run_id_and_unshareable_targets_are_refused_before_the_load() {
     let a = tmp.path().join("used-0");
     let b = tmp.path().join("used-1");
     for (shard, dir) in [("0/2", &a), ("1/2", &b)] {
-        let code = spawn_shard(&sc, shard, "used", dir).wait().unwrap().code();
-        assert_eq!(code, Some(4), "{shard}: {}", summary(dir));
+        shard_alone(spawn_shard(&sc, shard, "used", dir), shard);
     }
     assert!(!deliveries(&b).is_empty());
     // Either shard of run `used` again: the service holds its messages.
