@@ -99,10 +99,21 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
     let checks = Some(run_dir.join("checks.json")).filter(|p| p.is_file());
     let scenario = need("scenario.toml", "the resolved scenario")?;
     need("variant.sql", "the statement file with the export queries")?;
-    let outbox = read_header(&history)
+    let workload = read_header(&history)
         .map_err(|e| AuditError::reading(e.context(history.display().to_string())))?
-        .is_some_and(|h| h.workload == "outbox");
-    if outbox {
+        .map(|h| h.workload);
+    if let Some(w) = workload
+        .as_deref()
+        .filter(|w| !["groups", "outbox"].contains(w))
+    {
+        // A workload registered at run time is judged by its own run only.
+        return Err(AuditError::Input(format!(
+            "{} is a run of workload {w:?}: `specstorm audit` re-judges groups and outbox \
+             runs (for now)",
+            run_dir.display()
+        )));
+    }
+    if workload.as_deref() == Some("outbox") {
         return crate::audit_outbox::judge(run_dir, &history, checks.as_deref(), &scenario, limits);
     }
     let p = crate::prepare::prepare_offline(Some(&scenario), &[])

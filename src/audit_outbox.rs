@@ -33,7 +33,7 @@ pub fn judge(
     scenario: &Path,
     limits: crate::audit_db::Limits,
 ) -> Result<Audit, AuditError> {
-    let p = crate::outbox_run::prepare(Some(scenario), &[])
+    let p = crate::workload::outbox::prepare::prepare(Some(scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
     let saved = checks.map(read_saved).transpose()?;
     let bad = AuditError::reading;

@@ -10,8 +10,8 @@
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::control::Control;
-use crate::dispatch::run;
-use crate::prepare::{prepare, RunError, RunOptions};
+use crate::pipeline::run;
+use crate::prepare::{RunError, RunOptions};
 use crate::probe::{check_target, ProbeOptions};
 use crate::server::{serve, LogLevel, ServeOptions};
 use crate::watch::Watch;
@@ -292,7 +292,7 @@ pub struct ServeArgs {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
-        Command::Explore(a) => crate::explore::main(&crate::explore::ExploreOptions {
+        Command::Explore(a) => explore(&crate::explore::ExploreOptions {
             scenario: a.scenario,
             overrides: a.set,
             max_depth: a.max_depth,
@@ -352,65 +352,18 @@ pub fn main(cli: Cli) -> i32 {
             }
         }
         Command::Check { scenario } => {
-            let outbox =
-                crate::outbox_run::is_outbox(scenario.scenario.as_deref(), &scenario.overrides())
-                    .and_then(|o| {
-                        o.then(|| {
-                            crate::outbox_run::prepare(
-                                scenario.scenario.as_deref(),
-                                &scenario.overrides(),
-                            )
-                        })
-                        .transpose()
-                    });
-            match outbox {
-                Ok(Some(p)) => {
+            let path = scenario.scenario.as_deref();
+            let overrides = scenario.overrides();
+            match crate::workload::registry::of_scenario(path, &overrides)
+                .and_then(|w| w.prepare(path, &overrides, false))
+            {
+                Ok(p) => {
+                    // A closed pipe (`| head`) is no error worth a panic.
                     let _ = write!(
                         std::io::stdout(),
                         "# {} is valid; resolved configuration:\n{}",
                         describe(&scenario.scenario),
-                        crate::outbox_run::describe(&p)
-                    );
-                    return 0;
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
-                    return e.exit_code();
-                }
-            }
-            match prepare(scenario.scenario.as_deref(), &scenario.overrides()) {
-                Ok(p) => {
-                    let v = &p.variant;
-                    // A closed pipe (`| head`) is no error worth a panic.
-                    let _ = write!(
-                        std::io::stdout(),
-                        "# {} is valid; resolved configuration:\n{}# variant: {} (sha256 {}): \
-                         ingest {} steps (counting step {}), resolve {} steps\n",
-                        describe(&scenario.scenario),
-                        p.scenario.to_toml(),
-                        v.file.path.display(),
-                        v.file.sha256,
-                        v.ingest.steps.len(),
-                        v.ingest.steps[v.counting_step].name,
-                        v.resolve.steps.len()
-                    );
-                    let (expect, thresholds) = p.scenario.expectation();
-                    let _ = writeln!(
-                        std::io::stdout(),
-                        "# this run expects: {expect}{}",
-                        if thresholds.is_empty() {
-                            String::new()
-                        } else {
-                            format!(
-                                "; thresholds: {}",
-                                thresholds
-                                    .iter()
-                                    .map(|t| t.to_string())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )
-                        }
+                        p.describe()
                     );
                     0
                 }
@@ -561,6 +514,14 @@ fn describe(p: &Option<PathBuf>) -> String {
     p.as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "the embedded default scenario".into())
+}
+
+/// `specstorm explore`: the scenario's workload explores its own world.
+fn explore(opts: &crate::explore::ExploreOptions) -> i32 {
+    match crate::workload::registry::of_scenario(opts.scenario.as_deref(), &opts.overrides) {
+        Ok(w) => w.explore(opts),
+        Err(e) => report_error(&e),
+    }
 }
 
 fn report_error(e: &RunError) -> i32 {

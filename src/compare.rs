@@ -14,7 +14,7 @@
 //! any variant produced, else 0.
 
 use crate::control::Control;
-use crate::dispatch::run;
+use crate::pipeline::run;
 use crate::prepare::{RunError, RunOptions};
 use crate::report::junit;
 use crate::report::summary::{Exit, Summary};
@@ -93,15 +93,12 @@ fn groups_name() -> String {
     "groups".into()
 }
 
-/// The resolved scenario of either workload, its statement file checked
-/// (groups: [`crate::prepare::prepare`]; outbox: [`crate::outbox_run::prepare`]).
-/// Errors: as theirs (exit 2).
+/// The resolved scenario of any workload, its statement file checked by
+/// its workload ([`crate::workload::registry`]). Errors: as its
+/// workload's (exit 2).
 pub fn prepare_any(path: Option<&Path>, overrides: &[String]) -> Result<Scenario, RunError> {
-    if crate::outbox_run::is_outbox(path, overrides)? {
-        Ok(crate::outbox_run::prepare(path, overrides)?.scenario)
-    } else {
-        Ok(crate::prepare::prepare(path, overrides)?.scenario)
-    }
+    let w = crate::workload::registry::of_scenario(path, overrides)?;
+    Ok(w.prepare(path, overrides, false)?.scenario().clone())
 }
 
 /// The variants to run: `(value for --set variant=..., name)`.

@@ -13,8 +13,11 @@
 //! shards a run over several load generators and merges their run folders.
 //! [`explore`] drives the same step machines through every interleaving of
 //! a small world, as TLC does for the spec (`specstorm explore`).
-//! The outbox workload runs through [`outbox_run`] and [`outbox_runtime`]
-//! (its queue and handlers), with its checkers in [`checker::outbox`].
+//! Every run goes through one [`pipeline`]; what differs between
+//! workloads is behind the `Workload` trait ([`workload::traits`]), and
+//! each workload is found in one registry ([`workload::registry`]): groups
+//! ([`workload::groups`]) and the outbox ([`workload::outbox`], its queue
+//! and handlers in [`outbox_runtime`], its checkers in [`checker::outbox`]).
 //! [`input`] reads the files the commands take within a size cap.
 //! [`wal`] keeps the target's write-ahead log bounded while a load runs;
 //! [`whole`] writes a run folder's files whole or not at all.
@@ -24,7 +27,7 @@
 //! [`verdict`], [`figures`], [`shard`], ...), config ([`scenario`],
 //! [`statements`]), engine, target and nemesis ([`client`]), workload
 //! ([`checker`]), report, ui and server, and the commands ([`prepare`],
-//! [`run`], [`outbox_run`], [`dispatch`], [`audit`], [`merge`], ...).
+//! [`pipeline`], the workloads' implementations, [`audit`], [`merge`], ...).
 //! `tests/architecture.rs` places every module in its layer and fails on
 //! an import cycle or an upward import.
 
@@ -44,7 +47,6 @@ pub mod clock;
 pub mod compare;
 pub mod control;
 pub mod dashboard;
-pub mod dispatch;
 pub mod draws;
 pub mod explore;
 pub mod fault_hook;
@@ -62,13 +64,12 @@ pub mod nemesis;
 pub mod outbox_http;
 pub mod outbox_http_runtime;
 pub mod outbox_lease;
-pub mod outbox_run;
 pub mod outbox_runtime;
 pub mod outbox_shard;
+pub mod pipeline;
 pub mod prepare;
 pub mod probe;
 pub mod report;
-pub mod run;
 pub mod run_dir;
 pub mod run_folder;
 pub mod runtime;
@@ -78,6 +79,7 @@ pub mod shard;
 pub mod sql_guard;
 pub mod statements;
 pub mod stats;
+pub mod step_driver;
 pub mod target_service;
 pub mod variant;
 pub mod verdict;

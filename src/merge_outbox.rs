@@ -63,7 +63,7 @@ use std::path::Path;
 /// A shard's saved `scenario.toml`, read and checked as an outbox scenario
 /// with its saved `variant.sql`. Errors: file, line and reason.
 pub(crate) fn read_scenario(path: &Path) -> Result<Scenario, RunError> {
-    crate::outbox_run::prepare(Some(path), &[]).map(|p| p.scenario)
+    crate::workload::outbox::prepare::prepare(Some(path), &[]).map(|p| p.scenario)
 }
 
 /// Refuses (exit 2) outbox shards that cannot be judged together, before

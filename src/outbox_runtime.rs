@@ -9,7 +9,7 @@
 //! delivery comes back), a pause before a step; a lost compare-and-swap
 //! (`fail-if`) ends the attempt as a natural failure (`fail`).
 
-use crate::client::sqlite::{exec_step, Journal, StepError};
+use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};
 use crate::control::Control;
 use crate::draws::draw_rng;
@@ -23,7 +23,7 @@ use crate::scenario::{CrashPer, FaultOps, OutboxConfig, Scenario};
 use crate::shard::Shard;
 use crate::statements::OutboxVariant;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
-use crate::workload::{StepMachine, Value};
+use crate::workload::{StepMachine, StepOutcome, Value};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -510,87 +510,18 @@ fn attempt_once(
         Value::Int(delivery.tx_id),
         Value::Int(wall_ms()),
     ];
-    let mut m = StepMachine::new(program, builtins);
-    let mut n = 0usize;
-    let (end, kind, result) = loop {
-        if plan.control.aborted() {
-            break attempt_result(&m, AttemptEnd::Aborted, None, &plan.control.abort_reason());
-        }
-        let Some(i) = m.current() else {
-            unreachable!("a handle program has steps")
-        };
-        let step = &program.steps[i];
-        if let Some((delay, fi)) = faults.pause_before(n, &step.name) {
-            batch.push(&plan.nemesis.inject_entry(
-                fi,
-                op,
-                Some(step.name.clone()),
-                Some(format!("pause {delay:?} before {}", step.name)),
-            ));
-            // A stopping load cuts a pause short (faults act while it runs).
-            plan.control.sleep(delay);
-        }
-        let start = plan.clock.now();
-        let r = exec_step(conn, journal, step, &m.params());
-        let stop = plan.clock.now();
-        let (changes, rows, error, maybe_applied) = match &r {
-            Ok(out) => (out.changes, out.rows.len() as u64, None, false),
-            Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
-        };
-        batch.push(&Entry::Step(Step {
+    let (end, kind, result) = crate::step_driver::drive(
+        (conn, journal),
+        program,
+        builtins,
+        AttemptHooks {
+            plan,
+            program,
+            faults: &faults,
             op,
-            idx: i as u32,
-            step: step.name.clone(),
-            start,
-            end: Some(stop),
-            changes,
-            rows,
-            error,
-            maybe_applied,
-        }));
-        if let Err(e) = &r {
-            if e.storage {
-                plan.control
-                    .fail(crate::runtime::storage_failure(&step.name, e));
-            }
-        }
-        let next = match r {
-            Ok(out) => m.advance(out),
-            Err(StepError {
-                message,
-                maybe_applied,
-                ..
-            }) => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::Error,
-                    Some(maybe_applied),
-                    &format!("step {}: {message}", step.name),
-                );
-            }
-        };
-        if let Some(fi) = faults.crash_after(n, &step.name) {
-            // The handler dies here: what its steps did stays; nobody acks.
-            batch.push(&plan.nemesis.inject_entry(
-                fi,
-                op,
-                Some(step.name.clone()),
-                Some(format!("crash after {}", step.name)),
-            ));
-            let (end, kind, mut result) = attempt_result(
-                &m,
-                AttemptEnd::Crashed,
-                None,
-                &format!("crash fault after step {}", step.name),
-            );
-            result.crashed_after = Some(step.name.clone());
-            break (end, kind, result);
-        }
-        n += 1;
-        if let Some(end) = end_after(&m, program, next) {
-            break end;
-        }
-    };
+            batch: &mut batch,
+        },
+    );
     let t1 = plan.clock.now();
     batch.push(&Entry::completion(
         kind,
@@ -604,4 +535,120 @@ fn attempt_once(
     ));
     plan.sink.send(batch);
     (kind, t0, t1, end, result)
+}
+
+/// An in-process attempt's hooks for the step driver: the abort of a
+/// stop's grace, its pause and crash faults (drawn by executed step and
+/// step name, recorded in the attempt's batch), the step log, and its end
+/// read as an attempt's completion.
+struct AttemptHooks<'a, 'p> {
+    plan: &'a OutboxPlan<'a>,
+    program: &'p crate::statements::OpProgram,
+    faults: &'a AttemptFaults<'a>,
+    op: u64,
+    batch: &'a mut Batch,
+}
+
+impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
+    type Out = (AttemptEnd, CompletionType, OpResult);
+
+    fn abort(&mut self) -> Option<String> {
+        self.plan
+            .control
+            .aborted()
+            .then(|| self.plan.control.abort_reason())
+    }
+
+    fn before(&mut self, n: usize, _i: usize, step: &'p crate::statements::StepDef) {
+        if let Some((delay, fi)) = self.faults.pause_before(n, &step.name) {
+            self.batch.push(&self.plan.nemesis.inject_entry(
+                fi,
+                self.op,
+                Some(step.name.clone()),
+                Some(format!("pause {delay:?} before {}", step.name)),
+            ));
+            // A stopping load cuts a pause short (faults act while it runs).
+            self.plan.control.sleep(delay);
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.plan.clock.now()
+    }
+
+    fn after(&mut self, i: usize, start: u64, end: u64, r: &Result<StepOutcome, StepError>) {
+        let step = &self.program.steps[i];
+        let (changes, rows, error, maybe_applied) = match r {
+            Ok(out) => (out.changes, out.rows.len() as u64, None, false),
+            Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
+        };
+        self.batch.push(&Entry::Step(Step {
+            op: self.op,
+            idx: i as u32,
+            step: step.name.clone(),
+            start,
+            end: Some(end),
+            changes,
+            rows,
+            error,
+            maybe_applied,
+        }));
+        if let Err(e) = r {
+            if e.storage {
+                self.plan
+                    .control
+                    .fail(crate::runtime::storage_failure(&step.name, e));
+            }
+        }
+    }
+
+    fn crash(&mut self, n: usize, _i: usize, step: &'p crate::statements::StepDef) -> bool {
+        let Some(fi) = self.faults.crash_after(n, &step.name) else {
+            return false;
+        };
+        // The handler dies here: what its steps did stays; nobody acks.
+        self.batch.push(&self.plan.nemesis.inject_entry(
+            fi,
+            self.op,
+            Some(step.name.clone()),
+            Some(format!("crash after {}", step.name)),
+        ));
+        true
+    }
+
+    fn end(self, m: &StepMachine<'p>, end: crate::step_driver::End) -> Self::Out {
+        outbox_end(m, self.program, end, "crash fault after step")
+    }
+}
+
+/// How an outbox attempt that ended as `end` reads, in every place its
+/// steps run (in process, the reference server): `crashed` words a crash.
+pub fn outbox_end(
+    m: &StepMachine<'_>,
+    program: &crate::statements::OpProgram,
+    end: crate::step_driver::End,
+    crashed: &str,
+) -> (AttemptEnd, CompletionType, OpResult) {
+    use crate::step_driver::End;
+    match end {
+        End::Aborted(why) => attempt_result(m, AttemptEnd::Aborted, None, &why),
+        End::Failed {
+            step,
+            message,
+            maybe_applied,
+        } => attempt_result(
+            m,
+            AttemptEnd::Error,
+            Some(maybe_applied),
+            &format!("step {}: {message}", program.steps[step].name),
+        ),
+        End::Crashed { step, .. } => {
+            let name = &program.steps[step].name;
+            let (end, kind, mut result) =
+                attempt_result(m, AttemptEnd::Crashed, None, &format!("{crashed} {name}"));
+            result.crashed_after = Some(name.clone());
+            (end, kind, result)
+        }
+        End::Done(next) => end_after(m, program, next).expect("the machine ended the attempt"),
+    }
 }

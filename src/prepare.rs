@@ -120,7 +120,7 @@ pub fn prepare_offline(path: Option<&Path>, overrides: &[String]) -> Result<Prep
     let (scenario, source) =
         scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
     if scenario.workload == scenario::Workload::Outbox {
-        // `run` and `check` hand outbox scenarios to `outbox_run` first.
+        // The registry hands outbox scenarios to the outbox workload first.
         return Err(RunError::Input(
             "workload = \"outbox\" is prepared by its own runner (`run`, `check`, `compare`, \
              `audit` and `merge` take it)"

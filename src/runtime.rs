@@ -4,7 +4,7 @@
 //! condition. Nothing is shared on the hot path but the generator's lock,
 //! the op counter and the history channel.
 
-use crate::client::sqlite::{exec_step, Journal, StepError};
+use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};
 use crate::control::Control;
 use crate::generator::{IngestGenerator, ResolveGenerator};
@@ -434,86 +434,134 @@ pub fn storage_failure(step: &str, e: &StepError) -> String {
 /// rows, else `fail`. An op that ends normally is read by `interpret`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_steps<'p>(
-    (conn, journal): (&Connection, Journal),
+    conn: (&Connection, Journal),
     program: &'p OpProgram,
     builtins: Vec<Value>,
     faults: &OpFaults,
     abort: impl Fn() -> Option<String>,
     pause: impl Fn(Duration),
     now: impl Fn() -> u64,
-    mut on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
-    mut on_fault: impl FnMut(u32, usize, Option<Duration>),
+    on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
+    on_fault: impl FnMut(u32, usize, Option<Duration>),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 ) -> (CompletionType, OpResult) {
-    let mut m = StepMachine::new(program, builtins);
-    loop {
-        if let Some(why) = abort() {
-            let kind = if m.changed_any() {
+    crate::step_driver::drive(
+        conn,
+        program,
+        builtins,
+        GroupsHooks {
+            program,
+            faults,
+            abort,
+            pause,
+            now,
+            on_step,
+            on_fault,
+            interpret,
+        },
+    )
+}
+
+/// [`run_steps`]'s closures as the step driver's hooks: a groups op's
+/// faults are drawn by program step, and its end reads as a groups
+/// completion.
+struct GroupsHooks<'p, 'f, A, P, N, S, F, I> {
+    program: &'p OpProgram,
+    faults: &'f OpFaults,
+    abort: A,
+    pause: P,
+    now: N,
+    on_step: S,
+    on_fault: F,
+    interpret: I,
+}
+
+impl<'p, A, P, N, S, F, I> crate::step_driver::StepHooks<'p>
+    for GroupsHooks<'p, '_, A, P, N, S, F, I>
+where
+    A: Fn() -> Option<String>,
+    P: Fn(Duration),
+    N: Fn() -> u64,
+    S: FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
+    F: FnMut(u32, usize, Option<Duration>),
+    I: Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
+{
+    type Out = (CompletionType, OpResult);
+
+    fn abort(&mut self) -> Option<String> {
+        (self.abort)()
+    }
+
+    fn before(&mut self, _n: usize, i: usize, _step: &'p crate::statements::StepDef) {
+        if let Some((delay, fault)) = self.faults.pause_before(i) {
+            (self.on_fault)(fault, i, Some(delay));
+            (self.pause)(delay);
+        }
+    }
+
+    fn now(&self) -> u64 {
+        (self.now)()
+    }
+
+    fn after(&mut self, i: usize, start: u64, end: u64, r: &Result<StepOutcome, StepError>) {
+        (self.on_step)(i, start, end, r);
+    }
+
+    fn crash(&mut self, _n: usize, i: usize, _step: &'p crate::statements::StepDef) -> bool {
+        match self.faults.crash_after(i) {
+            Some(fault) => {
+                (self.on_fault)(fault, i, None);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn end(self, m: &StepMachine<'p>, end: crate::step_driver::End) -> Self::Out {
+        use crate::step_driver::End;
+        // `fail` only if nothing of the op can have happened.
+        let unless_applied = |maybe_applied: bool| {
+            if maybe_applied || m.changed_any() {
                 CompletionType::Info
             } else {
                 CompletionType::Fail
-            };
-            return (
-                kind,
+            }
+        };
+        match end {
+            End::Aborted(why) => (
+                unless_applied(false),
                 OpResult {
                     error: Some(why),
                     ..Default::default()
                 },
-            );
-        }
-        let Some(i) = m.current() else {
-            unreachable!("an op with no step is refused by the statement checker")
-        };
-        let step = &program.steps[i];
-        if let Some((delay, fault)) = faults.pause_before(i) {
-            on_fault(fault, i, Some(delay));
-            pause(delay);
-        }
-        let start = now();
-        let r = exec_step(conn, journal, step, &m.params());
-        let end = now();
-        on_step(i, start, end, &r);
-        match r {
-            Ok(out) => {
-                let next = m.advance(out);
-                if let Some(fault) = faults.crash_after(i) {
-                    // The worker dies here: whatever the op did so far
-                    // stays, and nobody hears how it ended. What the
-                    // statements did is kept for the step log's reader (an
-                    // op that would have ended here says how).
-                    on_fault(fault, i, None);
-                    let mut result = if next == Next::Continue {
-                        OpResult::default()
-                    } else {
-                        interpret(&m, next).1
-                    };
-                    result.error = Some(format!("crash fault after step {}", step.name));
-                    result.crashed_after = Some(step.name.clone());
-                    return (CompletionType::Info, result);
-                }
-                if next != Next::Continue {
-                    return interpret(&m, next);
-                }
-            }
-            Err(StepError {
+            ),
+            End::Failed {
+                step,
                 message,
                 maybe_applied,
-                ..
-            }) => {
-                // `fail` only if nothing of the op can have happened.
-                let kind = if maybe_applied || m.changed_any() {
-                    CompletionType::Info
+            } => (
+                unless_applied(maybe_applied),
+                OpResult {
+                    error: Some(format!("step {}: {message}", self.program.steps[step].name)),
+                    ..Default::default()
+                },
+            ),
+            End::Crashed { step, next } => {
+                // The worker died here: whatever the op did so far stays,
+                // and nobody hears how it ended. What the statements did
+                // is kept for the step log's reader (an op that would have
+                // ended here says how).
+                let name = &self.program.steps[step].name;
+                let mut result = if next == Next::Continue {
+                    OpResult::default()
                 } else {
-                    CompletionType::Fail
+                    (self.interpret)(m, next).1
                 };
-                return (
-                    kind,
-                    OpResult {
-                        error: Some(format!("step {}: {message}", step.name)),
-                        ..Default::default()
-                    },
-                );
+                result.error = Some(format!("crash fault after step {name}"));
+                result.crashed_after = Some(name.clone());
+                (CompletionType::Info, result)
             }
+            End::Done(next) => (self.interpret)(m, next),
         }
     }
 }

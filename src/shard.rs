@@ -1,7 +1,7 @@
 //! A sharded run's model: which shard a runner is ([`Shard`]), which
 //! groups event ids ([`Shard::id_prefix`]) and outbox message ids
 //! ([`Shard::owns_message`]) are its own, the shard record of its history's
-//! header ([`shard_header`], with [`clock_utc_ns`]), the namespace every
+//! header ([`shard_header`]), the namespace every
 //! shard of a groups run shares ([`namespace_of`]), and the summary's
 //! record of a merged run ([`MergeInfo`]). The runs, the audits and the
 //! merge read them.
@@ -87,16 +87,6 @@ impl Shard {
             _ => true,
         }
     }
-}
-
-/// The UTC of now, ns since the Unix epoch: read next to a run's
-/// [`crate::clock::Clock::start`], the [`ShardHeader::clock_utc_ns`] that
-/// puts a shard's times on the merged time base.
-pub fn clock_utc_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos() as u64
 }
 
 /// The project namespace of every shard of run `run_id`: `s-<run id>.`.

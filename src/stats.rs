@@ -14,7 +14,9 @@ const SIGFIG: u8 = 3;
 pub struct Stats {
     /// [op kind: ingest, resolve, handle][completion type] latency in ns. Auto-resizing, so no value
     /// is ever out of range; failed and indeterminate ops stay apart from ok.
-    hist: [[Histogram<u64>; 3]; 3],
+    /// Indexed by [`OpKind::index`]: the built-in kinds always, a
+    /// registered kind from its first op on.
+    hist: Vec<[Histogram<u64>; 3]>,
     /// Values a histogram refused (none expected with auto-resize; counted
     /// so a refusal is shown, never silently dropped).
     pub saturated: u64,
@@ -35,7 +37,7 @@ impl Default for Stats {
     fn default() -> Self {
         let h = || Histogram::<u64>::new(SIGFIG).expect("valid sigfig");
         Stats {
-            hist: [[h(), h(), h()], [h(), h(), h()], [h(), h(), h()]],
+            hist: (0..3).map(|_| [h(), h(), h()]).collect(),
             saturated: 0,
             late: 0,
             duplicates: 0,
@@ -46,12 +48,12 @@ impl Default for Stats {
     }
 }
 
+fn new_histogram() -> Histogram<u64> {
+    Histogram::<u64>::new(SIGFIG).expect("valid sigfig")
+}
+
 fn ki(k: OpKind) -> usize {
-    match k {
-        OpKind::Ingest => 0,
-        OpKind::Resolve => 1,
-        OpKind::Handle => 2,
-    }
+    k.index()
 }
 
 fn ci(c: CompletionType) -> usize {
@@ -65,6 +67,10 @@ fn ci(c: CompletionType) -> usize {
 impl Stats {
     /// Records one completed op's latency (ns).
     pub fn record(&mut self, kind: OpKind, completion: CompletionType, latency_ns: u64) {
+        while self.hist.len() <= ki(kind) {
+            self.hist
+                .push([new_histogram(), new_histogram(), new_histogram()]);
+        }
         if self.hist[ki(kind)][ci(completion)]
             .record(latency_ns.max(1))
             .is_err()
@@ -106,7 +112,11 @@ impl Stats {
 
     /// The latency histogram (ns) of one kind and completion type.
     pub fn histogram(&self, kind: OpKind, completion: CompletionType) -> &Histogram<u64> {
-        &self.hist[ki(kind)][ci(completion)]
+        static EMPTY: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
+        self.hist
+            .get(ki(kind))
+            .map(|h| &h[ci(completion)])
+            .unwrap_or_else(|| EMPTY.get_or_init(new_histogram))
     }
 
     /// Ops of one kind and completion type.
@@ -116,7 +126,11 @@ impl Stats {
 
     /// Adds another worker's figures into these.
     pub fn merge(&mut self, other: &Stats) {
-        for k in 0..3 {
+        while self.hist.len() < other.hist.len() {
+            self.hist
+                .push([new_histogram(), new_histogram(), new_histogram()]);
+        }
+        for k in 0..other.hist.len() {
             for c in 0..3 {
                 if self.hist[k][c].add(&other.hist[k][c]).is_err() {
                     self.saturated += other.hist[k][c].len();

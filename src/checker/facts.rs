@@ -780,8 +780,8 @@ impl Facts {
         match invoke.f {
             OpKind::Ingest => self.ingest_done(invoke, steps, completion),
             OpKind::Resolve => self.resolve_done(invoke, steps, completion),
-            // Outbox ops are read by `checker::outbox::facts`, never here.
-            OpKind::Handle => {}
+            // Other workloads' ops are read by their own facts, never here.
+            _ => {}
         }
     }
 

@@ -192,20 +192,13 @@ pub fn describe_world(x: &Explore) -> String {
     )
 }
 
-/// `specstorm explore`: loads the scenario and its statement file,
-/// searches, prints the report on stdout (progress on stderr); returns the
-/// exit code: 0, 1, 4, 130 as [`Report::code`]; 2 for a bad scenario or
-/// statement file; 3 when the explorer's database refused the file's
-/// schema or exports.
-pub fn main(opts: &ExploreOptions) -> i32 {
-    match crate::outbox_run::is_outbox(opts.scenario.as_deref(), &opts.overrides) {
-        Ok(true) => return main_outbox(opts),
-        Ok(false) => {}
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
-            return e.exit_code();
-        }
-    }
+/// `specstorm explore` on a groups scenario: loads the scenario and its
+/// statement file, searches, prints the report on stdout (progress on
+/// stderr); returns the exit code: 0, 1, 4, 130 as [`Report::code`]; 2 for
+/// a bad scenario or statement file; 3 when the explorer's database
+/// refused the file's schema or exports. The workload registry hands each
+/// scenario to its workload's explorer.
+pub fn main_groups(opts: &ExploreOptions) -> i32 {
     let p = match prepare(opts.scenario.as_deref(), &opts.overrides) {
         Ok(p) => p,
         Err(e) => {
@@ -273,9 +266,12 @@ fn restore_name(r: Restore) -> &'static str {
 
 /// `specstorm explore` on an outbox scenario (`workload = "outbox"`): its
 /// statement file over the `[explore]` outbox world; exit codes as
-/// [`main`].
-fn main_outbox(opts: &ExploreOptions) -> i32 {
-    let p = match crate::outbox_run::prepare(opts.scenario.as_deref(), &opts.overrides) {
+/// [`main_groups`].
+pub fn main_outbox(opts: &ExploreOptions) -> i32 {
+    let p = match crate::workload::outbox::prepare::prepare(
+        opts.scenario.as_deref(),
+        &opts.overrides,
+    ) {
         Ok(p) => p,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");

@@ -16,20 +16,35 @@ use serde::{Deserialize, Serialize};
 pub const HISTORY_SCHEMA_VERSION: u32 = 3;
 
 /// The op kinds of every workload: groups has `ingest` and `resolve`,
-/// outbox has `handle`. Figures, the dashboard and the latency log list the
-/// kinds of the run's workload only ([`OpKind::ALL`] is groups').
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum OpKind {
-    /// Ingest one event (s1..s3 of groups.md).
-    Ingest,
-    /// Resolve one group.
-    Resolve,
-    /// Outbox: handle one delivery of one input message (one attempt).
-    Handle,
-}
+/// outbox has `handle`; a workload registered at run time adds its own
+/// ([`OpKind::register`]). Figures, the dashboard and the latency log list
+/// the kinds of the run's workload only ([`OpKind::ALL`] is groups').
+///
+/// A small number, not an enum, so that a workload outside the crate can
+/// have kinds of its own; the built-in kinds are constants, usable in
+/// patterns.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpKind(u8);
 
+/// The names of the op kinds, indexed by their number: the built-in ones
+/// first, then the registered ones.
+static KIND_NAMES: std::sync::RwLock<Vec<&'static str>> = std::sync::RwLock::new(Vec::new());
+
+/// The built-in kinds' names, in number order.
+const BUILT_IN_KINDS: [&str; 3] = ["ingest", "resolve", "handle"];
+
+/// Most op kinds a process may know (the built-in ones included).
+pub const MAX_OP_KINDS: usize = 32;
+
+#[allow(non_upper_case_globals)]
 impl OpKind {
+    /// Ingest one event (s1..s3 of groups.md).
+    pub const Ingest: OpKind = OpKind(0);
+    /// Resolve one group.
+    pub const Resolve: OpKind = OpKind(1);
+    /// Outbox: handle one delivery of one input message (one attempt).
+    pub const Handle: OpKind = OpKind(2);
+
     /// The groups workload's op kinds, in report order (every groups
     /// figure is keyed by these, and only these).
     pub const ALL: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
@@ -38,11 +53,84 @@ impl OpKind {
 
     /// Lowercase name, as in the history and the summary.
     pub fn name(self) -> &'static str {
-        match self {
-            OpKind::Ingest => "ingest",
-            OpKind::Resolve => "resolve",
-            OpKind::Handle => "handle",
+        match BUILT_IN_KINDS.get(self.0 as usize) {
+            Some(name) => name,
+            None => KIND_NAMES
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(self.0 as usize - BUILT_IN_KINDS.len())
+                .copied()
+                .unwrap_or("unknown"),
         }
+    }
+
+    /// The kind's number: an index for per-kind tables.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The kind named `name`, built in or registered.
+    pub fn named(name: &str) -> Option<OpKind> {
+        if let Some(i) = BUILT_IN_KINDS.iter().position(|n| *n == name) {
+            return Some(OpKind(i as u8));
+        }
+        KIND_NAMES
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| OpKind((i + BUILT_IN_KINDS.len()) as u8))
+    }
+
+    /// An op kind of a workload registered at run time; the same name
+    /// gives the same kind. Errors: [`MAX_OP_KINDS`] are taken.
+    pub fn register(name: &'static str) -> Result<OpKind, String> {
+        if let Some(k) = OpKind::named(name) {
+            return Ok(k);
+        }
+        let mut names = KIND_NAMES.write().unwrap_or_else(|e| e.into_inner());
+        if names.len() + BUILT_IN_KINDS.len() >= MAX_OP_KINDS {
+            return Err(format!(
+                "op kind {name:?}: at most {MAX_OP_KINDS} op kinds may be known"
+            ));
+        }
+        names.push(name);
+        Ok(OpKind((names.len() - 1 + BUILT_IN_KINDS.len()) as u8))
+    }
+}
+
+impl std::fmt::Debug for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // As the enum it was: `Ingest`, `Resolve`, `Handle`.
+        let name = self.name();
+        let mut c = name.chars();
+        match c.next() {
+            Some(first) => write!(f, "{}{}", first.to_ascii_uppercase(), c.as_str()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Serialize for OpKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for OpKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // A visitor, so that reading a history allocates no name per op.
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = OpKind;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an op kind's name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<OpKind, E> {
+                OpKind::named(name).ok_or_else(|| E::unknown_variant(name, &BUILT_IN_KINDS))
+            }
+        }
+        d.deserialize_str(Name)
     }
 }
 

@@ -41,8 +41,20 @@ fn lat(l: &Latency) -> String {
 }
 
 /// The summary as a few lines of text; `results` adds the first violation's
-/// evidence under each violated invariant.
+/// evidence under each violated invariant. Groups' and outbox's figures
+/// (events, resolves, stranded events; the outbox's queue) have their
+/// lines; [`render_common`] is the text of a workload without them.
 pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+    render_parts(s, results, run_dir, true)
+}
+
+/// [`render`] with the common figures only: the text of a workload that
+/// has none of groups' or outbox's own (one registered at run time).
+pub fn render_common(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+    render_parts(s, results, run_dir, false)
+}
+
+fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -59,6 +71,15 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
     );
     match &s.outbox {
         Some(ob) => o.push_str(&super::human_outbox::load_lines(s, ob)),
+        None if !built_in => {
+            let total: u64 = s.ops.values().map(|c| c.ok + c.fail + c.info).sum();
+            let _ = writeln!(
+                o,
+                "  {total} ops in {:.1}s: {:.0} ops/s in all",
+                s.duration_s,
+                s.throughput_ops_per_s.get("total").copied().unwrap_or(0.0)
+            );
+        }
         None => {
             let _ = writeln!(
             o,
@@ -90,7 +111,7 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             open.get("missed").copied().unwrap_or(0)
         );
     }
-    if s.outbox.is_none() {
+    if s.outbox.is_none() && built_in {
         let _ = writeln!(
             o,
             "  resolves: {} resolved, {} refused",
@@ -147,7 +168,7 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
             p.invariant, p.what, p.why
         );
     }
-    if s.outbox.is_none() {
+    if s.outbox.is_none() && built_in {
         stranded_line(&mut o, s);
     }
     if !s.thresholds.is_empty() {

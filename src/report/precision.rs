@@ -48,11 +48,7 @@ impl AmbiguousOps {
         }
         if let Entry::Ok(c) = e {
             if let Some(why) = &c.result.ambiguous {
-                let f = match c.f {
-                    OpKind::Ingest => "ingest",
-                    OpKind::Resolve => "resolve",
-                    OpKind::Handle => "handle",
-                };
+                let f = c.f.name();
                 *self.counts.entry((f, why.clone())).or_default() += 1;
             }
         }

@@ -14,6 +14,7 @@ pub mod api;
 mod expect;
 pub mod invariants;
 mod load;
+pub mod registered;
 
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
 pub use load::limits;
@@ -174,14 +175,17 @@ impl Scenario {
 }
 
 /// The workload a scenario runs.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
+#[cfg_attr(test, serde(rename_all = "lowercase"))]
 pub enum Workload {
     /// `groups`: BacktalkGroups.tla (groups.md).
     Groups,
     /// `outbox`: exactly_once_none_atomic.tla (outbox.md).
     Outbox,
+    /// A workload registered at run time ([`registered`]), by its name.
+    #[cfg_attr(test, schemars(skip))]
+    Registered(&'static str),
 }
 
 impl Workload {
@@ -190,7 +194,32 @@ impl Workload {
         match self {
             Workload::Groups => "groups",
             Workload::Outbox => "outbox",
+            Workload::Registered(name) => name,
         }
+    }
+
+    /// The workload named `name`: a built-in one or a registered one.
+    pub fn named(name: &str) -> Option<Workload> {
+        match name {
+            "groups" => Some(Workload::Groups),
+            "outbox" => Some(Workload::Outbox),
+            _ => registered::find(name).map(|r| Workload::Registered(r.name)),
+        }
+    }
+}
+
+impl Serialize for Workload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Workload {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Workload::named(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!("{name:?} is no workload of this build"))
+        })
     }
 }
 

@@ -6,13 +6,15 @@
 //! machine ran through `handle.ack`, the out-queue record the attempt
 //! published is read back for the answer's `sent`.
 
-use crate::client::sqlite::{exec_step, Journal};
+use crate::client::sqlite::{Journal, StepError};
 use crate::clock::wall_ms;
 use crate::draws::draw_rng;
 use crate::fault_hook::HandleHook;
 use crate::history::{CompletionType, OpResult};
 use crate::statements::OpProgram;
-use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
+use crate::statements::StepDef;
+use crate::workload::outbox::AttemptEnd;
+use crate::workload::StepOutcome;
 use crate::workload::{StepMachine, Value};
 use rand::RngExt;
 use rusqlite::{Connection, OptionalExtension};
@@ -60,64 +62,18 @@ pub fn run_handle(
         Value::Int(op.tx_id),
         Value::Int(wall_ms()),
     ];
-    let mut m = StepMachine::new(program, builtins);
-    let mut paused: Vec<&str> = Vec::new();
-    let mut crashed_once = false;
-    // The rowid of this attempt's last publish (the step named `publish`).
-    let mut published: Option<i64> = None;
-    let mut n = 0u32;
-    let (end, kind, result) = loop {
-        let Some(i) = m.current() else {
-            unreachable!("a handle program has steps")
-        };
-        let step = &program.steps[i];
-        if let Some((_, d)) = hook
-            .pauses
-            .iter()
-            .find(|(s, _)| *s == step.name && !paused.contains(&s.as_str()))
-        {
-            paused.push(&step.name);
-            // Cut short when the server shuts down.
-            pauses.sleep(*d);
-        }
-        let r = exec_step(conn, journal, step, &m.params());
-        let next = match r {
-            Ok(out) => {
-                if step.name == "publish" && out.changes > 0 {
-                    published = Some(conn.last_insert_rowid());
-                }
-                m.advance(out)
-            }
-            Err(e) => {
-                break attempt_result(
-                    &m,
-                    AttemptEnd::Error,
-                    Some(e.maybe_applied),
-                    &format!("step {}: {}", step.name, e.message),
-                )
-            }
-        };
-        let crash = (!crashed_once && hook.crash_after.as_deref() == Some(&step.name))
-            || hook.crash_p.as_ref().is_some_and(|(p, salt, only)| {
-                only.as_deref().is_none_or(|s| s == step.name)
-                    && draw_rng(*salt, 0, 0, n).random_bool(*p)
-            });
-        crashed_once |= hook.crash_after.as_deref() == Some(&step.name);
-        if crash {
-            let (end, kind, mut result) = attempt_result(
-                &m,
-                AttemptEnd::Crashed,
-                None,
-                &format!("crashed by the fault hook after step {}", step.name),
-            );
-            result.crashed_after = Some(step.name.clone());
-            break (end, kind, result);
-        }
-        n += 1;
-        if let Some(end) = end_after(&m, program, next) {
-            break end;
-        }
+    let mut hooks = HookFaults {
+        conn,
+        hook,
+        pauses,
+        paused: Vec::new(),
+        crashed_once: false,
+        published: None,
+        program,
     };
+    let (end, kind, result) =
+        crate::step_driver::drive((conn, journal), program, builtins, &mut hooks);
+    let published = hooks.published;
     let sent = if end == AttemptEnd::Acked {
         published.and_then(|rowid| sent_row(conn, rowid).ok().flatten())
     } else {
@@ -141,4 +97,64 @@ fn sent_row(conn: &Connection, rowid: i64) -> rusqlite::Result<Option<(i64, i64)
         |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
     )
     .optional()
+}
+
+/// The server's handle attempt as the step driver's hooks: the fault
+/// hook's pauses (once per named step) and crashes (a named step once, or
+/// a drawn chance after each executed step), and the rowid of the
+/// attempt's last publish.
+struct HookFaults<'a> {
+    conn: &'a Connection,
+    hook: &'a HandleHook,
+    pauses: &'a crate::control::Control,
+    paused: Vec<&'a str>,
+    crashed_once: bool,
+    /// The rowid of this attempt's last publish (the step named `publish`).
+    published: Option<i64>,
+    program: &'a OpProgram,
+}
+
+impl<'a> crate::step_driver::StepHooks<'a> for &mut HookFaults<'a> {
+    type Out = (AttemptEnd, CompletionType, OpResult);
+
+    fn before(&mut self, _n: usize, _i: usize, step: &'a StepDef) {
+        if let Some((_, d)) = self
+            .hook
+            .pauses
+            .iter()
+            .find(|(s, _)| *s == step.name && !self.paused.contains(&s.as_str()))
+        {
+            self.paused.push(&step.name);
+            // Cut short when the server shuts down.
+            self.pauses.sleep(*d);
+        }
+    }
+
+    fn after(&mut self, i: usize, _start: u64, _end: u64, r: &Result<StepOutcome, StepError>) {
+        if let Ok(out) = r {
+            if self.program.steps[i].name == "publish" && out.changes > 0 {
+                self.published = Some(self.conn.last_insert_rowid());
+            }
+        }
+    }
+
+    fn crash(&mut self, n: usize, _i: usize, step: &'a StepDef) -> bool {
+        let hook = self.hook;
+        let crash = (!self.crashed_once && hook.crash_after.as_deref() == Some(&step.name))
+            || hook.crash_p.as_ref().is_some_and(|(p, salt, only)| {
+                only.as_deref().is_none_or(|s| s == step.name)
+                    && draw_rng(*salt, 0, 0, n as u32).random_bool(*p)
+            });
+        self.crashed_once |= hook.crash_after.as_deref() == Some(&step.name);
+        crash
+    }
+
+    fn end(self, m: &StepMachine<'a>, end: crate::step_driver::End) -> Self::Out {
+        crate::outbox_runtime::outbox_end(
+            m,
+            self.program,
+            end,
+            "crashed by the fault hook after step",
+        )
+    }
 }

@@ -6,6 +6,8 @@
 pub mod groups;
 pub mod machine;
 pub mod outbox;
+pub mod registry;
+pub mod traits;
 pub mod value;
 
 pub use machine::{Next, StepMachine, StepOutcome};

@@ -690,7 +690,7 @@ fn every_shipped_scenario_loads() {
         assert_eq!(s.name, name.trim_end_matches(".toml"));
         // With its statement file too (fault steps are checked against it).
         let checked = if s.workload == specstorm::scenario::Workload::Outbox {
-            specstorm::outbox_run::prepare(Some(&path), &[]).map(|_| ())
+            specstorm::workload::outbox::prepare::prepare(Some(&path), &[]).map(|_| ())
         } else {
             specstorm::prepare::prepare(Some(&path), &[]).map(|_| ())
         };
@@ -775,6 +775,7 @@ fn shipped_scenarios_stop_on_counts() {
             // The outbox run ends when its queue (a count) drains.
             Workload::Outbox => assert!(s.outbox.as_ref().unwrap().messages > 0, "{name}"),
             Workload::Groups => assert!(s.stop.events > 0, "{name} stops on a duration only"),
+            Workload::Registered(w) => panic!("{name}: a shipped scenario of workload {w:?}"),
         }
     }
 }

@@ -191,6 +191,7 @@ fn every_shipped_scenario_keeps_its_op_plans() {
             match s.workload {
                 Workload::Groups => groups_cases(&mut out, &name, &s, dir),
                 Workload::Outbox => summarise(&mut out, &format!("{name} queue"), &queue_plan(&s)),
+                Workload::Registered(w) => panic!("{name}: a shipped scenario of workload {w:?}"),
             }
         }
     }

@@ -8,6 +8,8 @@ mod common;
 
 mod checkers;
 mod correct_designs;
+mod counter;
+mod counter_runs;
 mod evidence;
 mod explore;
 mod outbox;

@@ -40,6 +40,8 @@ pub(super) struct Context<'a> {
     pub(super) overrides: &'a [Override],
     /// `workload = "outbox"` (after overrides).
     pub(super) outbox: bool,
+    /// A workload registered at run time (after overrides).
+    pub(super) registered: Option<crate::scenario::registered::Registered>,
 }
 
 impl Context<'_> {

@@ -160,12 +160,17 @@ pub fn load_str(
     }
     // Which invariants `expect` may name depends on the workload.
     let outbox = doc.get("workload").and_then(Item::as_str) == Some("outbox");
+    let registered = doc
+        .get("workload")
+        .and_then(Item::as_str)
+        .and_then(crate::scenario::registered::find);
     let ctx = Context {
         file,
         text,
         spans: &spans,
         overrides: &overrides,
         outbox,
+        registered,
     };
     check_keys(&ctx, &doc)?;
     fill_defaults(&mut doc, name);

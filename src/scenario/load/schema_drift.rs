@@ -341,6 +341,7 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
         spans: &spans,
         overrides: &[],
         outbox: false,
+        registered: None,
     };
     let schema = Schema::of::<Scenario>();
     let props = schema.properties(&schema.root);

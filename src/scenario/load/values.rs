@@ -71,12 +71,22 @@ pub(super) fn check_value(
         }
         Kind::OneOf(options) => {
             let text = value.as_str().ok_or_else(wrong_type)?;
-            if !options.contains(&text) {
+            // `workload` also takes the workloads registered at run time.
+            let registered = || {
+                if path == ["workload"] {
+                    crate::scenario::registered::names()
+                } else {
+                    Vec::new()
+                }
+            };
+            if !options.contains(&text) && !registered().contains(&text) {
+                let mut all = options.to_vec();
+                all.extend(registered());
                 return Err(ctx.error(
                     path,
                     format!(
                         "invalid `{key}` {text:?}: expected one of {}",
-                        quoted_list(options)
+                        quoted_list(&all)
                     ),
                 ));
             }
@@ -239,12 +249,16 @@ pub(super) fn check_expect(
     item: &Item,
 ) -> Result<(), Option<String>> {
     let key = display_path(path);
-    let known: &[&str] = if ctx.outbox {
-        &OUTBOX_INVARIANTS
-    } else {
-        &GROUPS_INVARIANTS
+    let known: &[&str] = match ctx.registered {
+        Some(r) => r.invariants,
+        None if ctx.outbox => &OUTBOX_INVARIANTS,
+        None => &GROUPS_INVARIANTS,
     };
-    let workload = if ctx.outbox { "outbox" } else { "groups" };
+    let workload = match ctx.registered {
+        Some(r) => r.name,
+        None if ctx.outbox => "outbox",
+        None => "groups",
+    };
     if let Some(text) = item.as_str() {
         return if text == "holds" {
             Ok(())

@@ -19,6 +19,9 @@ pub(super) const GROUPS_ONLY: &[&str] = &["load", "keys", "retry", "resolve"];
 /// over HTTP (`/v1/messages`); its variant must be an outbox one, its
 /// faults hit `handle`; `per = "step"` is outbox-only.
 pub(super) fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    if let crate::scenario::Workload::Registered(name) = s.workload {
+        return check_registered(ctx, s, name);
+    }
     let outbox = s.workload == crate::scenario::Workload::Outbox;
     if !outbox {
         if ctx.is_given(&["outbox"]) {
@@ -101,6 +104,68 @@ fn check_lease(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
             &["outbox", "lease"],
             "`outbox.lease` must be at least 1ms (or \"0s\": no lease, an attempt holds its \
              delivery until it ends)",
+        ));
+    }
+    Ok(())
+}
+
+/// Tables a workload registered at run time does not take: the built-in
+/// workloads' own, and what needs the engine's step driver or the HTTP
+/// target, which such a workload does not use (yet).
+const NOT_REGISTERED: &[&str] = &[
+    "load",
+    "keys",
+    "retry",
+    "resolve",
+    "outbox",
+    "api",
+    "audit",
+    "explore",
+    "min_evidence",
+];
+
+/// A workload registered at run time brings its own statement file, load
+/// and checkers, on the in-process SQLite target: the built-in workloads'
+/// tables, `stop.events`, faults and the HTTP target are refused (none of
+/// them would take effect).
+fn check_registered(ctx: &Context, s: &Scenario, name: &str) -> Result<(), ScenarioError> {
+    for table in NOT_REGISTERED {
+        if ctx.is_given(&[table]) {
+            return Err(ctx.error(
+                &[table],
+                format!("[{table}] does not apply to workload = {name:?}"),
+            ));
+        }
+    }
+    if ctx.is_given(&["stop", "events"]) {
+        return Err(ctx.error(
+            &["stop", "events"],
+            format!("`stop.events` does not apply to workload = {name:?}"),
+        ));
+    }
+    if !s.faults.is_empty() {
+        return Err(ctx.error(
+            &["faults", "0", "kind"],
+            format!(
+                "workload = {name:?} takes no faults: the nemesis drives the built-in \
+                 workloads' steps only (for now)"
+            ),
+        ));
+    }
+    if s.target.kind != crate::scenario::TargetKind::Sqlite {
+        return Err(ctx.error(
+            &["target", "kind"],
+            format!("workload = {name:?} runs on the in-process SQLite target only"),
+        ));
+    }
+    if !s.variant.ends_with(".sql") {
+        return Err(ctx.error(
+            &["variant"],
+            format!(
+                "workload = {name:?} runs its own statement file: set `variant` to a .sql file \
+                 (found {:?})",
+                s.variant
+            ),
         ));
     }
     Ok(())

@@ -15,6 +15,8 @@
 //! effect the spec's invariants see. The checkers never read `fail` as "no
 //! row written": they judge the final tables.
 
+pub mod prepare;
+pub mod run;
 use super::machine::{Next, StepMachine};
 use crate::history::{CompletionType, OpResult};
 

@@ -1,8 +1,14 @@
-//! One run, end to end: load and check the scenario and variant, prepare
-//! the run folder and the database, run the load, read the final tables as
-//! one snapshot, audit them against the history, and save the results.
+//! The groups workload's load phase on each target: the in-process SQLite
+//! database (connections, lock nemesis, WAL keeper, load, snapshot) and an
+//! HTTP target (the spawned reference server or a service, its health, the
+//! fault proxy, kill and lock nemeses, the load, the export or the
+//! service's own database as the final tables); and the namespace a run
+//! takes on a target that holds other runs' rows.
+//!
+//! App layer (the groups workload's implementation): imports the engine,
+//! the targets and the nemesis.
 
-use crate::checker::{check_all, evidence, Facts, Tables};
+use crate::checker::Tables;
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::client::mapping::Mapping;
@@ -13,399 +19,23 @@ use crate::client::sqlite;
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_kind::FaultKind;
-use crate::history::reader;
-use crate::history::writer::HistoryWriter;
-use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
 use crate::http_runtime::{run_load_http, GroupIdSource, Nonconforming};
-use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
 use crate::nemesis::kill::KillNemesis;
 use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::proxy::FaultProxy;
-use crate::nemesis::{FaultPlan, Recorder};
-use crate::prepare::{
-    default_run_dir, faults_of, fit, holds_rows, prepare, scenario_base, Prepared, RunError,
-    RunOptions,
-};
-use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
-use crate::run_folder::{provenance, save_failure, save_results, saved_scenario};
+use crate::prepare::{faults_of, fit, holds_rows, Prepared, RunError};
 use crate::runtime::LoadOutcome;
 use crate::runtime::{run_load, LoadPlan};
 use crate::scenario::api::{EventRows, GroupIds};
-use crate::scenario::{self, TargetKind};
+use crate::scenario::{self};
 use crate::statements::GroupsVariant;
 use crate::target_service::{start_service, wait_healthy};
-use crate::variant;
-use crate::verdict::CheckResult;
 use crate::wal::WalKeeper;
-use crate::watch::Watcher;
-use crate::whole::{write_whole, Reserve, WriteError};
 use rusqlite::{Connection, OpenFlags};
-use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
-
-/// Runs a groups scenario end to end and saves its results; returns the
-/// summary (whose `exit.code` is the process's exit code) and the run
-/// folder. [`crate::dispatch::run`] hands every scenario to its workload's
-/// runner.
-pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
-    let mut p = prepare(opts.scenario.as_deref(), &opts.overrides)?;
-    let sharded = crate::prepare::apply_shard(&mut p.scenario, opts.shard, opts.run_id.as_deref())?;
-    let s = &p.scenario;
-    control.set_grace(s.stop.grace);
-    let started = SystemTime::now();
-    let variant_name = variant::short_name(&s.variant);
-    let run_dir = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| default_run_dir(started, &s.name, &variant_name));
-    // The folder is this run's before anything else can take time: a
-    // second run on the same --out is refused now, not after both wrote.
-    let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
-    // A database given by path is checked before anything is written.
-    let target = &s.target;
-    let namespace = match (&target.url, &target.path) {
-        // An external service may hold rows of earlier runs (or real data):
-        // this run works in a namespace of projects of its own.
-        // Shards share one namespace, derived from their run id.
-        (Some(_), _) => Ok(sharded.unwrap_or_else(|| run_namespace(started))),
-        (None, Some(path)) => namespace_for(path, &target.sqlite(), started),
-        (None, None) => Ok(String::new()),
-    };
-    // A refused input (a database that holds rows) ran nothing: no folder.
-    if let Err(e @ RunError::Input(_)) = namespace {
-        claim.release();
-        return Err(e);
-    }
-    match namespace.and_then(|ns| execute(opts, &p, &run_dir, ns, started, control)) {
-        Ok(summary) => Ok((summary, run_dir)),
-        Err(e) => {
-            save_failure(&run_dir, opts, s, &p.variant.file, started, &e);
-            Err(e)
-        }
-    }
-}
-
-/// The run after its folder exists: database, load, audit, results.
-fn execute(
-    opts: &RunOptions,
-    p: &Prepared,
-    run_dir: &Path,
-    namespace: String,
-    started: SystemTime,
-    control: Arc<Control>,
-) -> Result<Summary, RunError> {
-    let s = &p.scenario;
-    let started_utc = humantime::format_rfc3339_millis(started).to_string();
-    let variant_name = variant::short_name(&s.variant);
-    // Provenance first, so even a run that fails later says what it was.
-    let base = scenario_base(opts);
-    let saved = saved_scenario(s, &base);
-    write_whole(&run_dir.join("scenario.toml"), saved.to_toml())?;
-    write_whole(&run_dir.join("variant.sql"), &p.variant.file.text)?;
-    // Room for the results, should the load fill the disk; freed (also on
-    // every error) before they are written.
-    let mut reserve = Reserve::keep(run_dir);
-
-    let history_path = run_dir.join("history.jsonl");
-    // A history that cannot be written (a full disk) stops the load at
-    // once; its error ends the run with exit 3 (`writer.finish()`).
-    let stop = control.clone();
-    let writer = HistoryWriter::create_with(&history_path, move |_| stop.request_stop())
-        .map_err(|e| WriteError::new(&history_path, e))?;
-    let sink = writer.sink();
-    let http = s.target.kind == TargetKind::Http;
-    // The clock's origin as UTC, read next to it, so that shards' times
-    // can be put on one time base (`merge`).
-    let clock = Clock::start();
-    let clock_utc_ns = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos() as u64;
-    sink.send_entry(&Entry::Header(Header {
-        outbox: None,
-        schema_version: HISTORY_SCHEMA_VERSION,
-        workload: "groups".into(),
-        scenario: s.name.clone(),
-        variant: variant_name.clone(),
-        seed: s.seed,
-        started_utc: started_utc.clone(),
-        // Only the in-process target sees every statement.
-        step_log: !http,
-        counting_step: p.variant.counting_step as u32,
-        event_step: p.variant.event_step.map(|i| i as u32),
-        ingest_steps: p
-            .variant
-            .ingest
-            .steps
-            .iter()
-            .map(|s| s.name.clone())
-            .collect(),
-        namespace: namespace.clone(),
-        shard: crate::shard::shard_header(opts.shard, opts.run_id.as_deref(), clock_utc_ns),
-        merged: None,
-    }));
-    let nemesis = Recorder {
-        plan: Arc::new(FaultPlan::new(s.seed, &s.faults)),
-        sink: sink.clone(),
-        clock,
-    };
-    let live = Arc::new(Live::new(
-        RunInfo {
-            scenario: s.name.clone(),
-            variant: variant_name.clone(),
-            target: match (&s.target.url, s.target.kind) {
-                (Some(url), _) => format!("http {url}"),
-                (None, TargetKind::Http) => "http (spawned reference server)".into(),
-                (None, TargetKind::Sqlite) => format!(
-                    "sqlite {}",
-                    s.target
-                        .path
-                        .clone()
-                        .unwrap_or_else(|| run_dir.join("target.db"))
-                        .display()
-                ),
-            },
-            seed: s.seed,
-            stop_events: s.stop.events,
-            stop_duration: s.stop.duration,
-        },
-        (s.load.ingesters + s.load.resolvers) as usize,
-        Some(nemesis.plan.clone()),
-    ));
-    let watcher = Watcher::start(opts.watch, live.clone(), control.clone());
-    let plan = LoadPlan {
-        scenario: s,
-        variant: &p.variant,
-        namespace: &namespace,
-        sink: sink.clone(),
-        clock,
-        control: &control,
-        nemesis: nemesis.clone(),
-        live: live.clone(),
-        shard: opts.shard,
-    };
-    let phase = if http {
-        http_phase(p, run_dir, &base, &plan, control.clone())
-    } else {
-        sqlite_phase(p, run_dir, &plan, control.clone())
-    };
-    drop(plan);
-    if let Ok(ph) = &phase {
-        // Draining included, as in the summary's duration.
-        live.set_elapsed(ph.load.elapsed_ns);
-    }
-    live.set_phase(RunPhase::Audit);
-    // Every sender must be gone for the writer to finish.
-    let faults = nemesis.plan.clone();
-    drop(nemesis);
-    let interrupted = control.interrupted.load(Ordering::Acquire);
-    sink.send_entry(&Entry::Footer(Footer {
-        t: clock.now(),
-        partial: interrupted,
-        ops: phase.as_ref().map(|ph| ph.load.ops).unwrap_or(0),
-        tables_read: phase
-            .as_ref()
-            .ok()
-            .and_then(|ph| ph.tables.as_ref())
-            .map(|t| [t.read_start, t.read_end]),
-    }));
-    drop(sink);
-    let history_bytes = writer.finish().map_err(|e| {
-        anyhow::anyhow!(
-            "history could not be written to {}: {e}",
-            history_path.display()
-        )
-    })?;
-    let Phase {
-        load,
-        tables,
-        target_desc,
-        target_error,
-        wal,
-    } = phase?;
-
-    // The audit: the checkers over the history and the final tables.
-    // One pass over the history feeds the checkers and the latency log.
-    let mut hlog = crate::report::hlog::Builder::default();
-    let mut ambiguous = crate::report::precision::AmbiguousOps::default();
-    let facts = Facts::from_entries(reader::read(&history_path)?.inspect(|e| {
-        if let Ok(e) = e {
-            hlog.feed(e);
-            ambiguous.feed(e);
-        }
-    }))?;
-    reserve.release();
-    crate::report::hlog::write(
-        &run_dir.join(crate::report::hlog::FILE),
-        &crate::report::hlog::Log {
-            started,
-            intervals: hlog.finish(),
-        },
-    )?;
-    let (results, stranded, tables, evidence) = match tables {
-        Some(tables) => {
-            let (mut r, st) = check_all(&facts, &tables);
-            let ev = evidence::judge(&facts, &tables, &s.min_evidence(), &mut r);
-            (r, st, tables, ev)
-        }
-        None => (
-            unjudged(
-                target_error
-                    .as_deref()
-                    .unwrap_or("the final tables are missing"),
-            ),
-            Default::default(),
-            Tables::default(),
-            Default::default(),
-        ),
-    };
-
-    // A shard of several cannot be judged alone (see checker::sharded::shard_verdicts).
-    let (results, stranded) = match crate::checker::sharded::shard_verdicts(opts.shard) {
-        Some(r) => (r, Default::default()),
-        None => (results, stranded),
-    };
-    let duration_s = load.elapsed_ns as f64 / 1e9;
-    let fig = summary::figures(&load.stats, duration_s);
-    let accepted = facts.events.values().filter(|e| e.acked).count() as u64;
-    let mut coverage = crate::report::coverage::groups(&facts, &tables);
-    let resolves_sent: u64 = crate::history::CompletionType::ALL
-        .iter()
-        .map(|&c| load.stats.count(crate::history::OpKind::Resolve, c))
-        .sum();
-    if http
-        && s.load.resolvers > 0
-        && resolves_sent == 0
-        && !control.interrupted.load(Ordering::Acquire)
-    {
-        // Resolvers resolve only groups whose id the service named.
-        coverage.gaps.push(
-            "no resolve was sent: the resolvers never learned a group id (see \
-             api.ingest.group_id and api.group_ids)"
-                .into(),
-        );
-    }
-    let (expect, thresholds) = s.expectation();
-    let mut summary = Summary {
-        schema_version: SUMMARY_SCHEMA_VERSION,
-        scenario: s.name.clone(),
-        workload: "groups".into(),
-        variant: variant_name,
-        seed: s.seed,
-        target: target_desc,
-        partial: interrupted,
-        duration_s: (duration_s * 1000.0).round() / 1000.0,
-        events: load.fresh_events,
-        events_per_s: summary::rate(accepted, duration_s),
-        ops: fig.ops,
-        throughput_ops_per_s: fig.throughput,
-        latency_us: fig.latency_ok,
-        latency_us_not_ok: fig.latency_not_ok,
-        latency_saturated: load.stats.saturated,
-        duplicates: load.stats.duplicates,
-        resolves: BTreeMap::from([
-            ("resolved".to_string(), load.stats.resolved),
-            ("refused".to_string(), load.stats.refused),
-        ]),
-        open_model: (s.load.model == scenario::LoadModel::Open).then(|| {
-            BTreeMap::from([
-                ("late".to_string(), load.stats.late),
-                ("missed".to_string(), load.missed),
-            ])
-        }),
-        invariants: summary::invariants(&results),
-        stranded_events: stranded,
-        faults_injected: faults.injected_by_kind(),
-        coverage,
-        evidence,
-        history: BTreeMap::from([
-            ("file".to_string(), serde_json::json!("history.jsonl")),
-            ("bytes".to_string(), serde_json::json!(history_bytes)),
-            ("ops".to_string(), serde_json::json!(facts.ops)),
-            (
-                "unfinished_ops".to_string(),
-                serde_json::json!(facts.unfinished),
-            ),
-            (
-                "event_rows".to_string(),
-                serde_json::json!(tables.event_rows),
-            ),
-            (
-                "group_rows".to_string(),
-                serde_json::json!(tables.groups.len()),
-            ),
-        ]),
-        provenance: provenance(opts, &p.variant.file, p.scenario.seed, started),
-        resolved_scenario: serde_json::to_value(s).map_err(anyhow::Error::from)?,
-        expect: expect.clone(),
-        thresholds: Vec::new(),
-        precision: crate::report::precision::losses(s, &ambiguous),
-        exit: summary::Exit {
-            code: 0,
-            rule: String::new(),
-        },
-        shard: crate::shard::shard_header(opts.shard, opts.run_id.as_deref(), clock_utc_ns),
-        merged: None,
-        outbox: None,
-        wal,
-    };
-    // Thresholds name figures of this very summary.
-    summary.thresholds = summary::judge_thresholds(
-        &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
-        &thresholds,
-    );
-    summary.exit = summary::exit(
-        interrupted,
-        target_error.as_deref(),
-        &results,
-        &summary.coverage,
-        &expect,
-        &summary.thresholds,
-    );
-    save_results(run_dir, &summary.to_json(), &summary, &results)?;
-    live.set_verdicts(Verdicts {
-        invariants: results
-            .iter()
-            .map(|r| {
-                let first = r.first_explanation();
-                let n = if r.violations > 0 {
-                    r.violations
-                } else {
-                    r.unknowns
-                };
-                (r.invariant.clone(), r.verdict, n, first)
-            })
-            .collect(),
-        stranded: summary.stranded_events.total,
-        exit: (summary.exit.code, summary.exit.rule.clone()),
-        run_dir: run_dir.display().to_string(),
-    });
-    // The dashboard shows the verdicts until a key; then the terminal is
-    // the summary's.
-    watcher.finish();
-    // A closed pipe (`| head`) must not turn a finished run into a panic.
-    let text = crate::report::human::render(&summary, &results, &run_dir.display().to_string());
-    let _ = if opts.summary_on_stderr {
-        writeln!(std::io::stderr(), "{text}")
-    } else {
-        writeln!(std::io::stdout(), "{text}")
-    };
-    Ok(summary)
-}
-
-/// Every invariant `unknown`: the final tables could not be read, so no
-/// verdict can be given (the run exits 3 for the target's failure).
-fn unjudged(why: &str) -> Vec<CheckResult> {
-    crate::checker::all_unknown(
-        "the final tables",
-        "none",
-        &format!("not judged: the final tables could not be read ({why})"),
-    )
-}
 
 /// A shard refuses a run id that was used before: a sibling shard never
 /// writes this shard's event ids (they carry its `k<i>-` prefix), so any
@@ -444,21 +74,21 @@ fn refuse_used_run_id(
 }
 
 /// What a target's load phase hands to the audit.
-struct Phase {
-    load: LoadOutcome,
+pub(super) struct Phase {
+    pub(super) load: LoadOutcome,
     /// The final tables, read as one snapshot after the load drained; None
     /// when the target could not give them (then nothing is judged).
-    tables: Option<Tables>,
+    pub(super) tables: Option<Tables>,
     /// The target, for the summary.
-    target_desc: String,
+    pub(super) target_desc: String,
     /// The target misbehaved in a way that makes the run exit 3.
-    target_error: Option<String>,
+    pub(super) target_error: Option<String>,
     /// The target database's WAL, when the bench could watch it.
-    wal: Option<crate::wal::WalReport>,
+    pub(super) wal: Option<crate::wal::WalReport>,
 }
 
 /// The in-process SQLite target: connections, load, snapshot.
-fn sqlite_phase(
+pub(super) fn sqlite_phase(
     p: &Prepared,
     run_dir: &Path,
     plan: &LoadPlan<'_>,
@@ -527,7 +157,7 @@ fn sqlite_phase(
 
 /// An HTTP target: spawn the reference server if asked, check it answers,
 /// run the load, then read `GET /v1/export` into the run folder and audit it.
-fn http_phase(
+pub(super) fn http_phase(
     p: &Prepared,
     run_dir: &Path,
     base: &Path,
@@ -738,7 +368,7 @@ fn http_phase(
 
 /// Refuses a database that holds rows unless the scenario reuses it; then
 /// returns the run's own project namespace (empty for a fresh database).
-fn namespace_for(
+pub(super) fn namespace_for(
     path: &Path,
     target: &scenario::SqliteTarget,
     started: SystemTime,
@@ -764,7 +394,7 @@ fn namespace_for(
 /// The project prefix of a run that shares its target:
 /// `r<unix ms>-<random>.`. The random part keeps two runs started in the
 /// same millisecond apart (their ids and projects would otherwise mix).
-fn run_namespace(started: SystemTime) -> String {
+pub(super) fn run_namespace(started: SystemTime) -> String {
     let since = started
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
@@ -793,7 +423,7 @@ fn prepare_database(
 /// Reads the canonical tables (the variant's `export.*` queries) in one
 /// read transaction, keeping only this run's namespace; times on `clock`
 /// (see [`crate::client::sqlite_tables::read_tables`]).
-pub fn snapshot(
+pub(super) fn snapshot(
     conn: &mut Connection,
     variant: &GroupsVariant,
     namespace: &str,

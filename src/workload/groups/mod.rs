@@ -1,7 +1,11 @@
 //! The groups workload (BacktalkGroups.tla): the ops an ingester and a
 //! resolver run, and how a finished step machine becomes an op's result,
 //! following the rules of `targets/README.md` ("What the groups workload
-//! makes of the steps").
+//! makes of the steps"). Its implementation of the `Workload` trait is
+//! [`run`], with its load phase in [`load`].
+
+pub(crate) mod load;
+pub mod run;
 
 use super::machine::{Next, StepMachine};
 use super::value::Value;

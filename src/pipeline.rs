@@ -1,0 +1,299 @@
+//! The one pipeline of `specstorm run` for every workload: prepare
+//! (scenario, statement file, run folder) -> load -> drain -> final tables
+//! -> audit -> report. The workload ([`crate::workload::traits`]) brings
+//! its statement file, its load phase, its checkers and its own figures;
+//! the run folder, the history's header and footer, the nemesis's
+//! recorder, the dashboard, the latency log, the common figures, the
+//! thresholds, the exit decision and the saved results are written here,
+//! once, for all of them.
+//!
+//! App layer: imports the workload registry, the run folder's writers and
+//! the report; no runner imports it.
+
+use crate::clock::Clock;
+use crate::control::Control;
+use crate::history::writer::HistoryWriter;
+use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
+use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
+use crate::nemesis::{FaultPlan, Recorder};
+use crate::prepare::{default_run_dir, scenario_base, RunError, RunOptions};
+use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::run_folder::{provenance, save_failure, save_results, saved_scenario};
+use crate::scenario::TargetKind;
+use crate::variant;
+use crate::watch::Watcher;
+use crate::whole::{write_whole, Reserve, WriteError};
+use crate::workload::registry;
+use crate::workload::traits::{LoadCx, SummaryCx, WorkloadRun};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Runs a scenario end to end with its workload and saves its results;
+/// returns the summary (whose `exit.code` is the process's exit code) and
+/// the run folder. Errors: a refused input runs nothing and leaves no
+/// folder (exit 2); any later error leaves the folder with a failed
+/// summary and `junit.xml` (exit 3 or 130).
+pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf), RunError> {
+    let workload = registry::of_scenario(opts.scenario.as_deref(), &opts.overrides)?;
+    let mut w = workload.prepare(opts.scenario.as_deref(), &opts.overrides, false)?;
+    w.take_shard(opts)?;
+    let s = w.scenario();
+    control.set_grace(s.stop.grace);
+    let started = SystemTime::now();
+    let run_dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_run_dir(started, &s.name, &variant::short_name(&s.variant)));
+    // The folder is this run's before anything else can take time: a
+    // second run on the same --out is refused now, not after both wrote.
+    let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
+    let claimed = w.claim_target(started);
+    // A refused input (a database that holds rows) ran nothing: no folder.
+    if let Err(e @ RunError::Input(_)) = claimed {
+        claim.release();
+        return Err(e);
+    }
+    match claimed.and_then(|()| execute(opts, w.as_mut(), &run_dir, started, control)) {
+        Ok(summary) => Ok((summary, run_dir)),
+        Err(e) => {
+            save_failure(&run_dir, opts, w.scenario(), w.file(), started, &e);
+            Err(e)
+        }
+    }
+}
+
+/// The run after its folder exists: history, load, audit, results.
+fn execute(
+    opts: &RunOptions,
+    w: &mut dyn WorkloadRun,
+    run_dir: &Path,
+    started: SystemTime,
+    control: Arc<Control>,
+) -> Result<Summary, RunError> {
+    let s = w.scenario().clone();
+    let variant_name = variant::short_name(&s.variant);
+    // Provenance first, so even a run that fails later says what it was.
+    let base = scenario_base(opts);
+    write_whole(
+        &run_dir.join("scenario.toml"),
+        saved_scenario(&s, &base).to_toml(),
+    )?;
+    write_whole(&run_dir.join("variant.sql"), &w.file().text)?;
+    // Room for the results, should the load fill the disk; freed (also on
+    // every error) before they are written.
+    let mut reserve = Reserve::keep(run_dir);
+
+    let history_path = run_dir.join("history.jsonl");
+    // A history that cannot be written (a full disk) stops the load at
+    // once; its error ends the run with exit 3 (`writer.finish()`).
+    let stop = control.clone();
+    let writer = HistoryWriter::create_with(&history_path, move |_| stop.request_stop())
+        .map_err(|e| WriteError::new(&history_path, e))?;
+    let sink = writer.sink();
+    let http = s.target.kind == TargetKind::Http;
+    // The clock's origin as UTC, read next to it, so that shards' times
+    // can be put on one time base (`merge`).
+    let clock = Clock::start();
+    let clock_utc_ns = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
+    let shard = crate::shard::shard_header(opts.shard, opts.run_id.as_deref(), clock_utc_ns);
+    let mut header = Header {
+        schema_version: HISTORY_SCHEMA_VERSION,
+        workload: s.workload.name().into(),
+        scenario: s.name.clone(),
+        variant: variant_name.clone(),
+        seed: s.seed,
+        started_utc: humantime::format_rfc3339_millis(started).to_string(),
+        // Only the in-process target sees every statement.
+        step_log: !http,
+        counting_step: 0,
+        event_step: None,
+        namespace: String::new(),
+        ingest_steps: Vec::new(),
+        shard: shard.clone(),
+        merged: None,
+        outbox: None,
+    };
+    w.header(&mut header);
+    sink.send_entry(&Entry::Header(header));
+    let nemesis = Recorder {
+        plan: Arc::new(FaultPlan::new(s.seed, &s.faults)),
+        sink: sink.clone(),
+        clock,
+    };
+    let live = Arc::new(Live::new(
+        RunInfo {
+            scenario: s.name.clone(),
+            variant: variant_name.clone(),
+            target: match (&s.target.url, s.target.kind) {
+                (Some(url), _) => format!("http {url}"),
+                (None, TargetKind::Http) => "http (spawned reference server)".into(),
+                (None, TargetKind::Sqlite) => format!(
+                    "sqlite {}",
+                    s.target
+                        .path
+                        .clone()
+                        .unwrap_or_else(|| run_dir.join("target.db"))
+                        .display()
+                ),
+            },
+            seed: s.seed,
+            stop_events: w.stop_events(),
+            stop_duration: s.stop.duration,
+        },
+        w.workers(),
+        Some(nemesis.plan.clone()),
+    ));
+    let watcher = Watcher::start(opts.watch, live.clone(), control.clone());
+    let cx = LoadCx {
+        opts,
+        run_dir,
+        base: &base,
+        sink: sink.clone(),
+        clock,
+        control: &control,
+        nemesis: nemesis.clone(),
+        live: live.clone(),
+    };
+    let loaded = w.load(&cx);
+    drop(cx);
+    if let Ok(l) = &loaded {
+        // Draining included, as in the summary's duration.
+        live.set_elapsed(l.elapsed_ns);
+    }
+    live.set_phase(RunPhase::Audit);
+    // Every sender must be gone for the writer to finish.
+    let faults = nemesis.plan.clone();
+    drop(nemesis);
+    let interrupted = control.interrupted.load(Ordering::Acquire);
+    sink.send_entry(&Entry::Footer(Footer {
+        t: clock.now(),
+        partial: interrupted,
+        ops: loaded.as_ref().map(|l| l.ops).unwrap_or(0),
+        tables_read: loaded.as_ref().ok().and_then(|l| l.tables_read),
+    }));
+    drop(sink);
+    let history_bytes = writer.finish().map_err(|e| {
+        anyhow::anyhow!(
+            "history could not be written to {}: {e}",
+            history_path.display()
+        )
+    })?;
+    let loaded = loaded?;
+
+    // The audit: the checkers over the history and the final tables. One
+    // pass over the history feeds the checkers and the latency log.
+    let mut hlog = crate::report::hlog::Builder::default();
+    let results = w.judge(
+        &history_path,
+        &mut |e| hlog.feed(e),
+        loaded.target_error.as_deref(),
+    )?;
+    reserve.release();
+    crate::report::hlog::write(
+        &run_dir.join(crate::report::hlog::FILE),
+        &crate::report::hlog::Log {
+            started,
+            intervals: hlog.finish(),
+        },
+    )?;
+
+    let duration_s = loaded.elapsed_ns as f64 / 1e9;
+    let fig = summary::figures_of(&loaded.stats, duration_s, w.op_kinds());
+    let (expect, thresholds) = s.expectation();
+    let mut summary = Summary {
+        schema_version: SUMMARY_SCHEMA_VERSION,
+        scenario: s.name.clone(),
+        workload: s.workload.name().into(),
+        variant: variant_name,
+        seed: s.seed,
+        target: loaded.target_desc.clone(),
+        partial: interrupted,
+        duration_s: (duration_s * 1000.0).round() / 1000.0,
+        events: 0,
+        events_per_s: 0.0,
+        ops: fig.ops,
+        throughput_ops_per_s: fig.throughput,
+        latency_us: fig.latency_ok,
+        latency_us_not_ok: fig.latency_not_ok,
+        latency_saturated: loaded.stats.saturated,
+        duplicates: 0,
+        resolves: BTreeMap::new(),
+        open_model: None,
+        invariants: summary::invariants(&results),
+        stranded_events: Default::default(),
+        faults_injected: faults.injected_by_kind(),
+        coverage: Default::default(),
+        evidence: Default::default(),
+        expect: expect.clone(),
+        thresholds: Vec::new(),
+        precision: Vec::new(),
+        history: BTreeMap::from([
+            ("file".to_string(), serde_json::json!("history.jsonl")),
+            ("bytes".to_string(), serde_json::json!(history_bytes)),
+        ]),
+        provenance: provenance(opts, w.file(), s.seed, started),
+        resolved_scenario: serde_json::to_value(&s).map_err(anyhow::Error::from)?,
+        exit: summary::Exit {
+            code: 0,
+            rule: String::new(),
+        },
+        shard,
+        merged: None,
+        outbox: None,
+        wal: loaded.wal.clone(),
+    };
+    w.fill_summary(
+        &mut summary,
+        &SummaryCx {
+            stats: &loaded.stats,
+            duration_s,
+            interrupted,
+            history_bytes,
+        },
+    );
+    // Thresholds name figures of this very summary.
+    summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
+    summary.exit = summary::exit(
+        interrupted,
+        loaded.target_error.as_deref(),
+        &results,
+        &summary.coverage,
+        &expect,
+        &summary.thresholds,
+    );
+    save_results(run_dir, &summary.to_json(), &summary, &results)?;
+    live.set_verdicts(Verdicts {
+        invariants: results
+            .iter()
+            .map(|r| {
+                let n = if r.violations > 0 {
+                    r.violations
+                } else {
+                    r.unknowns
+                };
+                (r.invariant.clone(), r.verdict, n, r.first_explanation())
+            })
+            .collect(),
+        stranded: w.stranded(&summary),
+        exit: (summary.exit.code, summary.exit.rule.clone()),
+        run_dir: run_dir.display().to_string(),
+    });
+    // The dashboard shows the verdicts until a key; then the terminal is
+    // the summary's.
+    watcher.finish();
+    // A closed pipe (`| head`) must not turn a finished run into a panic.
+    let text = w.render(&summary, &results, &run_dir.display().to_string());
+    let _ = if opts.summary_on_stderr {
+        writeln!(std::io::stderr(), "{text}")
+    } else {
+        writeln!(std::io::stdout(), "{text}")
+    };
+    Ok(summary)
+}

@@ -1,0 +1,322 @@
+//! The groups workload behind the [`Workload`] trait: its statement file
+//! and fault steps checked ([`crate::prepare`]), its shards and namespace,
+//! its load phase on either target ([`super::load`]), its facts, checkers
+//! and evidence, and its figures in the summary (events, duplicates,
+//! resolves, the open model, stranded events, evidence, precision).
+//!
+//! App layer (the groups workload's implementation): imports the checkers,
+//! the report's summary types and [`super::load`].
+
+use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase, Phase};
+use crate::checker::{check_all, evidence, Facts, Tables};
+use crate::history::{CompletionType, Entry, Header, OpKind};
+use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
+use crate::report::summary::{self, Summary};
+use crate::runtime::{LoadOutcome, LoadPlan};
+use crate::scenario::{self, Scenario, TargetKind};
+use crate::statements::StatementFile;
+use crate::verdict::CheckResult;
+use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// The groups workload (BacktalkGroups.tla).
+pub struct Groups;
+
+impl Workload for Groups {
+    fn name(&self) -> &'static str {
+        "groups"
+    }
+
+    fn invariants(&self) -> &'static [&'static str] {
+        &crate::scenario::invariants::GROUPS_INVARIANTS
+    }
+
+    fn prepare(
+        &self,
+        path: Option<&Path>,
+        overrides: &[String],
+        offline: bool,
+    ) -> Result<Box<dyn WorkloadRun>, RunError> {
+        let p = if offline {
+            prepare_offline(path, overrides)?
+        } else {
+            prepare(path, overrides)?
+        };
+        Ok(Box::new(GroupsRun {
+            p,
+            shard: None,
+            sharded_namespace: None,
+            namespace: String::new(),
+            outcome: None,
+            tables: None,
+            judged: None,
+        }))
+    }
+
+    fn explore(&self, opts: &crate::explore::ExploreOptions) -> i32 {
+        crate::explore::main_groups(opts)
+    }
+}
+
+/// One groups scenario, from its check to its figures.
+struct GroupsRun {
+    p: Prepared,
+    shard: Option<crate::shard::Shard>,
+    /// A shard's namespace, derived from its run id.
+    sharded_namespace: Option<String>,
+    /// The prefix of this run's projects on the target.
+    namespace: String,
+    /// The load's figures, its latency taken by the pipeline.
+    outcome: Option<LoadOutcome>,
+    /// The final tables, when they could be read.
+    tables: Option<Tables>,
+    /// What the audit found besides the verdicts.
+    judged: Option<Judged>,
+}
+
+/// What the audit read and found, for the summary.
+struct Judged {
+    facts: Facts,
+    tables: Tables,
+    stranded: crate::checker::stranded::Stranded,
+    evidence: crate::checker::evidence::EvidenceReport,
+    ambiguous: crate::report::precision::AmbiguousOps,
+}
+
+impl WorkloadRun for GroupsRun {
+    fn scenario(&self) -> &Scenario {
+        &self.p.scenario
+    }
+
+    fn file(&self) -> &StatementFile {
+        &self.p.variant.file
+    }
+
+    fn describe(&self) -> String {
+        let v = &self.p.variant;
+        let (expect, thresholds) = self.p.scenario.expectation();
+        format!(
+            "{}# variant: {} (sha256 {}): ingest {} steps (counting step {}), resolve {} \
+             steps\n# this run expects: {expect}{}\n",
+            self.p.scenario.to_toml(),
+            v.file.path.display(),
+            v.file.sha256,
+            v.ingest.steps.len(),
+            v.ingest.steps[v.counting_step].name,
+            v.resolve.steps.len(),
+            if thresholds.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; thresholds: {}",
+                    thresholds
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        )
+    }
+
+    fn take_shard(&mut self, opts: &RunOptions) -> Result<(), RunError> {
+        self.sharded_namespace =
+            crate::prepare::apply_shard(&mut self.p.scenario, opts.shard, opts.run_id.as_deref())?;
+        self.shard = opts.shard;
+        Ok(())
+    }
+
+    fn claim_target(&mut self, started: SystemTime) -> Result<(), RunError> {
+        let target = &self.p.scenario.target;
+        self.namespace = match (&target.url, &target.path) {
+            // An external service may hold rows of earlier runs (or real
+            // data): this run works in a namespace of projects of its own.
+            // Shards share one namespace, derived from their run id.
+            (Some(_), _) => self
+                .sharded_namespace
+                .clone()
+                .unwrap_or_else(|| run_namespace(started)),
+            (None, Some(path)) => namespace_for(path, &target.sqlite(), started)?,
+            (None, None) => String::new(),
+        };
+        Ok(())
+    }
+
+    fn header(&self, h: &mut Header) {
+        let v = &self.p.variant;
+        h.counting_step = v.counting_step as u32;
+        h.event_step = v.event_step.map(|i| i as u32);
+        h.ingest_steps = v.ingest.steps.iter().map(|s| s.name.clone()).collect();
+        h.namespace = self.namespace.clone();
+    }
+
+    fn workers(&self) -> usize {
+        let l = &self.p.scenario.load;
+        (l.ingesters + l.resolvers) as usize
+    }
+
+    fn stop_events(&self) -> u64 {
+        self.p.scenario.stop.events
+    }
+
+    fn op_kinds(&self) -> &'static [OpKind] {
+        &OpKind::ALL
+    }
+
+    fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {
+        let plan = LoadPlan {
+            scenario: &self.p.scenario,
+            variant: &self.p.variant,
+            namespace: &self.namespace,
+            sink: cx.sink.clone(),
+            clock: cx.clock,
+            control: cx.control,
+            nemesis: cx.nemesis.clone(),
+            live: cx.live.clone(),
+            shard: self.shard,
+        };
+        let phase = if self.p.scenario.target.kind == TargetKind::Http {
+            http_phase(&self.p, cx.run_dir, cx.base, &plan, cx.control.clone())
+        } else {
+            sqlite_phase(&self.p, cx.run_dir, &plan, cx.control.clone())
+        }?;
+        let Phase {
+            mut load,
+            tables,
+            target_desc,
+            target_error,
+            wal,
+        } = phase;
+        let stats = std::mem::take(&mut load.stats);
+        let loaded = Loaded {
+            ops: load.ops,
+            elapsed_ns: load.elapsed_ns,
+            stats,
+            tables_read: tables.as_ref().map(|t| [t.read_start, t.read_end]),
+            target_desc,
+            target_error,
+            wal,
+        };
+        self.outcome = Some(load);
+        self.tables = tables;
+        Ok(loaded)
+    }
+
+    fn judge(
+        &mut self,
+        history: &Path,
+        feed: &mut dyn FnMut(&Entry),
+        target_error: Option<&str>,
+    ) -> Result<Vec<CheckResult>, RunError> {
+        let mut ambiguous = crate::report::precision::AmbiguousOps::default();
+        let facts = Facts::from_entries(crate::history::reader::read(history)?.inspect(|e| {
+            if let Ok(e) = e {
+                feed(e);
+                ambiguous.feed(e);
+            }
+        }))?;
+        let (results, stranded, tables, evidence) = match self.tables.take() {
+            Some(tables) => {
+                let (mut r, st) = check_all(&facts, &tables);
+                let ev = evidence::judge(&facts, &tables, &self.p.scenario.min_evidence(), &mut r);
+                (r, st, tables, ev)
+            }
+            None => (
+                unjudged(target_error.unwrap_or("the final tables are missing")),
+                Default::default(),
+                Tables::default(),
+                Default::default(),
+            ),
+        };
+        // A shard of several cannot be judged alone (see
+        // checker::sharded::shard_verdicts).
+        let (results, stranded) = match crate::checker::sharded::shard_verdicts(self.shard) {
+            Some(r) => (r, Default::default()),
+            None => (results, stranded),
+        };
+        self.judged = Some(Judged {
+            facts,
+            tables,
+            stranded,
+            evidence,
+            ambiguous,
+        });
+        Ok(results)
+    }
+
+    fn fill_summary(&mut self, s: &mut Summary, cx: &SummaryCx<'_>) {
+        let sc = &self.p.scenario;
+        let load = self.outcome.as_ref().expect("judged after the load");
+        let j = self.judged.take().expect("filled after the audit");
+        let accepted = j.facts.events.values().filter(|e| e.acked).count() as u64;
+        let mut coverage = crate::report::coverage::groups(&j.facts, &j.tables);
+        let resolves_sent: u64 = CompletionType::ALL
+            .iter()
+            .map(|&c| cx.stats.count(OpKind::Resolve, c))
+            .sum();
+        if sc.target.kind == TargetKind::Http
+            && sc.load.resolvers > 0
+            && resolves_sent == 0
+            && !cx.interrupted
+        {
+            // Resolvers resolve only groups whose id the service named.
+            coverage.gaps.push(
+                "no resolve was sent: the resolvers never learned a group id (see \
+                 api.ingest.group_id and api.group_ids)"
+                    .into(),
+            );
+        }
+        s.events = load.fresh_events;
+        s.events_per_s = summary::rate(accepted, cx.duration_s);
+        s.duplicates = cx.stats.duplicates;
+        s.resolves = BTreeMap::from([
+            ("resolved".to_string(), cx.stats.resolved),
+            ("refused".to_string(), cx.stats.refused),
+        ]);
+        s.open_model = (sc.load.model == scenario::LoadModel::Open).then(|| {
+            BTreeMap::from([
+                ("late".to_string(), cx.stats.late),
+                ("missed".to_string(), load.missed),
+            ])
+        });
+        s.stranded_events = j.stranded;
+        s.coverage = coverage;
+        s.evidence = j.evidence;
+        s.precision = crate::report::precision::losses(sc, &j.ambiguous);
+        s.history.extend([
+            ("ops".to_string(), serde_json::json!(j.facts.ops)),
+            (
+                "unfinished_ops".to_string(),
+                serde_json::json!(j.facts.unfinished),
+            ),
+            (
+                "event_rows".to_string(),
+                serde_json::json!(j.tables.event_rows),
+            ),
+            (
+                "group_rows".to_string(),
+                serde_json::json!(j.tables.groups.len()),
+            ),
+        ]);
+    }
+
+    fn stranded(&self, s: &Summary) -> Option<u64> {
+        s.stranded_events.total
+    }
+
+    fn render(&self, s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+        crate::report::human::render(s, results, run_dir)
+    }
+}
+
+/// Every invariant `unknown`: the final tables could not be read, so no
+/// verdict can be given (the run exits 3 for the target's failure).
+fn unjudged(why: &str) -> Vec<CheckResult> {
+    crate::checker::all_unknown(
+        "the final tables",
+        "none",
+        &format!("not judged: the final tables could not be read ({why})"),
+    )
+}

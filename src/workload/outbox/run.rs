@@ -1,0 +1,370 @@
+//! The outbox workload behind the [`Workload`] trait
+//! (`workload = "outbox"`): its scenario and statement file checked (the
+//! faults' steps against `handle`), its load phase on either target (the
+//! queue and the handlers of [`crate::outbox_runtime`] in process, or
+//! [`crate::outbox_http`] over HTTP), the canonical tables read as one
+//! snapshot, the outbox checkers, and its figures (`summary.json`'s
+//! `outbox`: queue, attempts, leases, liveness). A shard of a sharded run
+//! ([`crate::outbox_shard`]) sends only its own messages, and `merge`
+//! judges the shards together ([`crate::merge_outbox`]); `audit` re-judges
+//! a folder with [`crate::audit_outbox`].
+//!
+//! App layer (the outbox workload's implementation): imports the outbox's
+//! runtimes, checkers and the report's summary types.
+
+use super::prepare::{describe, prepare, OutboxPrepared};
+use crate::checker::outbox::{self as checks, OutboxFacts};
+use crate::client::sqlite;
+use crate::clock::Clock;
+use crate::control::Control;
+use crate::fault_kind::FaultKind;
+use crate::history::{Entry, Header, OpKind, OutboxHeader};
+use crate::live::Live;
+use crate::nemesis::lock::LockNemesis;
+use crate::nemesis::Recorder;
+use crate::outbox_runtime::{run_outbox, OutboxOutcome, OutboxPlan};
+use crate::prepare::{RunError, RunOptions};
+use crate::report::summary::{self, OutboxSummary, Summary};
+use crate::scenario::{self, Scenario, TargetKind};
+use crate::statements::StatementFile;
+use crate::verdict::CheckResult;
+use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Refuses a `target.path` database that holds rows (exit 2), or that
+/// cannot be read (exit 3): an outbox run's versions and message ids are
+/// its own.
+fn refuse_used_database(s: &Scenario) -> Result<(), RunError> {
+    let Some(path) = s.target.path.as_ref().filter(|p| p.exists()) else {
+        return Ok(());
+    };
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?;
+    if crate::prepare::holds_rows(&conn)
+        .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))?
+    {
+        return Err(RunError::Input(format!(
+            "the database {} already holds rows: an outbox run needs a fresh \
+             database (its versions and message ids are the run's own)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The in-process SQLite phase: the database, the handlers' connections,
+/// the load with the lock nemesis, the snapshot (and the final copy).
+#[allow(clippy::too_many_arguments)]
+fn sqlite_phase(
+    s: &Scenario,
+    p: &OutboxPrepared,
+    db_path: &Path,
+    target: &scenario::SqliteTarget,
+    nemesis: &Recorder,
+    sink: &crate::history::writer::HistorySink,
+    clock: Clock,
+    control: &Arc<Control>,
+    live: &Arc<Live>,
+    run_dir: &Path,
+) -> Result<
+    (
+        crate::outbox_runtime::OutboxOutcome,
+        checks::OutboxTables,
+        Option<crate::wal::WalReport>,
+    ),
+    RunError,
+> {
+    let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
+    let db_path = db_path.to_path_buf();
+    let target = target.clone();
+    (|| -> Result<_, RunError> {
+        let conn = sqlite::open(&db_path, &target)
+            .map_err(|e| RunError::Target(format!("{}: {e}", db_path.display())))?;
+        conn.execute_batch(&p.variant.schema).map_err(|e| {
+            RunError::Target(format!("schema failed on {}: {e}", db_path.display()))
+        })?;
+        crate::prepare::fit(&conn, &db_path, &p.variant.file)?;
+        drop(conn);
+        let mut conns = Vec::with_capacity(cfg.handlers as usize);
+        for _ in 0..cfg.handlers {
+            conns.push(sqlite::open(&db_path, &target).map_err(|e| {
+                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
+            })?);
+        }
+        let locks = LockNemesis::start(
+            db_path.clone(),
+            target.clone(),
+            crate::prepare::faults_of(s, FaultKind::Lock),
+            nemesis.clone(),
+            clock.now(),
+            control.clone(),
+        );
+        let plan = OutboxPlan {
+            scenario: s,
+            variant: &p.variant,
+            sink: sink.clone(),
+            clock,
+            control,
+            nemesis: nemesis.clone(),
+            live: live.clone(),
+        };
+        let keeper = crate::wal::WalKeeper::start(db_path.clone(), &target, sink.clone(), clock);
+        let load = run_outbox(&plan, conns);
+        locks.stop();
+        let wal = keeper.stop();
+        // A database that could not be written (a full disk) says so first;
+        // otherwise the run's phase takes the reason as its target error.
+        let after = |what: String| match control.take_failure() {
+            Some(why) => RunError::Target(format!("{why}; then {what}")),
+            None => RunError::Target(what),
+        };
+        let mut conn = sqlite::open(&db_path, &target)
+            .map_err(|e| after(format!("cannot reopen {}: {e}", db_path.display())))?;
+        let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
+            .map_err(|e| after(format!("cannot read the final tables: {e}")))?;
+        if target.path.is_some() {
+            let copy = run_dir.join("target.db");
+            crate::whole::produce(&copy, |tmp| {
+                conn.execute("VACUUM INTO ?1", [tmp.to_string_lossy()])
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| {
+                after(format!(
+                    "cannot copy the final database to {}: {e}",
+                    copy.display()
+                ))
+            })?;
+        }
+        Ok((load, tables, wal))
+    })()
+}
+
+/// The end-of-run text of an outbox run: the human summary, whose load
+/// part is the outbox's own (queue, attempts, leases, liveness) and which
+/// has no groups figures (events, resolves, stranded events).
+pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+    crate::report::human::render(s, results, run_dir)
+        .trim_end()
+        .to_string()
+}
+
+/// The outbox workload (exactly_once_none_atomic.tla).
+pub struct Outbox;
+
+impl Workload for Outbox {
+    fn name(&self) -> &'static str {
+        "outbox"
+    }
+
+    fn invariants(&self) -> &'static [&'static str] {
+        &crate::scenario::invariants::OUTBOX_INVARIANTS
+    }
+
+    fn prepare(
+        &self,
+        path: Option<&Path>,
+        overrides: &[String],
+        _offline: bool,
+    ) -> Result<Box<dyn WorkloadRun>, RunError> {
+        Ok(Box::new(OutboxRun {
+            p: prepare(path, overrides)?,
+            outcome: None,
+            tables: None,
+            facts: None,
+            liveness: None,
+        }))
+    }
+
+    fn explore(&self, opts: &crate::explore::ExploreOptions) -> i32 {
+        crate::explore::main_outbox(opts)
+    }
+}
+
+/// One outbox scenario, from its check to its figures.
+struct OutboxRun {
+    p: OutboxPrepared,
+    /// The load's figures, its latency taken by the pipeline.
+    outcome: Option<OutboxOutcome>,
+    /// The final tables, when they could be read.
+    tables: Option<checks::OutboxTables>,
+    /// The attempts the audit read from the history.
+    facts: Option<OutboxFacts>,
+    /// The liveness report (deliveries acked, given up, left).
+    liveness: Option<checks::liveness::Liveness>,
+}
+
+impl WorkloadRun for OutboxRun {
+    fn scenario(&self) -> &Scenario {
+        &self.p.scenario
+    }
+
+    fn file(&self) -> &StatementFile {
+        &self.p.variant.file
+    }
+
+    fn describe(&self) -> String {
+        describe(&self.p)
+    }
+
+    fn take_shard(&mut self, opts: &RunOptions) -> Result<(), RunError> {
+        crate::outbox_shard::check(&self.p.scenario, opts.shard, opts.run_id.as_deref())
+    }
+
+    fn claim_target(&mut self, _started: SystemTime) -> Result<(), RunError> {
+        refuse_used_database(&self.p.scenario)
+    }
+
+    fn header(&self, h: &mut Header) {
+        let cfg = self.config();
+        h.outbox = Some(OutboxHeader {
+            messages: cfg.messages,
+            deliveries: cfg.deliveries,
+            max_attempts: cfg.max_attempts,
+        });
+    }
+
+    fn workers(&self) -> usize {
+        self.config().handlers as usize
+    }
+
+    fn op_kinds(&self) -> &'static [OpKind] {
+        &OpKind::OUTBOX
+    }
+
+    fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {
+        let s = &self.p.scenario;
+        let target = s.target.sqlite();
+        let db_path = target
+            .path
+            .clone()
+            .unwrap_or_else(|| cx.run_dir.join("target.db"));
+        let (mut load, tables, target_desc, target_error, wal) =
+            if s.target.kind == TargetKind::Http {
+                let o = crate::outbox_http::phase(crate::outbox_http::HttpInputs {
+                    scenario: s,
+                    variant: &self.p.variant,
+                    run_dir: cx.run_dir,
+                    base: cx.base,
+                    sink: cx.sink.clone(),
+                    clock: cx.clock,
+                    control: cx.control.clone(),
+                    nemesis: cx.nemesis.clone(),
+                    live: cx.live.clone(),
+                    shard: cx.opts.shard,
+                })?;
+                (o.load, o.tables, o.target_desc, o.target_error, o.wal)
+            } else {
+                let (load, tables, wal) = sqlite_phase(
+                    s,
+                    &self.p,
+                    &db_path,
+                    &target,
+                    &cx.nemesis,
+                    &cx.sink,
+                    cx.clock,
+                    cx.control,
+                    &cx.live,
+                    cx.run_dir,
+                )?;
+                (
+                    load,
+                    Some(tables),
+                    format!("sqlite {}", db_path.display()),
+                    cx.control.take_failure(),
+                    wal,
+                )
+            };
+        let stats = std::mem::take(&mut load.stats);
+        let loaded = Loaded {
+            ops: load.ops,
+            elapsed_ns: load.elapsed_ns,
+            stats,
+            tables_read: tables.as_ref().map(|t| [t.read_start, t.read_end]),
+            target_desc,
+            target_error,
+            wal,
+        };
+        self.outcome = Some(load);
+        self.tables = tables;
+        Ok(loaded)
+    }
+
+    fn judge(
+        &mut self,
+        history: &Path,
+        feed: &mut dyn FnMut(&Entry),
+        target_error: Option<&str>,
+    ) -> Result<Vec<CheckResult>, RunError> {
+        let facts = OutboxFacts::read(crate::history::reader::read(history)?.inspect(|e| {
+            if let Ok(e) = e {
+                feed(e);
+            }
+        }))?;
+        let (results, liveness) = match &self.tables {
+            Some(t) => checks::check_all(&facts, t),
+            // No final tables (the target failed): nothing is judged.
+            None => (
+                checks::all_unknown(target_error.unwrap_or("the final tables could not be read")),
+                checks::liveness::report(&facts, &checks::OutboxTables::default()),
+            ),
+        };
+        self.facts = Some(facts);
+        self.liveness = Some(liveness);
+        Ok(results)
+    }
+
+    fn fill_summary(&mut self, s: &mut Summary, cx: &SummaryCx<'_>) {
+        let liveness = self.liveness.take().expect("filled after the audit");
+        let cfg = self.config();
+        let load = self.outcome.as_ref().expect("judged after the load");
+        let facts = self.facts.as_ref().expect("filled after the audit");
+        let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
+        s.coverage = crate::report::coverage::outbox(&liveness);
+        s.history.extend([
+            ("ops".to_string(), serde_json::json!(facts.attempts.len())),
+            ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
+        ]);
+        s.outbox = Some(OutboxSummary {
+            messages: cfg.messages,
+            deliveries: cfg.deliveries,
+            handlers: cfg.handlers,
+            max_attempts: cfg.max_attempts,
+            attempts: load.ops,
+            acked_deliveries: load.acked,
+            given_up_deliveries: load.given_up.len() as u64,
+            given_up: load.given_up.iter().take(50).copied().collect(),
+            cas_lost: load.cas_lost,
+            crashed: load.crashed,
+            errors: load.errors,
+            redelivered_attempts: load.redelivered,
+            overlapping_attempts: load.overlapping_attempts,
+            lease_expired: load.lease_expired,
+            late_acks: load.late_acks,
+            acked_per_s: summary::rate(load.acked, cx.duration_s),
+            liveness,
+        });
+    }
+
+    fn stranded(&self, _s: &Summary) -> Option<u64> {
+        Some(0)
+    }
+
+    fn render(&self, s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+        render(s, results, run_dir)
+    }
+}
+
+impl OutboxRun {
+    /// `[outbox]`, present (with its defaults) in every outbox scenario.
+    fn config(&self) -> &scenario::OutboxConfig {
+        self.p
+            .scenario
+            .outbox
+            .as_ref()
+            .expect("an outbox scenario has [outbox]")
+    }
+}

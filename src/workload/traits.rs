@@ -1,0 +1,186 @@
+//! The `Workload` trait: what a workload tells the one pipeline
+//! ([`crate::pipeline`]) so that every workload is run, judged and saved
+//! by the same code. Jepsen's decomposition: a workload is its statement
+//! file checked against its ops ([`Workload::prepare`]), a load phase that
+//! drives its ops on the target and reads the final tables back
+//! ([`WorkloadRun::load`]), the facts its checkers read from the history
+//! and their verdicts ([`WorkloadRun::judge`]), and its own part of the
+//! summary ([`WorkloadRun::fill_summary`]). Everything else (the run
+//! folder, the history's writer and frame, the nemesis's recorder, the
+//! dashboard, the latency log, the common figures, thresholds, the exit
+//! decision, the saved results) belongs to the pipeline.
+//!
+//! The trait is object-safe: the registry ([`super::registry`]) holds
+//! `&'static dyn Workload`, and each run is one `Box<dyn WorkloadRun>`;
+//! the hot path (each workload's own scheduler) stays monomorphic inside
+//! `load`.
+//!
+//! App layer: names the run's options and errors ([`crate::prepare`]) and
+//! the summary ([`crate::report::summary`]), which sit above the checkers
+//! today.
+
+use crate::clock::Clock;
+use crate::control::Control;
+use crate::history::writer::HistorySink;
+use crate::history::{Entry, Header, OpKind};
+use crate::live::Live;
+use crate::nemesis::Recorder;
+use crate::prepare::{RunError, RunOptions};
+use crate::report::summary::Summary;
+use crate::scenario::Scenario;
+use crate::statements::StatementFile;
+use crate::stats::Stats;
+use crate::verdict::CheckResult;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// One workload: a name the scenario's `workload` key selects, and how a
+/// scenario of it is prepared.
+pub trait Workload: Send + Sync {
+    /// The name in `workload = "..."`, the history's header and the
+    /// summary.
+    fn name(&self) -> &'static str;
+
+    /// Its invariants, by their spec names, in report order: the names an
+    /// `expect` may use, one checker each.
+    fn invariants(&self) -> &'static [&'static str];
+
+    /// Loads the scenario at `path` (with `overrides`) and checks its
+    /// statement file against this workload, and every key that depends on
+    /// the file (fault steps, an `[api]` mapping's secrets unless
+    /// `offline`). Nothing runs. Errors: file, line and reason (exit 2).
+    fn prepare(
+        &self,
+        path: Option<&Path>,
+        overrides: &[String],
+        offline: bool,
+    ) -> Result<Box<dyn WorkloadRun>, RunError>;
+
+    /// `specstorm explore`: every interleaving of the scenario's small
+    /// world, as TLC does for the spec; returns the exit code.
+    fn explore(&self, opts: &crate::explore::ExploreOptions) -> i32;
+}
+
+/// One prepared scenario of a workload: what `check` prints, and, for a
+/// run, the load, the audit and the workload's figures, in that order.
+/// The run keeps what its load produced (outcome, final tables) and what
+/// its audit read (facts) between the calls.
+pub trait WorkloadRun {
+    /// The resolved scenario.
+    fn scenario(&self) -> &Scenario;
+
+    /// The checked statement file (its text and hash go into the run
+    /// folder and the provenance).
+    fn file(&self) -> &StatementFile;
+
+    /// `specstorm check`'s text after the first line: the resolved
+    /// scenario, what the statement file holds, what the run expects.
+    fn describe(&self) -> String;
+
+    /// `--shard i/n --run-id ID`: takes this runner's part of the
+    /// scenario, or refuses (exit 2) before the run folder is claimed.
+    fn take_shard(&mut self, opts: &RunOptions) -> Result<(), RunError>;
+
+    /// After the run folder is claimed, before anything is written: refuses
+    /// a target that cannot be used (an `Input` error releases the folder:
+    /// nothing ran), and settles what the run needs from it (groups: the
+    /// namespace of its ids).
+    fn claim_target(&mut self, started: SystemTime) -> Result<(), RunError>;
+
+    /// Fills the workload's fields of the history's header (the pipeline
+    /// has filled the common ones).
+    fn header(&self, h: &mut Header);
+
+    /// The load's workers (the dashboard's slots).
+    fn workers(&self) -> usize;
+
+    /// `stop.events`, when the workload has it (0 otherwise).
+    fn stop_events(&self) -> u64 {
+        0
+    }
+
+    /// The workload's op kinds, in report order: the figures, the latency
+    /// log and the dashboard list these only.
+    fn op_kinds(&self) -> &'static [OpKind];
+
+    /// Runs the load on the target, drains it and reads the final tables
+    /// as one snapshot. A target that fails after the load began is
+    /// `Loaded::target_error`, not an `Err` (the history still gets its
+    /// footer and the run is judged as far as it can be).
+    fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError>;
+
+    /// Reads the history back into the workload's facts (handing every
+    /// entry to `feed`: the pipeline's latency log) and judges them against
+    /// the final tables. Without final tables (`target_error`) every
+    /// invariant is `unknown`.
+    fn judge(
+        &mut self,
+        history: &Path,
+        feed: &mut dyn FnMut(&Entry),
+        target_error: Option<&str>,
+    ) -> Result<Vec<CheckResult>, RunError>;
+
+    /// Writes the workload's part of the summary (coverage, its figures,
+    /// its history counts) into `s`, whose common part is filled.
+    fn fill_summary(&mut self, s: &mut Summary, cx: &SummaryCx<'_>);
+
+    /// The stranded count the dashboard shows with the verdicts.
+    fn stranded(&self, s: &Summary) -> Option<u64>;
+
+    /// The end-of-run text printed on the terminal: by default the
+    /// common figures, the verdicts and where the results are.
+    fn render(&self, s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
+        crate::report::human::render_common(s, results, run_dir)
+    }
+}
+
+/// What the pipeline hands a workload's load phase.
+pub struct LoadCx<'a> {
+    /// What `specstorm run` was asked.
+    pub opts: &'a RunOptions,
+    /// The run folder.
+    pub run_dir: &'a Path,
+    /// The folder the scenario's relative paths start from.
+    pub base: &'a Path,
+    /// The history.
+    pub sink: HistorySink,
+    /// The run's clock.
+    pub clock: Clock,
+    /// Stop, abort and the target's failure.
+    pub control: &'a Arc<Control>,
+    /// The fault plan and its recorder.
+    pub nemesis: Recorder,
+    /// The live figures the watcher reads.
+    pub live: Arc<Live>,
+}
+
+/// What a load phase hands the pipeline.
+pub struct Loaded {
+    /// Ops invoked (the history's footer).
+    pub ops: u64,
+    /// Time from the load's start to the end of its drain, ns.
+    pub elapsed_ns: u64,
+    /// Latency and counts by op kind and completion type.
+    pub stats: Stats,
+    /// When the final tables were read (start, end), if they were.
+    pub tables_read: Option<[u64; 2]>,
+    /// The target, for the summary.
+    pub target_desc: String,
+    /// The target misbehaved in a way that makes the run exit 3.
+    pub target_error: Option<String>,
+    /// The target database's WAL, when the bench could watch it.
+    pub wal: Option<crate::wal::WalReport>,
+}
+
+/// What a workload may read while it fills its part of the summary.
+pub struct SummaryCx<'a> {
+    /// The load's latency and counts (the ones [`Loaded::stats`] held).
+    pub stats: &'a Stats,
+    /// The load's duration in seconds (drain included).
+    pub duration_s: f64,
+    /// The user stopped the run.
+    pub interrupted: bool,
+    /// The history's size in bytes.
+    pub history_bytes: u64,
+}

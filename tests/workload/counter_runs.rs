@@ -1,0 +1,138 @@
+//! The counter workload (`counter/`, written only for this suite)
+//! registered at run time and run through specstorm's one pipeline: the
+//! read-then-write variant is caught (exit 1, a failure in `junit.xml`),
+//! the one-statement variant holds (exit 0), and its scenario is checked
+//! like any other (`file:line` refusals, `expect` naming its invariant).
+
+use super::counter::{self, NO_LOST_INCREMENT};
+use specstorm::control::Control;
+use specstorm::prepare::{RunError, RunOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn sql(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/workload/counter")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Writes a counter scenario of `variant` (plus `extra` lines) into `dir`.
+fn scenario(dir: &Path, variant: &str, extra: &str) -> PathBuf {
+    let path = dir.join("counter.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"counter\"\nworkload = \"counter\"\nvariant = {:?}\nseed = 7\n{extra}",
+            sql(variant)
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn run(dir: &Path, variant: &str, extra: &str) -> (specstorm::report::summary::Summary, PathBuf) {
+    counter::register();
+    let opts = RunOptions {
+        scenario: Some(scenario(dir, variant, extra)),
+        out: Some(dir.join("run")),
+        summary_on_stderr: true,
+        ..RunOptions::default()
+    };
+    specstorm::pipeline::run(&opts, Arc::new(Control::default())).unwrap()
+}
+
+#[test]
+fn the_naive_counter_loses_increments_and_the_pipeline_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, run_dir) = run(dir.path(), "naive.sql", "");
+    assert_eq!(summary.workload, "counter");
+    assert_eq!(summary.exit.code, 1, "{:?}", summary.exit);
+    let inv = &summary.invariants[NO_LOST_INCREMENT];
+    assert_eq!(format!("{:?}", inv.verdict), "Violated");
+    // Lock-step rounds: every round of two increments loses one.
+    assert_eq!(
+        summary.history["final_count"],
+        serde_json::json!(counter::ROUNDS_NAIVE_COUNT)
+    );
+    assert_eq!(summary.ops["increment"].ok, 100);
+    let junit = std::fs::read_to_string(run_dir.join("junit.xml")).unwrap();
+    assert!(junit.contains("NoLostIncrement"), "{junit}");
+    assert!(junit.contains("<failure"), "{junit}");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["exit"]["code"], 1);
+    assert_eq!(saved["workload"], "counter");
+    let history = std::fs::read_to_string(run_dir.join("history.jsonl")).unwrap();
+    assert!(
+        history.contains("\"f\":\"increment\""),
+        "{}",
+        &history[..400]
+    );
+    assert!(run_dir.join("latency.hlog").exists());
+    // `audit` re-judges built-in workloads only: it says so, judging nothing.
+    let e = specstorm::audit::audit(&run_dir).err().expect("refused");
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("workload \"counter\""), "{e}");
+}
+
+#[test]
+fn the_one_statement_counter_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, run_dir) = run(dir.path(), "atomic.sql", "");
+    assert_eq!(summary.exit.code, 0, "{:?}", summary.exit);
+    assert_eq!(
+        format!("{:?}", summary.invariants[NO_LOST_INCREMENT].verdict),
+        "Holds"
+    );
+    assert_eq!(summary.history["final_count"], serde_json::json!(100));
+    let junit = std::fs::read_to_string(run_dir.join("junit.xml")).unwrap();
+    assert!(!junit.contains("<failure"), "{junit}");
+}
+
+#[test]
+fn an_expected_violation_of_its_own_invariant_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, _) = run(
+        dir.path(),
+        "naive.sql",
+        "expect = { violated = [\"NoLostIncrement\"] }\n",
+    );
+    assert_eq!(summary.exit.code, 0, "{:?}", summary.exit);
+}
+
+#[test]
+fn its_scenario_is_refused_where_a_key_does_not_apply() {
+    counter::register();
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |extra: &str| {
+        let path = scenario(dir.path(), "naive.sql", extra);
+        match specstorm::workload::registry::of_scenario(Some(&path), &[]) {
+            Err(RunError::Input(e)) => e,
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("accepted: {extra}"),
+        }
+    };
+    let e = refused("[load]\ningesters = 2\n");
+    assert!(
+        e.contains("counter.toml:5")
+            && e.contains("[load] does not apply to workload = \"counter\""),
+        "{e}"
+    );
+    let e = refused("expect = { violated = [\"CountExact\"] }\n");
+    assert!(
+        e.contains("unknown invariant \"CountExact\"") && e.contains("NoLostIncrement"),
+        "{e}"
+    );
+    let e = refused("[[faults]]\nkind = \"lock\"\n");
+    assert!(e.contains("takes no faults"), "{e}");
+    std::fs::write(dir.path().join("x.toml"), "workload = \"nothing\"\n").unwrap();
+    let e = match specstorm::workload::registry::of_scenario(Some(&dir.path().join("x.toml")), &[])
+    {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("accepted"),
+    };
+    assert!(e.contains("x.toml:1") && e.contains("\"counter\""), "{e}");
+}
