@@ -2,7 +2,9 @@
 //! module: each kind maps to a cli.md exit code.
 //!
 //! App layer, the lowest of the audit's modules: imports only the core
-//! (whole-file writes, input caps).
+//! (whole-file writes, input caps, exit codes).
+
+use crate::exit_code::ExitCode;
 
 /// Why an audit could not be done; each maps to a cli.md exit code.
 #[derive(Debug, thiserror::Error)]
@@ -24,10 +26,10 @@ pub enum AuditError {
 impl AuditError {
     /// The exit code (cli.md): 2 for a folder that is no run folder or
     /// lacks a file, 3 for a file that cannot be read.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            AuditError::Input(_) => 2,
-            AuditError::Unreadable(_) | AuditError::Write(_) => 3,
+            AuditError::Input(_) => ExitCode::Usage,
+            AuditError::Unreadable(_) | AuditError::Write(_) => ExitCode::Target,
         }
     }
 

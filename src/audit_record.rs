@@ -10,6 +10,7 @@
 use crate::audit_error::AuditError;
 use crate::checker::stranded::Stranded;
 use crate::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
+use crate::exit_code::ExitCode;
 use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::Expect;
 use crate::verdict::{CheckResult, Verdict};
@@ -186,13 +187,13 @@ pub fn audit_exit(
     saved_summary: &serde_json::Value,
 ) -> Exit {
     if !differences.is_empty() {
-        return Exit {
-            code: 3,
-            rule: format!(
+        return Exit::new(
+            ExitCode::Target,
+            format!(
                 "the audit cannot confirm the run: {} difference(s) from the run's records",
                 differences.len()
             ),
-        };
+        );
     }
     let thresholds: Vec<ThresholdOutcome> =
         serde_json::from_value(saved_summary["thresholds"].clone()).unwrap_or_default();

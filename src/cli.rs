@@ -10,6 +10,7 @@
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::control::Control;
+use crate::exit_code::ExitCode;
 use crate::pipeline::run;
 use crate::prepare::{RunError, RunOptions};
 use crate::probe::{check_target, ProbeOptions};
@@ -290,7 +291,7 @@ pub struct ServeArgs {
 }
 
 /// Runs the parsed command line; returns the process exit code.
-pub fn main(cli: Cli) -> i32 {
+pub fn main(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Explore(a) => explore(&crate::explore::ExploreOptions {
             scenario: a.scenario,
@@ -301,10 +302,10 @@ pub fn main(cli: Cli) -> i32 {
             quiet: a.quiet,
         }),
         Command::Report(a) => match report(&a) {
-            Ok(()) => 0,
+            Ok(()) => ExitCode::Met,
             Err(e) => {
                 let _ = writeln!(std::io::stderr(), "specstorm: error: report: {e}");
-                2
+                ExitCode::Usage
             }
         },
         c @ (Command::Audit { .. } | Command::Merge { .. }) => audit_or_merge(c),
@@ -344,7 +345,7 @@ pub fn main(cli: Cli) -> i32 {
                 fault_hooks: a.fault_hooks,
             };
             match serve(&opts) {
-                Ok(()) => 0,
+                Ok(()) => ExitCode::Met,
                 Err(e) => {
                     let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
                     e.exit_code()
@@ -365,7 +366,7 @@ pub fn main(cli: Cli) -> i32 {
                         describe(&scenario.scenario),
                         p.describe()
                     );
-                    0
+                    ExitCode::Met
                 }
                 Err(e) => report_error(&e),
             }
@@ -392,7 +393,7 @@ pub fn main(cli: Cli) -> i32 {
                 Ok((c, dir)) => {
                     let _ = write!(std::io::stdout(), "{}", table(&c, opts.markdown));
                     let _ = writeln!(std::io::stdout(), "results: {}", dir.display());
-                    c.exit.code
+                    exit_of(&c.exit)
                 }
                 Err(e) => report_error(&e),
             }
@@ -417,7 +418,7 @@ pub fn main(cli: Cli) -> i32 {
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());
             match run(&opts, control) {
-                Ok((summary, _)) => summary.exit.code,
+                Ok((summary, _)) => exit_of(&summary.exit),
                 Err(e) => report_error(&e),
             }
         }
@@ -461,8 +462,8 @@ fn report(a: &ReportArgs) -> anyhow::Result<()> {
 
 /// `specstorm audit` and `specstorm merge`: the logic is in
 /// [`crate::audit`] and [`crate::merge`]; here, printing and exit codes.
-fn audit_or_merge(command: Command) -> i32 {
-    let err = |e: &dyn std::fmt::Display, code: i32| {
+fn audit_or_merge(command: Command) -> ExitCode {
+    let err = |e: &dyn std::fmt::Display, code: ExitCode| {
         let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
         code
     };
@@ -487,7 +488,7 @@ fn audit_or_merge(command: Command) -> i32 {
                          is theirs)"
                     );
                 }
-                a.exit.code
+                exit_of(&a.exit)
             }
             Err(e) => err(&e, e.exit_code()),
         },
@@ -502,7 +503,7 @@ fn audit_or_merge(command: Command) -> i32 {
                 clock_skew,
             };
             match crate::merge::merge(&opts) {
-                Ok(s) => s.exit.code,
+                Ok(s) => exit_of(&s.exit),
                 Err(e) => err(&e, e.exit_code()),
             }
         }
@@ -517,16 +518,24 @@ fn describe(p: &Option<PathBuf>) -> String {
 }
 
 /// `specstorm explore`: the scenario's workload explores its own world.
-fn explore(opts: &crate::explore::ExploreOptions) -> i32 {
+fn explore(opts: &crate::explore::ExploreOptions) -> ExitCode {
     match crate::workload::registry::of_scenario(opts.scenario.as_deref(), &opts.overrides) {
         Ok(w) => w.explore(opts),
         Err(e) => report_error(&e),
     }
 }
 
-fn report_error(e: &RunError) -> i32 {
+fn report_error(e: &RunError) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
     e.exit_code()
+}
+
+/// The exit code a summary's `exit` holds. Every summary this process
+/// made holds a row of the table ([`crate::report::summary::Exit::new`]);
+/// were a number outside it to come, 3 (the bench could not judge) says
+/// so rather than a success.
+fn exit_of(exit: &crate::report::summary::Exit) -> ExitCode {
+    exit.exit_code().unwrap_or(ExitCode::Target)
 }
 
 /// Ctrl-C / SIGTERM: the first stops the load gracefully (ops in flight

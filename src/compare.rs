@@ -14,6 +14,7 @@
 //! any variant produced, else 0.
 
 use crate::control::Control;
+use crate::exit_code::ExitCode;
 use crate::pipeline::run;
 use crate::prepare::{RunError, RunOptions};
 use crate::report::junit;
@@ -84,8 +85,8 @@ pub struct Comparison {
     pub seed: u64,
     /// One entry per variant, in run order.
     pub variants: Vec<VariantResult>,
-    /// The comparison's exit code: the first of 130, 3, 1, 4 any variant
-    /// produced, else 0 (cli.md).
+    /// The comparison's exit code: the first of 2, 130, 3, 1, 4 any variant
+    /// produced, else 0 (cli.md, [`ExitCode::PRECEDENCE`]).
     pub exit: Exit,
 }
 
@@ -194,7 +195,7 @@ pub fn compare(
             suites.push(junit::failed_suite(
                 &p.scenario.name,
                 &name,
-                130,
+                ExitCode::Interrupted,
                 "not run: the comparison was interrupted",
             ));
             results.push(VariantResult {
@@ -202,10 +203,10 @@ pub fn compare(
                 variant: value,
                 run_dir: String::new(),
                 expect,
-                exit: Exit {
-                    code: 130,
-                    rule: "not run: the comparison was interrupted".into(),
-                },
+                exit: Exit::new(
+                    ExitCode::Interrupted,
+                    "not run: the comparison was interrupted",
+                ),
                 summary: None,
             });
             continue;
@@ -231,13 +232,7 @@ pub fn compare(
                     e.exit_code(),
                     &e.to_string(),
                 ));
-                (
-                    Exit {
-                        code: e.exit_code(),
-                        rule: e.to_string(),
-                    },
-                    None,
-                )
+                (Exit::new(e.exit_code(), e.to_string()), None)
             }
         };
         results.push(VariantResult {
@@ -325,22 +320,20 @@ fn figures(s: &Summary) -> serde_json::Value {
     })
 }
 
-/// cli.md over several runs: the first of 130, 3, 1, 4 that any produced.
+/// cli.md over several runs: the first of 2, 130, 3, 1, 4 that any
+/// produced ([`ExitCode::PRECEDENCE`]).
 pub fn overall_exit(results: &[VariantResult]) -> Exit {
-    for code in [2, 130, 3, 1, 4] {
-        let hit: Vec<_> = results.iter().filter(|r| r.exit.code == code).collect();
+    for code in ExitCode::PRECEDENCE {
+        let hit: Vec<_> = results
+            .iter()
+            .filter(|r| r.exit.exit_code() == Some(code))
+            .collect();
         if let Some(first) = hit.first() {
             let names: Vec<_> = hit.iter().map(|r| r.name.as_str()).collect();
-            return Exit {
-                code,
-                rule: format!("{}: {}", names.join(", "), first.exit.rule),
-            };
+            return Exit::new(code, format!("{}: {}", names.join(", "), first.exit.rule));
         }
     }
-    Exit {
-        code: 0,
-        rule: "every variant met its expectation".into(),
-    }
+    Exit::new(ExitCode::Met, "every variant met its expectation")
 }
 
 fn default_dir(started: SystemTime, scenario: &str) -> PathBuf {
@@ -462,19 +455,19 @@ pub fn table(c: &Comparison, markdown: bool) -> String {
         "exit".into(),
         col(&|r| {
             if r.summary.is_none() {
-                let why = if r.exit.code == 130 {
+                let why = if r.exit.exit_code() == Some(ExitCode::Interrupted) {
                     "not run"
                 } else {
                     "no result"
                 };
                 return format!("{} ({why})", r.exit.code);
             }
-            let met = match r.exit.code {
-                0 => "met",
-                1 => "NOT MET",
-                4 => "inconclusive",
-                130 => "interrupted",
-                _ => "error",
+            let met = match r.exit.exit_code() {
+                Some(ExitCode::Met) => "met",
+                Some(ExitCode::NotMet) => "NOT MET",
+                Some(ExitCode::Inconclusive) => "inconclusive",
+                Some(ExitCode::Interrupted) => "interrupted",
+                Some(ExitCode::Usage | ExitCode::Target) | None => "error",
             };
             format!("{} ({met})", r.exit.code)
         }),

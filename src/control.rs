@@ -33,6 +33,18 @@ pub fn deadline(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
 }
 
+/// Why ops in flight are abandoned ([`Control::abort_cause`]); the
+/// history records it with the op (`aborted`), next to the words of
+/// [`Control::reason`], so that its readers need not read those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbortCause {
+    /// The user interrupted twice (a second Ctrl-C, SIGTERM).
+    ByUser,
+    /// Still in flight when `stop.grace` after the stop ran out.
+    Grace,
+}
+
 /// Stop signals shared by the runtime, the signal handler and the caller.
 #[derive(Debug, Default)]
 pub struct Control {
@@ -125,21 +137,42 @@ impl Control {
     /// request dropped): the user interrupted twice, or the grace after the
     /// stop is over.
     pub fn aborted(&self) -> bool {
-        self.abort.load(Ordering::Acquire)
-            || (self.stopped() && self.grace_left().is_some_and(|d| d.is_zero()))
+        self.abort_cause().is_some()
+    }
+
+    /// Why ops in flight must be abandoned now; None while they may go on.
+    pub fn abort_cause(&self) -> Option<AbortCause> {
+        if self.abort.load(Ordering::Acquire) {
+            Some(AbortCause::ByUser)
+        } else if self.stopped() && self.grace_left().is_some_and(|d| d.is_zero()) {
+            Some(AbortCause::Grace)
+        } else {
+            None
+        }
     }
 
     /// Why ops in flight are abandoned, for the op's error (meaningful
     /// once [`Control::aborted`] is true).
     pub fn abort_reason(&self) -> String {
-        if self.abort.load(Ordering::Acquire) {
-            "aborted by the user between steps".to_owned()
+        self.reason(if self.abort.load(Ordering::Acquire) {
+            AbortCause::ByUser
         } else {
-            let grace = Duration::from_nanos(self.grace.load(Ordering::Acquire).saturating_sub(1));
-            format!(
-                "abandoned: still in flight {} after the load stopped (stop.grace)",
-                humantime::format_duration(grace)
-            )
+            AbortCause::Grace
+        })
+    }
+
+    /// The op's error for an abandonment by `cause`.
+    pub fn reason(&self, cause: AbortCause) -> String {
+        match cause {
+            AbortCause::ByUser => "aborted by the user between steps".to_owned(),
+            AbortCause::Grace => {
+                let grace =
+                    Duration::from_nanos(self.grace.load(Ordering::Acquire).saturating_sub(1));
+                format!(
+                    "abandoned: still in flight {} after the load stopped (stop.grace)",
+                    humantime::format_duration(grace)
+                )
+            }
         }
     }
 
@@ -420,5 +453,24 @@ mod tests {
         c.interrupt();
         c.interrupt();
         assert!(c.abort_reason().contains("by the user"));
+    }
+
+    /// The cause the history records is the one the reason's words say.
+    #[test]
+    fn the_abort_cause_is_the_reason_s() {
+        let c = Control::default();
+        assert_eq!(c.abort_cause(), None);
+        c.set_grace(Duration::from_nanos(1));
+        c.request_stop();
+        while c.abort_cause().is_none() {
+            std::thread::yield_now();
+        }
+        assert_eq!(c.abort_cause(), Some(AbortCause::Grace));
+        assert_eq!(c.reason(AbortCause::Grace), c.abort_reason());
+        // The user's second interrupt.
+        c.interrupt();
+        c.interrupt();
+        assert_eq!(c.abort_cause(), Some(AbortCause::ByUser));
+        assert_eq!(c.reason(AbortCause::ByUser), c.abort_reason());
     }
 }

@@ -3,13 +3,14 @@
 //! ([`OP_HEADER`], [`KEY_HEADER`], [`F_HEADER`]), the test-only fault hook
 //! header ([`FAULT_HEADER`]) with its codec for groups ops
 //! ([`fault_header`], [`parse_fault_header`]) and for outbox deliveries
-//! ([`HandleHook`]), and the detail the proxy records of a dropped answer
-//! ([`drop_detail`], read back by the checkers with
-//! [`parse_drop_detail`]).
+//! ([`HandleHook`]), and the words the proxy records of a dropped answer
+//! ([`drop_detail`]; the checkers read the entry's `dropped` field, and
+//! the words only in a history written before it, `checker::legacy`).
 //!
-//! Engine layer: imports the fault plan's decisions (`nemesis::OpFaults`)
-//! and the statement files' programs, nothing above.
+//! Engine layer: imports the fault plan's decisions (`nemesis::OpFaults`),
+//! the statement files' programs and the history's entries, nothing above.
 
+use crate::history::DroppedResponse;
 use crate::nemesis::OpFaults;
 use crate::statements::OpProgram;
 use std::time::Duration;
@@ -125,21 +126,15 @@ impl HandleHook {
     }
 }
 
-/// The detail of a dropped answer: `drop_response: upstream answered
-/// STATUS: BODY` (bodies of more than 1 KiB are left out). The checkers
-/// read it back with [`parse_drop_detail`]: the server's answer is what the
-/// server did, even though the client never heard it.
+/// The detail of a dropped answer, in words: `drop_response: upstream
+/// answered STATUS: BODY` (bodies of more than
+/// [`DroppedResponse::MAX_BODY`] bytes are left out). The entry's
+/// `dropped` field holds the same for the checkers: the server's answer
+/// is what the server did, even though the client never heard it.
 pub fn drop_detail(status: u16, body: &str) -> String {
-    if body.len() <= 1024 {
+    if body.len() <= DroppedResponse::MAX_BODY {
         format!("drop_response: upstream answered {status}: {body}")
     } else {
         format!("drop_response: upstream answered {status}")
     }
-}
-
-/// (status, body) of a [`drop_detail`], if it holds the body.
-pub fn parse_drop_detail(detail: &str) -> Option<(u16, &str)> {
-    let rest = detail.strip_prefix("drop_response: upstream answered ")?;
-    let (status, body) = rest.split_once(": ")?;
-    Some((status.parse().ok()?, body))
 }

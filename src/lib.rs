@@ -23,7 +23,7 @@
 //! [`whole`] writes a run folder's files whole or not at all.
 //!
 //! The modules form layers that import only downward, bottom first: core
-//! ([`clock`], [`control`], [`draws`], ...), model ([`history`],
+//! ([`clock`], [`control`], [`draws`], [`exit_code`], ...), model ([`history`],
 //! [`verdict`], [`figures`], [`shard`], ...), config ([`scenario`],
 //! [`statements`]), engine, target and nemesis ([`client`]), workload
 //! ([`checker`]), report, ui and server, and the commands ([`prepare`],
@@ -48,6 +48,7 @@ pub mod compare;
 pub mod control;
 pub mod dashboard;
 pub mod draws;
+pub mod exit_code;
 pub mod explore;
 pub mod fault_hook;
 pub mod fault_kind;

@@ -5,5 +5,5 @@ use clap::Parser;
 
 fn main() {
     let cli = specstorm::cli::Cli::parse();
-    std::process::exit(specstorm::cli::main(cli));
+    std::process::exit(specstorm::cli::main(cli).code());
 }

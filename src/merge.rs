@@ -42,6 +42,7 @@ use crate::checker::sharded::note_skew;
 use crate::checker::{check_all, Tables};
 use crate::client::export::read_export;
 use crate::client::http::HttpClient;
+use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
 use crate::history::{CompletionType, OpKind};
@@ -229,10 +230,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         expect: expect.clone(),
         thresholds: Vec::new(),
         precision: Vec::new(),
-        exit: summary::Exit {
-            code: 0,
-            rule: String::new(),
-        },
+        exit: summary::Exit::new(ExitCode::Met, String::new()),
         shard: None,
         merged: Some(merged.info()),
     };

@@ -52,6 +52,7 @@
 
 use crate::checker::outbox::{check_all, OutboxFacts};
 use crate::client::outbox_export::read_outbox_export;
+use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
 use crate::merge_parts::{MergeError, Merged, Part};
 use crate::prepare::RunError;
@@ -182,10 +183,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         ]),
         provenance: m.provenance(),
         resolved_scenario: s0.resolved_scenario.clone(),
-        exit: summary::Exit {
-            code: 0,
-            rule: String::new(),
-        },
+        exit: summary::Exit::new(ExitCode::Met, String::new()),
         shard: None,
         merged: Some(m.info()),
         // Shards load a service of their own (`target.url`): no WAL is known.

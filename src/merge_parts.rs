@@ -11,6 +11,7 @@
 //! App layer: imports the history, the reports, the config, the shard
 //! model and the whole-file writer.
 
+use crate::exit_code::ExitCode;
 use crate::figures::Latency;
 use crate::history::{CompletionType, Footer, Header, MergedHeader, OpKind, ShardHeader};
 use crate::report::hlog::Log;
@@ -49,10 +50,10 @@ pub enum MergeError {
 
 impl MergeError {
     /// The exit code (cli.md): 2 for refused inputs, 3 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            MergeError::Input(_) => 2,
-            MergeError::Target(_) => 3,
+            MergeError::Input(_) => ExitCode::Usage,
+            MergeError::Target(_) => ExitCode::Target,
         }
     }
 }

@@ -33,6 +33,7 @@ use crate::nemesis::Recorder;
 use crate::outbox_runtime::{OutboxOutcome, Queue};
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::statements::OutboxVariant;
+use crate::workload::outbox::AttemptEnd;
 use rand::RngExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -300,19 +301,15 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
 
 impl Shared {
     /// Counts how a not-ok attempt ended: a hook crash, a lost
-    /// compare-and-swap (the reference server's reason), anything else.
+    /// compare-and-swap (as the reference server names the end), anything
+    /// else.
     fn count(&self, a: &Answer) {
         if a.kind == CompletionType::Ok {
             return;
         }
         let counter = if a.result.crashed_after.is_some() {
             &self.crashed
-        } else if a
-            .result
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("cas lost"))
-        {
+        } else if a.attempt_end == Some(AttemptEnd::CasLost) {
             &self.cas_lost
         } else {
             &self.errors

@@ -11,7 +11,7 @@
 
 use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};
-use crate::control::Control;
+use crate::control::{AbortCause, Control};
 use crate::draws::draw_rng;
 use crate::fault_kind::FaultKind;
 use crate::history::writer::{Batch, HistorySink};
@@ -552,11 +552,9 @@ struct AttemptHooks<'a, 'p> {
 impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
     type Out = (AttemptEnd, CompletionType, OpResult);
 
-    fn abort(&mut self) -> Option<String> {
-        self.plan
-            .control
-            .aborted()
-            .then(|| self.plan.control.abort_reason())
+    fn abort(&mut self) -> Option<(AbortCause, String)> {
+        let c = &self.plan.control;
+        c.abort_cause().map(|cause| (cause, c.reason(cause)))
     }
 
     fn before(&mut self, n: usize, _i: usize, step: &'p crate::statements::StepDef) {
@@ -578,9 +576,15 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
 
     fn after(&mut self, i: usize, start: u64, end: u64, r: &Result<StepOutcome, StepError>) {
         let step = &self.program.steps[i];
-        let (changes, rows, error, maybe_applied) = match r {
-            Ok(out) => (out.changes, out.rows.len() as u64, None, false),
-            Err(e) => (0, 0, Some(e.message.clone()), e.maybe_applied),
+        let (changes, rows, error, error_kind, maybe_applied) = match r {
+            Ok(out) => (out.changes, out.rows.len() as u64, None, None, false),
+            Err(e) => (
+                0,
+                0,
+                Some(e.message.clone()),
+                Some(e.kind()),
+                e.maybe_applied,
+            ),
         };
         self.batch.push(&Entry::Step(Step {
             op: self.op,
@@ -591,6 +595,7 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
             changes,
             rows,
             error,
+            error_kind,
             maybe_applied,
         }));
         if let Err(e) = r {
@@ -631,7 +636,7 @@ pub fn outbox_end(
 ) -> (AttemptEnd, CompletionType, OpResult) {
     use crate::step_driver::End;
     match end {
-        End::Aborted(why) => attempt_result(m, AttemptEnd::Aborted, None, &why),
+        End::Aborted(_, why) => attempt_result(m, AttemptEnd::Aborted, None, &why),
         End::Failed {
             step,
             message,

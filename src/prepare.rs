@@ -11,6 +11,7 @@
 //! watch options, never another command.
 
 use crate::client::mapping::Mapping;
+use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
 use crate::scenario::{self, LoadModel, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
@@ -46,11 +47,11 @@ pub enum RunError {
 impl RunError {
     /// The exit code (cli.md): 2 for input errors, 3 for target and other
     /// errors, 130 when interrupted before the load began.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            RunError::Input(_) => 2,
-            RunError::Target(_) | RunError::Write(_) | RunError::Other(_) => 3,
-            RunError::Interrupted(_) => 130,
+            RunError::Input(_) => ExitCode::Usage,
+            RunError::Target(_) | RunError::Write(_) | RunError::Other(_) => ExitCode::Target,
+            RunError::Interrupted(_) => ExitCode::Interrupted,
         }
     }
 }

@@ -21,6 +21,7 @@
 //! probe; a target that does not answer `GET /healthz` at all is reported as
 //! unreachable and nothing more is sent.
 
+use crate::exit_code::ExitCode;
 use crate::server::export::{EVENTS_COLUMNS, GROUPS_COLUMNS};
 use reqwest::{Client, RequestBuilder, Url};
 use serde_json::{json, Map, Value};
@@ -55,10 +56,10 @@ pub enum ProbeError {
 
 impl ProbeError {
     /// The exit code (`docs/cli.md`).
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            ProbeError::Usage(_) => 2,
-            ProbeError::Setup(_) => 3,
+            ProbeError::Usage(_) => ExitCode::Usage,
+            ProbeError::Setup(_) => ExitCode::Target,
         }
     }
 }
@@ -131,11 +132,11 @@ impl Report {
     }
 
     /// 0 when the target conforms, else 3 (`docs/cli.md`).
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         if self.conforms() {
-            0
+            ExitCode::Met
         } else {
-            3
+            ExitCode::Target
         }
     }
 

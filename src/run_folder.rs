@@ -42,7 +42,7 @@ pub(crate) fn save_failure(
         "partial": matches!(e, RunError::Interrupted(_)),
         "error": e.to_string(),
         "provenance": provenance(opts, file, s.seed, started),
-        "exit": { "code": e.exit_code(), "rule": e.to_string() },
+        "exit": { "code": e.exit_code().code(), "rule": e.to_string() },
     });
     let junit_path = run_dir.join(crate::report::junit::FILE);
     let summary_path = run_dir.join("summary.json");

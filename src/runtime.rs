@@ -6,7 +6,7 @@
 
 use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};
-use crate::control::Control;
+use crate::control::{AbortCause, Control};
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
@@ -350,21 +350,30 @@ fn drive<'p>(
         program,
         builtins,
         faults,
-        || plan.control.aborted().then(|| plan.control.abort_reason()),
+        || {
+            let c = &plan.control;
+            c.abort_cause().map(|cause| (cause, c.reason(cause)))
+        },
         |d| {
             // A stopping load cuts a pause short (faults act while it runs).
             plan.control.sleep(d);
         },
         || plan.clock.now(),
         |i, start, end, r| {
-            let (changes, rows, error, maybe_applied) = match r {
-                Ok(out) => (out.changes, out.rows.len() as u64, None, false),
+            let (changes, rows, error, error_kind, maybe_applied) = match r {
+                Ok(out) => (out.changes, out.rows.len() as u64, None, None, false),
                 Err(e) => {
                     if e.storage {
                         plan.control
                             .fail(storage_failure(&program.steps[i].name, e));
                     }
-                    (0, 0, Some(e.message.clone()), e.maybe_applied)
+                    (
+                        0,
+                        0,
+                        Some(e.message.clone()),
+                        Some(e.kind()),
+                        e.maybe_applied,
+                    )
                 }
             };
             batch.borrow_mut().push(&Entry::Step(Step {
@@ -376,6 +385,7 @@ fn drive<'p>(
                 changes,
                 rows,
                 error,
+                error_kind,
                 maybe_applied,
             }));
         },
@@ -423,8 +433,9 @@ pub fn storage_failure(step: &str, e: &StepError) -> String {
 /// Runs one op's step machine on `conn` (whose journal is `journal`, read
 /// when it was opened) to its end, each step one statement
 /// in autocommit ([`exec_step`]); shared by the load runtime and the HTTP
-/// server. Before each step, `abort()` may abandon the op with its reason
-/// (`fail`, or `info` once a step changed rows), and a pause fault waits by `pause`
+/// server. Before each step, `abort()` may abandon the op with its cause
+/// and reason (`fail`, or `info` once a step changed rows), and a pause
+/// fault waits by `pause`
 /// (which may cut it short); after a
 /// step, a crash fault abandons the op (`info`, `crashed_after` set), as a
 /// stateless worker that dies mid-request; `on_fault(fault, step, pause)`
@@ -438,7 +449,7 @@ pub fn run_steps<'p>(
     program: &'p OpProgram,
     builtins: Vec<Value>,
     faults: &OpFaults,
-    abort: impl Fn() -> Option<String>,
+    abort: impl Fn() -> Option<(AbortCause, String)>,
     pause: impl Fn(Duration),
     now: impl Fn() -> u64,
     on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
@@ -479,7 +490,7 @@ struct GroupsHooks<'p, 'f, A, P, N, S, F, I> {
 impl<'p, A, P, N, S, F, I> crate::step_driver::StepHooks<'p>
     for GroupsHooks<'p, '_, A, P, N, S, F, I>
 where
-    A: Fn() -> Option<String>,
+    A: Fn() -> Option<(AbortCause, String)>,
     P: Fn(Duration),
     N: Fn() -> u64,
     S: FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
@@ -488,7 +499,7 @@ where
 {
     type Out = (CompletionType, OpResult);
 
-    fn abort(&mut self) -> Option<String> {
+    fn abort(&mut self) -> Option<(AbortCause, String)> {
         (self.abort)()
     }
 
@@ -528,10 +539,11 @@ where
             }
         };
         match end {
-            End::Aborted(why) => (
+            End::Aborted(cause, why) => (
                 unless_applied(false),
                 OpResult {
                     error: Some(why),
+                    aborted: Some(cause),
                     ..Default::default()
                 },
             ),

@@ -10,10 +10,12 @@
 //! step log) -> an error ends the op -> the machine advances -> a crash
 //! ends the op -> the machine's end ends it.
 //!
-//! Target-and-nemesis layer: imports the SQLite client (`exec_step`) and
-//! the step machine; the engine's own driver once the client is a trait.
+//! Target-and-nemesis layer: imports the SQLite client (`exec_step`), the
+//! step machine and the stop signals' causes; the engine's own driver once
+//! the client is a trait.
 
 use crate::client::sqlite::{exec_step, Journal, StepError};
+use crate::control::AbortCause;
 use crate::statements::{OpProgram, StepDef};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
@@ -21,8 +23,9 @@ use rusqlite::Connection;
 /// How an op ended, for [`StepHooks::end`] to read as a completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum End {
-    /// Abandoned before a step (a stop's grace ran out): the reason.
-    Aborted(String),
+    /// Abandoned before a step (the user's second interrupt, or a stop's
+    /// grace ran out): why, and the reason in words.
+    Aborted(AbortCause, String),
     /// Step `step` failed; `maybe_applied` is its own (SQLite's) say.
     Failed {
         /// Index of the failed step in the program.
@@ -50,8 +53,9 @@ pub trait StepHooks<'p> {
     /// What the op's end gives the caller.
     type Out;
 
-    /// Before each step: the reason to abandon the op, if it must be.
-    fn abort(&mut self) -> Option<String> {
+    /// Before each step: why and the reason to abandon the op, if it must
+    /// be.
+    fn abort(&mut self) -> Option<(AbortCause, String)> {
         None
     }
 
@@ -89,8 +93,8 @@ pub fn drive<'p, H: StepHooks<'p>>(
     let mut m = StepMachine::new(program, builtins);
     let mut n = 0usize;
     loop {
-        if let Some(why) = hooks.abort() {
-            return hooks.end(&m, End::Aborted(why));
+        if let Some((cause, why)) = hooks.abort() {
+            return hooks.end(&m, End::Aborted(cause, why));
         }
         let Some(i) = m.current() else {
             unreachable!("an op with no step is refused by the statement checker")

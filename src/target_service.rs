@@ -66,6 +66,7 @@ pub(crate) fn wait_healthy(
     let until = crate::control::deadline(patience);
     let mut last_answer: Option<Result<(), String>> = None;
     let ready = loop {
+        // (whether this try ran out of time, its answer)
         let answer = rt.block_on(async {
             let left = until.map_or(patience, |u| {
                 u.saturating_duration_since(std::time::Instant::now())
@@ -73,16 +74,18 @@ pub(crate) fn wait_healthy(
             control
                 .or_stop(tokio::time::timeout(left, probe.healthz()))
                 .await
-                .map(|a| {
-                    a.unwrap_or_else(|_| {
+                .map(|a| match a {
+                    Ok(answer) => (false, answer),
+                    Err(_elapsed) => (
+                        true,
                         Err(format!(
                             "no answer to {} within {patience:?}",
                             probe.mapping().health.what
-                        ))
-                    })
+                        )),
+                    ),
                 })
         });
-        let Some(answer) = answer else {
+        let Some((timed_out, answer)) = answer else {
             return Err(RunError::Interrupted(format!(
                 "interrupted while waiting for {url} to answer"
             )));
@@ -90,9 +93,6 @@ pub(crate) fn wait_healthy(
         if answer.is_ok() {
             break answer;
         }
-        let timed_out = answer
-            .as_ref()
-            .is_err_and(|e| e.starts_with("no answer to "));
         if !timed_out {
             last_answer = Some(answer.clone());
         }

@@ -36,6 +36,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "clock",
             "control",
             "draws",
+            // cli.md's exit-code table: every error maps to it.
+            "exit_code",
             "input",
             "run_dir",
             "sql_guard",
@@ -163,6 +165,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "checker::count_exact",
             "checker::evidence",
             "checker::facts",
+            "checker::legacy",
             "checker::no_missed_regression",
             "checker::one_group",
             "checker::outbox",

@@ -37,7 +37,11 @@
 //! missed: a duplicate is reported unexplained only when no attempt can
 //! have inserted the row in time.
 
-use crate::history::{Completion, CompletionType, Entry, Header, Invoke, OpKind, Step};
+use super::legacy;
+use crate::control::AbortCause;
+use crate::history::{
+    Completion, CompletionType, Entry, Header, Invoke, OpKind, Step, StepErrorKind,
+};
 use std::collections::{HashMap, HashSet};
 
 /// A closed interval of ns since run start. `end = None`: it never ended
@@ -523,18 +527,20 @@ impl Facts {
                 // never forwarded, and an answer dropped after it arrived
                 // (recorded after the server answered). A delayed request
                 // is recorded before it is forwarded: it narrows nothing.
-                let dropped = f
-                    .detail
-                    .as_deref()
-                    .is_some_and(|d| d.starts_with("drop_response"));
                 match (f.op, f.forwarded) {
                     (Some(op), Some(false)) => {
                         self.proxied.insert(op, (false, f.t));
                     }
-                    (Some(op), Some(true)) if dropped => {
-                        self.proxied.insert(op, (true, f.t));
-                        if let Some(a) = f.detail.as_deref().and_then(dropped_answer) {
-                            self.dropped_answers.insert(op, a);
+                    (Some(op), Some(true)) => {
+                        let drop = match &f.dropped {
+                            Some(d) => Some(d.body.as_deref().map(|b| (d.status, b))),
+                            None => legacy::dropped(f.detail.as_deref()),
+                        };
+                        if let Some(answer) = drop {
+                            self.proxied.insert(op, (true, f.t));
+                            if let Some(a) = answer.and_then(dropped_answer) {
+                                self.dropped_answers.insert(op, a);
+                            }
                         }
                     }
                     _ => {}
@@ -1145,10 +1151,9 @@ pub enum DroppedAnswer {
     Resolved(i64),
 }
 
-/// The contract's answer in a dropped answer's detail, if it is one of the
-/// two that tell what happened (anything else narrows nothing).
-fn dropped_answer(detail: &str) -> Option<DroppedAnswer> {
-    let (status, body) = crate::fault_hook::parse_drop_detail(detail)?;
+/// The contract's answer in a dropped answer's (status, body), if it is
+/// one of the two that tell what happened (anything else narrows nothing).
+fn dropped_answer((status, body): (u16, &str)) -> Option<DroppedAnswer> {
     if status != 200 {
         return None;
     }
@@ -1172,11 +1177,12 @@ fn stop_cause(
     counting: u32,
 ) -> String {
     if let Some(s) = steps.iter().find(|s| s.error.is_some()) {
-        let e = s.error.as_deref().unwrap_or_default();
-        let kind = if e.contains("locked") || e.contains("busy") {
-            "busy"
-        } else {
-            "error"
+        let kind = s
+            .error_kind
+            .unwrap_or_else(|| legacy::step_error_kind(s.error.as_deref().unwrap_or_default()));
+        let kind = match kind {
+            StepErrorKind::Busy => "busy",
+            StepErrorKind::Other => "error",
         };
         return format!("{kind} at step {}", s.step);
     }
@@ -1193,10 +1199,16 @@ fn stop_cause(
     }
     match completion {
         None => "never completed (run aborted)".into(),
-        Some((_, c)) => match &c.result.error {
-            Some(e) if e.contains("aborted") => "aborted between steps".into(),
-            Some(e) => format!("stopped: {e}"),
-            None => "stopped before the counting step".into(),
-        },
+        Some((_, c)) => {
+            let aborted = c
+                .result
+                .aborted
+                .or_else(|| c.result.error.as_deref().and_then(legacy::abort_cause));
+            match (aborted, &c.result.error) {
+                (Some(AbortCause::ByUser), _) => "aborted between steps".into(),
+                (_, Some(e)) => format!("stopped: {e}"),
+                (_, None) => "stopped before the counting step".into(),
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod completeness;
 pub mod count_exact;
 pub mod evidence;
 pub mod facts;
+pub mod legacy;
 pub mod no_missed_regression;
 pub mod one_group;
 pub mod outbox;

@@ -10,6 +10,7 @@ use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::groups::IngestOp;
+use crate::workload::outbox::AttemptEnd;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -30,6 +31,10 @@ pub struct Answer {
     pub retry_after: Option<Duration>,
     /// No answer came back at all (connect error, timeout, reset).
     pub transport: bool,
+    /// Outbox: how the attempt ended, as the reference server names it
+    /// ([`AttemptEnd::HEADER`] of its 503); None from any other answer or
+    /// service.
+    pub attempt_end: Option<AttemptEnd>,
 }
 
 impl Answer {
@@ -41,6 +46,7 @@ impl Answer {
             nonconforming: None,
             retry_after: None,
             transport: false,
+            attempt_end: None,
         }
     }
 
@@ -696,12 +702,12 @@ impl HttpClient {
         if let Some(t) = tag {
             req = t.apply(req, "handle");
         }
-        let (status, retry_after, text) = match exchange(req).await {
+        let (status, retry_after, end, text) = match exchange_ended(req).await {
             Ok(x) => x,
             Err(a) => return a,
         };
         let what = "POST /v1/messages";
-        match status.as_u16() {
+        let answer = match status.as_u16() {
             200 => match serde_json::from_str::<MessageAnswer>(&text) {
                 Ok(a) if a.acked => Answer::new(
                     CompletionType::Ok,
@@ -713,6 +719,10 @@ impl HttpClient {
                 _ => Answer::nonconforming(what, status, &text),
             },
             _ => by_status(status, &text, retry_after, what),
+        };
+        Answer {
+            attempt_end: end,
+            ..answer
         }
     }
 
@@ -784,11 +794,25 @@ impl HttpClient {
 async fn exchange(
     req: reqwest::RequestBuilder,
 ) -> Result<(StatusCode, Option<Duration>, String), Answer> {
+    let (status, wait, _, text) = exchange_ended(req).await?;
+    Ok((status, wait, text))
+}
+
+/// [`exchange`], with the attempt's end an outbox delivery's answer names
+/// ([`AttemptEnd::HEADER`]): (status, Retry-After, end, body).
+async fn exchange_ended(
+    req: reqwest::RequestBuilder,
+) -> Result<(StatusCode, Option<Duration>, Option<AttemptEnd>, String), Answer> {
     let resp = req.send().await.map_err(|e| transport_error(&e))?;
     let status = resp.status();
     let wait = retry_after(&resp);
+    let end = resp
+        .headers()
+        .get(AttemptEnd::HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(AttemptEnd::from_name);
     let text = resp.text().await.map_err(|e| transport_error(&e))?;
-    Ok((status, wait, text))
+    Ok((status, wait, end, text))
 }
 
 /// A request that got no answer: refused before it was written is `fail`

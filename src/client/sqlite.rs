@@ -104,6 +104,17 @@ pub fn open(path: &Path, target: &SqliteTarget) -> anyhow::Result<Connection> {
     Ok(conn)
 }
 
+impl StepError {
+    /// The kind of error, as the history records it.
+    pub fn kind(&self) -> crate::history::StepErrorKind {
+        if self.busy {
+            crate::history::StepErrorKind::Busy
+        } else {
+            crate::history::StepErrorKind::Other
+        }
+    }
+}
+
 /// Executes one step on `conn` (whose journal is `journal`): binds
 /// `params` by index, steps the statement to completion (so `changes()` is
 /// its own) and collects the rows it returned.

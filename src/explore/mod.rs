@@ -28,6 +28,7 @@ pub use outbox::OutboxWorld;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
 pub use world::{ExploreError, StepLabel, Violation, World};
 
+use crate::exit_code::ExitCode;
 use crate::prepare::{prepare, RunError};
 use crate::scenario::Explore;
 use crate::statements::{GroupsVariant, OutboxVariant};
@@ -65,7 +66,7 @@ pub struct Report<C = groups::Choice> {
     /// The exit code (`docs/cli.md`): 0 no violation in the
     /// whole space, 1 a violation, 4 a bound cut the search short, 130
     /// interrupted.
-    pub code: i32,
+    pub code: ExitCode,
 }
 
 /// Explores the world `x` over `variant` within `bounds` (None: those of
@@ -126,21 +127,25 @@ pub fn explore_world<W: World>(
     let (violations, code, verdict) = match &outcome.verdict {
         Verdict::Violated(cx) => {
             text.push_str(&trace::render(world, cx)?);
-            (1, 1, "an invariant is violated (exit 1)".to_string())
+            (
+                1,
+                ExitCode::NotMet,
+                "an invariant is violated (exit 1)".to_string(),
+            )
         }
         Verdict::Holds => (
             0,
-            0,
+            ExitCode::Met,
             "every invariant holds in every reachable state (exit 0)".to_string(),
         ),
         Verdict::Cut(by) => (
             0,
-            4,
+            ExitCode::Inconclusive,
             format!("no violation found, but {by} cut the search short: inconclusive (exit 4)"),
         ),
         Verdict::Interrupted => (
             0,
-            130,
+            ExitCode::Interrupted,
             format!(
                 "interrupted with {} state(s) left to expand: no violation in the states \
                  explored so far, nothing concluded (exit 130)",
@@ -198,7 +203,7 @@ pub fn describe_world(x: &Explore) -> String {
 /// a bad scenario or statement file; 3 when the explorer's database
 /// refused the file's schema or exports. The workload registry hands each
 /// scenario to its workload's explorer.
-pub fn main_groups(opts: &ExploreOptions) -> i32 {
+pub fn main_groups(opts: &ExploreOptions) -> ExitCode {
     let p = match prepare(opts.scenario.as_deref(), &opts.overrides) {
         Ok(p) => p,
         Err(e) => {
@@ -242,7 +247,7 @@ fn bounds_of(opts: &ExploreOptions, x: &Explore) -> Bounds {
     static STOP: AtomicBool = AtomicBool::new(false);
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::AcqRel) {
-            std::process::exit(130);
+            std::process::exit(ExitCode::Interrupted.code());
         }
         let _ = writeln!(
             std::io::stderr(),
@@ -267,7 +272,7 @@ fn restore_name(r: Restore) -> &'static str {
 /// `specstorm explore` on an outbox scenario (`workload = "outbox"`): its
 /// statement file over the `[explore]` outbox world; exit codes as
 /// [`main_groups`].
-pub fn main_outbox(opts: &ExploreOptions) -> i32 {
+pub fn main_outbox(opts: &ExploreOptions) -> ExitCode {
     let p = match crate::workload::outbox::prepare::prepare(
         opts.scenario.as_deref(),
         &opts.overrides,

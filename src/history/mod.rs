@@ -343,10 +343,27 @@ pub struct Step {
     /// SQLite's error message, if the step failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// If the step failed: the kind of error, from SQLite's error code.
+    /// None: it did not fail, or a history written before the kind was
+    /// recorded (its readers then read `error`, see `checker::legacy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<StepErrorKind>,
     /// For a step that failed: whether it may nevertheless have changed rows
     /// (false for SQLITE_BUSY/LOCKED and read-only statements).
     #[serde(default, skip_serializing_if = "is_false")]
     pub maybe_applied: bool,
+}
+
+/// The kind of error a failed step met, read from SQLite's error code
+/// (never its message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepErrorKind {
+    /// SQLITE_BUSY or SQLITE_LOCKED: the statement did not get its lock;
+    /// nothing of it applied, and it may succeed later.
+    Busy,
+    /// Any other error.
+    Other,
 }
 
 impl Step {
@@ -389,6 +406,12 @@ pub struct OpResult {
     /// Why the op failed or is indeterminate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// In process, an op abandoned between steps by a stop: why (`error`
+    /// says it in words). None: not abandoned, or a history written before
+    /// it was recorded (its readers then read `error`, see
+    /// `checker::legacy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<crate::control::AbortCause>,
     /// A crash fault abandoned the op after this step (the worker died
     /// mid-request): nothing of the op ran after its completion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -495,6 +518,30 @@ pub struct FaultEntry {
     /// Free text: the toxic, the delay, the pid killed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Proxy, `drop_response`: what the server answered before the proxy
+    /// dropped it (what `detail` says in words). None for any other
+    /// fault, or in a history written before it was recorded (its readers
+    /// then read `detail`, see `checker::legacy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<DroppedResponse>,
+}
+
+/// The server's answer to a request whose answer the fault proxy dropped:
+/// the server did what it answered, though the client never heard it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedResponse {
+    /// Its status code.
+    pub status: u16,
+    /// Its body, when it was read whole and is at most
+    /// [`DroppedResponse::MAX_BODY`] bytes (and the proxy keeps bodies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+impl DroppedResponse {
+    /// The longest body recorded (bytes): the contract's answers are far
+    /// shorter; a longer one says nothing the checkers read.
+    pub const MAX_BODY: usize = 1024;
 }
 
 /// What the bench itself did to the target ([`BenchEntry`]).

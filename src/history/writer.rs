@@ -188,6 +188,7 @@ mod tests {
                 changes: 0,
                 rows: 0,
                 error: None,
+                error_kind: None,
                 maybe_applied: false,
             }),
             Entry::Fail(Completion {
@@ -206,6 +207,7 @@ mod tests {
                 step: None,
                 forwarded: None,
                 detail: None,
+                dropped: None,
             }),
         ];
         for e in &lines {

@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::draws::draw_rng;
 use crate::fault_kind::FaultKind;
 use crate::history::writer::HistorySink;
-use crate::history::{Entry, FaultAction, FaultEntry};
+use crate::history::{DroppedResponse, Entry, FaultAction, FaultEntry};
 use crate::scenario::{Fault, Toxic};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -256,6 +256,25 @@ impl Recorder {
             step,
             forwarded,
             detail,
+            dropped: None,
+        }));
+    }
+
+    /// Records (and counts) the fault proxy's drop of the answer to op
+    /// `op`, which the server gave (`dropped`) after the request was
+    /// forwarded; `detail` says it in words.
+    pub fn record_drop(&self, fault: u32, op: u64, dropped: DroppedResponse, detail: String) {
+        self.plan.count(fault);
+        self.sink.send_entry(&Entry::Fault(FaultEntry {
+            t: self.clock.now(),
+            fault,
+            kind: self.plan.faults[fault as usize].kind,
+            action: FaultAction::Inject,
+            op: Some(op),
+            step: None,
+            forwarded: Some(true),
+            detail: Some(detail),
+            dropped: Some(dropped),
         }));
     }
 
@@ -278,6 +297,7 @@ impl Recorder {
             step,
             forwarded: None,
             detail,
+            dropped: None,
         })
     }
 }

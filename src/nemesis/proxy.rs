@@ -30,7 +30,7 @@ use super::{FaultPlan, ProxyAction, Recorder};
 use crate::client::http::describe;
 use crate::control::Control;
 use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
-use crate::history::FaultAction;
+use crate::history::{DroppedResponse, FaultAction};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
@@ -441,18 +441,34 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             let status = up.status();
             // The server decided once it sent its status; read the rest so
             // the whole answer was given before it is dropped.
-            let detail = match up.bytes().await {
-                Ok(_) if !sh.keep_bodies => {
-                    format!("drop_response: upstream answered {}", status.as_u16())
+            // The answer for the checkers, and in words for the reader.
+            let (body, detail) = match up.bytes().await {
+                Ok(_) if !sh.keep_bodies => (
+                    None,
+                    format!("drop_response: upstream answered {}", status.as_u16()),
+                ),
+                Ok(bytes) => {
+                    let body = String::from_utf8_lossy(&bytes).into_owned();
+                    let detail = drop_detail(status.as_u16(), &body);
+                    (
+                        (body.len() <= DroppedResponse::MAX_BODY).then_some(body),
+                        detail,
+                    )
                 }
-                Ok(body) => drop_detail(status.as_u16(), &String::from_utf8_lossy(&body)),
-                Err(e) => format!(
-                    "drop_response: upstream answered {}, its body broke off: {}",
-                    status.as_u16(),
-                    describe(&e)
+                Err(e) => (
+                    None,
+                    format!(
+                        "drop_response: upstream answered {}, its body broke off: {}",
+                        status.as_u16(),
+                        describe(&e)
+                    ),
                 ),
             };
-            inject(true, detail);
+            let dropped = DroppedResponse {
+                status: status.as_u16(),
+                body,
+            };
+            rec.record_drop(fault, tag.op, dropped, detail);
             abort()
         }
         ProxyAction::Reset => {

@@ -6,6 +6,7 @@
 //! explanation (or why the expected violation was not found).
 
 use super::summary::Summary;
+use crate::exit_code::ExitCode;
 use crate::verdict::{CheckResult, Verdict};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
@@ -45,11 +46,11 @@ pub fn suite(summary: &Summary, results: &[CheckResult]) -> TestSuite {
 /// The test suite of a run that ended before its audit (a target that
 /// could not be used, an interruption before the load): one `run` case in
 /// error, with the reason.
-pub fn failed_suite(scenario: &str, variant: &str, code: i32, reason: &str) -> TestSuite {
+pub fn failed_suite(scenario: &str, variant: &str, code: ExitCode, reason: &str) -> TestSuite {
     let mut suite = TestSuite::new(format!("{scenario}/{variant}"));
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
     status.set_message(reason.to_string());
-    status.set_type(format!("exit {code}"));
+    status.set_type(format!("exit {}", code.code()));
     let mut case = TestCase::new("run", status);
     case.set_classname("specstorm");
     suite.add_test_case(case);
@@ -66,11 +67,11 @@ pub fn render(name: &str, suites: Vec<TestSuite>) -> anyhow::Result<String> {
 
 /// Interrupted and unusable-target runs are errors: nothing was judged.
 fn run_status(summary: &Summary) -> TestCaseStatus {
-    match summary.exit.code {
-        130 | 3 => {
+    match summary.exit.exit_code() {
+        Some(code @ (ExitCode::Interrupted | ExitCode::Target)) => {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
             s.set_message(summary.exit.rule.clone());
-            s.set_type(if summary.exit.code == 130 {
+            s.set_type(if code == ExitCode::Interrupted {
                 "interrupted"
             } else {
                 "target"
@@ -79,7 +80,7 @@ fn run_status(summary: &Summary) -> TestCaseStatus {
         }
         // Inconclusive, whether from an unknown verdict or a coverage gap:
         // the run case says so, with the rule, every time.
-        4 => {
+        Some(ExitCode::Inconclusive) => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(summary.exit.rule.clone());
             s

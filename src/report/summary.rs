@@ -3,6 +3,7 @@
 //! summary"). Latencies are µs, throughputs ops/s, durations s.
 
 use crate::checker::stranded::Stranded;
+use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
 use crate::figures::{Counts, Latency};
 use crate::history::{CompletionType, OpKind};
@@ -71,6 +72,22 @@ pub struct Exit {
     pub code: i32,
     /// The rule of cli.md's order that decided the code.
     pub rule: String,
+}
+
+impl Exit {
+    /// The exit `code` for the reason `rule`.
+    pub fn new(code: ExitCode, rule: impl Into<String>) -> Exit {
+        Exit {
+            code: code.code(),
+            rule: rule.into(),
+        }
+    }
+
+    /// The row of cli.md's table that `code` is; None for a number outside
+    /// it (a summary this build did not write).
+    pub fn exit_code(&self) -> Option<ExitCode> {
+        ExitCode::from_code(self.code)
+    }
 }
 
 /// The whole `summary.json`.
@@ -417,9 +434,15 @@ pub fn exit(
         .collect();
     let unknown = names(&|r| r.verdict == Verdict::Unknown && !expect.violates(&r.invariant));
     let (code, rule) = if interrupted {
-        (130, "interrupted: partial results saved".to_string())
+        (
+            ExitCode::Interrupted,
+            "interrupted: partial results saved".to_string(),
+        )
     } else if let Some(e) = target_error {
-        (3, format!("the target could not be used: {e}"))
+        (
+            ExitCode::Target,
+            format!("the target could not be used: {e}"),
+        )
     } else if !unexpected.is_empty() || !missed.is_empty() || !breached.is_empty() {
         let mut why = Vec::new();
         if !unexpected.is_empty() {
@@ -437,7 +460,10 @@ pub fn exit(
         if !breached.is_empty() {
             why.push(format!("threshold breached: {}", breached.join("; ")));
         }
-        (1, format!("expectation not met: {}", why.join("; ")))
+        (
+            ExitCode::NotMet,
+            format!("expectation not met: {}", why.join("; ")),
+        )
     } else if !unknown.is_empty() || !coverage.gaps.is_empty() {
         // Every reason, so that a gap that explains an unknown (no resolve
         // was ever sent) is said with it.
@@ -449,7 +475,10 @@ pub fn exit(
             ));
         }
         why.extend(coverage.gaps.iter().cloned());
-        (4, format!("inconclusive: {}", why.join("; ")))
+        (
+            ExitCode::Inconclusive,
+            format!("inconclusive: {}", why.join("; ")),
+        )
     } else {
         let others = if expect.not_judged.is_empty() {
             "every other invariant".to_string()
@@ -481,16 +510,16 @@ pub fn exit(
             met.push_str(&format!("; not judged: {}", verdicts.join(", ")));
         }
         if thresholds.is_empty() {
-            (0, met)
+            (ExitCode::Met, met)
         } else {
             let n = thresholds.len();
             (
-                0,
+                ExitCode::Met,
                 format!("{met}; {n} threshold{} met", if n == 1 { "" } else { "s" }),
             )
         }
     };
-    Exit { code, rule }
+    Exit::new(code, rule)
 }
 
 /// One threshold, judged against a run's summary.

@@ -20,6 +20,7 @@ pub mod routes;
 pub mod state;
 
 use crate::client::sqlite;
+use crate::exit_code::ExitCode;
 use crate::scenario::SqliteTarget;
 use crate::statements::{FileError, GroupsVariant, OutboxVariant};
 use crate::variant::{load_groups, load_outbox, locate};
@@ -141,10 +142,10 @@ pub enum ServeError {
 
 impl ServeError {
     /// The exit code (`docs/cli.md`).
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self {
-            ServeError::Variant(_) => 2,
-            ServeError::Target(_) => 3,
+            ServeError::Variant(_) => ExitCode::Usage,
+            ServeError::Target(_) => ExitCode::Target,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! ([`super::handle`]) and answers `200 {"acked": true, "sent": {"msg_id",
 //! "ver"}}` once it ran through `handle.ack` (a duplicate too: the
 //! protocol resends its recorded output), `503` when the attempt failed (a
-//! lost compare-and-swap, an error, a hook crash: the bench redelivers);
+//! lost compare-and-swap, an error, a hook crash: the bench redelivers),
+//! naming which in its [`AttemptEnd::HEADER`];
 //! `GET /v1/outbox/export` is one read transaction over the file's
 //! `export.*` statements. A groups server answers both with 404.
 
@@ -95,7 +96,14 @@ fn answer(a: &HandleAnswer) -> Response {
     if let Some(step) = &a.result.crashed_after {
         body["crashed_after"] = json!(step);
     }
-    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+    // How it ended, by name: the bench counts a lost compare-and-swap
+    // from it, never from the error's words.
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(AttemptEnd::HEADER, a.end.name())],
+        Json(body),
+    )
+        .into_response()
 }
 
 /// `GET /v1/outbox/export`: `{"state_log": [{"ver","msg_id","tx_id",

@@ -59,7 +59,7 @@ pub trait Workload: Send + Sync {
 
     /// `specstorm explore`: every interleaving of the scenario's small
     /// world, as TLC does for the spec; returns the exit code.
-    fn explore(&self, opts: &crate::explore::ExploreOptions) -> i32;
+    fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode;
 }
 
 /// One prepared scenario of a workload: what `check` prints, and, for a

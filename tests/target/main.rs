@@ -7,6 +7,7 @@
 mod common;
 
 mod api_mapping;
+mod attempt_end;
 mod check_target;
 mod d1_worker;
 mod fault_proxy;

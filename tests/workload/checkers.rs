@@ -183,6 +183,7 @@ impl Hist {
                 changes: s.changes,
                 rows: s.rows,
                 error: s.error.map(str::to_owned),
+                error_kind: None,
                 maybe_applied: s.maybe_applied,
             }));
         }
@@ -1357,6 +1358,7 @@ impl Sim {
                 changes: ch,
                 rows,
                 error: None,
+                error_kind: None,
                 maybe_applied: false,
             }));
         }
@@ -1732,6 +1734,7 @@ impl Hist {
             step: None,
             forwarded: None,
             detail: None,
+            dropped: None,
         }));
         match self.entries.last_mut() {
             Some(Entry::Fault(f)) => f,

@@ -73,7 +73,7 @@ fn the_naive_counter_loses_increments_and_the_pipeline_says_so() {
     );
     assert!(run_dir.join("latency.hlog").exists());
     // `audit` re-judges built-in workloads only: it says so, judging nothing.
-    let e = specstorm::audit::audit(&run_dir).err().expect("refused");
+    let e = specstorm::audit::audit(&run_dir).expect_err("refused");
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("workload \"counter\""), "{e}");
 }

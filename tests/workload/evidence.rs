@@ -89,6 +89,7 @@ impl Hist {
                     changes,
                     rows,
                     error: None,
+                    error_kind: None,
                     maybe_applied: false,
                 }));
             }
@@ -184,6 +185,7 @@ impl Hist {
             step: None,
             forwarded: None,
             detail: None,
+            dropped: None,
         }));
     }
 

@@ -14,3 +14,4 @@ mod evidence;
 mod explore;
 mod outbox;
 mod outbox_lease;
+mod typed_history;

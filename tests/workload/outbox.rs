@@ -334,6 +334,7 @@ fn step(op: u64, name: &str, t: u64, changes: u64) -> Step {
         changes,
         rows: 0,
         error: None,
+        error_kind: None,
         maybe_applied: false,
     }
 }

@@ -1,6 +1,7 @@
 //! The verdict panel shown after the audit, and the help overlay.
 
 use super::*;
+use crate::exit_code::ExitCode;
 
 /// `outbox`: an outbox run, which has no stranded events to show.
 pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, outbox: bool, pal: &Pal) {
@@ -58,9 +59,9 @@ pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, outbox:
             ],
         ));
     }
-    let code_style = match v.exit.0 {
-        0 => pal.bold(Color::Green),
-        4 | 130 => pal.bold(Color::Yellow),
+    let code_style = match ExitCode::from_code(v.exit.0) {
+        Some(ExitCode::Met) => pal.bold(Color::Green),
+        Some(ExitCode::Inconclusive | ExitCode::Interrupted) => pal.bold(Color::Yellow),
         _ => pal.bold(Color::Red),
     };
     let exit = format!("exit {}", v.exit.0);
@@ -101,13 +102,13 @@ pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, outbox:
         .collect();
     let inner = if bordered {
         // The exit code's meaning (cli.md), not a blanket "failed".
-        let title = match v.exit.0 {
-            0 => "verdicts · expectation met",
-            1 => "verdicts · expectation not met",
-            3 => "verdicts · target unusable",
-            4 => "verdicts · inconclusive",
-            130 => "verdicts · interrupted, partial",
-            _ => "verdicts",
+        let title = match ExitCode::from_code(v.exit.0) {
+            Some(ExitCode::Met) => "verdicts · expectation met",
+            Some(ExitCode::NotMet) => "verdicts · expectation not met",
+            Some(ExitCode::Target) => "verdicts · target unusable",
+            Some(ExitCode::Inconclusive) => "verdicts · inconclusive",
+            Some(ExitCode::Interrupted) => "verdicts · interrupted, partial",
+            Some(ExitCode::Usage) | None => "verdicts",
         };
         panel(frame, area, title, area.height - 2, pal)
     } else {

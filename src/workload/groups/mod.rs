@@ -220,6 +220,7 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
             event_count: count.and_then(|(_, v)| v.as_i64()),
             effect_step: same_step.map(|s| s as u32),
             error,
+            aborted: None,
             crashed_after: None,
             sent: None,
             ambiguous: None,

@@ -55,7 +55,7 @@ impl Workload for Groups {
         }))
     }
 
-    fn explore(&self, opts: &crate::explore::ExploreOptions) -> i32 {
+    fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
         crate::explore::main_groups(opts)
     }
 }

@@ -35,6 +35,39 @@ pub enum AttemptEnd {
     Aborted,
 }
 
+impl AttemptEnd {
+    /// The response header in which the reference server names how a
+    /// delivery's failed attempt ended (its 503): what the bench counts
+    /// it as (a lost compare-and-swap, a crash, an error), read from the
+    /// name, not from the error's words.
+    pub const HEADER: &'static str = "x-specstorm-attempt-end";
+
+    /// Every end, for [`AttemptEnd::from_name`].
+    pub const ALL: [AttemptEnd; 5] = [
+        AttemptEnd::Acked,
+        AttemptEnd::CasLost,
+        AttemptEnd::Crashed,
+        AttemptEnd::Error,
+        AttemptEnd::Aborted,
+    ];
+
+    /// The end's name in [`AttemptEnd::HEADER`].
+    pub fn name(self) -> &'static str {
+        match self {
+            AttemptEnd::Acked => "acked",
+            AttemptEnd::CasLost => "cas_lost",
+            AttemptEnd::Crashed => "crashed",
+            AttemptEnd::Error => "error",
+            AttemptEnd::Aborted => "aborted",
+        }
+    }
+
+    /// The end a header names; None for a name that is none of them.
+    pub fn from_name(name: &str) -> Option<AttemptEnd> {
+        AttemptEnd::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
 /// How an attempt ends after a step whose machine said `next`, in every
 /// runtime alike (in-process, the reference server): None while it goes
 /// on; else (end, completion type, result) as [`attempt_result`] gives.

@@ -179,7 +179,7 @@ impl Workload for Outbox {
         }))
     }
 
-    fn explore(&self, opts: &crate::explore::ExploreOptions) -> i32 {
+    fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
         crate::explore::main_outbox(opts)
     }
 }

@@ -65,9 +65,12 @@ impl Workload for Counter {
         }))
     }
 
-    fn explore(&self, _opts: &specstorm::explore::ExploreOptions) -> i32 {
+    fn explore(
+        &self,
+        _opts: &specstorm::explore::ExploreOptions,
+    ) -> specstorm::exit_code::ExitCode {
         eprintln!("specstorm: error: the counter workload has no explore world");
-        2
+        specstorm::exit_code::ExitCode::Usage
     }
 }
 
