@@ -11,6 +11,8 @@
 //! must be empty at start: a service whose export shows rows beyond the
 //! head row (ver 0) is refused (exit 2) whatever `target.reuse` says;
 //! reset it (`POST /v1/reset` where it offers one) or start a fresh one.
+//! A shard of several sends only its own messages and refuses only rows
+//! its siblings cannot have written ([`crate::outbox_shard`]).
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
@@ -75,6 +77,8 @@ pub struct HttpInputs<'a> {
     pub nemesis: Recorder,
     /// Live figures.
     pub live: Arc<Live>,
+    /// This runner's part of a sharded run (`--shard i/n`), if any.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// Runs the phase. Errors: the target (or `target.command`) cannot be
@@ -126,7 +130,7 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         x.run_dir,
         &x.control,
     )?;
-    refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir)?;
+    refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir, s, x.shard)?;
 
     let load_start = x.clock.now();
     let kills = server.as_ref().map(|srv| {
@@ -165,6 +169,7 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         live: x.live.clone(),
         client: client_of(&url)?,
         nonconforming: nonconforming.clone(),
+        shard: x.shard,
     });
     locks.stop();
     // Closed before the server stops (its last connection then checkpoints).
@@ -225,12 +230,16 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
 }
 
 /// Reads the export once before the load: the target must serve the
-/// outbox endpoints, and hold no row but the head (ver 0).
+/// outbox endpoints, and hold no row but the head (ver 0); a shard of
+/// several, no row its siblings cannot have written
+/// ([`crate::outbox_shard::refuse_used`]).
 fn refuse_rows(
     rt: &tokio::runtime::Runtime,
     client: &HttpClient,
     url: &str,
     run_dir: &Path,
+    s: &Scenario,
+    shard: Option<crate::shard::Shard>,
 ) -> Result<(), RunError> {
     let before = run_dir.join("export-before.json");
     let read = rt
@@ -242,6 +251,10 @@ fn refuse_rows(
             "{url} does not serve the outbox endpoints of the contract: {e}"
         ))
     })?;
+    if let Some(sh) = shard.filter(|sh| sh.count > 1) {
+        let messages = s.outbox.as_ref().map_or(0, |o| o.messages);
+        return crate::outbox_shard::refuse_used(&t, sh, messages, url);
+    }
     let rows = t.state_log.iter().filter(|r| r.ver != Some(0)).count()
         + t.outbox.as_ref().map_or(0, Vec::len)
         + t.out_queue.len()

@@ -62,6 +62,9 @@ pub struct OutboxHttpPlan {
     pub client: HttpClient,
     /// Answers that were not the contract's shape.
     pub nonconforming: Arc<Nonconforming>,
+    /// This runner's part of a sharded run (`--shard i/n`): its queue
+    /// holds only its own messages' deliveries ([`Queue::sharded`]).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// What the HTTP load produced: the queue's outcome, and whether the
@@ -96,7 +99,7 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
     let started = plan.clock.now();
     let kills = plan.nemesis.plan.has(FaultKind::Kill);
     let shared = Arc::new(Shared {
-        queue: Mutex::new(Queue::new(&cfg, s.seed)),
+        queue: Mutex::new(Queue::sharded(&cfg, s.seed, plan.shard)),
         next_op: AtomicU64::new(0),
         started,
         cas_lost: AtomicU64::new(0),

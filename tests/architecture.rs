@@ -175,6 +175,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "checker::outbox::facts",
             "checker::outbox::liveness",
             "checker::outbox::no_lost_output",
+            "checker::outbox::shard",
             "checker::outbox::type_ok",
             "checker::sharded",
             "checker::stranded",
@@ -236,7 +237,14 @@ const LAYERS: &[(&str, &[&str])] = &[
             // workload modules.
             "explore",
             "merge",
+            // The outbox's judgement of a merged run.
+            "merge_outbox",
+            // What every workload's merge shares (below merge and
+            // merge_outbox, so that neither imports the other both ways).
+            "merge_parts",
             "outbox_http",
+            // What a shard of an outbox run checks before it runs.
+            "outbox_shard",
             // The one pipeline of every run, and the Workload trait it
             // drives with its registry and the two workloads'
             // implementations: the trait names the summary (report) and
