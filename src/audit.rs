@@ -31,6 +31,10 @@
 //! in an explanation may differ. A killed run's database is read after the
 //! bench died, so that instant orders against every recorded op as the
 //! real read did.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::audit_db::Limits;
 use crate::audit_error::AuditError;

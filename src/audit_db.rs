@@ -21,6 +21,10 @@
 //!   audit's queries together may run [`Limits::max_steps`] SQLite
 //!   virtual-machine steps, after which the running query is stopped with
 //!   an error (exit 3) instead of running forever.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::audit_error::AuditError;
 use crate::sql_guard::{self, Budget, Refusals};

@@ -6,6 +6,10 @@
 //! confirms nothing, it judges what the folder holds, and says so
 //! ([`Killed`]). Both workloads share this; `docs/cli.md`, "A killed run",
 //! states it for users.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::audit_error::AuditError;
 use crate::checker::Completeness;

@@ -12,6 +12,10 @@
 //! [`Audit`] (no stranded events), so `audit.json` and the exit rule are
 //! the same for both workloads. A run killed before it saved its verdicts
 //! is judged as [`crate::audit_killed`] says, with nothing to compare.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::audit_error::AuditError;
 use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};

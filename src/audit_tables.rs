@@ -4,6 +4,10 @@
 //! through the scenario's, an HTTP run's `export.json`; and, for a run
 //! killed before it read them, the database the kill left, where the
 //! folder holds one. [`final_tables`] reads a groups run's.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;

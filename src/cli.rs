@@ -7,6 +7,10 @@
 //! folder), `specstorm merge` (one run folder from the shards of a
 //! sharded run) and `specstorm explore` (every interleaving of a small
 //! world, checked after every step). Exit codes follow `docs/cli.md`.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::compare::{compare, table, CompareOptions};
 use crate::control::Control;

@@ -12,6 +12,10 @@
 //! The exit code follows cli.md over all variants: 2 before anything runs
 //! (every variant is checked first), then the first of 130, 3, 1, 4 that
 //! any variant produced, else 0.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::control::Control;
 use crate::exit_code::ExitCode;

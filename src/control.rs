@@ -10,6 +10,8 @@
 //! a wake-up of the stop, and a duration of any size (a resolver interval
 //! of a million hours) is fine: it is never added to an `Instant` that
 //! could overflow.
+//!
+//! Layer: core, the lowest. May import the modules of its own layer only.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

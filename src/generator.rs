@@ -3,6 +3,9 @@
 //! later) that ingesters pull from; each resolver draws its own sequence of
 //! groups. Which worker runs which op depends on timing; what the ops are
 //! does not. Every stream is a ChaCha8 RNG (stable across rand versions).
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 use crate::scenario::limits::{LATER_WINDOW, MAX_RETRIES};
 use crate::scenario::{Keys, Retry, Scenario, Skew};

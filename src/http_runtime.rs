@@ -4,6 +4,9 @@
 //! named. The same stop rules as the SQLite runtime; every request is
 //! bounded by the client's timeouts, so a stop is never more than one
 //! request timeout away.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::client::http::{Answer, HttpClient, Tag};
 use crate::clock::Clock;

@@ -7,6 +7,8 @@
 //! `export.json`) have no cap in total, since a long run's are large; a
 //! history line has one ([`lines`]), and an export is parsed as a stream
 //! that refuses a non-JSON first byte. `docs/cli.md` lists the caps.
+//!
+//! Layer: core, the lowest. May import the modules of its own layer only.
 
 use std::fmt;
 use std::fs::File;

@@ -3,6 +3,9 @@
 //! lines), which reads [`Snapshot`]s a few times a second. Each worker owns
 //! one slot (its own [`Stats`] behind a mutex nobody else takes but a
 //! reader, briefly), so recording an op costs an uncontended lock.
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 use crate::figures::{Counts, Latency};
 use crate::history::{CompletionType, OpKind};

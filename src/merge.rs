@@ -1,12 +1,18 @@
 //! Several load generators against one HTTP target: `specstorm run
-//! --shard i/n --run-id ID` (what a shard runs: [`crate::prepare::apply_shard`]) and
+//! --shard i/n --run-id ID` (what a shard runs: [`crate::prepare::apply_shard`];
+//! for the outbox, [`crate::outbox_shard`]) and
 //! `specstorm merge RUN_DIR... --out DIR` ([`merge`]), which turns the
 //! shards' run folders into one run folder that `audit` and the summary
 //! readers take as any other: one history, one latency log, one audit of
-//! the shared target's final tables, one summary.
+//! the shared target's final tables, one summary. What every workload's
+//! merge shares is here (the shards read and checked to be one run of one
+//! workload, the time base, the history, the latency log, the final
+//! tables; the parts of the summary in [`crate::merge_parts::Merged`]);
+//! the outbox's judgement of the merged run is [`crate::merge_outbox`]'s,
+//! which argues its own soundness.
 //!
-//! Why the merged audit is sound (it must never report a violation on a
-//! correct system, nor `holds` on a broken one):
+//! Why the merged audit of groups is sound (it must never report a
+//! violation on a correct system, nor `holds` on a broken one):
 //! - Event ids of different shards are disjoint by construction (see
 //!   [`crate::shard::Shard`]), so every attempt of one event id lies in
 //!   one shard's history: Done / Maybe per event, and so CountExact and
@@ -26,6 +32,10 @@
 //!   from the target, or a shard's export that began after every other
 //!   shard's export, each of which began after its own load drained), and
 //!   their read instant is after every entry of the merged history.
+//!
+//! App layer: imports [`crate::merge_parts`] and [`crate::merge_outbox`]
+//! (the outbox's part), the audit's history reader, the groups checkers,
+//! the clients' export readers, the history and the reports.
 
 use crate::audit::{self, entry_time};
 use crate::checker::sharded::note_skew;
@@ -34,19 +44,15 @@ use crate::client::export::read_export;
 use crate::client::http::HttpClient;
 use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
-use crate::figures::Latency;
-use crate::history::{
-    reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader, ShardHeader,
-};
+use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
-use crate::report::summary::{self, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::{Scenario, TargetKind};
-use crate::shard::{MergeInfo, ShardRef};
 use crate::whole::{write_whole, WholeFile, WriteError};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 /// Default `--clock-skew`: runners on one machine read one system clock;
@@ -57,74 +63,8 @@ use std::time::{Duration, SystemTime};
 /// 50ms for NTP on a LAN is a reasonable bound, more over the internet.
 pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_millis(2);
 
-/// What `specstorm merge` was asked.
-#[derive(Debug, Clone)]
-pub struct MergeOptions {
-    /// The shards' run folders, in any order.
-    pub runs: Vec<PathBuf>,
-    /// The merged run folder (must not exist, or be empty).
-    pub out: PathBuf,
-    /// Bound on how far two runners' clocks may disagree.
-    pub clock_skew: Duration,
-}
-
-/// Why a merge was refused or failed; each maps to a cli.md exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum MergeError {
-    /// Not shards of one run, a folder that is no shard, a missing file,
-    /// a non-empty `--out`: exit 2.
-    #[error("{0}")]
-    Input(String),
-    /// The final tables cannot be had after every shard finished, or a
-    /// file cannot be read or written: exit 3.
-    #[error("{0}")]
-    Target(String),
-}
-
-impl MergeError {
-    /// The exit code (cli.md): 2 for refused inputs, 3 otherwise.
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            MergeError::Input(_) => ExitCode::Usage,
-            MergeError::Target(_) => ExitCode::Target,
-        }
-    }
-}
-
-impl From<WriteError> for MergeError {
-    fn from(e: WriteError) -> Self {
-        MergeError::Target(e.to_string())
-    }
-}
-
-impl From<anyhow::Error> for MergeError {
-    fn from(e: anyhow::Error) -> Self {
-        // A file over its size cap is a refused input, not a broken one.
-        if crate::input::is_too_large(&e) {
-            return MergeError::Input(format!("{e:#}"));
-        }
-        MergeError::Target(format!("{e:#}"))
-    }
-}
-
-impl From<std::io::Error> for MergeError {
-    fn from(e: std::io::Error) -> Self {
-        MergeError::Target(e.to_string())
-    }
-}
-
-/// One shard's folder, read.
-struct Part {
-    dir: PathBuf,
-    header: Header,
-    shard: ShardHeader,
-    summary: Summary,
-    scenario: Scenario,
-    /// Largest op id and worker number in its history.
-    max_op: u64,
-    max_worker: u32,
-    footer: Option<Footer>,
-}
+pub use crate::merge_parts::{MergeError, MergeOptions};
+use crate::merge_parts::{Merged, Part};
 
 /// Merges the shards of one run into one run folder (history, latency
 /// log, final tables, checks, summary); prints the summary; returns it
@@ -136,6 +76,9 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         .map(|d| read_part(d))
         .collect::<Result<Vec<_>, _>>()?;
     check_one_run(&mut parts)?;
+    if parts[0].header.workload == "outbox" {
+        crate::merge_outbox::check_parts(&parts)?;
+    }
     let out = &opts.out;
     // One merge per folder (see `run_dir`).
     crate::run_dir::claim(out).map_err(|e| MergeError::Input(e.to_string()))?;
@@ -171,20 +114,38 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     };
 
     // The final tables first: their read instant goes into the footer.
-    let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out)?;
+    let outbox = parts[0].header.workload == "outbox";
+    let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out, outbox)?;
     let history = out.join("history.jsonl");
     let bytes = write_history(&parts, &offsets, half, &merged_header, read, &history)?;
     let merged_log = merge_hlogs(&parts, &offsets, origin)?;
     hlog::write(&out.join(hlog::FILE), &merged_log)?;
     let mut scenario = parts[0].scenario.clone();
-    scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
-    scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
+    if !outbox {
+        // Groups shards split these; outbox shards split the message ids
+        // and keep the scenario whole.
+        scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
+        scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
+    }
     scenario.variant = "variant.sql".into();
     write_whole(&out.join("scenario.toml"), scenario.to_toml())?;
     let variant = parts[0].dir.join("variant.sql");
     let variant = std::fs::read(&variant)
         .map_err(|e| MergeError::Target(format!("cannot read {}: {e}", variant.display())))?;
     write_whole(&out.join("variant.sql"), variant)?;
+    let merged = Merged {
+        parts: &parts,
+        opts,
+        header: &merged_header,
+        tables_source,
+        log: &merged_log,
+        history: &history,
+        history_bytes: bytes,
+        t0,
+    };
+    if outbox {
+        return crate::merge_outbox::judge(&merged);
+    }
 
     // One audit of the merged history against the final tables, through
     // the very functions `specstorm audit` uses.
@@ -210,67 +171,13 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     let (expect, thresholds) = parts[0].scenario.expectation();
 
     let s0 = &parts[0].summary;
-    let end_ns = parts
-        .iter()
-        .map(|p| p.shard.clock_utc_ns + (p.summary.duration_s * 1e9) as u64)
-        .max()
-        .unwrap_or(t0);
-    let duration_s = (end_ns.saturating_sub(t0)) as f64 / 1e9;
-    let mut ops = BTreeMap::new();
-    let mut throughput = BTreeMap::new();
-    let mut latency_ok = BTreeMap::new();
-    let mut latency_not_ok = BTreeMap::new();
-    let mut total = 0;
-    for k in OpKind::ALL {
-        let hist = |c| merged_log.total(k, c);
-        let (okh, failh, infoh) = (
-            hist(CompletionType::Ok),
-            hist(CompletionType::Fail),
-            hist(CompletionType::Info),
-        );
-        let c = crate::figures::Counts {
-            ok: okh.len(),
-            fail: failh.len(),
-            info: infoh.len(),
-        };
-        let n = c.ok + c.fail + c.info;
-        total += n;
-        let name = k.name().to_string();
-        throughput.insert(name.clone(), summary::rate(n, duration_s));
-        ops.insert(name.clone(), c);
-        latency_ok.insert(name.clone(), Latency::of(&okh));
-        latency_not_ok.insert(
-            name,
-            BTreeMap::from([
-                ("fail".to_string(), Latency::of(&failh)),
-                ("info".to_string(), Latency::of(&infoh)),
-            ]),
-        );
-    }
-    throughput.insert("total".into(), summary::rate(total, duration_s));
-    let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| {
-        let mut m = BTreeMap::<String, u64>::new();
-        for p in &parts {
-            for (k, v) in f(&p.summary).into_iter().flatten() {
-                *m.entry(k.clone()).or_default() += v;
-            }
-        }
-        m
-    };
+    let duration_s = merged.duration_s();
+    let fig = merged.figures(&OpKind::ALL, duration_s);
+    let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| merged.sum_maps(f);
     let accepted = h.facts.events.values().filter(|e| e.acked).count() as u64;
     let mut resolved_scenario = s0.resolved_scenario.clone();
     resolved_scenario["stop"]["events"] = serde_json::json!(scenario.stop.events);
     resolved_scenario["load"]["rate"] = serde_json::json!(scenario.load.rate);
-    let started = SystemTime::UNIX_EPOCH + Duration::from_nanos(t0);
-    let command = {
-        let mut c = vec!["specstorm".to_string(), "merge".to_string()];
-        c.extend(parts.iter().map(|p| p.dir.display().to_string()));
-        c.push("--out".into());
-        c.push(out.display().to_string());
-        c.push("--clock-skew".into());
-        c.push(humantime::format_duration(opts.clock_skew).to_string());
-        c.join(" ")
-    };
     let summary = Summary {
         outbox: None,
         // Shards load a service of their own (`target.url`): no WAL is known.
@@ -285,10 +192,10 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         duration_s: (duration_s * 1000.0).round() / 1000.0,
         events: parts.iter().map(|p| p.summary.events).sum(),
         events_per_s: summary::rate(accepted, duration_s),
-        ops,
-        throughput_ops_per_s: throughput,
-        latency_us: latency_ok,
-        latency_us_not_ok: latency_not_ok,
+        ops: fig.ops,
+        throughput_ops_per_s: fig.throughput,
+        latency_us: fig.latency_ok,
+        latency_us_not_ok: fig.latency_not_ok,
         latency_saturated: parts.iter().map(|p| p.summary.latency_saturated).sum(),
         duplicates: parts.iter().map(|p| p.summary.duplicates).sum(),
         resolves: sum_maps(&|s| Some(&s.resolves)),
@@ -318,34 +225,14 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
                 serde_json::json!(tables.groups.len()),
             ),
         ]),
-        provenance: Provenance {
-            started_utc: humantime::format_rfc3339_millis(started).to_string(),
-            command,
-            // The merge judges with the checkers of this binary.
-            checker_version: crate::checker::CHECKER_VERSION,
-            ..s0.provenance.clone()
-        },
+        provenance: merged.provenance(),
         resolved_scenario,
         expect: expect.clone(),
         thresholds: Vec::new(),
         precision: Vec::new(),
         exit: summary::Exit::new(ExitCode::Met, String::new()),
         shard: None,
-        merged: Some(MergeInfo {
-            run_id: merged_header.run_id.clone(),
-            shards: parts
-                .iter()
-                .map(|p| ShardRef {
-                    index: p.shard.index,
-                    run_dir: p.dir.display().to_string(),
-                    started_utc: p.header.started_utc.clone(),
-                    events: p.summary.events,
-                    exit_code: p.summary.exit.code,
-                })
-                .collect(),
-            clock_skew_ms: opts.clock_skew.as_nanos() as f64 / 1e6,
-            tables: tables_source,
-        }),
+        merged: Some(merged.info()),
     };
     let mut summary = summary;
     // The thresholds judge the merged figures, as a run's judge its own.
@@ -360,21 +247,8 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    // The summary last, as a run writes it (`run::save_results`).
-    let checks = serde_json::to_string_pretty(&results).map_err(anyhow::Error::from)?;
-    write_whole(&out.join("checks.json"), checks)?;
-    let junit = crate::report::junit::render(
-        "specstorm merge",
-        vec![crate::report::junit::suite(&summary, &results)],
-    )?;
-    write_whole(&out.join(crate::report::junit::FILE), junit)?;
     let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
-    write_whole(&out.join("summary.json"), json)?;
-    let _ = writeln!(
-        std::io::stdout(),
-        "{}",
-        crate::report::human::render(&summary, &results, &out.display().to_string())
-    );
+    merged.save(json, &summary, &results)?;
     Ok(summary)
 }
 
@@ -395,16 +269,6 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
     let header = audit::read_header(&history)
         .map_err(|e| MergeError::Input(format!("{e:#}")))?
         .ok_or_else(|| MergeError::Input(format!("{}: no history header", history.display())))?;
-    if header.workload == "outbox" {
-        // Outbox runs have no shards (`--shard` is refused for them): a
-        // merge would have nothing to join, so say so plainly.
-        return Err(MergeError::Input(format!(
-            "{} is an outbox run folder: `specstorm merge` joins the shards of one sharded \
-             run, and shards are HTTP groups runs only (workload = \"outbox\" runs whole; \
-             audit its folder with `specstorm audit`)",
-            dir.display()
-        )));
-    }
     let Some(shard) = header.shard.clone() else {
         return Err(MergeError::Input(format!(
             "{} is not a shard: its history header has no shard (run with --shard i/n --run-id ID)",
@@ -420,9 +284,12 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
                 summary_path.display()
             ))
         })?;
-    let scenario = crate::prepare::prepare(Some(&scenario_path), &[])
-        .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?
-        .scenario;
+    let scenario = if header.workload == "outbox" {
+        crate::merge_outbox::read_scenario(&scenario_path)
+    } else {
+        crate::prepare::prepare(Some(&scenario_path), &[]).map(|p| p.scenario)
+    }
+    .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?;
     let (mut max_op, mut max_worker, mut footer) = (0u64, 0u32, None);
     for e in reader::read(&history)? {
         match e? {
@@ -461,7 +328,12 @@ fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
         ))
     };
     for p in parts.iter().skip(1) {
-        let checks: [(&str, String, String); 7] = [
+        let checks: [(&str, String, String); 8] = [
+            (
+                "the workload",
+                first.header.workload.clone(),
+                p.header.workload.clone(),
+            ),
             (
                 "the run id",
                 first.shard.run_id.clone(),
@@ -657,7 +529,6 @@ fn write_history(
     };
     let h0 = &parts[0].header;
     line(&Entry::Header(Header {
-        outbox: None,
         started_utc: humantime::format_rfc3339_nanos(
             SystemTime::UNIX_EPOCH + Duration::from_nanos(merged.clock_utc_ns),
         )
@@ -729,12 +600,14 @@ fn order_time(e: &Entry) -> u64 {
 /// Gets the final tables into `out/export.json` so that they were read
 /// after every shard's load ended; returns where they came from and the
 /// read's interval on the merged time base (after every merged entry).
+/// `outbox`: the tables are the outbox's (`GET /v1/outbox/export`).
 fn final_tables(
     parts: &[Part],
     offsets: &[MergeOffset],
     half: u64,
     origin: u64,
     out: &Path,
+    outbox: bool,
 ) -> Result<(String, [u64; 2]), MergeError> {
     // The latest instant of the merged history: the read must follow it.
     let last = parts
@@ -762,12 +635,21 @@ fn final_tables(
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        rt.block_on(client.export_to(&export)).map(|_| ())
+        if outbox {
+            rt.block_on(client.outbox_export_to(&export)).map(|_| ())
+        } else {
+            rt.block_on(client.export_to(&export)).map(|_| ())
+        }
     })();
+    let endpoint = if outbox {
+        "/v1/outbox/export"
+    } else {
+        "/v1/export"
+    };
     let why = match reread {
         Ok(()) => {
             let t = now().max(last + 1);
-            return Ok((format!("GET {url}/v1/export at merge time"), [t, t]));
+            return Ok((format!("GET {url}{endpoint} at merge time"), [t, t]));
         }
         Err(e) => {
             let _ = std::fs::remove_file(&export);
@@ -809,7 +691,7 @@ fn final_tables(
             let end = reads[k].map_or(start, |r| r.1) + half;
             return Ok((
                 format!(
-                    "shard {}'s export.json (GET {url}/v1/export failed: {why}), read after \
+                    "shard {}'s export.json (GET {url}{endpoint} failed: {why}), read after \
                      every other shard's load ended",
                     parts[k].shard.index
                 ),
@@ -818,7 +700,7 @@ fn final_tables(
         }
     }
     Err(MergeError::Target(format!(
-        "cannot read the final tables after every shard finished: GET {url}/v1/export \
+        "cannot read the final tables after every shard finished: GET {url}{endpoint} \
          failed ({why}), and no shard's export.json began after every other shard's load \
          had ended (by more than the clock skew); start the target again and merge, or run \
          the shards one after the other"

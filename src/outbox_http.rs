@@ -17,6 +17,12 @@
 //! must be empty at start: a service whose export shows rows beyond the
 //! head row (ver 0) is refused (exit 2) whatever `target.reuse` says;
 //! reset it (`POST /v1/reset` where it offers one) or start a fresh one.
+//! A shard of several sends only its own messages and refuses only rows
+//! its siblings cannot have written ([`crate::outbox_shard`]).
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::checker::outbox::tables::OutboxTables;
 use crate::client::http::HttpClient;
@@ -81,6 +87,8 @@ pub struct HttpInputs<'a> {
     pub nemesis: Recorder,
     /// Live figures.
     pub live: Arc<Live>,
+    /// This runner's part of a sharded run (`--shard i/n`), if any.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// Runs the phase. Errors: the target (or `target.command`) cannot be
@@ -144,7 +152,7 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         x.run_dir,
         &x.control,
     )?;
-    refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir, &finals)?;
+    refuse_rows(&rt, &client_of(&url)?, &url, x.run_dir, &finals, s, x.shard)?;
 
     let load_start = x.clock.now();
     // The fault proxy the load goes through, as a groups run's: it draws
@@ -200,6 +208,7 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         live: x.live.clone(),
         client: client_of(&load_url)?,
         nonconforming: nonconforming.clone(),
+        shard: x.shard,
     });
     locks.stop();
     if let Some(p) = proxy.as_mut() {
@@ -323,13 +332,17 @@ impl FinalRead {
 }
 
 /// Reads the export once before the load: the target must serve the
-/// outbox endpoints, and hold no row but the head (ver 0).
+/// outbox endpoints, and hold no row but the head (ver 0); a shard of
+/// several, no row its siblings cannot have written
+/// ([`crate::outbox_shard::refuse_used`]).
 fn refuse_rows(
     rt: &tokio::runtime::Runtime,
     client: &HttpClient,
     url: &str,
     run_dir: &Path,
     finals: &FinalRead,
+    s: &Scenario,
+    shard: Option<crate::shard::Shard>,
 ) -> Result<(), RunError> {
     let read = finals.before(rt, client, run_dir).map_err(|e| {
         RunError::Target(if finals.audit.sqlite.is_some() {
@@ -341,6 +354,10 @@ fn refuse_rows(
         })
     })?;
     let Some(t) = read else { return Ok(()) };
+    if let Some(sh) = shard.filter(|sh| sh.count > 1) {
+        let messages = s.outbox.as_ref().map_or(0, |o| o.messages);
+        return crate::outbox_shard::refuse_used(&t, sh, messages, url);
+    }
     let rows = t.state_log.iter().filter(|r| r.ver != Some(0)).count()
         + t.outbox.as_ref().map_or(0, Vec::len)
         + t.out_queue.len()

@@ -18,6 +18,9 @@
 //! crash is sent as its probability and a seed, and the server draws after
 //! every step it runs, so the spec's Fail() can follow any step on the
 //! path the attempt actually took.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::client::http::{Answer, HttpClient, Tag};
 use crate::clock::Clock;
@@ -59,6 +62,9 @@ pub struct OutboxHttpPlan {
     pub client: HttpClient,
     /// Answers that were not the contract's shape.
     pub nonconforming: Arc<Nonconforming>,
+    /// This runner's part of a sharded run (`--shard i/n`): its queue
+    /// holds only its own messages' deliveries ([`Queue::sharded`]).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// What the HTTP load produced: the queue's outcome, and whether the
@@ -93,7 +99,7 @@ pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
     let started = plan.clock.now();
     let kills = plan.nemesis.plan.has(FaultKind::Kill);
     let shared = Arc::new(Shared {
-        queue: Mutex::new(Queue::new(&cfg, s.seed)),
+        queue: Mutex::new(Queue::sharded(&cfg, s.seed, plan.shard)),
         next_op: AtomicU64::new(0),
         started,
         cas_lost: AtomicU64::new(0),

@@ -15,6 +15,9 @@
 //! shares it) with these few calls: [`Leases::expire`] before a take,
 //! [`Leases::skip`] and [`Leases::taken`] at a take, [`Leases::settle`]
 //! when an attempt ends.
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -8,6 +8,9 @@
 //! step or per attempt (`Fail()` of the spec: the attempt ends `info`, the
 //! delivery comes back), a pause before a step; a lost compare-and-swap
 //! (`fail-if`) ends the attempt as a natural failure (`fail`).
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};
@@ -20,6 +23,7 @@ use crate::live::{Live, OutboxLive, Phase};
 use crate::nemesis::Recorder;
 use crate::outbox_lease::{Leases, Settle};
 use crate::scenario::{CrashPer, FaultOps, OutboxConfig, Scenario};
+use crate::shard::Shard;
 use crate::statements::OutboxVariant;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, StepOutcome, Value};
@@ -35,7 +39,8 @@ use std::time::{Duration, Instant};
 /// One delivery of the queue: (msg_id, dup_id).
 pub type Key = (i64, u32);
 
-/// The bench's input queue: every (msg, dup) once, shuffled by the seed; a
+/// The bench's input queue: every (msg, dup) once (a shard's: those of its
+/// own messages, [`Queue::sharded`]), shuffled by the seed; a
 /// failed attempt puts its delivery back at the tail, until the delivery's
 /// attempts reach `max_attempts` (then it is given up). With
 /// `outbox.lease`, a delivery also goes back when its attempt outlives the
@@ -62,14 +67,26 @@ pub struct Queue {
 impl Queue {
     /// The queue of M messages x D deliveries, shuffled by ChaCha8(`seed`).
     pub fn new(cfg: &OutboxConfig, seed: u64) -> Self {
+        Queue::sharded(cfg, seed, None)
+    }
+
+    /// Shard i of n's part of [`Queue::new`]: the same shuffled queue,
+    /// keeping only the deliveries of the messages the shard owns
+    /// ([`Shard::owns_message`]), in the same order. The n shards' queues
+    /// are disjoint and together hold the unsharded queue; `None` (or
+    /// shard 0 of 1) is the unsharded queue itself.
+    pub fn sharded(cfg: &OutboxConfig, seed: u64, shard: Option<Shard>) -> Self {
         let mut ready: Vec<Key> = (1..=cfg.messages as i64)
             .flat_map(|m| (1..=cfg.deliveries).map(move |d| (m, d)))
             .collect();
         ready.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        // Slots are indexed by the run-wide (msg, dup), whoever owns it.
+        let slots = ready.len();
+        ready.retain(|&(m, _)| Shard::owns_message(shard, m));
         let total = ready.len() as u64;
         Queue {
             ready: ready.into(),
-            attempts: vec![0; total as usize],
+            attempts: vec![0; slots],
             deliveries: cfg.deliveries,
             max_attempts: cfg.max_attempts,
             in_flight: 0,
@@ -77,7 +94,7 @@ impl Queue {
             redelivered: 0,
             given_up: Vec::new(),
             total,
-            leases: cfg.lease.map(|l| Leases::new(l, total as usize)),
+            leases: cfg.lease.map(|l| Leases::new(l, slots)),
         }
     }
 

@@ -123,8 +123,8 @@ pub fn prepare_offline(path: Option<&Path>, overrides: &[String]) -> Result<Prep
     if scenario.workload == scenario::Workload::Outbox {
         // The registry hands outbox scenarios to the outbox workload first.
         return Err(RunError::Input(
-            "workload = \"outbox\" is prepared by its own runner (`run`, `check`, `compare` \
-             and `audit` take it); `merge` does not: shards are HTTP groups runs only"
+            "workload = \"outbox\" is prepared by its own runner (`run`, `check`, `compare`, \
+             `audit` and `merge` take it)"
                 .into(),
         ));
     }
@@ -228,10 +228,8 @@ pub(crate) fn file_safe(name: &str) -> String {
 /// the total) and, in the open model, `load.rate` is divided by n; in the
 /// closed model each runner keeps the scenario's ingesters and resolvers
 /// (n runners, n times the workers). Returns the shards' shared namespace,
-/// or None when the run is not sharded. Errors (exit 2): one flag without
-/// the other, a run id that is not 1 to 40 of `A-Z a-z 0-9 _ -`, a target
-/// other than an external HTTP service (`target.url`), or fewer events
-/// than shards.
+/// or None when the run is not sharded. Errors (exit 2): those of
+/// [`shard_flags`], or fewer events than shards.
 ///
 /// A namespace that already holds rows is not refused: a shard cannot tell
 /// a sibling's rows (which may already be there) from an earlier run's.
@@ -241,6 +239,35 @@ pub fn apply_shard(
     shard: Option<Shard>,
     run_id: Option<&str>,
 ) -> Result<Option<String>, RunError> {
+    let Some((shard, id)) = shard_flags(s, shard, run_id)? else {
+        return Ok(None);
+    };
+    if s.stop.events > 0 {
+        let share = shard.share(s.stop.events);
+        if share == 0 {
+            return Err(RunError::Input(format!(
+                "stop.events = {} cannot be split into {} shards (each needs at least one)",
+                s.stop.events, shard.count
+            )));
+        }
+        s.stop.events = share;
+    }
+    if s.load.model == LoadModel::Open {
+        s.load.rate /= shard.count as f64;
+    }
+    Ok(Some(namespace_of(id)))
+}
+
+/// Checks `--shard` and `--run-id` for either workload: both or neither,
+/// a run id of 1 to 40 of `A-Z a-z 0-9 _ -`, and an external HTTP service
+/// (`target.url`) every runner reaches. Returns the shard and its run id,
+/// or None when the run is not sharded. Errors (exit 2): one flag without
+/// the other, a bad run id, another target.
+pub fn shard_flags<'a>(
+    s: &Scenario,
+    shard: Option<Shard>,
+    run_id: Option<&'a str>,
+) -> Result<Option<(Shard, &'a str)>, RunError> {
     let (shard, id) = match (shard, run_id) {
         (None, None) => return Ok(None),
         (Some(_), None) => {
@@ -275,20 +302,7 @@ pub fn apply_shard(
                 .into(),
         ));
     }
-    if s.stop.events > 0 {
-        let share = shard.share(s.stop.events);
-        if share == 0 {
-            return Err(RunError::Input(format!(
-                "stop.events = {} cannot be split into {} shards (each needs at least one)",
-                s.stop.events, shard.count
-            )));
-        }
-        s.stop.events = share;
-    }
-    if s.load.model == LoadModel::Open {
-        s.load.rate /= shard.count as f64;
-    }
-    Ok(Some(namespace_of(id)))
+    Ok(Some((shard, id)))
 }
 
 /// The scenario's faults of `kind`, with their index in `[[faults]]`.

@@ -20,6 +20,10 @@
 //! a connect and a total timeout, so a dead or silent target never hangs the
 //! probe; a target that does not answer `GET /healthz` at all is reported as
 //! unreachable and nothing more is sent.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::exit_code::ExitCode;
 use crate::server::export::{EVENTS_COLUMNS, GROUPS_COLUMNS};

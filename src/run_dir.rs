@@ -9,6 +9,8 @@
 //! the same way: whoever creates its claim file owns it. The claim file
 //! stays after the run: it says which process ran there, and a later run
 //! finds the folder taken.
+//!
+//! Layer: core, the lowest. May import the modules of its own layer only.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

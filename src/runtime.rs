@@ -3,6 +3,9 @@
 //! machines one step at a time, logging every step, until the stop
 //! condition. Nothing is shared on the hot path but the generator's lock,
 //! the op counter and the history channel.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};

@@ -1,7 +1,10 @@
-//! A sharded run's model: which shard a runner is ([`Shard`]), the shard
-//! record of its history's header ([`shard_header`]), the namespace every
-//! shard of a run shares ([`namespace_of`]), and the summary's record of a
-//! merged run ([`MergeInfo`]). The run, the audit and the merge read them.
+//! A sharded run's model: which shard a runner is ([`Shard`]), which
+//! groups event ids ([`Shard::id_prefix`]) and outbox message ids
+//! ([`Shard::owns_message`]) are its own, the shard record of its history's
+//! header ([`shard_header`]), the namespace every
+//! shard of a groups run shares ([`namespace_of`]), and the summary's
+//! record of a merged run ([`MergeInfo`]). The runs, the audits and the
+//! merge read them.
 //!
 //! Model layer: imports only the history.
 
@@ -67,6 +70,21 @@ impl Shard {
         match shard {
             Some(s) if s.count > 1 => format!("k{}-", s.index),
             _ => String::new(),
+        }
+    }
+
+    /// Whether outbox message `msg_id` is this shard's: shard i of n owns
+    /// the ids m >= 1 with (m - 1) mod n = i (an unsharded run, or shard 0
+    /// of 1, owns them all). Every id of 1..=M is owned by exactly one
+    /// shard, so the shards' queues are disjoint by construction and
+    /// together hold every delivery of the unsharded queue; shard i's
+    /// share of M is [`Shard::share`]`(M)`. An id below 1 is nobody's.
+    pub fn owns_message(shard: Option<Shard>, msg_id: i64) -> bool {
+        match shard {
+            Some(s) if s.count > 1 => {
+                msg_id >= 1 && (msg_id - 1) % i64::from(s.count) == i64::from(s.index)
+            }
+            _ => true,
         }
     }
 }

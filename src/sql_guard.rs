@@ -5,6 +5,8 @@
 //! virtual-machine steps (a progress handler: an endless recursive query
 //! ends with an error instead of running forever), may call no function
 //! that reaches outside the database, and may attach no other database.
+//!
+//! Layer: core, the lowest. May import the modules of its own layer only.
 
 use rusqlite::hooks::{AuthAction, Authorization};
 use rusqlite::Connection;

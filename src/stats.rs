@@ -2,6 +2,9 @@
 //! kind and completion type. Each worker records into its own [`Stats`]
 //! (its slot of [`crate::live::Live`], locked by nobody else but a reader
 //! a few times a second); slots are merged for snapshots and at the end.
+//!
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
 
 use crate::history::{CompletionType, OpKind, OpResult};
 use hdrhistogram::Histogram;

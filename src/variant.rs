@@ -2,6 +2,9 @@
 //! scenario file's folder) or a built-in one compiled into the binary (the
 //! files shipped in `targets/sqlite/`), so the embedded default scenario
 //! runs from any folder.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use crate::statements::{
     compile_groups, compile_outbox, parse, FileError, GroupsVariant, OutboxVariant,

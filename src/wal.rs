@@ -28,6 +28,9 @@
 //! every connection's `journal_size_limit`
 //! ([`crate::client::sqlite::JOURNAL_SIZE_LIMIT`]) cuts
 //! back a WAL that overshot when it starts again.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::client::sqlite;
 use crate::clock::Clock;

@@ -2,6 +2,10 @@
 //! stderr (no terminal, `CI=true`, `--no-tui`), or the live dashboard. Each
 //! runs on its own thread and only reads [`Live`] snapshots, so watching
 //! never slows the load.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use crate::control::Control;
 use crate::live::{Live, Phase, Rates, Snapshot};

@@ -5,6 +5,8 @@
 //! `fs::write` creates the file first, then fails to fill it). The error
 //! names the file and says why ([`WriteError`]); commands end with exit 3
 //! on it. Not fsynced: whole against a failed write, not a power loss.
+//!
+//! Layer: core, the lowest. May import the modules of its own layer only.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};

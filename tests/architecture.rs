@@ -177,6 +177,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "checker::outbox::facts",
             "checker::outbox::liveness",
             "checker::outbox::no_lost_output",
+            "checker::outbox::shard",
             "checker::outbox::type_ok",
             "checker::sharded",
             "checker::stranded",
@@ -238,7 +239,14 @@ const LAYERS: &[(&str, &[&str])] = &[
             // workload modules.
             "explore",
             "merge",
+            // The outbox's judgement of a merged run.
+            "merge_outbox",
+            // What every workload's merge shares (below merge and
+            // merge_outbox, so that neither imports the other both ways).
+            "merge_parts",
             "outbox_http",
+            // What a shard of an outbox run checks before it runs.
+            "outbox_shard",
             // The one pipeline of every run, and the Workload trait it
             // drives with its registry and the two workloads'
             // implementations: the trait names the summary (report) and
@@ -292,6 +300,69 @@ fn src_imports_only_downward_and_without_cycles() {
         problems.len(),
         problems.join("\n\n")
     );
+}
+
+/// Every module opens with a doc comment that says what it holds and what
+/// it may import; one that names its layer (`Layer: NAME.`) names the one
+/// [`LAYERS`] gives it.
+#[test]
+fn every_module_says_what_it_may_import() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layer_of: BTreeMap<&str, &str> = LAYERS
+        .iter()
+        .flat_map(|(layer, mods)| mods.iter().map(move |m| (*m, *layer)))
+        .collect();
+    let mut problems = Vec::new();
+    let mut files = vec![src.clone()];
+    while let Some(dir) = files.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if parts == ["lib"] || parts == ["main"] {
+                continue;
+            }
+            if parts.last().is_some_and(|p| p == "mod") {
+                parts.pop();
+            }
+            let module = parts.join("::");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let doc: String = text
+                .lines()
+                .take_while(|l| l.starts_with("//!"))
+                .map(|l| format!("{}\n", l.trim_start_matches("//!").trim()))
+                .collect();
+            if doc.trim().is_empty() {
+                problems.push(format!("{module}: no opening doc comment"));
+                continue;
+            }
+            if !doc.to_lowercase().contains("import") {
+                problems.push(format!("{module}: its doc does not say what it may import"));
+            }
+            let flat = doc.replace('\n', " ");
+            if let Some(at) = flat.find("Layer: ") {
+                let named = flat[at + 7..]
+                    .split(['.', ';'])
+                    .next()
+                    .unwrap_or("")
+                    .replace(", the lowest", "");
+                let placed = layer_of.get(module.as_str()).copied().unwrap_or("none");
+                if named != placed {
+                    problems.push(format!(
+                        "{module}: its doc says layer {named:?}, LAYERS places it in {placed:?}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// The test's own reader and checks, on a small tree built to break every

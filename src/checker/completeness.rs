@@ -11,6 +11,9 @@
 //! needs the whole history (`docs/groups.md` and `docs/outbox.md`, "A cut
 //! history"). What the final tables hold is still the whole truth: only
 //! what the history says of the ops is partial.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 /// Whether a history holds every op the run invoked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -50,6 +50,9 @@
 //! event_count(G) <= |A(G)| reads the final rows, not the history (not
 //! under `audit.events = "pruned"`, where nothing bounds the count from
 //! above).
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::facts::{EventFacts, Probe};
 use super::{secs, Facts, Tables};

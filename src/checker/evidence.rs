@@ -40,6 +40,9 @@
 //! counts every such step but each group's earliest, and CountExact counts
 //! attempts (an event counted twice counts twice, which a correct run
 //! never does).
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::facts::FaultWindow;
 use super::{Facts, Tables};

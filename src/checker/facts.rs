@@ -36,6 +36,9 @@
 //! ends later, so "started before the deciding point ended" is never
 //! missed: a duplicate is reported unexplained only when no attempt can
 //! have inserted the row in time.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::legacy;
 use crate::control::AbortCause;

@@ -3,6 +3,9 @@
 //! the final [`Tables`] together with the [`Facts`] of the history. Each
 //! module writes down why its rule is sound: it never reports a violation
 //! on a correct system, and says `unknown` where the history cannot decide.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 pub mod completeness;
 pub mod count_exact;

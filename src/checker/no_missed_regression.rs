@@ -48,6 +48,9 @@
 //! resolve's step ended, whose counting write came after the resolve
 //! began) and point to `specstorm explore` for the shortest
 //! counterexample; they are words only, and decide nothing.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};
 use super::{secs, Facts, Tables};

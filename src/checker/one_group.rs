@@ -7,6 +7,9 @@
 //!
 //! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
 //! final tables only.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::{secs, Tables};
 use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};

@@ -19,6 +19,9 @@
 //! A cut history cannot tell: the attempt that counted a row, or the one
 //! that stopped between its steps, may be missing from it, so `total` is
 //! absent (null), never a count, with a note.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::facts::EventStep;
 use super::{Facts, Tables};

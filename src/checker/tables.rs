@@ -2,6 +2,9 @@
 //! canonical tables"): the canonical `error_groups` rows, and `error_events` reduced to what the checkers need (the ids
 //! present and the rows per (project, fingerprint)), so a table of millions
 //! of events is never held row by row.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::workload::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};

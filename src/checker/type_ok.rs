@@ -43,6 +43,9 @@
 //! s2) and not flagged. Where the service deletes event rows itself
 //! (`audit.events = "pruned"`), a missing row proves nothing: that clause
 //! is not judged, and the result says so.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::facts::{EventStep, Lost, LostRule};
 use super::tables::text;

@@ -2,6 +2,9 @@
 //! row at a time: the file may hold millions of events, and only what the
 //! checkers keep (ids, counts per key, group rows) stays in memory. Rows of
 //! other runs (another project namespace) are skipped.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::checker::{GroupRow, Tables};
 use crate::workload::Value;

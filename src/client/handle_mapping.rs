@@ -6,6 +6,9 @@
 //!
 //! May import: `client::request_template`, `client::template` and
 //! `scenario::api`'s types.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::request_template::{
     at, compile_request, pointer, test, Headers, MappingError, RequestTemplate,

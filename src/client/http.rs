@@ -3,6 +3,9 @@
 //! Answers become Jepsen completions exactly as the contract's "How the
 //! bench reads answers" says; an answer that is not the contract's shape is
 //! `info` and is reported as non-conforming, with an example.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::mapping::{Mapping, RequestTemplate};
 use super::template::Vars;

@@ -6,6 +6,9 @@
 //! The loader compiles it too, before anything runs, so that a bad
 //! template, pointer, code or missing environment variable is reported
 //! with the scenario's line ([`MappingError::path`]).
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::handle_mapping::HandleMapping;
 use super::request_template::{at, compile_headers, compile_request, pointer, test};

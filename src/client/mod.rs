@@ -3,6 +3,9 @@
 //! contract's requests, and readers of their saved exports).
 //! [`schema_fit`] checks a target database against the statement file
 //! before any op runs.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 pub mod export;
 pub mod handle_mapping;

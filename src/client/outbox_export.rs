@@ -11,6 +11,9 @@
 //! two shapes of cleanup); every other row is a `change`. Counting a
 //! doubtful row as a change can only make AtMostOneStateChange stricter
 //! for services that omit `kind`, never hide a second change.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::checker::outbox::{OutRow, OutboxTables, StateRow};
 use serde::Deserialize;

@@ -4,6 +4,9 @@
 //! body), and the compilers of pointers, tests, headers and requests.
 //!
 //! May import: `client::template` and `scenario::api`'s parsers.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::template::{Escape, Template};
 use crate::scenario::api::{check_pointer, parse_request, Test};

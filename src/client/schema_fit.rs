@@ -8,6 +8,9 @@
 //! schema does not know), and each statement of the file is prepared on
 //! it (SQLite resolves tables and columns, triggers included, at prepare
 //! time) and must return the columns it returns on the schema alone.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::statements::StatementFile;
 use rusqlite::Connection;

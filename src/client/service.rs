@@ -5,6 +5,9 @@
 //! after the final read. Tools such as wrangler start children of their
 //! own (workerd); signalling the group stops them all. The group is a
 //! [`Watchdog`]'s, so it also dies with a bench that is killed.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::template::Secrets;
 use super::watchdog::Watchdog;

@@ -6,6 +6,9 @@
 //!
 //! The bench only reads it (read-only connections); the service keeps
 //! writing while the group ids are polled, which SQLite's locking allows.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::checker::outbox::tables::ExportQueries;
 use crate::checker::outbox::tables::OutboxTables;

@@ -3,6 +3,9 @@
 //! port, waits until it listens, and stops it (SIGTERM, then SIGKILL after
 //! a grace) when the run is over. The server runs in the process group of
 //! a [`Watchdog`], so it dies with a bench that is killed.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::watchdog::Watchdog;
 use crate::control::Control;

@@ -2,6 +2,9 @@
 //! statement in autocommit, prepared once and cached. Workers run on their
 //! own OS threads, so a blocking SQLite call never stalls anything else
 //! (measured: a blocking-pool hop per statement costs 5x).
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use crate::scenario::limits::MAX_BUSY_TIMEOUT;
 use crate::scenario::SqliteTarget;

@@ -6,6 +6,9 @@
 //! `${NAME}` text (so the saved scenario never holds it), and every text
 //! the client records (errors, non-conforming examples) goes through
 //! [`Secrets::redact`].
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use std::collections::BTreeMap;
 

@@ -17,6 +17,9 @@
 //! it, or the end-of-file would never come. The watchdog leads the group,
 //! so the group's id stays in use (and cannot be reused by an unrelated
 //! process) until the watchdog kills it.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;

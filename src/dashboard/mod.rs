@@ -1,6 +1,10 @@
 //! The live terminal dashboard (ratatui + crossterm): it only reads
 //! [`crate::live::Snapshot`]s, a few times a second, on its own thread, so
 //! rendering never slows the load.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 pub mod view;
 

@@ -2,6 +2,9 @@
 //! is saved and restored per state (SQLite's serialize/deserialize, see
 //! [`Restore`]), and the rows of every table read as the state key's part
 //! and as the trace's row changes.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use crate::workload::Value;
 use rusqlite::{Connection, MAIN_DB};

@@ -4,6 +4,9 @@
 //! user's statement file on the explorer's database. The spec's
 //! bookkeeping (`done`, `dirty`, `resolvesLeft`) is kept beside the
 //! machines, updated at the step the spec updates it.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::db::{encode_value, show};
 use super::groups_constants::{Constants, GroupsView};

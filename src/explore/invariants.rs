@@ -3,6 +3,9 @@
 //! canonical tables) and the spec's bookkeeping (`done`, `dirty`), after
 //! every step. The load-run checkers of [`crate::checker`] judge histories
 //! instead; these follow BacktalkGroups.tla's definitions literally.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::groups_constants::{Constants, GroupsView};
 use super::world::Violation;

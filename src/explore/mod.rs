@@ -10,6 +10,10 @@
 //! its state invariants;
 //! [`search`] is the breadth-first search, [`db`] the database and its
 //! snapshots, [`trace`] the counterexample's rendering.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 pub mod db;
 pub mod groups;

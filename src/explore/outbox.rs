@@ -22,6 +22,9 @@
 //! - **Fail() after the step**: "step, then die" is one choice. Dying has
 //!   no effect on the rows, so dying later instead is the same as dying at
 //!   once and then not taking the delivery until later.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::db::{encode_value, rows_of};
 use super::groups::{machine_key, run_step, statement};

@@ -5,6 +5,9 @@
 //! the README). The load-run checkers of [`crate::checker::outbox`] judge a
 //! drained run's history; these judge every state, so "acked" is the
 //! state's: the bench acked the delivery AND `processed` holds it.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::outbox_constants::{Constants, Delivery};
 use super::world::Violation;

@@ -8,6 +8,9 @@
 //! "distinct states" is the number of distinct keys (rows + world key);
 //! "depth" is the number of states on the longest shortest path, the
 //! initial state being depth 1.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::db::{Db, Restore};
 use super::world::{ExploreError, Violation, World};

@@ -2,6 +2,9 @@
 //! database, numbered as TLC numbers the states of a trace (state 1 is the
 //! initial state), each step with its machine, statement, answer and the
 //! rows it changed, then the broken invariants and why.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::db::Db;
 use super::search::Counterexample;

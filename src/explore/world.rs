@@ -4,6 +4,9 @@
 //! key, and the spec's state invariants. The search ([`super::search`]) is
 //! written against this trait only, so a second workload (outbox) plugs in
 //! by implementing it.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use rusqlite::Connection;
 use std::fmt;

@@ -3,6 +3,9 @@
 //! as JSON lines streamed to `history.jsonl` in the run folder while the run
 //! goes. Times are monotonic ns since the run's start (the UTC start is in
 //! the header). [`writer`] streams it; [`reader`] reads it back for audits.
+//!
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
 
 pub mod reader;
 pub mod writer;

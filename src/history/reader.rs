@@ -3,6 +3,9 @@
 //! [`crate::input::HISTORY_LINE`]), and finds where a history a killed run
 //! left ends ([`cut_tail`]): its writer may have been stopped in the middle
 //! of a line.
+//!
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
 
 use super::Entry;
 use std::fs::File;

@@ -3,6 +3,9 @@
 //! entries stay together; one writer thread appends batches to the file.
 //! The channel is bounded, so a slow disk slows the load instead of growing
 //! memory.
+//!
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
 
 use super::Entry;
 use crossbeam_channel::{bounded, Sender, TryRecvError};

@@ -7,6 +7,9 @@
 //! The history gets `start` once the process is gone (nothing of it runs
 //! after that instant: the checkers close indeterminate ops' windows
 //! there) and `stop` just before the new process is spawned.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::timed::{sleep_until, Ticks, Timed};
 use super::Recorder;

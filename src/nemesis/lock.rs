@@ -5,6 +5,9 @@
 //! without applying anything, and their ops end `fail` or `info` by the
 //! usual rule; the history gets `start` when the lock is taken and `stop`
 //! when it is released.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::timed::{sleep_until, Ticks, Timed};
 use super::Recorder;

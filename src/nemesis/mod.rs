@@ -4,6 +4,9 @@
 //! from a shared random stream, so the same seed gives the same fault plan
 //! whatever the timing; timed faults (kill, lock) run on their own threads
 //! ([`kill`], [`lock`]) on the scenario's period.
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 pub mod kill;
 pub mod lock;

@@ -26,6 +26,9 @@
 //! "No answer" is made by answering with a body that fails on its first
 //! poll: hyper then closes the connection before the status line, buffered
 //! but not yet written, ever leaves the proxy.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::{FaultPlan, ProxyAction, Recorder};
 use crate::client::http::describe;

@@ -1,6 +1,9 @@
 //! What the timed faults (kill, lock) share: one thread per fault, woken
 //! on the fault's period while its window is open, and stopped at once when
 //! the load stops or the nemesis is told to.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use super::Recorder;
 use crate::control::Control;

@@ -5,6 +5,10 @@
 //! dotted path, so that no figure is dropped silently: a figure present in
 //! one summary only is listed as added or removed.
 //! Its folders are read by [`super::folder`].
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::folder::{folder_error, label, read_json, Folder, FolderError};
 use serde_json::Value;

@@ -2,6 +2,10 @@
 //! (`summary.json`, ...) or a compare folder (`compare.json` and one run
 //! folder per variant), and their text: a run's summary again, a failed
 //! run's error, a compare variant in a few lines.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use serde_json::Value;
 use std::fmt::Write;

@@ -11,6 +11,10 @@
 //! the summary's figures come from (completion `t` minus the invoke's `t`,
 //! or minus its `intended` start in the open model), so that a histogram
 //! of the log and the summary never disagree.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use crate::history::{CompletionType, Entry, OpKind};
 use anyhow::{bail, Context};

@@ -1,4 +1,8 @@
 //! The short human summary printed at the end of a run.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::summary::Summary;
 use crate::figures::Latency;

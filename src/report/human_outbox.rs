@@ -1,6 +1,10 @@
 //! The load part of the human summary of an outbox run: the queue and its
 //! attempts under an `outbox:` heading, where a groups run prints events,
 //! duplicates and resolves (none of which an outbox run has).
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::summary::{OutboxSummary, Summary};
 use std::fmt::Write;

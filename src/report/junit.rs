@@ -4,6 +4,10 @@
 //! (an unusable target, an interruption). A case fails when the run's
 //! expectation for it is not met; the failure message is the violation's
 //! explanation (or why the expected violation was not found).
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::summary::Summary;
 use crate::exit_code::ExitCode;

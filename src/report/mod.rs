@@ -3,6 +3,10 @@
 //! interval log (`latency.hlog`), and `specstorm report`'s SVG plots and
 //! baseline comparison. They only read the figures a run produced; nothing
 //! here touches the load.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 pub mod baseline;
 pub mod coverage;

@@ -8,6 +8,10 @@
 //! fault times from the history's fault entries, streamed. Text is plain
 //! SVG `<text>` laid out by plotters' built-in size estimate (no font
 //! feature): the viewer renders it with its own sans-serif font.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::hlog::{self, Log, INTERVAL_NS};
 use crate::fault_kind::FaultKind;

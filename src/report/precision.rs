@@ -4,6 +4,10 @@
 //! or that deletes event rows itself. The verdicts stay sound (they use
 //! bounds, or leave a clause unjudged); this says where they are weaker,
 //! in the summary, so that nobody reads more into a `holds` than it claims.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use crate::history::{Entry, OpKind};
 use crate::scenario::api::{Api, EventRows};

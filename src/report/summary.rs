@@ -1,6 +1,10 @@
 //! `summary.json`: every figure of a run, with its provenance. Its shape is
 //! versioned by `schema_version` and documented in the README ("Reading the
 //! summary"). Latencies are µs, throughputs ops/s, durations s.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use crate::checker::stranded::Stranded;
 use crate::exit_code::ExitCode;

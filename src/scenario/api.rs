@@ -9,6 +9,9 @@
 //! what it names. An empty pointer (`accepted = ""`) says "the answer does
 //! not tell", which the history then records as an `ok` whose value is
 //! unknown.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

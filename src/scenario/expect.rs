@@ -5,6 +5,9 @@
 //! The run's exit code (cli.md) is decided against these in
 //! `report::summary::exit`; this module only holds the types, parses the
 //! threshold text and says which expectation applies to a variant.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

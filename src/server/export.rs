@@ -5,6 +5,10 @@
 //! its own, streamed: rows are serialized in chunks into a tokio
 //! mpsc channel whose receiver is the response body, so memory stays
 //! bounded by the channel (a few chunks), never the whole export.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use crate::client::sqlite;
 use crate::scenario::SqliteTarget;

@@ -5,6 +5,10 @@
 //! step, a crash drawn after every step, a pause before a step). After the
 //! machine ran through `handle.ack`, the out-queue record the attempt
 //! published is read back for the answer's `sent`.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use crate::client::sqlite::{Journal, StepError};
 use crate::clock::wall_ms;

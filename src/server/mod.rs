@@ -11,6 +11,10 @@
 //! snapshot from a thread of its own. [`routes`] maps the answers to the
 //! contract's status codes. SIGTERM or Ctrl-C stops accepting, lets
 //! in-flight requests finish, drains the workers and returns.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 pub mod export;
 pub mod handle;

@@ -7,6 +7,10 @@
 //! naming which in its [`AttemptEnd::HEADER`];
 //! `GET /v1/outbox/export` is one read transaction over the file's
 //! `export.*` statements. A groups server answers both with 404.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::export;
 use super::handle::{HandleAnswer, HandleOp};

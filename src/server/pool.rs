@@ -5,6 +5,10 @@
 //! statement (as the in-process SQLite target runs it, via
 //! [`crate::runtime::run_steps`]); the answer goes back on a tokio oneshot.
 //! SQLite never runs on the async runtime's threads.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::handle::{run_handle, HandleAnswer, HandleOp};
 use super::Served;

@@ -5,6 +5,10 @@
 //! `GET /v1/outbox/export`. A server serves one workload (its variant's):
 //! the other workload's endpoints answer 404 with a body that says so.
 //! `POST /v1/reset` is optional and not offered (404).
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::export;
 use super::pool::{Op, OpAnswer};

@@ -6,6 +6,9 @@
 //! database with the file's schema applied: parameters, returned columns and
 //! whether a statement may write are what SQLite says, not what a parser of
 //! ours guesses.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use std::collections::HashMap;
 

@@ -5,6 +5,9 @@
 //! and directives; [`compile_groups`] checks a parsed file against the
 //! `groups` workload by preparing every statement with SQLite itself on a
 //! scratch database, and yields the [`OpProgram`]s the step machines run.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 mod check;
 mod origin;

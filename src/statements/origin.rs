@@ -14,6 +14,9 @@
 //!   not from its index ([`event_step`]);
 //! - a step whose constraint failure SQLite certainly undoes
 //!   ([`undone_on_constraint`]).
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

@@ -9,6 +9,9 @@
 //! database with the schema applied, so parameters and returned columns are
 //! what SQLite says. Branch targets and the columns a condition names are
 //! checked here, before anything runs.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use super::check::{compile_export, compile_op};
 use super::{

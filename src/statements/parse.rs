@@ -10,6 +10,9 @@
 //! identifiers, `/* */` comments) so that a `-- name:` inside a multi-line
 //! string or block comment is not mistaken for the start of a block, and so
 //! that "does this block hold SQL" is answered on tokens, not on guesses.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use std::collections::HashMap;
 use std::path::Path;

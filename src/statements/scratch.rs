@@ -10,6 +10,9 @@
 //! them; a run works on one database), and the schema runs on a budget of
 //! [`SCHEMA_STEPS`] SQLite steps, so that an endless statement is an error
 //! instead of a `check` that never returns.
+//!
+//! Layer: config. May import the modules of its own layer and of the layers
+//! below it (core and model).
 
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};

@@ -8,6 +8,9 @@
 //! `goto`, `fail-if`). Columns of a step that has not run (skipped by a
 //! jump) are NULL; after a backward jump a column keeps the value of its
 //! step's last run until that step runs again.
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 use super::value::Value;
 use crate::statements::{Cond, OpProgram, ParamSource, StepDef, MAX_MACHINE_STEPS};

@@ -2,6 +2,9 @@
 //! generic step machine; [`groups`] reads a finished machine as the groups
 //! workload's answer (accepted, duplicate, resolved, refused with a probe);
 //! [`outbox`] reads an ended `handle` attempt as ok, fail or info.
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 pub mod groups;
 pub mod machine;

@@ -18,6 +18,10 @@
 //! App layer: names the run's options and errors ([`crate::prepare`]) and
 //! the summary ([`crate::report::summary`]), which sit above the checkers
 //! today.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
 use crate::clock::Clock;
 use crate::control::Control;

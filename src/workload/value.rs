@@ -1,5 +1,7 @@
 //! SQL values as the step machines see them: bound to `:parameters` and read
 //! from returned columns.
+//!
+//! Layer: core, the lowest. May import the modules of its own layer only.
 
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! One test binary for the commands: run, audit (also of untrusted folders),
-//! compare and merge of either workload, and the shipped docs. One binary per
+//! compare and merge (of shards) of either workload, and the shipped docs. One binary per
 //! layer, not one per file: every integration test binary links the whole
 //! crate, so fewer binaries link faster.
 
@@ -11,5 +11,6 @@ mod audit_untrusted;
 mod cli;
 mod docs;
 mod outbox_parity;
+mod outbox_shard_merge;
 mod outbox_tools;
 mod shard_merge;

@@ -7,8 +7,7 @@
 
 use crate::common::{command, json, specstorm, Server};
 
-use specstorm::history::{CompletionType, OpKind};
-use specstorm::report::hlog;
+use specstorm::history::OpKind;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -75,14 +74,7 @@ fn event_ids(run: &Path) -> HashSet<String> {
 }
 
 fn totals(run: &Path) -> Vec<u64> {
-    let log = hlog::read(&run.join(hlog::FILE)).unwrap();
-    let mut v = Vec::new();
-    for k in OpKind::ALL {
-        for c in CompletionType::ALL {
-            v.push(log.total(k, c).len());
-        }
-    }
-    v
+    crate::common::shard::hlog_totals(run, &OpKind::ALL)
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! and its output ([`bench`]), a run into a fresh folder ([`run`]), the
 //! files of a run folder ([`folder`]), child processes and waits bounded
 //! only to detect a hang ([`procs`]), HTTP clients and fake servers
-//! ([`http`]), and the reference server on a free port ([`server`]).
+//! ([`http`]), the reference server on a free port ([`server`]), and
+//! sharded runs' merge ([`shard`]).
 //!
 //! Each layer's test binary takes this folder in with
 //! `#[path = "../common/mod.rs"] mod common;`. Not every binary uses every
@@ -16,6 +17,7 @@ pub mod http;
 pub mod procs;
 pub mod run;
 pub mod server;
+pub mod shard;
 
 pub use bench::{command, root, specstorm, text};
 pub use folder::{history, json, names, summary, verdict};

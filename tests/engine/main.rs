@@ -8,5 +8,6 @@
 mod common;
 
 mod op_plan_golden;
+mod outbox_shard_plan;
 mod run_ends;
 mod run_golden;

@@ -14,6 +14,9 @@
 //!
 //! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
 //! final `out_queue` only.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::{finding, out_rows, OutboxFacts, OutboxTables};
 use crate::verdict::CheckResult;

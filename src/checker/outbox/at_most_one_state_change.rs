@@ -15,6 +15,9 @@
 //!
 //! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
 //! final `state_log`; the history only names the writers in a finding.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::{finding, state_rows, OutboxFacts, OutboxTables};
 use crate::verdict::CheckResult;

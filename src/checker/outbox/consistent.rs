@@ -29,6 +29,9 @@
 //! and stands. A `processed` row no recorded attempt can have written is
 //! no disagreement there (the attempt that wrote it may be missing): it is
 //! counted in a note, not reported `unknown`.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::{finding, out_rows, state_rows, OutboxFacts, OutboxTables};
 use crate::history::CompletionType;

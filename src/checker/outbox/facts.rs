@@ -3,9 +3,15 @@
 //! which it gave up, and whether the queue drained. Built in one pass over
 //! `history.jsonl`; the checkers join it with the final tables by message
 //! id, by tx_id and by the steps' times.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use crate::fault_kind::FaultKind;
-use crate::history::{CompletionType, Delivery, Entry, FaultAction, OutboxHeader, Step};
+use crate::history::{
+    CompletionType, Delivery, Entry, FaultAction, OutboxHeader, ShardHeader, Step,
+};
+use crate::shard::Shard;
 use crate::verdict::Evidence;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -88,6 +94,10 @@ impl Attempt {
 pub struct OutboxFacts {
     /// The queue's shape (messages, deliveries, delivery budget).
     pub header: Option<OutboxHeader>,
+    /// The history is one shard's of a sharded run (its header's record;
+    /// None for a whole run, and for a merged one): its queue held only
+    /// the messages the shard owns ([`Shard::owns_message`]).
+    pub shard: Option<ShardHeader>,
     /// Every attempt, in invoke order.
     pub attempts: Vec<Attempt>,
     /// Attempts (indexes into `attempts`) per message id.
@@ -133,6 +143,7 @@ impl OutboxFacts {
             let (kind, c) = match e {
                 Entry::Header(h) => {
                     f.header = h.outbox;
+                    f.shard = h.shard;
                     f.no_step_log = !h.step_log;
                     continue;
                 }
@@ -251,7 +262,23 @@ impl OutboxFacts {
     pub fn drained(&self) -> bool {
         let Some(h) = self.header else { return false };
         let settled = self.acked_history.len() + self.given_up.len();
-        settled as u64 == h.messages * h.deliveries as u64
+        settled as u64 == self.message_ids().count() as u64 * h.deliveries as u64
+    }
+
+    /// The shard of several this history is one part of (None: a whole
+    /// run, a merged one, or a shard 0 of 1).
+    pub fn shard_of_several(&self) -> Option<Shard> {
+        self.shard.as_ref().filter(|s| s.count > 1).map(|s| Shard {
+            index: s.index,
+            count: s.count,
+        })
+    }
+
+    /// The message ids of the queue: 1..=M, or a shard's own among them.
+    pub fn message_ids(&self) -> impl Iterator<Item = i64> + '_ {
+        let m = self.header.map_or(0, |h| h.messages as i64);
+        let shard = self.shard_of_several();
+        (1..=m).filter(move |&id| Shard::owns_message(shard, id))
     }
 
     /// Evidence for message `m`: for every attempt of it, the steps that

@@ -2,6 +2,9 @@
 //! id is acked once the queue drains without faults. Reported in the
 //! summary, never an exit criterion: with faults a correct protocol may
 //! give a delivery up, and a run stopped early has messages in flight.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::at_most_one_out_queue_msg::redeliveries;
 use super::consistent::disagreements;
@@ -11,9 +14,9 @@ use serde::{Deserialize, Serialize};
 /// What the queue and the acks came to.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Liveness {
-    /// Message ids of the run (M).
+    /// Message ids of the run (M; a shard's: those it owns).
     pub messages: u64,
-    /// Deliveries of the run (M x D).
+    /// Deliveries of the run (M x D; a shard's: of the messages it owns).
     pub deliveries: u64,
     /// Message ids acked (history and `processed`).
     pub acked_messages: u64,
@@ -40,13 +43,14 @@ pub struct Liveness {
 
 /// The liveness report of a run.
 pub fn report(facts: &OutboxFacts, tables: &OutboxTables) -> Liveness {
-    let (messages, deliveries) = facts
-        .header
-        .map_or((0, 0), |h| (h.messages, h.messages * h.deliveries as u64));
+    // A shard's queue is its own messages'; a whole or merged run's, 1..=M.
+    let messages = facts.message_ids().count() as u64;
+    let deliveries = facts.header.map_or(0, |h| messages * h.deliveries as u64);
     let acked = facts.acked_msgs(tables);
     let drained = facts.drained();
     let judged = drained && !facts.faults_seen && !facts.partial;
-    let unacked: Vec<i64> = (1..=messages as i64)
+    let unacked: Vec<i64> = facts
+        .message_ids()
         .filter(|m| !acked.contains(m))
         .take(20)
         .collect();

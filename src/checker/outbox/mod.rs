@@ -5,6 +5,9 @@
 //! up, which attempt's which step wrote what). Each module writes down why
 //! its rule is sound: never a violation on a correct system, never `holds`
 //! on a broken one, crashed (indeterminate) attempts included.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 pub mod at_most_one_out_queue_msg;
 pub mod at_most_one_state_change;
@@ -12,6 +15,7 @@ pub mod consistent;
 pub mod facts;
 pub mod liveness;
 pub mod no_lost_output;
+pub mod shard;
 pub mod tables;
 pub mod type_ok;
 
@@ -24,7 +28,13 @@ use crate::verdict::{CheckResult, Evidence, Finding};
 /// Every outbox checker's result (TypeOK, AtMostOneStateChange,
 /// AtMostOneOutQueueMsg, ConsistentStateAndOutQueue, NoLostOutput: the
 /// order of [`super::OUTBOX_INVARIANTS`]) and the liveness report.
+/// The history of one shard of several is not judged alone
+/// ([`shard::report`]): the run and its audit both come here, so they
+/// agree; `specstorm merge` judges the merged history.
 pub fn check_all(facts: &OutboxFacts, tables: &OutboxTables) -> (Vec<CheckResult>, Liveness) {
+    if let Some(sh) = facts.shard_of_several() {
+        return shard::report(facts, tables, sh);
+    }
     let results = vec![
         type_ok::check(facts, tables),
         at_most_one_state_change::check(facts, tables),

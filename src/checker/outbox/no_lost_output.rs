@@ -22,6 +22,9 @@
 //! attempts are recorded without an `ok`, and the queue as drained only
 //! when every delivery is so settled in the records, so neither is ever
 //! claimed from missing records.
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::{finding, state_rows, OutboxFacts, OutboxTables};
 use crate::verdict::CheckResult;

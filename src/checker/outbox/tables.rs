@@ -3,6 +3,9 @@
 //! tables"): `state_log`,
 //! `outbox`, `out_queue`, `processed`. Read once, in one read transaction,
 //! after the load drained.
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
 use rusqlite::types::Value as Sql;
 use rusqlite::Connection;

@@ -13,6 +13,9 @@
 //!
 //! A cut history (`Completeness::Cut`) changes nothing: the rule reads the
 //! final tables only (the queue's shape comes from the header).
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
 use super::{finding, OutboxFacts, OutboxTables};
 use crate::verdict::CheckResult;

@@ -1,5 +1,9 @@
 //! Fitting text into cells (width, truncation, wrapping), figures as
 //! short text, and carving panels out of the frame.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::*;
 

@@ -12,6 +12,10 @@
 //! and latency sit side by side. When rows run short, panels go by priority: header, progress and
 //! counts stay longest, then the footer, latency, throughput and faults.
 //! Texts too long for their place are truncated (`…`) or wrapped.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use crate::figures::Latency;
 use crate::live::{OutboxLive, Phase, Rates, Snapshot, Verdicts};

@@ -1,5 +1,9 @@
 //! The panels of a running load: header, progress, footer, the layout
 //! plan by priority, op counts, latency, throughput and faults.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::*;
 

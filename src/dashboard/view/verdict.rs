@@ -1,4 +1,8 @@
 //! The verdict panel shown after the audit, and the help overlay.
+//!
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::*;
 use crate::exit_code::ExitCode;

@@ -3,6 +3,9 @@
 //! following the rules of `targets/README.md` ("What the groups workload
 //! makes of the steps"). Its implementation of the `Workload` trait is
 //! [`run`], with its load phase in [`load`].
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 pub(crate) mod load;
 pub mod run;

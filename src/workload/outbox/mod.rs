@@ -14,6 +14,9 @@
 //! attempt wrote a private row (its staged outbox record): that row is no
 //! effect the spec's invariants see. The checkers never read `fail` as "no
 //! row written": they judge the final tables.
+//!
+//! Layer: engine. May import the modules of its own layer and of the layers
+//! below it (core, model and config).
 
 pub mod prepare;
 pub mod run;

@@ -4,9 +4,10 @@
 //! queue and the handlers of [`crate::outbox_runtime`] in process, or
 //! [`crate::outbox_http`] over HTTP), the canonical tables read as one
 //! snapshot, the outbox checkers, and its figures (`summary.json`'s
-//! `outbox`: queue, attempts, leases, liveness). `merge` refuses outbox
-//! folders (shards are HTTP groups runs only); `audit` re-judges a folder
-//! with [`crate::audit_outbox`].
+//! `outbox`: queue, attempts, leases, liveness). A shard of a sharded run
+//! ([`crate::outbox_shard`]) sends only its own messages, and `merge`
+//! judges the shards together ([`crate::merge_outbox`]); `audit` re-judges
+//! a folder with [`crate::audit_outbox`].
 //!
 //! App layer (the outbox workload's implementation): imports the outbox's
 //! runtimes, checkers and the report's summary types.
@@ -210,12 +211,7 @@ impl WorkloadRun for OutboxRun {
     }
 
     fn take_shard(&mut self, opts: &RunOptions) -> Result<(), RunError> {
-        if opts.shard.is_some() || opts.run_id.is_some() {
-            return Err(RunError::Input(
-                "--shard and --run-id do not apply to workload = \"outbox\" (not yet)".into(),
-            ));
-        }
-        Ok(())
+        crate::outbox_shard::check(&self.p.scenario, opts.shard, opts.run_id.as_deref())
     }
 
     fn claim_target(&mut self, _started: SystemTime) -> Result<(), RunError> {
@@ -258,6 +254,7 @@ impl WorkloadRun for OutboxRun {
                     control: cx.control.clone(),
                     nemesis: cx.nemesis.clone(),
                     live: cx.live.clone(),
+                    shard: cx.opts.shard,
                 })?;
                 (o.load, o.tables, o.target_desc, o.target_error, o.wal)
             } else {

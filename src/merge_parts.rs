@@ -1,0 +1,261 @@
+//! What `specstorm merge` reads and hands on, for every workload: its
+//! options ([`MergeOptions`]) and errors ([`MergeError`]), one shard's
+//! folder as read ([`Part`]), and a merged run once its files are written
+//! ([`Merged`]), with the parts of the summary every workload's merge
+//! shares (duration, figures from the merged latency log, provenance, the
+//! `merged` record) and the writing of its results. [`crate::merge`] reads
+//! and joins the shards; the groups judgement is there, the outbox's in
+//! [`crate::merge_outbox`]: both import this module, which imports
+//! neither.
+//!
+//! App layer: imports the history, the reports, the config, the shard
+//! model and the whole-file writer.
+
+use crate::exit_code::ExitCode;
+use crate::figures::Latency;
+use crate::history::{CompletionType, Footer, Header, MergedHeader, OpKind, ShardHeader};
+use crate::report::hlog::Log;
+use crate::report::summary::{self, Provenance, Summary};
+use crate::scenario::Scenario;
+use crate::shard::{MergeInfo, ShardRef};
+use crate::whole::{write_whole, WriteError};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// What `specstorm merge` was asked.
+#[derive(Debug, Clone)]
+pub struct MergeOptions {
+    /// The shards' run folders, in any order.
+    pub runs: Vec<PathBuf>,
+    /// The merged run folder (must not exist, or be empty).
+    pub out: PathBuf,
+    /// Bound on how far two runners' clocks may disagree.
+    pub clock_skew: Duration,
+}
+
+/// Why a merge was refused or failed; each maps to a cli.md exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// Not shards of one run, a folder that is no shard, a missing file,
+    /// a non-empty `--out`: exit 2.
+    #[error("{0}")]
+    Input(String),
+    /// The final tables cannot be had after every shard finished, or a
+    /// file cannot be read or written: exit 3.
+    #[error("{0}")]
+    Target(String),
+}
+
+impl MergeError {
+    /// The exit code (cli.md): 2 for refused inputs, 3 otherwise.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            MergeError::Input(_) => ExitCode::Usage,
+            MergeError::Target(_) => ExitCode::Target,
+        }
+    }
+}
+
+impl From<WriteError> for MergeError {
+    fn from(e: WriteError) -> Self {
+        MergeError::Target(e.to_string())
+    }
+}
+
+impl From<anyhow::Error> for MergeError {
+    fn from(e: anyhow::Error) -> Self {
+        // A file over its size cap is a refused input, not a broken one.
+        if crate::input::is_too_large(&e) {
+            return MergeError::Input(format!("{e:#}"));
+        }
+        MergeError::Target(format!("{e:#}"))
+    }
+}
+
+impl From<std::io::Error> for MergeError {
+    fn from(e: std::io::Error) -> Self {
+        MergeError::Target(e.to_string())
+    }
+}
+
+/// One shard's folder, read.
+pub(crate) struct Part {
+    /// Its run folder.
+    pub dir: PathBuf,
+    /// Its history's header.
+    pub header: Header,
+    /// The header's shard record.
+    pub shard: ShardHeader,
+    /// Its summary.
+    pub summary: Summary,
+    /// Its saved scenario, resolved.
+    pub scenario: Scenario,
+    /// Largest op id and worker number in its history.
+    pub max_op: u64,
+    /// See `max_op`.
+    pub max_worker: u32,
+    /// Its history's footer (None: the history was cut).
+    pub footer: Option<Footer>,
+}
+
+/// A merged run, once its history, latency log, final tables, scenario
+/// and statement file are in the merged folder: what the workload's
+/// judgement of it ([`crate::merge::merge`] for groups, [`crate::merge_outbox`]) reads,
+/// and the parts of the summary every workload's merge shares.
+pub(crate) struct Merged<'a> {
+    /// The shards, by index.
+    pub parts: &'a [Part],
+    /// What `specstorm merge` was asked.
+    pub opts: &'a MergeOptions,
+    /// The merged history's header record.
+    pub header: &'a MergedHeader,
+    /// Where the final tables (`export.json`) came from.
+    pub tables_source: String,
+    /// The merged latency log.
+    pub log: &'a Log,
+    /// The merged `history.jsonl`.
+    pub history: &'a Path,
+    /// Its size.
+    pub history_bytes: u64,
+    /// The earliest shard's clock origin, UTC ns.
+    pub t0: u64,
+}
+
+impl Merged<'_> {
+    /// The merged run's wall time, s: from the earliest shard's start to
+    /// the latest shard's end.
+    pub fn duration_s(&self) -> f64 {
+        let end_ns = self
+            .parts
+            .iter()
+            .map(|p| p.shard.clock_utc_ns + (p.summary.duration_s * 1e9) as u64)
+            .max()
+            .unwrap_or(self.t0);
+        (end_ns.saturating_sub(self.t0)) as f64 / 1e9
+    }
+
+    /// Counts, throughputs and latencies of `kinds` from the merged
+    /// latency log (exactly the sums of the shards' histograms).
+    pub fn figures(&self, kinds: &[OpKind], duration_s: f64) -> summary::Figures {
+        let mut f = summary::Figures {
+            ops: BTreeMap::new(),
+            throughput: BTreeMap::new(),
+            latency_ok: BTreeMap::new(),
+            latency_not_ok: BTreeMap::new(),
+        };
+        let mut total = 0;
+        for &k in kinds {
+            let hist = |c| self.log.total(k, c);
+            let (okh, failh, infoh) = (
+                hist(CompletionType::Ok),
+                hist(CompletionType::Fail),
+                hist(CompletionType::Info),
+            );
+            let c = crate::figures::Counts {
+                ok: okh.len(),
+                fail: failh.len(),
+                info: infoh.len(),
+            };
+            let n = c.ok + c.fail + c.info;
+            total += n;
+            let name = k.name().to_string();
+            f.throughput
+                .insert(name.clone(), summary::rate(n, duration_s));
+            f.ops.insert(name.clone(), c);
+            f.latency_ok.insert(name.clone(), Latency::of(&okh));
+            f.latency_not_ok.insert(
+                name,
+                BTreeMap::from([
+                    ("fail".to_string(), Latency::of(&failh)),
+                    ("info".to_string(), Latency::of(&infoh)),
+                ]),
+            );
+        }
+        f.throughput
+            .insert("total".into(), summary::rate(total, duration_s));
+        f
+    }
+
+    /// The shards' maps of counts (faults injected, ...), added key by key.
+    pub fn sum_maps(
+        &self,
+        f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>,
+    ) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::<String, u64>::new();
+        for p in self.parts {
+            for (k, v) in f(&p.summary).into_iter().flatten() {
+                *m.entry(k.clone()).or_default() += v;
+            }
+        }
+        m
+    }
+
+    /// The merged run's provenance: shard 0's, with the merge's start,
+    /// command and checkers.
+    pub fn provenance(&self) -> Provenance {
+        let started = SystemTime::UNIX_EPOCH + Duration::from_nanos(self.t0);
+        let command = {
+            let mut c = vec!["specstorm".to_string(), "merge".to_string()];
+            c.extend(self.parts.iter().map(|p| p.dir.display().to_string()));
+            c.push("--out".into());
+            c.push(self.opts.out.display().to_string());
+            c.push("--clock-skew".into());
+            c.push(humantime::format_duration(self.opts.clock_skew).to_string());
+            c.join(" ")
+        };
+        Provenance {
+            started_utc: humantime::format_rfc3339_millis(started).to_string(),
+            command,
+            // The merge judges with the checkers of this binary.
+            checker_version: crate::checker::CHECKER_VERSION,
+            ..self.parts[0].summary.provenance.clone()
+        }
+    }
+
+    /// The summary's `merged` record.
+    pub fn info(&self) -> MergeInfo {
+        MergeInfo {
+            run_id: self.header.run_id.clone(),
+            shards: self
+                .parts
+                .iter()
+                .map(|p| ShardRef {
+                    index: p.shard.index,
+                    run_dir: p.dir.display().to_string(),
+                    started_utc: p.header.started_utc.clone(),
+                    events: p.summary.events,
+                    exit_code: p.summary.exit.code,
+                })
+                .collect(),
+            clock_skew_ms: self.opts.clock_skew.as_nanos() as f64 / 1e6,
+            tables: self.tables_source.clone(),
+        }
+    }
+
+    /// Writes `checks.json`, `junit.xml` and, last, `summary.json` (`json`,
+    /// the summary's text), as a run writes them, and prints the summary.
+    pub fn save(
+        &self,
+        json: String,
+        summary: &Summary,
+        results: &[crate::verdict::CheckResult],
+    ) -> Result<(), MergeError> {
+        let out = &self.opts.out;
+        let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
+        write_whole(&out.join("checks.json"), checks)?;
+        let junit = crate::report::junit::render(
+            "specstorm merge",
+            vec![crate::report::junit::suite(summary, results)],
+        )?;
+        write_whole(&out.join(crate::report::junit::FILE), junit)?;
+        write_whole(&out.join("summary.json"), json)?;
+        let _ = writeln!(
+            std::io::stdout(),
+            "{}",
+            crate::report::human::render(summary, results, &out.display().to_string())
+        );
+        Ok(())
+    }
+}
