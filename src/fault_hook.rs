@@ -1,7 +1,8 @@
 //! The fault hook's wire format, shared by the bench, its fault proxy and
 //! the reference server: the headers that name an op to the proxy
 //! ([`OP_HEADER`], [`KEY_HEADER`], [`F_HEADER`]), the test-only fault hook
-//! header ([`FAULT_HEADER`]) with its codec for groups ops
+//! header ([`FAULT_HEADER`], the schedule fuzzer's points included) with
+//! its codec for groups ops
 //! ([`fault_header`], [`parse_fault_header`]) and for outbox deliveries
 //! ([`HandleHook`]), and the words the proxy records of a dropped answer
 //! ([`drop_detail`]; the checkers read the entry's `dropped` field, and
@@ -10,7 +11,10 @@
 //! Engine layer: imports the fault plan's decisions (`nemesis::OpFaults`),
 //! the statement files' programs and the history's entries, nothing above.
 
+use crate::draws::ns as ns_of;
+use crate::fuzz::Delay;
 use crate::history::DroppedResponse;
+use crate::scenario::fuzz::MAX_SLEEP;
 use crate::nemesis::OpFaults;
 use crate::statements::OpProgram;
 use std::time::Duration;
@@ -23,8 +27,11 @@ pub const KEY_HEADER: &str = "x-specstorm-key";
 pub const F_HEADER: &str = "x-specstorm-f";
 
 /// The test-only fault hook header: `crash-after=STEP` and/or
-/// `pause=STEP:NANOS`, separated by `;` (the bench's decisions for this op,
-/// made by its fault plan). Unknown step names are ignored.
+/// `pause=STEP:NANOS`, and the schedule fuzzer's points `fuzz=N:NANOS`
+/// (before executed step N, 1-based from the op's second step; 0 ns a
+/// yield), separated by `;` (the bench's decisions for this op, made by
+/// its fault plan and its fuzzer). Unknown step names and parts are
+/// ignored, so a server that predates a part reads the others.
 pub const FAULT_HEADER: &str = "x-specstorm-fault";
 
 /// The header value for `faults` on `program` (step names by index).
@@ -36,7 +43,21 @@ pub fn fault_header(faults: &OpFaults, program: &OpProgram) -> Option<String> {
     for (i, d, _) in &faults.pauses {
         parts.push(format!("pause={}:{}", program.steps[*i].name, d.as_nanos()));
     }
+    parts.extend(fuzz_parts(&faults.fuzz));
     (!parts.is_empty()).then(|| parts.join(";"))
+}
+
+/// The header's parts of the fuzzer's points.
+fn fuzz_parts(points: &[(usize, Delay)]) -> impl Iterator<Item = String> + '_ {
+    points.iter().map(|(n, d)| format!("fuzz={n}:{}", d.ns()))
+}
+
+/// One `fuzz=N:NANOS` part's point (after its `fuzz=`), if well formed.
+fn parse_fuzz(rest: &str) -> Option<(usize, Delay)> {
+    let (n, ns) = rest.split_once(':')?;
+    let n = n.parse::<usize>().ok().filter(|n| *n > 0)?;
+    let ns = ns.parse::<u64>().ok().filter(|ns| *ns <= ns_of(MAX_SLEEP))?;
+    Some((n, Delay::from_ns(ns)))
 }
 
 /// Reads a [`FAULT_HEADER`] value into decisions on `program`'s steps (the
@@ -54,6 +75,8 @@ pub fn parse_fault_header(value: &str, program: &OpProgram) -> OpFaults {
                     out.pauses.push((i, Duration::from_nanos(ns), 0));
                 }
             }
+        } else if let Some(point) = part.strip_prefix("fuzz=").and_then(parse_fuzz) {
+            out.fuzz.push(point);
         }
     }
     out
@@ -63,7 +86,8 @@ pub fn parse_fault_header(value: &str, program: &OpProgram) -> OpFaults {
 /// `crash-after=STEP`, `crash-p=P:SALT[:STEP]` (after every executed step,
 /// or every execution of STEP, the handler dies with probability P, drawn
 /// from SALT and the step's position: the bench's per-step crash),
-/// `pause=STEP:NANOS`; parts separated by `;`.
+/// `pause=STEP:NANOS`, the fuzzer's `fuzz=N:NANOS` (as for groups); parts
+/// separated by `;`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HandleHook {
     /// Crash after the first execution of this step.
@@ -73,6 +97,8 @@ pub struct HandleHook {
     pub crash_p: Option<(f64, u64, Option<String>)>,
     /// Pause before the first execution of each named step.
     pub pauses: Vec<(String, Duration)>,
+    /// The schedule fuzzer's points: (executed step, delay).
+    pub fuzz: Vec<(usize, Delay)>,
 }
 
 impl HandleHook {
@@ -102,6 +128,8 @@ impl HandleHook {
                         h.pauses.push((step.to_string(), Duration::from_nanos(ns)));
                     }
                 }
+            } else if let Some(point) = part.strip_prefix("fuzz=").and_then(parse_fuzz) {
+                h.fuzz.push(point);
             }
         }
         h
@@ -122,6 +150,7 @@ impl HandleHook {
         for (s, d) in &self.pauses {
             parts.push(format!("pause={s}:{}", d.as_nanos()));
         }
+        parts.extend(fuzz_parts(&self.fuzz));
         (!parts.is_empty()).then(|| parts.join(";"))
     }
 }

@@ -107,7 +107,8 @@ struct Shared {
 
 impl Shared {
     /// The tag of one request: op id, key, and the fault hook's decisions
-    /// (crash, pause), recorded as injected when requested.
+    /// (crash, pause, the schedule fuzzer's points), recorded as injected
+    /// (requested) when requested.
     /// Also returns the crash fault asked for, if any (its index).
     fn tag(&self, op: u64, key: u64, ingest: bool) -> (Tag, Option<u32>) {
         let plan = &self.nemesis.plan;
@@ -116,7 +117,8 @@ impl Shared {
             key,
             hook: None,
         };
-        if !(plan.has(FaultKind::Crash) || plan.has(FaultKind::Pause)) {
+        let fuzz = crate::fuzz::Fuzzer::of(&self.scenario);
+        if !(plan.has(FaultKind::Crash) || plan.has(FaultKind::Pause) || fuzz.is_some()) {
             return (tag, None);
         }
         let program = if ingest {
@@ -126,7 +128,10 @@ impl Shared {
         };
         let names: Vec<&str> = program.steps.iter().map(|s| s.name.as_str()).collect();
         let since = Duration::from_nanos(self.clock.now().saturating_sub(self.started));
-        let faults = plan.for_op(key, ingest, &names, since);
+        let mut faults = plan.for_op(key, ingest, &names, since);
+        if let Some(f) = fuzz {
+            faults.fuzz = f.requested((op, key), program, &self.sink, self.clock.now());
+        }
         for (i, d, f) in &faults.pauses {
             self.nemesis.record(
                 *f,

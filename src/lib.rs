@@ -51,6 +51,7 @@ pub mod draws;
 pub mod exit_code;
 pub mod explore;
 pub mod fault_hook;
+pub mod fuzz;
 pub mod fault_kind;
 pub mod figures;
 pub mod generator;

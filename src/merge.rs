@@ -488,6 +488,7 @@ fn move_entry(e: Entry, off: &MergeOffset, half: u64) -> Entry {
         Entry::Bench(mut b) => {
             b.t = early(b.t);
             b.end = late(b.end);
+            b.op = b.op.map(|o| o + off.op);
             Entry::Bench(b)
         }
         other => other,

@@ -119,7 +119,9 @@ pub fn phase(x: HttpInputs<'_>) -> Result<HttpOutcome, RunError> {
         Some(url) => url.clone(),
         None => {
             // The server gets the very statement file this run checked.
-            let hooks = plan.has(FaultKind::Crash) || plan.has(FaultKind::Pause);
+            let hooks = plan.has(FaultKind::Crash)
+                || plan.has(FaultKind::Pause)
+                || crate::fuzz::Fuzzer::of(s).is_some();
             let spawned = SpawnedServer::start(
                 &x.run_dir.join("variant.sql").to_string_lossy(),
                 &db,

@@ -324,13 +324,17 @@ impl Shared {
     /// as the SQLite runtime draws them: a per-op crash after a step (a
     /// named one, or a random one of the program's), a per-step crash as
     /// (probability, seed) for the server to draw after every step, pauses
-    /// before steps (recorded now: the server pauses if it gets there).
+    /// before steps and the schedule fuzzer's points (recorded now: the
+    /// server pauses if it gets there).
     /// Also returns the crash fault's index, to record a reported crash.
     fn hook(&self, op: u64, fault_key: u64) -> (HandleHook, Option<u32>) {
         let p = &self.plan;
         let mut hook = HandleHook::default();
         let mut crash = None;
         let faults = p.nemesis.plan.faults();
+        if let Some(f) = crate::fuzz::Fuzzer::of(&p.scenario) {
+            hook.fuzz = f.requested((op, fault_key), &p.variant.handle, &p.sink, p.clock.now());
+        }
         if !(p.nemesis.plan.has(FaultKind::Crash) || p.nemesis.plan.has(FaultKind::Pause)) {
             return (hook, None);
         }

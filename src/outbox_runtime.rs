@@ -382,6 +382,8 @@ struct AttemptFaults<'a> {
     since: Duration,
     /// Per-op crash: after the n-th executed step (0-based), fault index.
     crash_at: Option<(usize, u32)>,
+    /// The schedule fuzzer, drawing by (key, executed step).
+    fuzz: Option<crate::fuzz::Fuzzer>,
 }
 
 impl<'a> AttemptFaults<'a> {
@@ -415,6 +417,7 @@ impl<'a> AttemptFaults<'a> {
             key,
             since,
             crash_at,
+            fuzz: crate::fuzz::Fuzzer::of(plan.scenario),
         }
     }
 
@@ -571,6 +574,22 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
             // A stopping load cuts a pause short (faults act while it runs).
             self.plan.control.sleep(delay);
         }
+    }
+
+    fn fuzz(&mut self, n: usize) -> Option<crate::fuzz::Delay> {
+        self.faults.fuzz?.at(self.faults.key, n)
+    }
+
+    fn fuzzed(
+        &mut self,
+        n: usize,
+        step: &'p crate::statements::StepDef,
+        delay: crate::fuzz::Delay,
+        start: u64,
+        end: u64,
+    ) {
+        let e = crate::fuzz::entry(self.op, (n, Some(&step.name)), delay, (start, end), false);
+        self.batch.push(&e);
     }
 
     fn now(&self) -> u64 {

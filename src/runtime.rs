@@ -16,7 +16,8 @@ use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult
 use crate::live::{Live, Phase};
 use crate::nemesis::{OpFaults, Recorder};
 use crate::scenario::{LoadModel, Scenario};
-use crate::statements::{GroupsVariant, OpProgram};
+use crate::fuzz::Delay;
+use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
@@ -100,18 +101,25 @@ struct Shared<'a> {
 
 impl Shared<'_> {
     /// The nemesis's decisions for an op with `key` starting now.
+    /// With the schedule fuzzer's points (`crate::fuzz`).
     fn faults(&self, key: u64, ingest: bool) -> OpFaults {
         let n = &self.plan.nemesis;
-        if n.plan.faults().is_empty() {
-            return OpFaults::default();
-        }
-        let since = Duration::from_nanos(self.plan.clock.now().saturating_sub(self.started));
-        let steps = if ingest {
-            &self.ingest_steps
+        let mut out = if n.plan.faults().is_empty() {
+            OpFaults::default()
         } else {
-            &self.resolve_steps
+            let since = Duration::from_nanos(self.plan.clock.now().saturating_sub(self.started));
+            let steps = if ingest {
+                &self.ingest_steps
+            } else {
+                &self.resolve_steps
+            };
+            n.plan.for_op(key, ingest, steps, since)
         };
-        n.plan.for_op(key, ingest, steps, since)
+        if let Some(f) = crate::fuzz::Fuzzer::of(self.plan.scenario) {
+            let v = self.plan.variant;
+            out.fuzz = f.points(key, if ingest { &v.ingest } else { &v.resolve });
+        }
+        out
     }
 }
 
@@ -405,6 +413,15 @@ fn drive<'p>(
                 Some(detail),
             ));
         },
+        |n, step, delay, start, end| {
+            batch.borrow_mut().push(&crate::fuzz::entry(
+                op,
+                (n, Some(&step.name)),
+                delay,
+                (start, end),
+                false,
+            ));
+        },
         interpret,
     );
     let t1 = plan.clock.now();
@@ -446,6 +463,8 @@ pub fn storage_failure(step: &str, e: &StepError) -> String {
 /// step index, its start and end on `now`, and its outcome. A failed step
 /// ends the op: `info` if it may have applied or an earlier step changed
 /// rows, else `fail`. An op that ends normally is read by `interpret`.
+/// The schedule fuzzer's points of `faults` are performed by the driver,
+/// and `on_fuzz(n, step, delay, start, end)` hears of each after it.
 #[allow(clippy::too_many_arguments)]
 pub fn run_steps<'p>(
     conn: (&Connection, Journal),
@@ -457,6 +476,7 @@ pub fn run_steps<'p>(
     now: impl Fn() -> u64,
     on_step: impl FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
     on_fault: impl FnMut(u32, usize, Option<Duration>),
+    on_fuzz: impl FnMut(usize, &'p StepDef, Delay, u64, u64),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 ) -> (CompletionType, OpResult) {
     crate::step_driver::drive(
@@ -471,6 +491,7 @@ pub fn run_steps<'p>(
             now,
             on_step,
             on_fault,
+            on_fuzz,
             interpret,
         },
     )
@@ -479,7 +500,7 @@ pub fn run_steps<'p>(
 /// [`run_steps`]'s closures as the step driver's hooks: a groups op's
 /// faults are drawn by program step, and its end reads as a groups
 /// completion.
-struct GroupsHooks<'p, 'f, A, P, N, S, F, I> {
+struct GroupsHooks<'p, 'f, A, P, N, S, F, Z, I> {
     program: &'p OpProgram,
     faults: &'f OpFaults,
     abort: A,
@@ -487,23 +508,33 @@ struct GroupsHooks<'p, 'f, A, P, N, S, F, I> {
     now: N,
     on_step: S,
     on_fault: F,
+    on_fuzz: Z,
     interpret: I,
 }
 
-impl<'p, A, P, N, S, F, I> crate::step_driver::StepHooks<'p>
-    for GroupsHooks<'p, '_, A, P, N, S, F, I>
+impl<'p, A, P, N, S, F, Z, I> crate::step_driver::StepHooks<'p>
+    for GroupsHooks<'p, '_, A, P, N, S, F, Z, I>
 where
     A: Fn() -> Option<(AbortCause, String)>,
     P: Fn(Duration),
     N: Fn() -> u64,
     S: FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
     F: FnMut(u32, usize, Option<Duration>),
+    Z: FnMut(usize, &'p StepDef, Delay, u64, u64),
     I: Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 {
     type Out = (CompletionType, OpResult);
 
     fn abort(&mut self) -> Option<(AbortCause, String)> {
         (self.abort)()
+    }
+
+    fn fuzz(&mut self, n: usize) -> Option<Delay> {
+        self.faults.fuzz_before(n)
+    }
+
+    fn fuzzed(&mut self, n: usize, step: &'p StepDef, delay: Delay, start: u64, end: u64) {
+        (self.on_fuzz)(n, step, delay, start, end);
     }
 
     fn before(&mut self, _n: usize, i: usize, _step: &'p crate::statements::StepDef) {

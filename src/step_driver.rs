@@ -6,13 +6,15 @@
 //! pause, a crash, the step log) and what the op's end means
 //! ([`StepHooks::end`]); the order of those decisions is fixed here, once:
 //!
-//! abort? -> before the step (a pause) -> the statement -> after it (the
+//! abort? -> the schedule fuzzer's point (not before an op's first step,
+//! nor where [`crate::fuzz::point_allowed`] says no: inside a transaction
+//! block) -> before the step (a pause) -> the statement -> after it (the
 //! step log) -> an error ends the op -> the machine advances -> a crash
 //! ends the op -> the machine's end ends it.
 //!
 //! Target-and-nemesis layer: imports the SQLite client (`exec_step`), the
-//! step machine and the stop signals' causes; the engine's own driver once
-//! the client is a trait.
+//! step machine, the stop signals' causes and the schedule fuzzer's
+//! delays; the engine's own driver once the client is a trait.
 
 use crate::client::sqlite::{exec_step, Journal, StepError};
 use crate::control::AbortCause;
@@ -59,6 +61,25 @@ pub trait StepHooks<'p> {
         None
     }
 
+    /// The schedule fuzzer's delay before executed step number `n` (never
+    /// 0), if it has one here; the driver performs it.
+    fn fuzz(&mut self, _n: usize) -> Option<crate::fuzz::Delay> {
+        None
+    }
+
+    /// After the fuzzer's `delay` before executed step number `n`
+    /// (`step`) held the worker from `start` to `end`: the hook records
+    /// it.
+    fn fuzzed(
+        &mut self,
+        _n: usize,
+        _step: &'p StepDef,
+        _delay: crate::fuzz::Delay,
+        _start: u64,
+        _end: u64,
+    ) {
+    }
+
     /// Before executed step number `n` (program step `i`): a pause fault
     /// waits here (and is recorded by the hook).
     fn before(&mut self, _n: usize, _i: usize, _step: &'p StepDef) {}
@@ -100,6 +121,14 @@ pub fn drive<'p, H: StepHooks<'p>>(
             unreachable!("an op with no step is refused by the statement checker")
         };
         let step = &program.steps[i];
+        if n > 0 && crate::fuzz::point_allowed(program, i) {
+            if let Some(delay) = hooks.fuzz(n) {
+                let start = hooks.now();
+                delay.perform();
+                let end = hooks.now();
+                hooks.fuzzed(n, step, delay, start, end);
+            }
+        }
         hooks.before(n, i, step);
         let start = hooks.now();
         let r = exec_step(conn, journal, step, &m.params());

@@ -227,6 +227,8 @@ fn bound(
         end: t1,
         action: BenchAction::WalCheckpoint,
         detail: Some(detail),
+        op: None,
+        fuzz: None,
     }));
     Some(t1 - t0)
 }

@@ -68,6 +68,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "scenario",
             "scenario::api",
             "scenario::expect",
+            "scenario::fuzz",
             "scenario::invariants",
             "scenario::load",
             "scenario::load::api_keys",
@@ -77,6 +78,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "scenario::load::expectations",
             "scenario::load::explore",
             "scenario::load::faults",
+            "scenario::load::fuzz",
             "scenario::load::limits",
             "scenario::load::load_keys",
             "scenario::load::overrides",
@@ -101,6 +103,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "engine",
         &[
             "fault_hook",
+            "fuzz",
             "generator",
             "live",
             "nemesis",

@@ -554,6 +554,25 @@ pub enum BenchAction {
     /// A blocking WAL checkpoint (`wal_checkpoint(TRUNCATE)`): writers
     /// wait for it, as for the lock nemesis ([`crate::wal`]).
     WalCheckpoint,
+    /// The schedule fuzzer's yield or sleep before a step of op `op`
+    /// (`crate::fuzz`): it holds up only that op's worker.
+    Fuzz,
+}
+
+/// The schedule fuzzer's choice at one point of an op ([`BenchEntry`]'s
+/// `fuzz`): drawn from the seed, the op's key and `n` alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FuzzChoice {
+    /// The step it came before; None when the bench asked the server for
+    /// it before a program that branches ran (which step is the n-th
+    /// executed one it could not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// The executed step it came before (0-based; the op's first has no
+    /// point before it).
+    pub n: u32,
+    /// The drawn sleep in ns; 0: a yield.
+    pub ns: u64,
 }
 
 /// Something the bench did to the target that can hold ops up for a
@@ -570,6 +589,12 @@ pub struct BenchEntry {
     /// Free text: its outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The op it held up, when it held up one op (the fuzzer's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<u64>,
+    /// The fuzzer's choice, for [`BenchAction::Fuzz`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzz: Option<FuzzChoice>,
 }
 
 /// One line of `history.jsonl`.

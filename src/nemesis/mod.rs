@@ -39,6 +39,9 @@ pub struct OpFaults {
     pub crash_after: Option<(usize, u32)>,
     /// Wait before step index i: (step, delay, fault index).
     pub pauses: Vec<(usize, Duration, u32)>,
+    /// The schedule fuzzer's points (`crate::fuzz`), by executed step:
+    /// (n, delay). Not a fault of the schedule: never counted as one.
+    pub fuzz: Vec<(usize, crate::fuzz::Delay)>,
 }
 
 impl OpFaults {
@@ -53,6 +56,11 @@ impl OpFaults {
             .iter()
             .find(|(s, _, _)| *s == i)
             .map(|(_, d, f)| (*d, *f))
+    }
+
+    /// The fuzzer's delay before executed step `n`, if any.
+    pub fn fuzz_before(&self, n: usize) -> Option<crate::fuzz::Delay> {
+        self.fuzz.iter().find(|(at, _)| *at == n).map(|(_, d)| *d)
     }
 
     /// Whether the op is abandoned after step `i` (crash), with the fault index.

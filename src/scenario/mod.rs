@@ -12,11 +12,13 @@
 
 pub mod api;
 mod expect;
+pub mod fuzz;
 pub mod invariants;
 mod load;
 pub mod registered;
 
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
+pub use fuzz::Fuzz;
 pub use load::limits;
 pub use load::{fault_line, key_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
 
@@ -85,6 +87,11 @@ pub struct Scenario {
     /// `[[faults]]`: the nemesis's fault schedule (default: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
+    /// `[fuzz]`: the schedule fuzzer (yields and sleeps between an op's
+    /// steps), filled with its defaults; None (off) in run folders written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzz: Option<Fuzz>,
     /// `[[variants]]`: the variants `specstorm compare` runs, each with its
     /// expectation (default: none; `run` takes `variant`, which defaults to
     /// the first entry's).

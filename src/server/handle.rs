@@ -2,7 +2,8 @@
 //! variant's `handle` step machine run on a pool worker's connection,
 //! every step its own autocommit statement (exactly as the in-process
 //! outbox runtime runs it), with the test-only fault hook (a crash after a
-//! step, a crash drawn after every step, a pause before a step). After the
+//! step, a crash drawn after every step, a pause before a step, the
+//! schedule fuzzer's points). After the
 //! machine ran through `handle.ack`, the out-queue record the attempt
 //! published is read back for the answer's `sent`.
 //!
@@ -132,6 +133,11 @@ impl<'a> crate::step_driver::StepHooks<'a> for &mut HookFaults<'a> {
             // Cut short when the server shuts down.
             self.pauses.sleep(*d);
         }
+    }
+
+    fn fuzz(&mut self, n: usize) -> Option<crate::fuzz::Delay> {
+        // The bench recorded its points when it sent them.
+        self.hook.fuzz.iter().find(|(at, _)| *at == n).map(|(_, d)| *d)
     }
 
     fn after(&mut self, i: usize, _start: u64, _end: u64, r: &Result<StepOutcome, StepError>) {

@@ -270,6 +270,8 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>, pauses: &Contro
             || 0,
             |i, _, _, r| ran.step(program, i, r),
             |_, _, _| {},
+            // The bench recorded the fuzzer's points when it sent them.
+            |_, _, _, _, _| {},
             |m, n| match counting {
                 Some(c) => ingest_result(m, n, c),
                 None => resolve_result(m, n),

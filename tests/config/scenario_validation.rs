@@ -521,6 +521,7 @@ fn empty_file_gets_every_default() {
         audit: None,
         min_evidence: Some(MinEvidence::default()),
         faults: vec![],
+        fuzz: Some(specstorm::scenario::Fuzz::default()),
         expect: Expect::holds(),
         thresholds: vec![],
         variants: vec![],

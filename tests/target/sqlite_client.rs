@@ -195,6 +195,7 @@ fn an_op_ended_by_a_rolled_back_constraint_is_fail() {
         || 0,
         |_, _, _, _| {},
         |_, _, _| {},
+        |_, _, _, _, _| {},
         |m, n| ingest_result(m, n, counting),
     );
     assert_eq!(kind, specstorm::history::CompletionType::Fail, "{r:?}");

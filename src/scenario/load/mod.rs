@@ -21,7 +21,7 @@
 //! `[stop]`, `[keys]`, `[retry]`), [`explore`], [`workload`] (which keys
 //! belong to which workload, `[outbox]`), [`faults`], [`api_keys`]
 //! (`[api]`, `[audit]`), [`expectations`] (`expect`, `thresholds`,
-//! `[[variants]]`), [`overrides`] (`--set`), [`schema`] (each key's kind
+//! `[[variants]]`), [`fuzz`] (`[fuzz]`), [`overrides`] (`--set`), [`schema`] (each key's kind
 //! and default), [`defaults`], [`limits`]; besides them [`context`]
 //! (where an error points), [`values`] (one value against its kind),
 //! [`error`] and [`to_toml`] (the resolved scenario as saved).
@@ -39,6 +39,7 @@ mod error;
 mod expectations;
 mod explore;
 mod faults;
+mod fuzz;
 pub mod limits;
 mod load_keys;
 mod overrides;
@@ -197,5 +198,6 @@ fn check_values(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
     load_keys::check(ctx, s)?;
     explore::check_explore(ctx, s)?;
     limits::check(ctx, s)?;
+    fuzz::check_fuzz(ctx, s)?;
     expectations::check_threshold_figures(ctx, s)
 }

@@ -329,6 +329,16 @@ pub(super) const SCHEMA: &[Section] = &[
             field("lease", Kind::Duration, Some("\"0s\"")),
         ],
     },
+    // The schedule fuzzer (`scenario::Fuzz`); on unless set off.
+    Section {
+        name: "fuzz",
+        fields: &[
+            field("enabled", Kind::Bool, Some("true")),
+            field("probability", Kind::Fraction, Some("0.1")),
+            field("yield_share", Kind::Fraction, Some("0.25")),
+            field("max_sleep", Kind::Duration, Some("\"500us\"")),
+        ],
+    },
     // Mirrors `MinEvidence::default()`; groups only.
     Section {
         name: "min_evidence",

@@ -183,7 +183,9 @@ pub(super) fn http_phase(
             // The server gets the very statement file this run checked.
             let db = t.path.clone().unwrap_or_else(|| run_dir.join("target.db"));
             let variant = run_dir.join("variant.sql");
-            let hooks = faults.has(FaultKind::Crash) || faults.has(FaultKind::Pause);
+            let hooks = faults.has(FaultKind::Crash)
+                || faults.has(FaultKind::Pause)
+                || crate::fuzz::Fuzzer::of(s).is_some();
             let spawned = SpawnedServer::start(
                 &variant.to_string_lossy(),
                 &db,
