@@ -6,6 +6,11 @@
 # B/A with each side's spread. Usage:
 #   bench/ab-pairs.sh OLD_BINARY NEW_BINARY [PAIRS] [EVENTS] [SCENARIO]
 # Defaults: 5 pairs, 2000000 events, scenarios/groups-atomic.toml.
+# A_ARGS and B_ARGS (environment) are more arguments for A's and B's runs,
+# so that one binary compares two settings, e.g. the schedule fuzzer off
+# and on:
+#   A_ARGS="--set fuzz.enabled=false" B_ARGS="--set fuzz.enabled=true" \
+#     bench/ab-pairs.sh target/release/specstorm target/release/specstorm
 # Measures whole runs (load + audit); the figures come from summary.json.
 set -u
 cd "$(dirname "$0")/.."
@@ -15,7 +20,10 @@ OUT=$T/figures.tsv
 one() { # label binary
   local d=$T/run-$1-$2
   local t0=$(date +%s.%N)
-  "$3" run "$SCEN" -q --set stop.events="$EVENTS" --out "$d" >/dev/null 2>"$d.err"
+  local extra=${A_ARGS:-}
+  [ "$1" = B ] && extra=${B_ARGS:-}
+  # shellcheck disable=SC2086 # the extra arguments are words
+  "$3" run "$SCEN" -q --set stop.events="$EVENTS" $extra --out "$d" >/dev/null 2>"$d.err"
   local rc=$?
   local t1=$(date +%s.%N)
   python3 - "$d/summary.json" "$1" "$rc" "$t0" "$t1" <<'PY' | tee -a "$OUT"

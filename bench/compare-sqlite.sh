@@ -3,7 +3,9 @@
 # alternating rounds of the plain loop on 1 and 32 threads (the ceiling,
 # examples/ceiling.rs), the bench doing the same work (32 ingesters, no
 # resolvers, no retries) and the bench as shipped (groups-atomic.toml).
-# Prints events/s; compare medians. Needs a release build.
+# Prints events/s; compare medians. Needs a release build. The schedule
+# fuzzer ([fuzz]) is off in every bench run here (its default): it would
+# add its yields and sleeps to the bench's side only.
 set -u
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --example ceiling

@@ -3,6 +3,9 @@
 # concurrency (64 connections), 10 s each, 3 alternating rounds, a fresh
 # database each time. Prints wrk's requests/s and the bench's ingest ops/s;
 # compare medians. Needs wrk (apt-get install wrk) and a release build.
+# The schedule fuzzer ([fuzz]) does not run here: it is off by default,
+# and the target is a server the bench did not spawn (its steps are its
+# own), so wrk and the bench meet the same server.
 set -u
 cd "$(dirname "$0")/.."
 B=target/release/specstorm

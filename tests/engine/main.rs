@@ -1,5 +1,5 @@
 //! One test binary for the engine: the plans a seed gives (ops, faults and
-//! deliveries), the history header of each workload on each target, and
+//! deliveries, the schedule fuzzer's choices), the history header of each workload on each target, and
 //! every run ending by itself or on a stop. One binary per layer, not one
 //! per file: every integration test binary links the whole crate, so fewer
 //! binaries link faster.
@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod fuzz_choices;
 mod op_plan_golden;
 mod outbox_shard_plan;
 mod run_ends;
