@@ -212,6 +212,7 @@ mod tests {
         let mut s = load_str("t", None, "", &[]).unwrap();
         s.seed = seed;
         s.fuzz = Some(Fuzz {
+            enabled: true,
             probability,
             ..Fuzz::default()
         });
