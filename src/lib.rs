@@ -81,7 +81,7 @@ pub mod sql_guard;
 pub mod statements;
 pub mod stats;
 pub mod step_driver;
-pub mod target_service;
+pub mod target;
 pub mod variant;
 pub mod verdict;
 pub mod wal;

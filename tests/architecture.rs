@@ -67,6 +67,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "scenario",
             "scenario::api",
+            "scenario::caps",
             "scenario::expect",
             "scenario::invariants",
             "scenario::load",
@@ -150,6 +151,13 @@ const LAYERS: &[(&str, &[&str])] = &[
             "outbox_http_runtime",
             "outbox_runtime",
             "runtime",
+            // Where ops run: the Target trait and its two targets, which
+            // start and stop the nemeses their caps allow.
+            "target",
+            "target::http",
+            "target::http::source",
+            "target::http::start",
+            "target::sqlite",
             // The one step driver (every op of every workload, in process
             // and in the reference server): it calls the SQLite client.
             "step_driver",
@@ -256,7 +264,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "prepare",
             "probe",
             "run_folder",
-            "target_service",
             "workload::groups::load",
             "workload::groups::run",
             "workload::outbox::prepare",
