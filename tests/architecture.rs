@@ -263,6 +263,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "pipeline",
             "prepare",
             "probe",
+            "probe_outbox",
             "run_folder",
             "workload::groups::load",
             "workload::groups::run",
