@@ -42,7 +42,6 @@ pub mod audit_record;
 pub mod audit_tables;
 pub mod checker;
 pub mod cli;
-pub mod client;
 pub mod clock;
 pub mod compare;
 pub mod control;

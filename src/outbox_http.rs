@@ -1,16 +1,16 @@
-//! The HTTP phase of an outbox run: spawn the reference server with the
-//! run's statement file (or use `target.url`, starting `target.command`
-//! there first, as a groups run does), wait until it answers,
-//! check that it serves the outbox endpoints and holds no rows of an
-//! earlier run, run the load ([`crate::outbox_http_runtime`]) with the
-//! kill and lock nemeses and, with proxy faults, through the fault proxy
-//! ([`crate::nemesis::proxy`]), then read the final tables (from the
-//! service itself, never through the proxy) into the run folder and the
-//! outbox checkers' tables: `GET /v1/outbox/export` (`export.json`), or,
-//! for a service with an API of its own (`[api]`, `[audit]`), its export
-//! request or its own database through `[audit] export.*` (copied as
-//! `target.db`). Every request goes through the scenario's mapping
-//! ([`crate::client::mapping`]; the contract without `[api]`).
+//! The HTTP phase of an outbox run on an HTTP target
+//! ([`crate::target::http`], which starts `target.command`, spawns the
+//! reference server or uses `target.url`, waits until it answers, runs
+//! the nemeses its caps allow and the fault proxy, and tears it down):
+//! what is the outbox's own is here, the check that the target serves the
+//! outbox endpoints and holds no rows of an earlier run, the load
+//! ([`crate::outbox_http_runtime`]), and the reader of the final tables
+//! (from the service itself, never through the proxy): `GET
+//! /v1/outbox/export` (`export.json`), or, for a service with an API of
+//! its own (`[api]`, `[audit]`), its export request or its own database
+//! through `[audit] export.*` (copied as `target.db`). Every request goes
+//! through the scenario's mapping ([`crate::target::http::mapping`]; the
+//! contract without `[api]`).
 //!
 //! The outbox tables have no project to namespace a run in (message ids
 //! and versions are the run's own, 1..M and from 0), so an outbox target
@@ -25,8 +25,6 @@
 //! report, ui and server).
 
 use crate::checker::outbox::tables::OutboxTables;
-use crate::client::outbox_export::read_outbox_export;
-use crate::client::service_db;
 use crate::live::Live;
 use crate::outbox_http_runtime::{run_outbox_http, OutboxHttpPlan};
 use crate::outbox_runtime::OutboxOutcome;
@@ -34,6 +32,8 @@ use crate::prepare::RunError;
 use crate::scenario::api::AuditConfig;
 use crate::scenario::Scenario;
 use crate::statements::OutboxVariant;
+use crate::target::http::outbox_export::read_outbox_export;
+use crate::target::http::service_db;
 use crate::target::http::source::{Export, HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::{Setup, Target};

@@ -10,11 +10,11 @@
 //! config, the clients' mapping and schema check, the shard model and the
 //! watch options, never another command.
 
-use crate::client::mapping::Mapping;
 use crate::exit_code::ExitCode;
 use crate::scenario::{self, LoadModel, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
 use crate::statements::GroupsVariant;
+use crate::target::http::mapping::Mapping;
 use crate::target::http::start::shell_word;
 use crate::variant;
 use crate::watch::Watch;

@@ -47,9 +47,9 @@ pub enum TargetError {
     Interrupted(String),
 }
 
-impl From<crate::client::spawn::StartError> for TargetError {
-    fn from(e: crate::client::spawn::StartError) -> Self {
-        use crate::client::spawn::StartError;
+impl From<crate::target::http::spawn::StartError> for TargetError {
+    fn from(e: crate::target::http::spawn::StartError) -> Self {
+        use crate::target::http::spawn::StartError;
         match e {
             StartError::Failed(why) => TargetError::Target(why),
             StartError::Interrupted => TargetError::Interrupted(e.to_string()),

@@ -15,14 +15,21 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+pub mod client;
+pub mod export;
+pub mod handle_mapping;
+pub mod mapping;
+pub mod outbox_export;
+pub mod request_template;
+pub mod service;
+pub mod service_db;
 pub mod source;
+pub mod spawn;
 pub mod start;
+pub mod template;
+pub mod watchdog;
 
 use super::{Caps, Finished, Setup, Target, TargetError};
-use crate::client::http::HttpClient;
-use crate::client::mapping::Mapping;
-use crate::client::service::Service;
-use crate::client::spawn::SpawnedServer;
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_kind::FaultKind;
@@ -34,7 +41,11 @@ use crate::nemesis::proxy::FaultProxy;
 use crate::nemesis::Recorder;
 use crate::scenario::{self, SqliteTarget as Pragmas};
 use crate::wal::{WalKeeper, WalReport};
+use client::HttpClient;
+use mapping::Mapping;
+use service::Service;
 use source::{HttpSource, ServiceDb};
+use spawn::SpawnedServer;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};

@@ -8,8 +8,8 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::http::HttpClient;
-use crate::client::service_db;
+use super::client::HttpClient;
+use super::service_db;
 use crate::clock::Clock;
 use crate::scenario::api::AuditConfig;
 use std::path::{Path, PathBuf};

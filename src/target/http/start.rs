@@ -6,11 +6,11 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::http::HttpClient;
-use crate::client::service::Service;
+use super::client::HttpClient;
+use super::service::Service;
 use crate::control::Control;
-use crate::target::TargetError;
 use crate::scenario::{self, Scenario};
+use crate::target::TargetError;
 use crate::variant;
 use std::path::Path;
 use std::time::Duration;
@@ -25,7 +25,7 @@ pub(crate) fn start_service(
     s: &Scenario,
     run_dir: &Path,
     base: &Path,
-    secrets: &crate::client::template::Secrets,
+    secrets: &super::template::Secrets,
 ) -> Result<Option<Service>, TargetError> {
     let Some(command) = &s.target.command else {
         return Ok(None);

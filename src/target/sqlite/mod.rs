@@ -8,8 +8,11 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+pub mod client;
+pub mod schema_fit;
+pub mod tables;
+
 use super::{Caps, Finished, Setup, Target, TargetError};
-use crate::client::sqlite;
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_kind::FaultKind;
@@ -54,11 +57,11 @@ impl SqliteTarget {
             .path
             .clone()
             .unwrap_or_else(|| x.run_dir.join("target.db"));
-        let conn = sqlite::open(&db, &pragmas)
+        let conn = client::open(&db, &pragmas)
             .map_err(|e| TargetError::Target(format!("{}: {e}", db.display())))?;
         conn.execute_batch(schema)
             .map_err(|e| TargetError::Target(format!("schema failed on {}: {e}", db.display())))?;
-        crate::client::schema_fit::check(&conn, file)
+        schema_fit::check(&conn, file)
             .map_err(|e| TargetError::Target(format!("{}: {e}", db.display())))?;
         Ok(SqliteTarget {
             locks: x.faults(FaultKind::Lock, Caps::SQLITE),
@@ -99,7 +102,7 @@ impl Target for SqliteTarget {
     fn run<O>(&mut self, load: impl FnOnce(Vec<Connection>) -> O) -> Result<O, TargetError> {
         let mut conns = Vec::with_capacity(self.workers);
         for _ in 0..self.workers {
-            conns.push(sqlite::open(&self.db, &self.pragmas).map_err(|e| {
+            conns.push(client::open(&self.db, &self.pragmas).map_err(|e| {
                 TargetError::Target(format!("cannot open {}: {e}", self.db.display()))
             })?);
         }
@@ -127,7 +130,7 @@ impl Target for SqliteTarget {
         &mut self,
         read: impl FnOnce(&mut Connection) -> Result<T, String>,
     ) -> Result<Option<T>, TargetError> {
-        let mut conn = sqlite::open(&self.db, &self.pragmas)
+        let mut conn = client::open(&self.db, &self.pragmas)
             .map_err(|e| self.after(format!("cannot reopen {}: {e}", self.db.display())))?;
         let tables = read(&mut conn)
             .map_err(|e| self.after(format!("cannot read the final tables: {e}")))?;

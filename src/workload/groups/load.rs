@@ -1,16 +1,15 @@
-//! The groups workload's load phase on each target: the in-process SQLite
-//! database (connections, lock nemesis, WAL keeper, load, snapshot) and an
-//! HTTP target (the spawned reference server or a service, its health, the
-//! fault proxy, kill and lock nemeses, the load, the export or the
-//! service's own database as the final tables); and the namespace a run
-//! takes on a target that holds other runs' rows.
+//! The groups workload's load phase on each target
+//! ([`crate::target`]: the in-process SQLite database, or an HTTP
+//! service, which run the nemeses and the WAL keeper and read the final
+//! tables through the workload's reader): its connections or clients
+//! handed to its runtime, the final tables as one snapshot of this run's
+//! namespace; and the namespace a run takes on a target that holds other
+//! runs' rows.
 //!
 //! App layer (the groups workload's implementation): imports the engine,
 //! the targets and the nemesis.
 
 use crate::checker::Tables;
-use crate::client::export::read_export;
-use crate::client::service_db;
 use crate::clock::Clock;
 use crate::http_runtime::{run_load_http, GroupIdSource};
 use crate::prepare::{holds_rows, Prepared, RunError};
@@ -19,6 +18,8 @@ use crate::runtime::{run_load, LoadPlan};
 use crate::scenario::api::{AuditConfig, EventRows, GroupIds};
 use crate::scenario::{self};
 use crate::statements::GroupsVariant;
+use crate::target::http::export::read_export;
+use crate::target::http::service_db;
 use crate::target::http::source::{Export, HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::sqlite::SqliteTarget;
@@ -80,7 +81,11 @@ impl HttpReader for Reader<'_> {
         Export::Groups
     }
 
-    fn parse_export(&self, path: &Path, [read_start, read_end]: [u64; 2]) -> Result<Tables, String> {
+    fn parse_export(
+        &self,
+        path: &Path,
+        [read_start, read_end]: [u64; 2],
+    ) -> Result<Tables, String> {
         let mut tables = Tables {
             read_start,
             read_end,
@@ -143,16 +148,18 @@ pub(super) fn http_phase(
         };
         run_load_http(plan, x.control.clone(), c.client, c.nonconforming, ids)
     })?;
-    let pruned = p.scenario.audit.as_ref().is_some_and(|a| a.events == EventRows::Pruned);
+    let pruned = p
+        .scenario
+        .audit
+        .as_ref()
+        .is_some_and(|a| a.events == EventRows::Pruned);
     let reader = Reader {
         namespace: plan.namespace,
     };
-    let tables = target
-        .final_read(|src| src.read(&reader))?
-        .map(|mut t| {
-            t.events_pruned = pruned;
-            t
-        });
+    let tables = target.final_read(|src| src.read(&reader))?.map(|mut t| {
+        t.events_pruned = pruned;
+        t
+    });
     // Why the load ended early is said after whatever else went wrong
     // (an export that then failed, a service that exited).
     target.ended_early(gone);
@@ -199,12 +206,12 @@ pub(super) fn run_namespace(started: SystemTime) -> String {
 
 /// Reads the canonical tables (the variant's `export.*` queries) in one
 /// read transaction, keeping only this run's namespace; times on `clock`
-/// (see [`crate::client::sqlite_tables::read_tables`]).
+/// (see [`crate::target::sqlite::tables::read_tables`]).
 pub(super) fn snapshot(
     conn: &mut Connection,
     variant: &GroupsVariant,
     namespace: &str,
     clock: &Clock,
 ) -> rusqlite::Result<Tables> {
-    crate::client::sqlite_tables::read_tables(conn, variant, namespace, &|| clock.now())
+    crate::target::sqlite::tables::read_tables(conn, variant, namespace, &|| clock.now())
 }

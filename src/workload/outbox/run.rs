@@ -59,13 +59,13 @@ fn sqlite_phase(
     x: &Setup<'_>,
     live: &Arc<Live>,
 ) -> Result<Ran<OutboxOutcome, checks::OutboxTables>, RunError> {
-    let cfg = x.scenario.outbox.as_ref().expect("an outbox scenario has [outbox]");
-    let mut target = SqliteTarget::prepare(
-        x,
-        &p.variant.schema,
-        &p.variant.file,
-        cfg.handlers as usize,
-    )?;
+    let cfg = x
+        .scenario
+        .outbox
+        .as_ref()
+        .expect("an outbox scenario has [outbox]");
+    let mut target =
+        SqliteTarget::prepare(x, &p.variant.schema, &p.variant.file, cfg.handlers as usize)?;
     let plan = OutboxPlan {
         scenario: x.scenario,
         variant: &p.variant,
