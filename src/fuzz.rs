@@ -24,7 +24,7 @@
 use crate::draws::{draw_rng, ns};
 use crate::history::writer::HistorySink;
 use crate::history::{BenchAction, BenchEntry, Entry, FuzzChoice};
-use crate::scenario::{Scenario, TargetKind};
+use crate::scenario::Scenario;
 use crate::statements::OpProgram;
 use rand::RngExt;
 use std::time::Duration;
@@ -88,10 +88,11 @@ pub struct Fuzzer {
 
 impl Fuzzer {
     /// The fuzzer of `s`, if it acts: `[fuzz]` enabled, and steps the
-    /// bench runs (in-process SQLite, or the spawned reference server).
+    /// bench runs (the target's `steps` cap: in-process SQLite, or the
+    /// spawned reference server).
     pub fn of(s: &Scenario) -> Option<Fuzzer> {
         let f = s.fuzz.as_ref().filter(|f| f.enabled)?;
-        if s.target.kind == TargetKind::Http && !s.target.spawn {
+        if !s.target.caps().steps {
             return None;
         }
         Some(Fuzzer {

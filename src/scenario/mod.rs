@@ -11,12 +11,14 @@
 //! use.
 
 pub mod api;
+mod caps;
 mod expect;
 pub mod fuzz;
 pub mod invariants;
 mod load;
 pub mod registered;
 
+pub use caps::Caps;
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
 pub use fuzz::Fuzz;
 pub use load::limits;

@@ -7,7 +7,7 @@
 use super::context::Context;
 use super::error::ScenarioError;
 use crate::scenario::fuzz::MAX_SLEEP;
-use crate::scenario::{Scenario, TargetKind};
+use crate::scenario::Scenario;
 
 /// `fuzz.max_sleep` is at most [`MAX_SLEEP`]; `fuzz.enabled = true` given
 /// on an HTTP target that is not spawned is refused, so that nobody
@@ -26,8 +26,7 @@ pub(super) fn check_fuzz(ctx: &Context, s: &Scenario) -> Result<(), ScenarioErro
             ),
         ));
     }
-    let spawned = s.target.kind == TargetKind::Sqlite || s.target.spawn;
-    if f.enabled && !spawned && ctx.is_given(&["fuzz", "enabled"]) {
+    if f.enabled && !s.target.caps().steps && ctx.is_given(&["fuzz", "enabled"]) {
         return Err(ctx.error(
             &["fuzz", "enabled"],
             "`fuzz.enabled` = true needs steps the bench runs: in-process SQLite or the spawned \
