@@ -2,20 +2,22 @@
 //! the reference server: the headers that name an op to the proxy
 //! ([`OP_HEADER`], [`KEY_HEADER`], [`F_HEADER`]), the test-only fault hook
 //! header ([`FAULT_HEADER`], the schedule fuzzer's points included) with
-//! its codec for groups ops
-//! ([`fault_header`], [`parse_fault_header`]) and for outbox deliveries
-//! ([`HandleHook`]), and the words the proxy records of a dropped answer
-//! ([`drop_detail`]; the checkers read the entry's `dropped` field, and
-//! the words only in a history written before it, `checker::legacy`).
+//! its codec for groups ops ([`fault_header`], [`parse_fault_header`])
+//! and for outbox deliveries ([`HandleHook`]), and the words the proxy
+//! records of a dropped answer ([`drop_detail`]; the checkers read the
+//! entry's `dropped` field, and the words only in a history written before
+//! it, `checker::legacy`).
 //!
 //! Engine layer: imports the fault plan's decisions (`nemesis::OpFaults`),
-//! the statement files' programs and the history's entries, nothing above.
+//! the schedule fuzzer's delays (`fuzz::Delay`, bounded by
+//! `scenario::fuzz::MAX_SLEEP`), the statement files' programs and the
+//! history's entries, nothing above.
 
 use crate::draws::ns as ns_of;
 use crate::fuzz::Delay;
 use crate::history::DroppedResponse;
-use crate::scenario::fuzz::MAX_SLEEP;
 use crate::nemesis::OpFaults;
+use crate::scenario::fuzz::MAX_SLEEP;
 use crate::statements::OpProgram;
 use std::time::Duration;
 
@@ -56,7 +58,10 @@ fn fuzz_parts(points: &[(usize, Delay)]) -> impl Iterator<Item = String> + '_ {
 fn parse_fuzz(rest: &str) -> Option<(usize, Delay)> {
     let (n, ns) = rest.split_once(':')?;
     let n = n.parse::<usize>().ok().filter(|n| *n > 0)?;
-    let ns = ns.parse::<u64>().ok().filter(|ns| *ns <= ns_of(MAX_SLEEP))?;
+    let ns = ns
+        .parse::<u64>()
+        .ok()
+        .filter(|ns| *ns <= ns_of(MAX_SLEEP))?;
     Some((n, Delay::from_ns(ns)))
 }
 

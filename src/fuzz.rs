@@ -227,9 +227,17 @@ mod tests {
         let mut b: Vec<_> = (0..500u64).rev().map(|k| f.at(k, 1)).collect();
         b.reverse();
         assert_eq!(a, b);
-        assert_ne!(a, (0..500u64).map(|k| fuzzer(8, 0.3).at(k, 1)).collect::<Vec<_>>());
+        assert_ne!(
+            a,
+            (0..500u64)
+                .map(|k| fuzzer(8, 0.3).at(k, 1))
+                .collect::<Vec<_>>()
+        );
         let hits = a.iter().filter(|d| d.is_some()).count();
-        assert!((100..200).contains(&hits), "{hits} points of 500 at p = 0.3");
+        assert!(
+            (100..200).contains(&hits),
+            "{hits} points of 500 at p = 0.3"
+        );
         assert!(a.contains(&Some(Delay::Yield)));
         assert!(a.iter().flatten().all(|d| d.ns() <= 500_000));
         assert!((0..500u64).all(|k| f.at(k, 0).is_none()));
@@ -245,7 +253,10 @@ mod tests {
         let before = faults.clone();
         assert_eq!(before.pauses.len(), 1);
         assert!(before.fuzz.is_empty());
-        faults.fuzz = vec![(1, Delay::Yield), (2, Delay::Sleep(Duration::from_micros(7)))];
+        faults.fuzz = vec![
+            (1, Delay::Yield),
+            (2, Delay::Sleep(Duration::from_micros(7))),
+        ];
         let header = fault_header(&faults, program).unwrap();
         assert!(header.ends_with("fuzz=1:0;fuzz=2:7000"), "{header}");
         assert_eq!(parse_fault_header(&header, program), faults);

@@ -9,13 +9,13 @@
 
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
+use crate::fuzz::Delay;
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::{Live, Phase};
 use crate::nemesis::{OpFaults, Recorder};
 use crate::scenario::{LoadModel, Scenario};
-use crate::fuzz::Delay;
 use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};

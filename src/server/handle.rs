@@ -137,7 +137,11 @@ impl<'a> crate::step_driver::StepHooks<'a> for &mut HookFaults<'a> {
 
     fn fuzz(&mut self, n: usize) -> Option<crate::fuzz::Delay> {
         // The bench recorded its points when it sent them.
-        self.hook.fuzz.iter().find(|(at, _)| *at == n).map(|(_, d)| *d)
+        self.hook
+            .fuzz
+            .iter()
+            .find(|(at, _)| *at == n)
+            .map(|(_, d)| *d)
     }
 
     fn after(&mut self, i: usize, _start: u64, _end: u64, r: &Result<StepOutcome, StepError>) {

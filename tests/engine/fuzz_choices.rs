@@ -94,7 +94,10 @@ fn same_choices(a: &BTreeMap<OpName, Op>, b: &BTreeMap<OpName, Op>) -> (usize, u
     let (mut compared, mut with_choices) = (0, 0);
     for (name, x) in a {
         let Some(y) = b.get(name) else { continue };
-        assert!(x.executed.is_none() || !x.resent, "{name}: two points before one step");
+        assert!(
+            x.executed.is_none() || !x.resent,
+            "{name}: two points before one step"
+        );
         if x.resent || y.resent {
             continue;
         }
@@ -107,7 +110,10 @@ fn same_choices(a: &BTreeMap<OpName, Op>, b: &BTreeMap<OpName, Op>) -> (usize, u
             _ => u64::MAX,
         };
         for (&n, c) in &x.choices {
-            assert!(x.executed.is_none_or(|m| n < m), "{name}: point {n} after its last step");
+            assert!(
+                x.executed.is_none_or(|m| n < m),
+                "{name}: point {n} after its last step"
+            );
             if n < reached {
                 assert_eq!(y.choices.get(&n), Some(c), "{name}: point {n}");
             }
@@ -137,10 +143,7 @@ fn check(text: &str, resolves: bool) {
     };
     let c = fuzzed(text, "6", resolves);
     assert!(!sleeps(&a).is_empty());
-    assert!(
-        sleeps(&a) != sleeps(&c),
-        "seed 6 drew seed 5's sleeps"
-    );
+    assert!(sleeps(&a) != sleeps(&c), "seed 6 drew seed 5's sleeps");
 }
 
 const GROUPS: &str = r#"
