@@ -14,7 +14,6 @@ pub mod facts;
 pub mod legacy;
 pub mod no_missed_regression;
 pub mod one_group;
-pub mod outbox;
 pub mod sharded;
 pub mod stranded;
 pub mod tables;
@@ -80,11 +79,11 @@ const _: () = {
     assert!(all_same(
         OUTBOX_INVARIANTS,
         [
-            outbox::type_ok::NAME,
-            outbox::at_most_one_state_change::NAME,
-            outbox::at_most_one_out_queue_msg::NAME,
-            outbox::consistent::NAME,
-            outbox::no_lost_output::NAME,
+            crate::workload::outbox::checker::type_ok::NAME,
+            crate::workload::outbox::checker::at_most_one_state_change::NAME,
+            crate::workload::outbox::checker::at_most_one_out_queue_msg::NAME,
+            crate::workload::outbox::checker::consistent::NAME,
+            crate::workload::outbox::checker::no_lost_output::NAME,
         ]
     ));
 };

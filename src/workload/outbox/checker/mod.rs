@@ -27,7 +27,7 @@ use crate::verdict::{CheckResult, Evidence, Finding};
 
 /// Every outbox checker's result (TypeOK, AtMostOneStateChange,
 /// AtMostOneOutQueueMsg, ConsistentStateAndOutQueue, NoLostOutput: the
-/// order of [`super::OUTBOX_INVARIANTS`]) and the liveness report.
+/// order of [`crate::scenario::invariants::OUTBOX_INVARIANTS`]) and the liveness report.
 /// The history of one shard of several is not judged alone
 /// ([`shard::report`]): the run and its audit both come here, so they
 /// agree; `specstorm merge` judges the merged history.
@@ -48,7 +48,7 @@ pub fn check_all(facts: &OutboxFacts, tables: &OutboxTables) -> (Vec<CheckResult
 /// Every outbox invariant `unknown` for one reason (the final tables could
 /// not be read): used where a verdict would be unsound.
 pub fn all_unknown(explanation: &str) -> Vec<CheckResult> {
-    super::OUTBOX_INVARIANTS
+    crate::scenario::invariants::OUTBOX_INVARIANTS
         .iter()
         .map(|name| {
             let mut r = CheckResult::new(name);
