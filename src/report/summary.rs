@@ -704,7 +704,7 @@ fn outbox_skeleton(s: &Scenario) -> serde_json::Value {
         "latency_us": fig.latency_ok,
         "latency_us_not_ok": fig.latency_not_ok,
         "latency_saturated": 0,
-        "invariants": skeleton_invariants(&crate::workload::groups::checker::OUTBOX_INVARIANTS),
+        "invariants": skeleton_invariants(&crate::scenario::invariants::OUTBOX_INVARIANTS),
         "coverage": { "events_counted": 0, "probes": 0 },
         "history": { "bytes": 0, "ops": 0, "unfinished_ops": 0 },
         "outbox": o,

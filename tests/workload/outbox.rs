@@ -4,9 +4,9 @@
 //! edge), the scenario keys, and small end-to-end runs on SQLite.
 
 use specstorm::history::{CompletionType, Delivery, OutboxHeader, Step};
+use specstorm::scenario::invariants::OUTBOX_INVARIANTS;
 use specstorm::statements::{compile_groups, compile_outbox, parse, Cond, StopIf};
 use specstorm::verdict::Verdict;
-use specstorm::workload::groups::checker::OUTBOX_INVARIANTS;
 use specstorm::workload::outbox::checker::{
     self as outbox, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow,
 };
