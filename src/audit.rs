@@ -41,8 +41,8 @@ use crate::audit_error::AuditError;
 use crate::audit_record::{
     audit_exit, compare, read_saved, read_summary, reconcile, recorded_changes, verdict_name, Audit,
 };
-use crate::checker::{check_all, Facts, CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use crate::history::{reader, Entry, Footer, Header};
+use crate::workload::groups::checker::{check_all, Facts, CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use std::path::Path;
 
 /// File the audit writes into the run folder.
@@ -118,7 +118,13 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         )));
     }
     if workload.as_deref() == Some("outbox") {
-        return crate::audit_outbox::judge(run_dir, &history, checks.as_deref(), &scenario, limits);
+        return crate::workload::outbox::audit::judge(
+            run_dir,
+            &history,
+            checks.as_deref(),
+            &scenario,
+            limits,
+        );
     }
     let p = crate::prepare::prepare_offline(Some(&scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
@@ -150,21 +156,22 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         .as_ref()
         .is_some_and(|a| a.events == crate::scenario::api::EventRows::Pruned);
     let (mut results, stranded) = check_all(&read.facts, &tables);
-    let evidence = crate::checker::evidence::judge(
+    let evidence = crate::workload::groups::checker::evidence::judge(
         &read.facts,
         &tables,
         &p.scenario.min_evidence(),
         &mut results,
     );
     if let Some(m) = &header.merged {
-        crate::checker::sharded::note_skew(&mut results, m);
+        crate::workload::groups::checker::sharded::note_skew(&mut results, m);
     }
     // A shard of several is not judged alone, as its run did not judge it.
     let shard = header.shard.as_ref().map(|s| crate::shard::Shard {
         index: s.index,
         count: s.count,
     });
-    let (results, stranded) = match crate::checker::sharded::shard_verdicts(shard) {
+    let (results, stranded) = match crate::workload::groups::checker::sharded::shard_verdicts(shard)
+    {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };

@@ -1,6 +1,6 @@
 //! Several load generators against one HTTP target: `specstorm run
 //! --shard i/n --run-id ID` (what a shard runs: [`crate::prepare::apply_shard`];
-//! for the outbox, [`crate::outbox_shard`]) and
+//! for the outbox, [`crate::workload::outbox::shard`]) and
 //! `specstorm merge RUN_DIR... --out DIR` ([`merge`]), which turns the
 //! shards' run folders into one run folder that `audit` and the summary
 //! readers take as any other: one history, one latency log, one audit of
@@ -8,7 +8,7 @@
 //! merge shares is here (the shards read and checked to be one run of one
 //! workload, the time base, the history, the latency log, the final
 //! tables; the parts of the summary in [`crate::merge_parts::Merged`]);
-//! the outbox's judgement of the merged run is [`crate::merge_outbox`]'s,
+//! the outbox's judgement of the merged run is [`crate::workload::outbox::merge`]'s,
 //! which argues its own soundness.
 //!
 //! Why the merged audit of groups is sound (it must never report a
@@ -33,13 +33,11 @@
 //!   shard's export, each of which began after its own load drained), and
 //!   their read instant is after every entry of the merged history.
 //!
-//! App layer: imports [`crate::merge_parts`] and [`crate::merge_outbox`]
+//! App layer: imports [`crate::merge_parts`] and [`crate::workload::outbox::merge`]
 //! (the outbox's part), the audit's history reader, the groups checkers,
 //! the clients' export readers, the history and the reports.
 
 use crate::audit::{self, entry_time};
-use crate::checker::sharded::note_skew;
-use crate::checker::{check_all, Tables};
 use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
@@ -50,6 +48,8 @@ use crate::scenario::{Scenario, TargetKind};
 use crate::target::http::client::HttpClient;
 use crate::target::http::export::read_export;
 use crate::whole::{write_whole, WholeFile, WriteError};
+use crate::workload::groups::checker::sharded::note_skew;
+use crate::workload::groups::checker::{check_all, Tables};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -77,7 +77,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         .collect::<Result<Vec<_>, _>>()?;
     check_one_run(&mut parts)?;
     if parts[0].header.workload == "outbox" {
-        crate::merge_outbox::check_parts(&parts)?;
+        crate::workload::outbox::merge::check_parts(&parts)?;
     }
     let out = &opts.out;
     // One merge per folder (see `run_dir`).
@@ -144,7 +144,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         t0,
     };
     if outbox {
-        return crate::merge_outbox::judge(&merged);
+        return crate::workload::outbox::merge::judge(&merged);
     }
 
     // One audit of the merged history against the final tables, through
@@ -159,7 +159,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     .map_err(MergeError::Target)?;
     [tables.read_start, tables.read_end] = h.tables_read();
     let (mut results, stranded) = check_all(&h.facts, &tables);
-    let evidence = crate::checker::evidence::judge(
+    let evidence = crate::workload::groups::checker::evidence::judge(
         &h.facts,
         &tables,
         &parts[0].scenario.min_evidence(),
@@ -285,7 +285,7 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
             ))
         })?;
     let scenario = if header.workload == "outbox" {
-        crate::merge_outbox::read_scenario(&scenario_path)
+        crate::workload::outbox::merge::read_scenario(&scenario_path)
     } else {
         crate::prepare::prepare(Some(&scenario_path), &[]).map(|p| p.scenario)
     }

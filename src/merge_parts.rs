@@ -5,7 +5,7 @@
 //! shares (duration, figures from the merged latency log, provenance, the
 //! `merged` record) and the writing of its results. [`crate::merge`] reads
 //! and joins the shards; the groups judgement is there, the outbox's in
-//! [`crate::merge_outbox`]: both import this module, which imports
+//! [`crate::workload::outbox::merge`]: both import this module, which imports
 //! neither.
 //!
 //! App layer: imports the history, the reports, the config, the shard
@@ -102,7 +102,7 @@ pub(crate) struct Part {
 
 /// A merged run, once its history, latency log, final tables, scenario
 /// and statement file are in the merged folder: what the workload's
-/// judgement of it ([`crate::merge::merge`] for groups, [`crate::merge_outbox`]) reads,
+/// judgement of it ([`crate::merge::merge`] for groups, [`crate::workload::outbox::merge`]) reads,
 /// and the parts of the summary every workload's merge shares.
 pub(crate) struct Merged<'a> {
     /// The shards, by index.
@@ -209,7 +209,7 @@ impl Merged<'_> {
             started_utc: humantime::format_rfc3339_millis(started).to_string(),
             command,
             // The merge judges with the checkers of this binary.
-            checker_version: crate::checker::CHECKER_VERSION,
+            checker_version: crate::workload::groups::checker::CHECKER_VERSION,
             ..self.parts[0].summary.provenance.clone()
         }
     }

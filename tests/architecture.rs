@@ -108,7 +108,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "generator",
             "live",
             "nemesis",
-            "outbox_lease",
+            "workload::outbox::lease",
             // The workloads' ops as step machines (no I/O): the runtimes
             // drive them, the HTTP client sends groups' ops and the
             // reference server runs them, so they sit in the engine until
@@ -126,8 +126,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             // (target::http::export, target::http::outbox_export,
             // target::http::service_db, target::sqlite::tables) and the
             // checkers judge.
-            "checker::outbox::tables",
-            "checker::tables",
+            "workload::outbox::checker::tables",
+            "workload::groups::checker::tables",
             "nemesis::kill",
             "nemesis::lock",
             "nemesis::proxy",
@@ -136,10 +136,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             // target cells: each calls one concrete client (target::sqlite::client,
             // target::http::client), so they sit with the clients, above the
             // engine they belong to once it has a Client trait (step 4).
-            "http_runtime",
-            "outbox_http_runtime",
-            "outbox_runtime",
-            "runtime",
+            "workload::groups::http_runtime",
+            "workload::outbox::http_runtime",
+            "workload::outbox::runtime",
+            "workload::groups::runtime",
             // Where ops run: the Target trait and its two targets, which
             // start and stop the nemeses their caps allow.
             "target",
@@ -173,33 +173,34 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "workload",
         &[
-            "checker",
-            "checker::completeness",
-            "checker::count_exact",
-            "checker::evidence",
-            "checker::facts",
-            "checker::legacy",
-            "checker::no_missed_regression",
-            "checker::one_group",
-            "checker::outbox",
-            "checker::outbox::at_most_one_out_queue_msg",
-            "checker::outbox::at_most_one_state_change",
-            "checker::outbox::consistent",
-            "checker::outbox::facts",
-            "checker::outbox::liveness",
-            "checker::outbox::no_lost_output",
-            "checker::outbox::shard",
-            "checker::outbox::type_ok",
-            "checker::sharded",
-            "checker::stranded",
-            "checker::type_ok",
+            "workload::groups::checker",
+            "workload::groups::checker::completeness",
+            "workload::groups::checker::count_exact",
+            "workload::groups::checker::evidence",
+            "workload::groups::checker::facts",
+            "workload::groups::checker::legacy",
+            "workload::groups::checker::no_missed_regression",
+            "workload::groups::checker::one_group",
+            "workload::outbox::checker",
+            "workload::outbox::checker::at_most_one_out_queue_msg",
+            "workload::outbox::checker::at_most_one_state_change",
+            "workload::outbox::checker::consistent",
+            "workload::outbox::checker::facts",
+            "workload::outbox::checker::liveness",
+            "workload::outbox::checker::no_lost_output",
+            "workload::outbox::checker::shard",
+            "workload::outbox::checker::type_ok",
+            "workload::groups::checker::sharded",
+            "workload::groups::checker::stranded",
+            "workload::groups::checker::type_ok",
             "explore::db",
-            "explore::groups",
-            "explore::groups_constants",
-            "explore::invariants",
-            "explore::outbox",
-            "explore::outbox_constants",
-            "explore::outbox_invariants",
+            "explore::machine",
+            "workload::groups::explore",
+            "workload::groups::explore_constants",
+            "workload::groups::explore_invariants",
+            "workload::outbox::explore",
+            "workload::outbox::explore_constants",
+            "workload::outbox::explore_invariants",
             "explore::search",
             "explore::trace",
             "explore::world",
@@ -241,7 +242,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "audit_db",
             "audit_error",
             "audit_killed",
-            "audit_outbox",
+            "workload::outbox::audit",
             "audit_record",
             "audit_tables",
             "cli",
@@ -251,13 +252,13 @@ const LAYERS: &[(&str, &[&str])] = &[
             "explore",
             "merge",
             // The outbox's judgement of a merged run.
-            "merge_outbox",
+            "workload::outbox::merge",
             // What every workload's merge shares (below merge and
             // merge_outbox, so that neither imports the other both ways).
             "merge_parts",
-            "outbox_http",
+            "workload::outbox::http",
             // What a shard of an outbox run checks before it runs.
-            "outbox_shard",
+            "workload::outbox::shard",
             // The one pipeline of every run, and the Workload trait it
             // drives with its registry and the two workloads'
             // implementations: the trait names the summary (report) and
@@ -265,8 +266,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             // summary's types move down to the model.
             "pipeline",
             "prepare",
-            "probe",
-            "probe_outbox",
+            "workload::groups::probe",
+            "workload::outbox::probe",
             "run_folder",
             "workload::groups::load",
             "workload::groups::run",

@@ -8,14 +8,14 @@
 //! the report's summary types and [`super::load`].
 
 use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase};
-use crate::checker::{check_all, evidence, Facts, Tables};
 use crate::history::{CompletionType, Entry, Header, OpKind};
 use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
 use crate::report::summary::{self, Summary};
-use crate::runtime::{LoadOutcome, LoadPlan};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
 use crate::verdict::CheckResult;
+use crate::workload::groups::checker::{check_all, evidence, Facts, Tables};
+use crate::workload::groups::runtime::{LoadOutcome, LoadPlan};
 use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -61,10 +61,12 @@ impl Workload for Groups {
 
     fn check_target(
         &self,
-        opts: &crate::probe::ProbeOptions,
+        opts: &crate::workload::groups::probe::ProbeOptions,
         out: &mut dyn std::io::Write,
-    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
-        Some(crate::probe::check_target(opts, out))
+    ) -> Option<
+        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
+    > {
+        Some(crate::workload::groups::probe::check_target(opts, out))
     }
 }
 
@@ -88,8 +90,8 @@ struct GroupsRun {
 struct Judged {
     facts: Facts,
     tables: Tables,
-    stranded: crate::checker::stranded::Stranded,
-    evidence: crate::checker::evidence::EvidenceReport,
+    stranded: crate::workload::groups::checker::stranded::Stranded,
+    evidence: crate::workload::groups::checker::evidence::EvidenceReport,
     ambiguous: crate::report::precision::AmbiguousOps,
 }
 
@@ -225,10 +227,11 @@ impl WorkloadRun for GroupsRun {
         };
         // A shard of several cannot be judged alone (see
         // checker::sharded::shard_verdicts).
-        let (results, stranded) = match crate::checker::sharded::shard_verdicts(self.shard) {
-            Some(r) => (r, Default::default()),
-            None => (results, stranded),
-        };
+        let (results, stranded) =
+            match crate::workload::groups::checker::sharded::shard_verdicts(self.shard) {
+                Some(r) => (r, Default::default()),
+                None => (results, stranded),
+            };
         self.judged = Some(Judged {
             facts,
             tables,
@@ -307,7 +310,7 @@ impl WorkloadRun for GroupsRun {
 /// Every invariant `unknown`: the final tables could not be read, so no
 /// verdict can be given (the run exits 3 for the target's failure).
 fn unjudged(why: &str) -> Vec<CheckResult> {
-    crate::checker::all_unknown(
+    crate::workload::groups::checker::all_unknown(
         "the final tables",
         "none",
         &format!("not judged: the final tables could not be read ({why})"),

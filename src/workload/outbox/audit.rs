@@ -20,9 +20,9 @@
 use crate::audit_error::AuditError;
 use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};
 use crate::audit_tables::Located;
-use crate::checker::outbox::{check_all, tables, OutboxFacts};
 use crate::history::{Entry, Footer};
 use crate::target::http::outbox_export::read_outbox_export;
+use crate::workload::outbox::checker::{check_all, tables, OutboxFacts};
 use std::path::Path;
 
 /// Audits the outbox run folder `run_dir` from its files (`history`,
@@ -131,7 +131,7 @@ pub fn judge(
         evidence: Default::default(),
         same_as_run: killed.is_none() && r.differences.is_empty() && r.checker_changes.is_empty(),
         differences: r.differences,
-        checker_version: crate::checker::CHECKER_VERSION,
+        checker_version: crate::workload::groups::checker::CHECKER_VERSION,
         run_checker_version: r.run_checker_version,
         checker_changes: r.checker_changes,
         exit,
