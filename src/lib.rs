@@ -75,6 +75,7 @@ pub mod run_dir;
 pub mod run_folder;
 pub mod runtime;
 pub mod scenario;
+pub mod scheduler;
 pub mod server;
 pub mod shard;
 pub mod sql_guard;

@@ -105,6 +105,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "live",
             "nemesis",
             "outbox_lease",
+            "scheduler",
             // The workloads' ops as step machines (no I/O): the runtimes
             // drive them, the HTTP client sends groups' ops and the
             // reference server runs them, so they sit in the engine until
