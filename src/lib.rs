@@ -36,6 +36,8 @@
 pub mod audit;
 pub mod audit_db;
 pub mod audit_error;
+pub mod audit_groups;
+pub mod audit_history;
 pub mod audit_killed;
 pub mod audit_outbox;
 pub mod audit_record;
@@ -59,6 +61,7 @@ pub mod http_runtime;
 pub mod input;
 pub mod live;
 pub mod merge;
+pub mod merge_groups;
 pub mod merge_outbox;
 pub mod merge_parts;
 pub mod nemesis;

@@ -2,8 +2,8 @@
 //! [`crate::merge`], which has read the shards, checked that they are the
 //! n shards of one run of one workload, and written the merged history,
 //! latency log, final tables (`GET /v1/outbox/export`), scenario and
-//! statement file. Here: the shards' own refusals ([`check_parts`]), the
-//! saved scenario read as an outbox one ([`read_scenario`]), and the one
+//! statement file. Here ([`OutboxMerge`]): the shards' own refusals
+//! ([`check_parts`]), the saved scenario read as an outbox one, and the one
 //! judgement of the merged history against the final tables with the
 //! outbox checkers, into the merged folder's checks and summary
 //! ([`judge`]).
@@ -51,20 +51,47 @@
 //! the reports.
 
 use crate::checker::outbox::{check_all, OutboxFacts};
+use crate::client::http::HttpClient;
 use crate::client::outbox_export::read_outbox_export;
 use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
-use crate::merge_parts::{MergeError, Merged, Part};
+use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
 use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A shard's saved `scenario.toml`, read and checked as an outbox scenario
-/// with its saved `variant.sql`. Errors: file, line and reason.
-pub(crate) fn read_scenario(path: &Path) -> Result<Scenario, RunError> {
-    crate::workload::outbox::prepare::prepare(Some(path), &[]).map(|p| p.scenario)
+/// The outbox workload's part of `specstorm merge`: its shards split the
+/// message ids and run the scenario whole.
+pub struct OutboxMerge;
+
+impl ShardMerge for OutboxMerge {
+    /// Read and checked as an outbox scenario with its saved `variant.sql`.
+    fn read_scenario(&self, path: &Path) -> Result<Scenario, RunError> {
+        crate::workload::outbox::prepare::prepare(Some(path), &[]).map(|p| p.scenario)
+    }
+
+    fn check_parts(&self, parts: &[Part]) -> Result<(), MergeError> {
+        check_parts(parts)
+    }
+
+    fn export_endpoint(&self) -> &'static str {
+        "/v1/outbox/export"
+    }
+
+    fn export(
+        &self,
+        client: &HttpClient,
+        rt: &tokio::runtime::Runtime,
+        to: &Path,
+    ) -> Result<(), String> {
+        rt.block_on(client.outbox_export_to(to)).map(|_| ())
+    }
+
+    fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError> {
+        judge(m)
+    }
 }
 
 /// Refuses (exit 2) outbox shards that cannot be judged together, before

@@ -3,10 +3,11 @@
 //! folder as read ([`Part`]), and a merged run once its files are written
 //! ([`Merged`]), with the parts of the summary every workload's merge
 //! shares (duration, figures from the merged latency log, provenance, the
-//! `merged` record) and the writing of its results. [`crate::merge`] reads
-//! and joins the shards; the groups judgement is there, the outbox's in
-//! [`crate::merge_outbox`]: both import this module, which imports
-//! neither.
+//! `merged` record) and the writing of its results; and what a workload
+//! brings to a merge ([`ShardMerge`]). [`crate::merge`] reads and joins the
+//! shards; each workload's judgement is its own ([`crate::merge_groups`],
+//! [`crate::merge_outbox`]): all import this module, which imports none of
+//! them.
 //!
 //! App layer: imports the history, the reports, the config, the shard
 //! model and the whole-file writer.
@@ -80,8 +81,57 @@ impl From<std::io::Error> for MergeError {
     }
 }
 
+/// A workload's part of `specstorm merge`
+/// ([`crate::workload::traits::Workload::merge`]): how a shard's saved
+/// scenario is read, which shards cannot be judged together, which keys
+/// shards split, where the target exports the final tables, and the one
+/// judgement of the merged run. [`crate::merge`] does the rest, for every
+/// workload.
+pub trait ShardMerge: Sync {
+    /// A shard's saved `scenario.toml` (with its `variant.sql`), read and
+    /// checked as a scenario of this workload. Errors: file, line and
+    /// reason.
+    fn read_scenario(&self, path: &Path) -> Result<Scenario, crate::prepare::RunError>;
+
+    /// Refuses (exit 2) shards that cannot be judged together, before
+    /// anything is written; by default none.
+    fn check_parts(&self, _parts: &[Part]) -> Result<(), MergeError> {
+        Ok(())
+    }
+
+    /// Sets the keys of `s` that shards split (each runs its share) to one
+    /// value, so that two shards' scenarios compare equal on the rest; by
+    /// default shards split none.
+    fn unshare(&self, _s: &mut Scenario) {}
+
+    /// The merged run's scenario: by default the first shard's (every
+    /// shard ran it whole).
+    fn whole(&self, parts: &[Part]) -> Scenario {
+        parts[0].scenario.clone()
+    }
+
+    /// The target's endpoint of the final tables' export.
+    fn export_endpoint(&self) -> &'static str;
+
+    /// Reads the final tables from the target through `client` (on `rt`)
+    /// into `to`. Errors: in words.
+    fn export(
+        &self,
+        client: &crate::client::http::HttpClient,
+        rt: &tokio::runtime::Runtime,
+        to: &Path,
+    ) -> Result<(), String>;
+
+    /// Judges the merged run `m` (its files are in `m.opts.out`) with this
+    /// workload's checkers, writes `checks.json`, `junit.xml` and
+    /// `summary.json` ([`Merged::save`]), and returns the summary (its
+    /// `exit.code` is the process's). Errors: the merged history or the
+    /// final tables cannot be read, a file cannot be written (exit 3).
+    fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError>;
+}
+
 /// One shard's folder, read.
-pub(crate) struct Part {
+pub struct Part {
     /// Its run folder.
     pub dir: PathBuf,
     /// Its history's header.
@@ -102,11 +152,13 @@ pub(crate) struct Part {
 
 /// A merged run, once its history, latency log, final tables, scenario
 /// and statement file are in the merged folder: what the workload's
-/// judgement of it ([`crate::merge::merge`] for groups, [`crate::merge_outbox`]) reads,
-/// and the parts of the summary every workload's merge shares.
-pub(crate) struct Merged<'a> {
+/// judgement of it ([`ShardMerge::judge`]) reads, and the parts of the
+/// summary every workload's merge shares.
+pub struct Merged<'a> {
     /// The shards, by index.
     pub parts: &'a [Part],
+    /// The merged run's scenario ([`ShardMerge::whole`]).
+    pub scenario: &'a Scenario,
     /// What `specstorm merge` was asked.
     pub opts: &'a MergeOptions,
     /// The merged history's header record.

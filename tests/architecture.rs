@@ -230,6 +230,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "audit",
             "audit_db",
             "audit_error",
+            "audit_groups",
+            "audit_history",
             "audit_killed",
             "audit_outbox",
             "audit_record",
@@ -240,6 +242,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             // workload modules.
             "explore",
             "merge",
+            "merge_groups",
             // The outbox's judgement of a merged run.
             "merge_outbox",
             // What every workload's merge shares (below merge and

@@ -50,6 +50,24 @@ pub trait Workload: Send + Sync {
     /// `expect` may use, one checker each.
     fn invariants(&self) -> &'static [&'static str];
 
+    /// `specstorm audit`: judges the run folder `f` of this workload again,
+    /// offline, from its saved history, scenario and final tables; the
+    /// comparison with the run's records and the exit are
+    /// [`crate::audit`]'s. By default a workload has no audit: refused
+    /// (exit 2), its runs are judged by their own run only.
+    fn audit(
+        &self,
+        f: &crate::audit_record::AuditFolder<'_>,
+    ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
+        Err(crate::audit_record::refused(f.run_dir, self.name()))
+    }
+
+    /// `specstorm merge`: this workload's part of merging the shards of
+    /// one run. By default none: its runs have no shards to merge.
+    fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
+        None
+    }
+
     /// Loads the scenario at `path` (with `overrides`) and checks its
     /// statement file against this workload, and every key that depends on
     /// the file (fault steps, an `[api]` mapping's secrets unless

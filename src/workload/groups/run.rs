@@ -33,6 +33,17 @@ impl Workload for Groups {
         &crate::scenario::invariants::GROUPS_INVARIANTS
     }
 
+    fn audit(
+        &self,
+        f: &crate::audit_record::AuditFolder<'_>,
+    ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
+        crate::audit_groups::judge(f)
+    }
+
+    fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
+        Some(&crate::merge_groups::GroupsMerge)
+    }
+
     fn prepare(
         &self,
         path: Option<&Path>,

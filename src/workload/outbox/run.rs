@@ -164,6 +164,17 @@ impl Workload for Outbox {
         &crate::scenario::invariants::OUTBOX_INVARIANTS
     }
 
+    fn audit(
+        &self,
+        f: &crate::audit_record::AuditFolder<'_>,
+    ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
+        crate::audit_outbox::judge(f)
+    }
+
+    fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
+        Some(&crate::merge_outbox::OutboxMerge)
+    }
+
     fn prepare(
         &self,
         path: Option<&Path>,
