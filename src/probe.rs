@@ -118,6 +118,8 @@ impl Check {
 /// Everything the probe found.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// The workload whose endpoints were probed.
+    pub workload: &'static str,
     /// The base URL probed (normalized, without a trailing slash).
     pub base: String,
     /// The fresh project namespace the probe used.
@@ -160,13 +162,15 @@ impl Report {
             .collect();
         if failed.is_empty() {
             format!(
-                "verdict: conforms to contract v1 (groups workload): all {} checks ok (exit 0)",
+                "verdict: conforms to contract v1 ({} workload): all {} checks ok (exit 0)",
+                self.workload,
                 self.checks.len()
             )
         } else {
             format!(
-                "verdict: does NOT conform to contract v1 (groups workload): {} of {} checks \
+                "verdict: does NOT conform to contract v1 ({} workload): {} of {} checks \
                  failed or could not run: {} (exit 3)",
+                self.workload,
                 failed.len(),
                 self.checks.len(),
                 failed.join("; ")
@@ -215,42 +219,14 @@ pub fn parse_base_url(url: &str) -> Result<Url, ProbeError> {
 /// line to `out` as soon as it is judged, then the verdict line. Fails
 /// only when the probe cannot start (an unusable URL, no HTTP client).
 pub fn check_target(opts: &ProbeOptions, out: &mut dyn Write) -> Result<Report, ProbeError> {
-    let base = parse_base_url(&opts.url)?;
-    if opts.timeout.is_zero() {
-        return Err(ProbeError::Usage("--timeout must be positive".into()));
-    }
-    let client = Client::builder()
-        .connect_timeout(opts.timeout)
-        .timeout(opts.timeout)
-        // A conforming target answers directly: show a 3xx as it is.
-        .redirect(reqwest::redirect::Policy::none())
-        // The probe talks to the target itself, never through a proxy.
-        .no_proxy()
-        .user_agent(concat!(
-            "specstorm/",
-            env!("CARGO_PKG_VERSION"),
-            " check-target"
-        ))
-        .build()
-        .map_err(|e| ProbeError::Setup(format!("cannot build the HTTP client: {e}")))?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ProbeError::Setup(format!("cannot start the runtime: {e}")))?;
-    let probe = Probe {
-        client,
-        base: base.as_str().trim_end_matches('/').to_string(),
-        timeout: opts.timeout,
-        project: format!("specstorm-probe-{}", unix_ms()),
-        out,
-    };
+    let (probe, rt) = Probe::start(opts, out)?;
     Ok(rt.block_on(probe.run()))
 }
 
 /// An answer: the status and the body as (lossy) UTF-8 text.
-struct Answer {
-    status: u16,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: String,
 }
 
 impl Answer {
@@ -260,7 +236,7 @@ impl Answer {
     }
 
     /// The body as a JSON object.
-    fn object(&self) -> Result<Map<String, Value>, String> {
+    pub(crate) fn object(&self) -> Result<Map<String, Value>, String> {
         match serde_json::from_str::<Value>(&self.body) {
             Ok(Value::Object(m)) => Ok(m),
             Ok(_) => Err("the body is JSON but not an object".into()),
@@ -269,7 +245,7 @@ impl Answer {
     }
 
     /// Err unless the status is `want`.
-    fn status_is(&self, want: u16) -> Result<(), String> {
+    pub(crate) fn status_is(&self, want: u16) -> Result<(), String> {
         if self.status == want {
             Ok(())
         } else {
@@ -279,15 +255,54 @@ impl Answer {
 }
 
 /// The probe's state while it runs.
-struct Probe<'a> {
-    client: Client,
-    base: String,
-    timeout: Duration,
-    project: String,
-    out: &'a mut dyn Write,
+pub(crate) struct Probe<'a> {
+    pub(crate) client: Client,
+    pub(crate) base: String,
+    pub(crate) timeout: Duration,
+    pub(crate) project: String,
+    pub(crate) out: &'a mut dyn Write,
 }
 
-impl Probe<'_> {
+impl<'a> Probe<'a> {
+    /// The probe's client (the options' timeouts, no redirects, no proxy)
+    /// and runtime, in a fresh namespace. Errors: an unusable URL or
+    /// timeout (exit 2), no HTTP client or runtime (exit 3).
+    pub(crate) fn start(
+        opts: &ProbeOptions,
+        out: &'a mut dyn Write,
+    ) -> Result<(Self, tokio::runtime::Runtime), ProbeError> {
+        let base = parse_base_url(&opts.url)?;
+        if opts.timeout.is_zero() {
+            return Err(ProbeError::Usage("--timeout must be positive".into()));
+        }
+        let client = Client::builder()
+            .connect_timeout(opts.timeout)
+            .timeout(opts.timeout)
+            // A conforming target answers directly: show a 3xx as it is.
+            .redirect(reqwest::redirect::Policy::none())
+            // The probe talks to the target itself, never through a proxy.
+            .no_proxy()
+            .user_agent(concat!(
+                "specstorm/",
+                env!("CARGO_PKG_VERSION"),
+                " check-target"
+            ))
+            .build()
+            .map_err(|e| ProbeError::Setup(format!("cannot build the HTTP client: {e}")))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ProbeError::Setup(format!("cannot start the runtime: {e}")))?;
+        let probe = Probe {
+            client,
+            base: base.as_str().trim_end_matches('/').to_string(),
+            timeout: opts.timeout,
+            project: format!("specstorm-probe-{}", unix_ms()),
+            out,
+        };
+        Ok((probe, rt))
+    }
+
     async fn run(mut self) -> Report {
         let tag = random_hex(&self.project, 4);
         let fingerprint = format!("probe-{tag}");
@@ -301,6 +316,7 @@ impl Probe<'_> {
             humantime::format_duration(self.timeout)
         );
         let mut report = Report {
+            workload: "groups",
             base: self.base.clone(),
             project: self.project.clone(),
             checks: Vec::new(),
@@ -491,20 +507,20 @@ impl Probe<'_> {
     }
 
     /// Prints the verdict and returns the report.
-    fn finish(self, report: Report) -> Report {
+    pub(crate) fn finish(self, report: Report) -> Report {
         let _ = writeln!(self.out, "{}", report.verdict());
         let _ = self.out.flush();
         report
     }
 
     /// Prints the check's line at once, and keeps the check.
-    fn record(&mut self, report: &mut Report, check: Check) {
+    pub(crate) fn record(&mut self, report: &mut Report, check: Check) {
         let _ = writeln!(self.out, "{}", check.line());
         let _ = self.out.flush();
         report.checks.push(check);
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
@@ -515,7 +531,7 @@ impl Probe<'_> {
 
     /// Sends the request and reads the whole body; Err describes why there
     /// was no (complete) answer.
-    async fn send(&self, req: RequestBuilder) -> Result<Answer, String> {
+    pub(crate) async fn send(&self, req: RequestBuilder) -> Result<Answer, String> {
         let resp = req.send().await.map_err(|e| self.describe(&e))?;
         let status = resp.status().as_u16();
         let body = resp.bytes().await.map_err(|e| self.describe(&e))?;
@@ -557,7 +573,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Judges an answer: `ok` when `accept` says so, else `FAIL` with what was
 /// expected, what came back and why it does not conform.
-fn judge(
+pub(crate) fn judge(
     endpoint: &str,
     expected: &str,
     answer: Result<Answer, String>,

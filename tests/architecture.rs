@@ -259,6 +259,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "pipeline",
             "prepare",
             "probe",
+            "probe_outbox",
             "run_folder",
             "target_service",
             "workload::groups::load",

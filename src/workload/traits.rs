@@ -82,6 +82,18 @@ pub trait Workload: Send + Sync {
     /// `specstorm explore`: every interleaving of the scenario's small
     /// world, as TLC does for the spec; returns the exit code.
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode;
+
+    /// `specstorm check-target URL --workload NAME`: probes a running
+    /// service's endpoints of this workload, writing each check's line to
+    /// `out` as it is judged; None when the workload has no probe (the
+    /// command then says so, exit 2).
+    fn check_target(
+        &self,
+        _opts: &crate::probe::ProbeOptions,
+        _out: &mut dyn std::io::Write,
+    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
+        None
+    }
 }
 
 /// One prepared scenario of a workload: what `check` prints, and, for a

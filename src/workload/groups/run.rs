@@ -69,6 +69,14 @@ impl Workload for Groups {
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
         crate::explore::main_groups(opts)
     }
+
+    fn check_target(
+        &self,
+        opts: &crate::probe::ProbeOptions,
+        out: &mut dyn std::io::Write,
+    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
+        Some(crate::probe::check_target(opts, out))
+    }
 }
 
 /// One groups scenario, from its check to its figures.

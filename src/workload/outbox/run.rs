@@ -193,6 +193,14 @@ impl Workload for Outbox {
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
         crate::explore::main_outbox(opts)
     }
+
+    fn check_target(
+        &self,
+        opts: &crate::probe::ProbeOptions,
+        out: &mut dyn std::io::Write,
+    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
+        Some(crate::probe_outbox::check_target(opts, out))
+    }
 }
 
 /// One outbox scenario, from its check to its figures.
