@@ -9,7 +9,6 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::http::{Answer, HttpClient, Tag};
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_hook::fault_header;
@@ -25,6 +24,7 @@ use crate::scenario::Scenario;
 use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OpProgram;
 use crate::stats::Stats;
+use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -33,13 +33,13 @@
 //! report, ui and server).
 
 use crate::audit_history::{entry_time, read_header};
-use crate::client::http::HttpClient;
 use crate::fault_kind::FaultKind;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
 use crate::report::summary::Summary;
 use crate::scenario::{Scenario, TargetKind};
+use crate::target::http::client::HttpClient;
 use crate::whole::{write_whole, WholeFile, WriteError};
 use std::collections::BTreeMap;
 use std::io::Write;

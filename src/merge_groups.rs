@@ -31,14 +31,14 @@
 use crate::audit_groups::read_history;
 use crate::checker::sharded::note_skew;
 use crate::checker::{check_all, Tables};
-use crate::client::export::read_export;
-use crate::client::http::HttpClient;
 use crate::exit_code::ExitCode;
 use crate::history::OpKind;
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
 use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
+use crate::target::http::client::HttpClient;
+use crate::target::http::export::read_export;
 use std::collections::BTreeMap;
 use std::path::Path;
 

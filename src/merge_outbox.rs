@@ -51,14 +51,14 @@
 //! the reports.
 
 use crate::checker::outbox::{check_all, OutboxFacts};
-use crate::client::http::HttpClient;
-use crate::client::outbox_export::read_outbox_export;
 use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
 use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
+use crate::target::http::client::HttpClient;
+use crate::target::http::outbox_export::read_outbox_export;
 use std::collections::BTreeMap;
 use std::path::Path;
 

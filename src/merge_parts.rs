@@ -117,7 +117,7 @@ pub trait ShardMerge: Sync {
     /// into `to`. Errors: in words.
     fn export(
         &self,
-        client: &crate::client::http::HttpClient,
+        client: &crate::target::http::client::HttpClient,
         rt: &tokio::runtime::Runtime,
         to: &Path,
     ) -> Result<(), String>;

@@ -22,7 +22,6 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::http::{Answer, HttpClient, Tag};
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::draws::draw_rng;
@@ -37,6 +36,7 @@ use crate::outbox_runtime::{OutboxOutcome, Queue};
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OutboxVariant;
+use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::workload::outbox::AttemptEnd;
 use rand::RngExt;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -28,7 +28,7 @@
 //!
 //! May import: the types of `crate::scenario`, `crate::input` (reading
 //! the file) and `crate::variant` (a statement file's short name); and,
-//! until the workloads own them, `crate::client::mapping` (the `[api]`
+//! until the workloads own them, `crate::target::http::mapping` (the `[api]`
 //! compiler, in [`api_keys`]) and `crate::report::summary` (the figures a
 //! threshold may name, in [`expectations`]).
 
