@@ -3,17 +3,17 @@
 //! `summary.json`), their comparison with the audited verdicts, and the
 //! audit's exit by the run's own rule.
 //!
-//! App layer, below [`crate::audit`] and [`crate::audit_outbox`]: imports
+//! App layer, below [`crate::audit`] and [`crate::workload::outbox::audit`]: imports
 //! the verdicts, the summary, the checkers' versions and the lower audit
 //! modules, never a runner or another audit.
 
 use crate::audit_error::AuditError;
-use crate::checker::stranded::Stranded;
-use crate::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use crate::exit_code::ExitCode;
 use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::Expect;
 use crate::verdict::{CheckResult, Verdict};
+use crate::workload::groups::checker::stranded::Stranded;
+use crate::workload::groups::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -35,7 +35,7 @@ pub struct Audit {
     /// Per invariant, the chances the history gave it to see a violation
     /// (and per fault with a duration, those while it was active).
     #[serde(default)]
-    pub evidence: crate::checker::evidence::EvidenceReport,
+    pub evidence: crate::workload::groups::checker::evidence::EvidenceReport,
     /// Whether every invariant's verdict, violations and unknowns equal
     /// the run's (`checks.json`), and the history is the one it recorded.
     pub same_as_run: bool,
@@ -100,7 +100,7 @@ pub struct Rejudged {
     /// What the history exercised.
     pub coverage: Coverage,
     /// The chances the history gave each invariant.
-    pub evidence: crate::checker::evidence::EvidenceReport,
+    pub evidence: crate::workload::groups::checker::evidence::EvidenceReport,
     /// The history as read.
     pub history: HistoryRead,
     /// Ops (and fault records) a killed run may not have sent yet

@@ -11,11 +11,11 @@
 
 use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
-use crate::checker::Tables;
 use crate::scenario::{Scenario, TargetKind};
 use crate::statements::GroupsVariant;
 use crate::target::http::export::read_export;
 use crate::target::sqlite::tables::{read_tables, read_tables_with};
+use crate::workload::groups::checker::Tables;
 use std::path::{Path, PathBuf};
 
 /// Where a run folder's final tables are, for either workload: found by

@@ -5,8 +5,8 @@
 //! shares (duration, figures from the merged latency log, provenance, the
 //! `merged` record) and the writing of its results; and what a workload
 //! brings to a merge ([`ShardMerge`]). [`crate::merge`] reads and joins the
-//! shards; each workload's judgement is its own ([`crate::merge_groups`],
-//! [`crate::merge_outbox`]): all import this module, which imports none of
+//! shards; each workload's judgement is its own ([`crate::workload::groups::merge`],
+//! [`crate::workload::outbox::merge`]): all import this module, which imports none of
 //! them.
 //!
 //! App layer: imports the history, the reports, the config, the shard
@@ -261,7 +261,7 @@ impl Merged<'_> {
             started_utc: humantime::format_rfc3339_millis(started).to_string(),
             command,
             // The merge judges with the checkers of this binary.
-            checker_version: crate::checker::CHECKER_VERSION,
+            checker_version: crate::workload::groups::checker::CHECKER_VERSION,
             ..self.parts[0].summary.provenance.clone()
         }
     }

@@ -16,19 +16,14 @@
 //! report, ui and server).
 
 pub mod db;
-pub mod groups;
-pub mod groups_constants;
-pub mod invariants;
-pub mod outbox;
-pub mod outbox_constants;
-pub mod outbox_invariants;
+pub mod machine;
 pub mod search;
 pub mod trace;
 pub mod world;
 
+pub use crate::workload::groups::explore::GroupsWorld;
+pub use crate::workload::outbox::explore::OutboxWorld;
 pub use db::Restore;
-pub use groups::GroupsWorld;
-pub use outbox::OutboxWorld;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
 pub use world::{ExploreError, StepLabel, Violation, World};
 
@@ -62,7 +57,7 @@ pub struct ExploreOptions {
 /// The search of one world over one statement file, and its rendered
 /// report; `C` is the world's choice type (groups' by default).
 #[derive(Debug)]
-pub struct Report<C = groups::Choice> {
+pub struct Report<C = crate::workload::groups::explore::Choice> {
     /// The search's outcome.
     pub outcome: Outcome<C>,
     /// The report as printed on stdout (counterexample, figures, verdict).
@@ -100,7 +95,7 @@ pub fn explore_outbox(
     bounds: Bounds,
     restore: Restore,
     progress: impl FnMut(&str),
-) -> Result<Report<outbox::Choice>, ExploreError> {
+) -> Result<Report<crate::workload::outbox::explore::Choice>, ExploreError> {
     explore_world(&OutboxWorld::new(variant, x), bounds, restore, progress)
 }
 

@@ -6,8 +6,8 @@
 //! Report layer: imports the checkers' facts and tables and the summary.
 
 use super::summary::Coverage;
-use crate::checker::outbox::Liveness;
-use crate::checker::{Facts, Tables};
+use crate::workload::groups::checker::{Facts, Tables};
+use crate::workload::outbox::checker::Liveness;
 
 /// What a history and its final tables exercised: events certainly
 /// counted, and probes that showed a group resolved (refused resolves'

@@ -198,7 +198,7 @@ fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: b
 /// violation), then what each fault with a duration left while active.
 fn evidence_lines(o: &mut String, s: &Summary) {
     let per = |m: &std::collections::BTreeMap<String, u64>| {
-        crate::checker::GROUPS_INVARIANTS
+        crate::workload::groups::checker::GROUPS_INVARIANTS
             .iter()
             .filter_map(|name| m.get(*name).map(|n| format!("{name} {n}")))
             .collect::<Vec<_>>()

@@ -6,7 +6,6 @@
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
-use crate::checker::stranded::Stranded;
 use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
 use crate::figures::{Counts, Latency};
@@ -14,6 +13,7 @@ use crate::history::{CompletionType, OpKind};
 use crate::scenario::{Expect, Scenario, Threshold};
 use crate::stats::Stats;
 use crate::verdict::{CheckResult, Verdict};
+use crate::workload::groups::checker::stranded::Stranded;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -59,14 +59,14 @@ pub struct Provenance {
     /// The command that reproduces the run.
     pub command: String,
     /// The version of the checkers that judged the run
-    /// ([`crate::checker::CHECKER_VERSION`]); 1 for a folder written
+    /// ([`crate::workload::groups::checker::CHECKER_VERSION`]); 1 for a folder written
     /// before it was recorded.
     #[serde(default = "first_checker_version")]
     pub checker_version: u32,
 }
 
 fn first_checker_version() -> u32 {
-    crate::checker::FIRST_CHECKER_VERSION
+    crate::workload::groups::checker::FIRST_CHECKER_VERSION
 }
 
 /// The exit code and the rule of cli.md that decided it.
@@ -160,7 +160,7 @@ pub struct Summary {
     /// was active (`checker::evidence`); a `holds` below the scenario's
     /// `[min_evidence]` is `unknown`. Absent for outbox.
     #[serde(default)]
-    pub evidence: crate::checker::evidence::EvidenceReport,
+    pub evidence: crate::workload::groups::checker::evidence::EvidenceReport,
     /// The expectation the run was judged against (`holds`, or the
     /// invariants it must find violated).
     #[serde(default)]
@@ -272,7 +272,7 @@ pub struct OutboxSummary {
     pub acked_per_s: f64,
     /// The liveness report (every message acked once the queue drains
     /// without faults), with redeliveries and ack disagreements.
-    pub liveness: crate::checker::outbox::Liveness,
+    pub liveness: crate::workload::outbox::checker::Liveness,
 }
 
 /// The load figures of a run, per op kind.
@@ -590,23 +590,24 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
         return outbox_skeleton(s);
     }
     let fig = figures(&Stats::default(), 1.0);
-    let invariants: BTreeMap<&str, InvariantSummary> = crate::checker::GROUPS_INVARIANTS
-        .iter()
-        .map(|&name| {
-            (
-                name,
-                InvariantSummary {
-                    verdict: Verdict::Holds,
-                    violations: 0,
-                    unknowns: 0,
-                    first: None,
-                    first_violation_s: Some(0.0),
-                },
-            )
-        })
-        .collect();
+    let invariants: BTreeMap<&str, InvariantSummary> =
+        crate::workload::groups::checker::GROUPS_INVARIANTS
+            .iter()
+            .map(|&name| {
+                (
+                    name,
+                    InvariantSummary {
+                        verdict: Verdict::Holds,
+                        violations: 0,
+                        unknowns: 0,
+                        first: None,
+                        first_violation_s: Some(0.0),
+                    },
+                )
+            })
+            .collect();
     let faults: BTreeMap<&str, u64> = s.faults.iter().map(|f| (f.kind.name(), 0)).collect();
-    let zeros: BTreeMap<&str, u64> = crate::checker::GROUPS_INVARIANTS
+    let zeros: BTreeMap<&str, u64> = crate::workload::groups::checker::GROUPS_INVARIANTS
         .iter()
         .map(|&name| (name, 0))
         .collect();
@@ -703,7 +704,7 @@ fn outbox_skeleton(s: &Scenario) -> serde_json::Value {
         "latency_us": fig.latency_ok,
         "latency_us_not_ok": fig.latency_not_ok,
         "latency_saturated": 0,
-        "invariants": skeleton_invariants(&crate::checker::OUTBOX_INVARIANTS),
+        "invariants": skeleton_invariants(&crate::scenario::invariants::OUTBOX_INVARIANTS),
         "coverage": { "events_counted": 0, "probes": 0 },
         "history": { "bytes": 0, "ops": 0, "unfinished_ops": 0 },
         "outbox": o,

@@ -1,6 +1,6 @@
 //! The invariants of each workload, by their spec names, in report order.
 //! The loader checks `expect` against them and the checkers judge exactly
-//! these (`crate::checker` re-exports them and asserts, when it compiles,
+//! these (`crate::workload::groups::checker` re-exports them and asserts, when it compiles,
 //! that each name is its checker's). They live here, below both, until a
 //! workload owns its names.
 //!

@@ -154,7 +154,7 @@ impl<'a> crate::step_driver::StepHooks<'a> for &mut HookFaults<'a> {
     }
 
     fn end(self, m: &StepMachine<'a>, end: crate::step_driver::End) -> Self::Out {
-        crate::outbox_runtime::outbox_end(
+        crate::workload::outbox::runtime::outbox_end(
             m,
             self.program,
             end,

@@ -3,7 +3,7 @@
 //! or resolve of groups, or one outbox delivery's `handle`, see
 //! [`super::handle`]) run as a step machine, every step its own autocommit
 //! statement (as the in-process SQLite target runs it, via
-//! [`crate::runtime::run_steps`]); the answer goes back on a tokio oneshot.
+//! [`crate::workload::groups::runtime::run_steps`]); the answer goes back on a tokio oneshot.
 //! SQLite never runs on the async runtime's threads.
 //!
 //! Layer: report, ui and server. May import the modules of its own layer
@@ -17,9 +17,9 @@ use crate::control::Control;
 use crate::fault_hook::HandleHook;
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
-use crate::runtime::run_steps;
 use crate::statements::OpProgram;
 use crate::target::sqlite::client::{Journal, StepError};
+use crate::workload::groups::runtime::run_steps;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
 use crate::workload::StepOutcome;
 use crossbeam_channel::{Receiver, Sender, TrySendError};

@@ -89,9 +89,11 @@ pub trait Workload: Send + Sync {
     /// command then says so, exit 2).
     fn check_target(
         &self,
-        _opts: &crate::probe::ProbeOptions,
+        _opts: &crate::workload::groups::probe::ProbeOptions,
         _out: &mut dyn std::io::Write,
-    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
+    ) -> Option<
+        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
+    > {
         None
     }
 }
@@ -279,7 +281,7 @@ impl<O: LoadFigures, T: ReadSpan> Ran<O, T> {
     }
 }
 
-impl LoadFigures for crate::runtime::LoadOutcome {
+impl LoadFigures for crate::workload::groups::runtime::LoadOutcome {
     fn ops(&self) -> u64 {
         self.ops
     }
@@ -291,7 +293,7 @@ impl LoadFigures for crate::runtime::LoadOutcome {
     }
 }
 
-impl LoadFigures for crate::outbox_runtime::OutboxOutcome {
+impl LoadFigures for crate::workload::outbox::runtime::OutboxOutcome {
     fn ops(&self) -> u64 {
         self.ops
     }
@@ -303,13 +305,13 @@ impl LoadFigures for crate::outbox_runtime::OutboxOutcome {
     }
 }
 
-impl ReadSpan for crate::checker::Tables {
+impl ReadSpan for crate::workload::groups::checker::Tables {
     fn read_span(&self) -> [u64; 2] {
         [self.read_start, self.read_end]
     }
 }
 
-impl ReadSpan for crate::checker::outbox::OutboxTables {
+impl ReadSpan for crate::workload::outbox::checker::OutboxTables {
     fn read_span(&self) -> [u64; 2] {
         [self.read_start, self.read_end]
     }

@@ -239,7 +239,7 @@ fn a_run_records_the_checker_version() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     small_sqlite_run(&out);
-    let now = specstorm::checker::CHECKER_VERSION;
+    let now = specstorm::workload::groups::checker::CHECKER_VERSION;
     assert!(now >= 2, "{now}");
     let s = json(&out.join("summary.json"));
     assert_eq!(s["provenance"]["checker_version"], now, "{s}");
@@ -255,7 +255,7 @@ fn other_checkers_verdicts_are_reported_as_the_checkers_change_not_as_differs() 
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     small_sqlite_run(&out);
-    let now = specstorm::checker::CHECKER_VERSION;
+    let now = specstorm::workload::groups::checker::CHECKER_VERSION;
 
     // Judged by checkers of version 1, which said CountExact violated: the
     // new checkers say it holds, and the run's rule over that is exit 0.

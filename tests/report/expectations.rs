@@ -30,7 +30,7 @@ fn finding(why: &str) -> Finding {
 /// The four groups invariants: `violated` ones violated, `unknown` ones
 /// unknown, the rest holding.
 fn results(violated: &[&str], unknown: &[&str]) -> Vec<CheckResult> {
-    specstorm::checker::GROUPS_INVARIANTS
+    specstorm::workload::groups::checker::GROUPS_INVARIANTS
         .iter()
         .map(|name| {
             let mut r = CheckResult::new(name);
@@ -610,7 +610,7 @@ fn a_breached_threshold_exits_1_with_a_failing_junit_case_read_back_independentl
             .find(|c| c.original_name == name)
             .unwrap_or_else(|| panic!("no case {name} in {:?}", suite.cases))
     };
-    for inv in specstorm::checker::GROUPS_INVARIANTS {
+    for inv in specstorm::workload::groups::checker::GROUPS_INVARIANTS {
         assert!(
             case(inv).status.is_success(),
             "{inv}: {:?}",

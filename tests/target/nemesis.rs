@@ -284,7 +284,10 @@ fn a_crash_on_every_attempt_resends_each_event_a_bounded_number_of_times() {
         .filter_map(|e| e["attempt"].as_u64())
         .max()
         .unwrap();
-    assert_eq!(max_attempt as u32, specstorm::runtime::CRASH_RESENDS);
+    assert_eq!(
+        max_attempt as u32,
+        specstorm::workload::groups::runtime::CRASH_RESENDS
+    );
     assert_eq!(s["duplicates"], 0, "crashed duplicates are no answers");
 }
 

@@ -322,8 +322,8 @@ fn an_empty_external_target_is_loaded_and_audited() {
 
 #[test]
 fn without_a_step_log_an_info_attempt_may_have_run_its_ack() {
-    use specstorm::checker::outbox::{consistent, Attempt, OutboxFacts, OutboxTables};
     use specstorm::history::{CompletionType, Delivery, OutboxHeader};
+    use specstorm::workload::outbox::checker::{consistent, Attempt, OutboxFacts, OutboxTables};
     let attempt = |op, completion| Attempt {
         op,
         delivery: Delivery {

@@ -9,7 +9,6 @@
 use crate::common::{specstorm, summary, text, verdict, Server};
 
 use serde_json::Value;
-use specstorm::checker::outbox::{consistent, OutboxFacts, OutboxTables};
 use specstorm::clock::Clock;
 use specstorm::fault_kind::FaultKind;
 use specstorm::history::writer::HistoryWriter;
@@ -21,6 +20,7 @@ use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, Recorder};
 use specstorm::scenario::{Fault, FaultOps, Toxic};
 use specstorm::target::http::client::{HttpClient, Tag};
+use specstorm::workload::outbox::checker::{consistent, OutboxFacts, OutboxTables};
 use specstorm::workload::outbox::AttemptEnd;
 use std::path::Path;
 use std::sync::Arc;

@@ -188,7 +188,7 @@ fn an_op_ended_by_a_rolled_back_constraint_is_fail() {
         ..op("e1")
     };
     let counting = v.counting_step;
-    let (kind, r) = specstorm::runtime::run_steps(
+    let (kind, r) = specstorm::workload::groups::runtime::run_steps(
         (&conn, Journal::of(&conn)),
         &v.ingest,
         o.builtins(0),

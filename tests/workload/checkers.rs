@@ -6,12 +6,12 @@
 //! Tests marked `` show a checker that disagrees with
 //! groups.md; they fail today.
 
-use specstorm::checker::{
+use specstorm::history::{Completion, Entry, Header, Invoke, OpKind, OpResult, Step};
+use specstorm::verdict::{CheckResult, Verdict};
+use specstorm::workload::groups::checker::{
     check_all, count_exact, no_missed_regression, one_group, stranded, type_ok, Facts, GroupRow,
     Tables,
 };
-use specstorm::history::{Completion, Entry, Header, Invoke, OpKind, OpResult, Step};
-use specstorm::verdict::{CheckResult, Verdict};
 use specstorm::workload::Value;
 use std::collections::{BTreeMap, HashSet};
 

@@ -4,14 +4,14 @@
 //! lock fault was active; and a naive run under a near-constant lock that
 //! cannot end "every invariant holds".
 
-use specstorm::checker::evidence::{self, EvidenceReport};
-use specstorm::checker::{check_all, Facts, GroupRow, Tables};
 use specstorm::fault_kind::FaultKind;
 use specstorm::history::{
     Completion, Entry, FaultAction, FaultEntry, Header, Invoke, OpKind, OpResult, Step,
 };
 use specstorm::scenario::MinEvidence;
 use specstorm::verdict::{CheckResult, Verdict};
+use specstorm::workload::groups::checker::evidence::{self, EvidenceReport};
+use specstorm::workload::groups::checker::{check_all, Facts, GroupRow, Tables};
 
 use crate::common::run::run_into;
 use crate::common::summary;
@@ -418,7 +418,7 @@ fn a_naive_run_under_a_near_constant_lock_never_passes() {
             "{first}"
         );
     }
-    for name in specstorm::checker::GROUPS_INVARIANTS {
+    for name in specstorm::workload::groups::checker::GROUPS_INVARIANTS {
         assert!(
             s["evidence"]["invariants"][name].is_u64(),
             "{name}: {}",

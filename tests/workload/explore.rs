@@ -789,7 +789,7 @@ fn outbox_world(m: u32, d: u32, h: u32, fails: u32, redeliveries: u32) -> Explor
 fn outbox_explorer(
     file: &str,
     x: &Explore,
-) -> specstorm::explore::Report<specstorm::explore::outbox::Choice> {
+) -> specstorm::explore::Report<specstorm::workload::outbox::explore::Choice> {
     let v = specstorm::variant::load_outbox(file, None).unwrap();
     explore_outbox(&v, x, Bounds::default(), Restore::Serialize, |_| {}).unwrap()
 }

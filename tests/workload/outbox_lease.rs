@@ -3,9 +3,9 @@
 //! run where pauses hold attempts past their lease, the deliveries overlap,
 //! and every invariant still holds.
 
-use specstorm::checker::OUTBOX_INVARIANTS;
-use specstorm::outbox_runtime::Queue;
+use specstorm::scenario::invariants::OUTBOX_INVARIANTS;
 use specstorm::scenario::OutboxConfig;
+use specstorm::workload::outbox::runtime::Queue;
 use std::time::{Duration, Instant};
 
 use crate::common::run::{load_text as load, run_into};

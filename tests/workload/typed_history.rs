@@ -8,8 +8,8 @@
 //! its words (`checker::legacy`, and the tests that build entries without
 //! them).
 
-use specstorm::checker::facts::DroppedAnswer;
-use specstorm::checker::Facts;
+use specstorm::workload::groups::checker::facts::DroppedAnswer;
+use specstorm::workload::groups::checker::Facts;
 
 /// Facts of a history given as its lines.
 fn facts(lines: &[&str]) -> Facts {

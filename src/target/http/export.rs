@@ -6,7 +6,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::checker::{GroupRow, Tables};
+use crate::workload::groups::checker::{GroupRow, Tables};
 use crate::workload::Value;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;

@@ -15,7 +15,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::checker::outbox::{OutRow, OutboxTables, StateRow};
+use crate::workload::outbox::checker::{OutRow, OutboxTables, StateRow};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::HashMap;

@@ -10,10 +10,10 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::checker::outbox::tables::ExportQueries;
-use crate::checker::outbox::tables::OutboxTables;
-use crate::checker::Tables;
 use crate::scenario::api::AuditConfig;
+use crate::workload::groups::checker::Tables;
+use crate::workload::outbox::checker::tables::ExportQueries;
+use crate::workload::outbox::checker::tables::OutboxTables;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
@@ -123,7 +123,7 @@ pub fn read_outbox_final(
                 .map_err(|e| format!("audit.{name} cannot run on {}: {e}", path.display()))?;
         }
     }
-    crate::checker::outbox::tables::read_with(&mut conn, q, now)
+    crate::workload::outbox::checker::tables::read_with(&mut conn, q, now)
         .map_err(|e| format!("reading {} through audit.export.*: {e}", path.display()))
 }
 

@@ -6,8 +6,8 @@
 //! Target layer: imports the final tables' rows, the statement files and
 //! the SQL values.
 
-use crate::checker::tables::{GroupRow, Tables};
 use crate::statements::GroupsVariant;
+use crate::workload::groups::checker::tables::{GroupRow, Tables};
 use crate::workload::Value;
 use rusqlite::Connection;
 

@@ -9,12 +9,8 @@
 //! App layer (the groups workload's implementation): imports the engine,
 //! the targets and the nemesis.
 
-use crate::checker::Tables;
 use crate::clock::Clock;
-use crate::http_runtime::{run_load_http, GroupIdSource};
 use crate::prepare::{holds_rows, Prepared, RunError};
-use crate::runtime::LoadOutcome;
-use crate::runtime::{run_load, LoadPlan};
 use crate::scenario::api::{AuditConfig, EventRows, GroupIds};
 use crate::scenario::{self};
 use crate::statements::GroupsVariant;
@@ -24,6 +20,10 @@ use crate::target::http::source::{Export, HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::sqlite::SqliteTarget;
 use crate::target::{Setup, Target};
+use crate::workload::groups::checker::Tables;
+use crate::workload::groups::http_runtime::{run_load_http, GroupIdSource};
+use crate::workload::groups::runtime::LoadOutcome;
+use crate::workload::groups::runtime::{run_load, LoadPlan};
 use crate::workload::traits::Ran;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;

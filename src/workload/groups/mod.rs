@@ -231,3 +231,12 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
         },
     )
 }
+pub mod audit;
+pub mod checker;
+pub mod explore;
+pub mod explore_constants;
+pub mod explore_invariants;
+pub mod http_runtime;
+pub mod merge;
+pub mod probe;
+pub mod runtime;

@@ -8,14 +8,14 @@
 //! the report's summary types and [`super::load`].
 
 use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase};
-use crate::checker::{check_all, evidence, Facts, Tables};
 use crate::history::{CompletionType, Entry, Header, OpKind};
 use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
 use crate::report::summary::{self, Summary};
-use crate::runtime::{LoadOutcome, LoadPlan};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
 use crate::verdict::CheckResult;
+use crate::workload::groups::checker::{check_all, evidence, Facts, Tables};
+use crate::workload::groups::runtime::{LoadOutcome, LoadPlan};
 use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -37,11 +37,11 @@ impl Workload for Groups {
         &self,
         f: &crate::audit_record::AuditFolder<'_>,
     ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
-        crate::audit_groups::judge(f)
+        crate::workload::groups::audit::judge(f)
     }
 
     fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
-        Some(&crate::merge_groups::GroupsMerge)
+        Some(&crate::workload::groups::merge::GroupsMerge)
     }
 
     fn prepare(
@@ -72,10 +72,12 @@ impl Workload for Groups {
 
     fn check_target(
         &self,
-        opts: &crate::probe::ProbeOptions,
+        opts: &crate::workload::groups::probe::ProbeOptions,
         out: &mut dyn std::io::Write,
-    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
-        Some(crate::probe::check_target(opts, out))
+    ) -> Option<
+        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
+    > {
+        Some(crate::workload::groups::probe::check_target(opts, out))
     }
 }
 
@@ -99,8 +101,8 @@ struct GroupsRun {
 struct Judged {
     facts: Facts,
     tables: Tables,
-    stranded: crate::checker::stranded::Stranded,
-    evidence: crate::checker::evidence::EvidenceReport,
+    stranded: crate::workload::groups::checker::stranded::Stranded,
+    evidence: crate::workload::groups::checker::evidence::EvidenceReport,
     ambiguous: crate::report::precision::AmbiguousOps,
 }
 
@@ -236,10 +238,11 @@ impl WorkloadRun for GroupsRun {
         };
         // A shard of several cannot be judged alone (see
         // checker::sharded::shard_verdicts).
-        let (results, stranded) = match crate::checker::sharded::shard_verdicts(self.shard) {
-            Some(r) => (r, Default::default()),
-            None => (results, stranded),
-        };
+        let (results, stranded) =
+            match crate::workload::groups::checker::sharded::shard_verdicts(self.shard) {
+                Some(r) => (r, Default::default()),
+                None => (results, stranded),
+            };
         self.judged = Some(Judged {
             facts,
             tables,
@@ -318,7 +321,7 @@ impl WorkloadRun for GroupsRun {
 /// Every invariant `unknown`: the final tables could not be read, so no
 /// verdict can be given (the run exits 3 for the target's failure).
 fn unjudged(why: &str) -> Vec<CheckResult> {
-    crate::checker::all_unknown(
+    crate::workload::groups::checker::all_unknown(
         "the final tables",
         "none",
         &format!("not judged: the final tables could not be read ({why})"),

@@ -138,3 +138,15 @@ pub fn attempt_result(
     };
     (end, kind, result)
 }
+pub mod audit;
+pub mod checker;
+pub mod explore;
+pub mod explore_constants;
+pub mod explore_invariants;
+pub mod http;
+pub mod http_runtime;
+pub mod lease;
+pub mod merge;
+pub mod probe;
+pub mod runtime;
+pub mod shard;

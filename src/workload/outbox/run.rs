@@ -1,22 +1,20 @@
 //! The outbox workload behind the [`Workload`] trait
 //! (`workload = "outbox"`): its scenario and statement file checked (the
 //! faults' steps against `handle`), its load phase on either target (the
-//! queue and the handlers of [`crate::outbox_runtime`] in process, or
-//! [`crate::outbox_http`] over HTTP), the canonical tables read as one
+//! queue and the handlers of [`crate::workload::outbox::runtime`] in process, or
+//! [`crate::workload::outbox::http`] over HTTP), the canonical tables read as one
 //! snapshot, the outbox checkers, and its figures (`summary.json`'s
 //! `outbox`: queue, attempts, leases, liveness). A shard of a sharded run
-//! ([`crate::outbox_shard`]) sends only its own messages, and `merge`
-//! judges the shards together ([`crate::merge_outbox`]); `audit` re-judges
-//! a folder with [`crate::audit_outbox`].
+//! ([`crate::workload::outbox::shard`]) sends only its own messages, and `merge`
+//! judges the shards together ([`crate::workload::outbox::merge`]); `audit` re-judges
+//! a folder with [`crate::workload::outbox::audit`].
 //!
 //! App layer (the outbox workload's implementation): imports the outbox's
 //! runtimes, checkers and the report's summary types.
 
 use super::prepare::{describe, prepare, OutboxPrepared};
-use crate::checker::outbox::{self as checks, OutboxFacts};
 use crate::history::{Entry, Header, OpKind, OutboxHeader};
 use crate::live::Live;
-use crate::outbox_runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::prepare::{RunError, RunOptions};
 use crate::report::summary::{self, OutboxSummary, Summary};
 use crate::scenario::{self, Scenario, TargetKind};
@@ -24,6 +22,8 @@ use crate::statements::StatementFile;
 use crate::target::sqlite::SqliteTarget;
 use crate::target::{Setup, Target};
 use crate::verdict::CheckResult;
+use crate::workload::outbox::checker::{self as checks, OutboxFacts};
+use crate::workload::outbox::runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::workload::traits::{LoadCx, Loaded, Ran, SummaryCx, Workload, WorkloadRun};
 use std::path::Path;
 use std::sync::Arc;
@@ -107,11 +107,11 @@ impl Workload for Outbox {
         &self,
         f: &crate::audit_record::AuditFolder<'_>,
     ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
-        crate::audit_outbox::judge(f)
+        crate::workload::outbox::audit::judge(f)
     }
 
     fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
-        Some(&crate::merge_outbox::OutboxMerge)
+        Some(&crate::workload::outbox::merge::OutboxMerge)
     }
 
     fn prepare(
@@ -135,10 +135,12 @@ impl Workload for Outbox {
 
     fn check_target(
         &self,
-        opts: &crate::probe::ProbeOptions,
+        opts: &crate::workload::groups::probe::ProbeOptions,
         out: &mut dyn std::io::Write,
-    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
-        Some(crate::probe_outbox::check_target(opts, out))
+    ) -> Option<
+        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
+    > {
+        Some(crate::workload::outbox::probe::check_target(opts, out))
     }
 }
 
@@ -169,7 +171,7 @@ impl WorkloadRun for OutboxRun {
     }
 
     fn take_shard(&mut self, opts: &RunOptions) -> Result<(), RunError> {
-        crate::outbox_shard::check(&self.p.scenario, opts.shard, opts.run_id.as_deref())
+        crate::workload::outbox::shard::check(&self.p.scenario, opts.shard, opts.run_id.as_deref())
     }
 
     fn claim_target(&mut self, _started: SystemTime) -> Result<(), RunError> {
@@ -196,7 +198,7 @@ impl WorkloadRun for OutboxRun {
     fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {
         let x = cx.setup(&self.p.scenario);
         let phase = if self.p.scenario.target.kind == TargetKind::Http {
-            crate::outbox_http::phase(&x, &self.p.variant, &cx.live, cx.opts.shard)
+            crate::workload::outbox::http::phase(&x, &self.p.variant, &cx.live, cx.opts.shard)
         } else {
             sqlite_phase(&self.p, &x, &cx.live)
         }?;

@@ -5,8 +5,8 @@
 //! Workload layer: imports the final tables' rows, the scenario's
 //! `[explore]`, the groups' ids and the SQL values.
 
-use crate::checker::GroupRow;
 use crate::scenario::Explore;
+use crate::workload::groups::checker::GroupRow;
 use crate::workload::groups::group_id;
 use crate::workload::Value;
 

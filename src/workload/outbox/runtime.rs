@@ -20,12 +20,12 @@ use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::{Live, OutboxLive};
 use crate::nemesis::Recorder;
-use crate::outbox_lease::{Leases, Settle};
 use crate::scenario::{CrashPer, FaultOps, OutboxConfig, Scenario};
 use crate::scheduler::{Scheduler, Worker};
 use crate::shard::Shard;
 use crate::statements::OutboxVariant;
 use crate::target::sqlite::client::{Journal, StepError};
+use crate::workload::outbox::lease::{Leases, Settle};
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, StepOutcome, Value};
 use rand::seq::SliceRandom;
@@ -45,7 +45,7 @@ pub type Key = (i64, u32);
 /// failed attempt puts its delivery back at the tail, until the delivery's
 /// attempts reach `max_attempts` (then it is given up). With
 /// `outbox.lease`, a delivery also goes back when its attempt outlives the
-/// lease ([`crate::outbox_lease`]).
+/// lease ([`crate::workload::outbox::lease`]).
 #[derive(Debug)]
 pub struct Queue {
     ready: VecDeque<Key>,
@@ -608,7 +608,9 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
             if e.storage {
                 self.plan
                     .control
-                    .fail(crate::runtime::storage_failure(&step.name, e));
+                    .fail(crate::workload::groups::runtime::storage_failure(
+                        &step.name, e,
+                    ));
             }
         }
     }

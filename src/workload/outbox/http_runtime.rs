@@ -1,6 +1,6 @@
 //! The runtime of the outbox workload on an HTTP target: the same
 //! in-memory queue and delivery budget as the SQLite runtime
-//! ([`crate::outbox_runtime::Queue`]), and H handler clients, tokio tasks
+//! ([`crate::workload::outbox::runtime::Queue`]), and H handler clients, tokio tasks
 //! on a two-worker runtime, each taking a delivery (LockInMsg, the op's
 //! invoke) and POSTing it to `/v1/messages` (one request in flight each).
 //!
@@ -29,14 +29,14 @@ use crate::fault_hook::HandleHook;
 use crate::fault_kind::FaultKind;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, FaultAction, Invoke, OpKind};
-use crate::http_runtime::Nonconforming;
 use crate::live::Live;
 use crate::nemesis::Recorder;
-use crate::outbox_runtime::{OutboxOutcome, Queue};
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OutboxVariant;
 use crate::target::http::client::{Answer, HttpClient, Tag};
+use crate::workload::groups::http_runtime::Nonconforming;
+use crate::workload::outbox::runtime::{OutboxOutcome, Queue};
 use crate::workload::outbox::AttemptEnd;
 use rand::RngExt;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -125,7 +125,7 @@ pub struct OutboxFacts {
     pub no_step_log: bool,
     /// Whether the history holds every attempt the run invoked (set by
     /// whoever read it: a history without a footer is cut).
-    pub completeness: crate::checker::Completeness,
+    pub completeness: crate::workload::groups::checker::Completeness,
 }
 
 impl OutboxFacts {

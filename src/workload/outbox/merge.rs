@@ -12,7 +12,7 @@
 //! "Shards", says it for users):
 //! - Shard i of n sent exactly the deliveries of the message ids it owns,
 //!   (m - 1) mod n = i, in the order of the unsharded queue
-//!   ([`crate::outbox_runtime::Queue::sharded`]), with the unsharded
+//!   ([`crate::workload::outbox::runtime::Queue::sharded`]), with the unsharded
 //!   run's fault draws (they are keyed by (msg, dup, attempt), not by
 //!   shard). The owners are disjoint and cover 1..=M, so every attempt of
 //!   one message, and so of one delivery, lies in one shard's history: a
@@ -32,7 +32,7 @@
 //!   unsharded run's snapshot after its load drained.
 //! - The tables hold no other run's rows: each shard refused, before its
 //!   load, rows its siblings cannot have written
-//!   ([`crate::outbox_shard::refuse_used`]), which catches every row that
+//!   ([`crate::workload::outbox::shard::refuse_used`]), which catches every row that
 //!   was there before the run. A run folder exists with a summary only for
 //!   a shard that got past that check (a refused shard saves a failed
 //!   summary, which [`crate::merge`] does not take as a shard's).
@@ -50,7 +50,6 @@
 //! [`crate::merge_parts`], the outbox runner's scenario check, the outbox checkers, the export reader, the history and
 //! the reports.
 
-use crate::checker::outbox::{check_all, OutboxFacts};
 use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
@@ -59,6 +58,7 @@ use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSIO
 use crate::scenario::Scenario;
 use crate::target::http::client::HttpClient;
 use crate::target::http::outbox_export::read_outbox_export;
+use crate::workload::outbox::checker::{check_all, OutboxFacts};
 use std::collections::BTreeMap;
 use std::path::Path;
 

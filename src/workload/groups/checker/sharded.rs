@@ -18,7 +18,7 @@ use crate::verdict::CheckResult;
 /// shards can be judged (`specstorm merge`).
 pub fn shard_verdicts(shard: Option<Shard>) -> Option<Vec<CheckResult>> {
     let sh = shard.filter(|s| s.count > 1)?;
-    Some(crate::checker::all_unknown(
+    Some(crate::workload::groups::checker::all_unknown(
         "the history of every shard",
         &format!("shard {}/{} only", sh.index, sh.count),
         &not_judged(sh),
@@ -51,7 +51,7 @@ pub fn skew_note(m: &MergedHeader) -> String {
 pub fn note_skew(results: &mut [CheckResult], m: &MergedHeader) {
     for r in results
         .iter_mut()
-        .filter(|r| r.invariant == crate::checker::no_missed_regression::NAME)
+        .filter(|r| r.invariant == crate::workload::groups::checker::no_missed_regression::NAME)
     {
         r.notes.push(skew_note(m));
     }

@@ -2,16 +2,16 @@
 //! canonical tables of one explored state (as the file's `export.*`
 //! statements map them) and the bench's acks, after every step; as
 //! `docs/outbox.md` states them (the seed's letter is off, see
-//! the README). The load-run checkers of [`crate::checker::outbox`] judge a
+//! the README). The load-run checkers of [`crate::workload::outbox::checker`] judge a
 //! drained run's history; these judge every state, so "acked" is the
 //! state's: the bench acked the delivery AND `processed` holds it.
 //!
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::outbox_constants::{Constants, Delivery};
-use super::world::Violation;
-use crate::checker::outbox::OutboxTables;
+use crate::explore::world::Violation;
+use crate::workload::outbox::checker::OutboxTables;
+use crate::workload::outbox::explore_constants::{Constants, Delivery};
 use std::collections::BTreeSet;
 
 /// Every invariant, in outbox.md's order: the broken ones. `complete`:

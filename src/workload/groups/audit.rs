@@ -22,8 +22,8 @@
 use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
-use crate::checker::{check_all, Facts};
 use crate::history::{Entry, Footer};
+use crate::workload::groups::checker::{check_all, Facts};
 use std::path::Path;
 
 /// Judges the groups run folder `f` again: its verdicts and what its
@@ -50,21 +50,22 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
         .as_ref()
         .is_some_and(|a| a.events == crate::scenario::api::EventRows::Pruned);
     let (mut results, stranded) = check_all(&read.facts, &tables);
-    let evidence = crate::checker::evidence::judge(
+    let evidence = crate::workload::groups::checker::evidence::judge(
         &read.facts,
         &tables,
         &p.scenario.min_evidence(),
         &mut results,
     );
     if let Some(m) = &header.merged {
-        crate::checker::sharded::note_skew(&mut results, m);
+        crate::workload::groups::checker::sharded::note_skew(&mut results, m);
     }
     // A shard of several is not judged alone, as its run did not judge it.
     let shard = header.shard.as_ref().map(|s| crate::shard::Shard {
         index: s.index,
         count: s.count,
     });
-    let (results, stranded) = match crate::checker::sharded::shard_verdicts(shard) {
+    let (results, stranded) = match crate::workload::groups::checker::sharded::shard_verdicts(shard)
+    {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };

@@ -14,7 +14,6 @@ pub mod facts;
 pub mod legacy;
 pub mod no_missed_regression;
 pub mod one_group;
-pub mod outbox;
 pub mod sharded;
 pub mod stranded;
 pub mod tables;
@@ -38,7 +37,7 @@ pub const FIRST_CHECKER_VERSION: u32 = 1;
 
 /// The invariants of each workload, by their spec names, in report order.
 /// They live in the config layer, which checks `expect` against them.
-pub use crate::scenario::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
+pub use crate::scenario::invariants::GROUPS_INVARIANTS;
 pub use tables::{GroupRow, Tables};
 
 // Each listed name is its checker's: the lists cannot drift from the
@@ -75,16 +74,6 @@ const _: () = {
             one_group::NAME,
             count_exact::NAME,
             no_missed_regression::NAME,
-        ]
-    ));
-    assert!(all_same(
-        OUTBOX_INVARIANTS,
-        [
-            outbox::type_ok::NAME,
-            outbox::at_most_one_state_change::NAME,
-            outbox::at_most_one_out_queue_msg::NAME,
-            outbox::consistent::NAME,
-            outbox::no_lost_output::NAME,
         ]
     ));
 };

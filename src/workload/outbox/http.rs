@@ -4,7 +4,7 @@
 //! the nemeses its caps allow and the fault proxy, and tears it down):
 //! what is the outbox's own is here, the check that the target serves the
 //! outbox endpoints and holds no rows of an earlier run, the load
-//! ([`crate::outbox_http_runtime`]), and the reader of the final tables
+//! ([`crate::workload::outbox::http_runtime`]), and the reader of the final tables
 //! (from the service itself, never through the proxy): `GET
 //! /v1/outbox/export` (`export.json`), or, for a service with an API of
 //! its own (`[api]`, `[audit]`), its export request or its own database
@@ -18,16 +18,13 @@
 //! head row (ver 0) is refused (exit 2) whatever `target.reuse` says;
 //! reset it (`POST /v1/reset` where it offers one) or start a fresh one.
 //! A shard of several sends only its own messages and refuses only rows
-//! its siblings cannot have written ([`crate::outbox_shard`]).
+//! its siblings cannot have written ([`crate::workload::outbox::shard`]).
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::checker::outbox::tables::OutboxTables;
 use crate::live::Live;
-use crate::outbox_http_runtime::{run_outbox_http, OutboxHttpPlan};
-use crate::outbox_runtime::OutboxOutcome;
 use crate::prepare::RunError;
 use crate::scenario::api::AuditConfig;
 use crate::scenario::Scenario;
@@ -37,6 +34,9 @@ use crate::target::http::service_db;
 use crate::target::http::source::{Export, HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::{Setup, Target};
+use crate::workload::outbox::checker::tables::OutboxTables;
+use crate::workload::outbox::http_runtime::{run_outbox_http, OutboxHttpPlan};
+use crate::workload::outbox::runtime::OutboxOutcome;
 use crate::workload::traits::Ran;
 use std::path::Path;
 use std::sync::Arc;
@@ -105,7 +105,7 @@ impl HttpReader for Reader {
 /// Reads the export once before the load: the target must serve the
 /// outbox endpoints, and hold no row but the head (ver 0); a shard of
 /// several, no row its siblings cannot have written
-/// ([`crate::outbox_shard::refuse_used`]).
+/// ([`crate::workload::outbox::shard::refuse_used`]).
 fn refuse_rows(
     src: &HttpSource<'_>,
     s: &Scenario,
@@ -124,7 +124,7 @@ fn refuse_rows(
     let Some(t) = read else { return Ok(()) };
     if let Some(sh) = shard.filter(|sh| sh.count > 1) {
         let messages = s.outbox.as_ref().map_or(0, |o| o.messages);
-        return crate::outbox_shard::refuse_used(&t, sh, messages, url);
+        return crate::workload::outbox::shard::refuse_used(&t, sh, messages, url);
     }
     let rows = t.state_log.iter().filter(|r| r.ver != Some(0)).count()
         + t.outbox.as_ref().map_or(0, Vec::len)

@@ -1,16 +1,16 @@
 //! The spec's invariants as *state* invariants: checked on the rows of
 //! one explored state (as the file's export statements map them onto the
 //! canonical tables) and the spec's bookkeeping (`done`, `dirty`), after
-//! every step. The load-run checkers of [`crate::checker`] judge histories
+//! every step. The load-run checkers of [`crate::workload::groups::checker`] judge histories
 //! instead; these follow BacktalkGroups.tla's definitions literally.
 //!
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::groups_constants::{Constants, GroupsView};
-use super::world::Violation;
-use crate::checker::tables::text;
-use crate::checker::GroupRow;
+use crate::explore::world::Violation;
+use crate::workload::groups::checker::tables::text;
+use crate::workload::groups::checker::GroupRow;
+use crate::workload::groups::explore_constants::{Constants, GroupsView};
 use crate::workload::Value;
 
 /// Every invariant of the spec, in its order: the broken ones.

@@ -8,16 +8,15 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::db::{encode_value, show};
-use super::groups_constants::{Constants, GroupsView};
-use super::invariants;
-use super::world::{StepLabel, Violation, World};
-use crate::checker::GroupRow;
+use crate::explore::machine::{machine_key, run_step, statement};
+use crate::explore::world::{StepLabel, Violation, World};
 use crate::scenario::Explore;
-use crate::statements::{GroupsVariant, OpProgram};
-use crate::target::sqlite::client::{exec_step, Journal};
+use crate::statements::GroupsVariant;
+use crate::workload::groups::checker::GroupRow;
+use crate::workload::groups::explore_constants::{Constants, GroupsView};
+use crate::workload::groups::explore_invariants;
 use crate::workload::groups::{group_id, ingest_result, resolve_result, IngestOp, ResolveOp};
-use crate::workload::{Next, StepMachine, StepOutcome, Value};
+use crate::workload::{Next, StepMachine, Value};
 use rusqlite::Connection;
 
 /// One ingest worker: where it is in its queue, and its op in flight
@@ -122,65 +121,6 @@ impl<'v> GroupsWorld<'v> {
     }
 }
 
-/// Runs the current step of `m` on `db`. Returns the op's next move (None:
-/// the statement failed, which ends the op), the outcome's rows changed,
-/// and what the statement answered, for the trace.
-pub(super) fn run_step(m: &mut StepMachine<'_>, db: &Connection) -> (Option<Next>, u64, String) {
-    let step = m.current_step().expect("a choice names a running machine");
-    // The explorer reads the database after every step instead of an
-    // error's `maybe_applied`, so the conservative journal costs nothing.
-    match exec_step(db, Journal::Off, step, &m.params()) {
-        Ok(out) => {
-            let said = answered(&step.columns, &out);
-            let changes = out.changes;
-            (Some(m.advance(out)), changes, said)
-        }
-        Err(e) => (None, 0, format!("error: {}", e.message)),
-    }
-}
-
-fn answered(columns: &[String], out: &StepOutcome) -> String {
-    let mut said = format!("changes={}", out.changes);
-    if !columns.is_empty() {
-        let rows: Vec<String> = out
-            .rows
-            .iter()
-            .map(|r| {
-                let cols: Vec<String> = columns
-                    .iter()
-                    .zip(r)
-                    .map(|(c, v)| format!("{c}={}", show(v)))
-                    .collect();
-                cols.join(" ")
-            })
-            .collect();
-        said.push_str(&match rows.len() {
-            0 => ", returned no row".to_string(),
-            _ => format!(", returned {}", rows.join("; ")),
-        });
-    }
-    said
-}
-
-pub(super) fn statement(p: &OpProgram, m: &StepMachine<'_>) -> String {
-    let i = m.current().expect("a choice names a running machine");
-    format!("{}.{}", p.op, p.steps[i].name)
-}
-
-/// Appends a machine's position and the values its steps read so far.
-pub(super) fn machine_key(m: &StepMachine<'_>, out: &mut Vec<u8>) {
-    let pos = m.current().expect("a machine in a state is running");
-    out.extend_from_slice(&(pos as u32).to_le_bytes());
-    for j in 0..pos {
-        for name in &m.program().steps[j].columns {
-            match m.column(name, j) {
-                Some((s, v)) if s == j => encode_value(v, out),
-                _ => out.push(0xff),
-            }
-        }
-    }
-}
-
 impl<'v> World for GroupsWorld<'v> {
     type State = GroupsState<'v>;
     type Choice = Choice;
@@ -208,7 +148,7 @@ impl<'v> World for GroupsWorld<'v> {
         }
     }
 
-    fn view(&self, db: &Connection) -> Result<GroupsView, super::ExploreError> {
+    fn view(&self, db: &Connection) -> Result<GroupsView, crate::explore::ExploreError> {
         let mut view = GroupsView::default();
         let mut stmt = db.prepare_cached(&self.variant.export_events)?;
         let mut rows = stmt.query([])?;
@@ -358,7 +298,7 @@ impl<'v> World for GroupsWorld<'v> {
     }
 
     fn check(&self, s: &GroupsState<'v>, view: &GroupsView) -> Vec<Violation> {
-        invariants::check(&self.c, &s.done, &s.dirty, view)
+        explore_invariants::check(&self.c, &s.done, &s.dirty, view)
     }
 }
 

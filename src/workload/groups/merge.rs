@@ -28,9 +28,6 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::audit_groups::read_history;
-use crate::checker::sharded::note_skew;
-use crate::checker::{check_all, Tables};
 use crate::exit_code::ExitCode;
 use crate::history::OpKind;
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
@@ -39,6 +36,9 @@ use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
 use crate::target::http::client::HttpClient;
 use crate::target::http::export::read_export;
+use crate::workload::groups::audit::read_history;
+use crate::workload::groups::checker::sharded::note_skew;
+use crate::workload::groups::checker::{check_all, Tables};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -88,7 +88,7 @@ impl ShardMerge for GroupsMerge {
         .map_err(MergeError::Target)?;
         [tables.read_start, tables.read_end] = h.tables_read();
         let (mut results, stranded) = check_all(&h.facts, &tables);
-        let evidence = crate::checker::evidence::judge(
+        let evidence = crate::workload::groups::checker::evidence::judge(
             &h.facts,
             &tables,
             &m.parts[0].scenario.min_evidence(),

@@ -19,9 +19,9 @@
 use crate::audit_error::AuditError;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::audit_tables::Located;
-use crate::checker::outbox::{check_all, tables, OutboxFacts};
 use crate::history::{Entry, Footer};
 use crate::target::http::outbox_export::read_outbox_export;
+use crate::workload::outbox::checker::{check_all, tables, OutboxFacts};
 
 /// Judges the outbox run folder `f` again from its files and its final
 /// tables (`target.db`, read within `f.limits`, or `export.json`): its

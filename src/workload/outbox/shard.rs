@@ -1,8 +1,8 @@
 //! A shard of an outbox run (`specstorm run --shard i/n --run-id ID` on
 //! `workload = "outbox"`): the checks before anything runs ([`check`]) and
 //! before its load ([`refuse_used`]). The shard's queue is
-//! [`crate::outbox_runtime::Queue::sharded`] (the messages it owns,
-//! [`Shard::owns_message`]); its merge is [`crate::merge_outbox`].
+//! [`crate::workload::outbox::runtime::Queue::sharded`] (the messages it owns,
+//! [`Shard::owns_message`]); its merge is [`crate::workload::outbox::merge`].
 //!
 //! The outbox tables have no project to namespace a run in: message ids
 //! are 1..=M and `state_log` is one chain of versions for the whole
@@ -15,10 +15,10 @@
 //! App layer, beside the outbox runner: imports the config, the shard
 //! model, the outbox tables and [`crate::prepare`]'s flag check.
 
-use crate::checker::outbox::OutboxTables;
 use crate::prepare::RunError;
 use crate::scenario::Scenario;
 use crate::shard::Shard;
+use crate::workload::outbox::checker::OutboxTables;
 
 /// Checks `--shard` and `--run-id` of an outbox scenario, before anything
 /// runs: as groups' ([`crate::prepare::shard_flags`]: both or neither, a
@@ -53,7 +53,7 @@ pub fn check(s: &Scenario, shard: Option<Shard>, run_id: Option<&str>) -> Result
 /// which looks before its own load, and rows are never deleted (the
 /// protocol only appends and inserts). So when every shard of a run got
 /// past this check, the service held no row of another run when the run
-/// began ([`crate::merge_outbox`] relies on it).
+/// began ([`crate::workload::outbox::merge`] relies on it).
 ///
 /// Errors (exit 2): how many rows, and which shard found them.
 pub fn refuse_used(

@@ -26,14 +26,14 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::db::{encode_value, rows_of};
-use super::groups::{machine_key, run_step, statement};
-use super::outbox_constants::{Constants, Delivery};
-use super::outbox_invariants;
-use super::world::{ExploreError, StepLabel, Violation, World};
-use crate::checker::outbox::OutboxTables;
+use crate::explore::db::{encode_value, rows_of};
+use crate::explore::machine::{machine_key, run_step, statement};
+use crate::explore::world::{ExploreError, StepLabel, Violation, World};
 use crate::scenario::Explore;
 use crate::statements::OutboxVariant;
+use crate::workload::outbox::checker::OutboxTables;
+use crate::workload::outbox::explore_constants::{Constants, Delivery};
+use crate::workload::outbox::explore_invariants;
 use crate::workload::{Next, StepMachine, Value};
 use rusqlite::Connection;
 use std::collections::BTreeSet;
@@ -203,12 +203,14 @@ impl<'v> OutboxWorld<'v> {
 }
 
 /// Reads the canonical tables with the file's exports (as the load run's
-/// checkers read them, `crate::checker::outbox::tables`).
+/// checkers read them, `crate::workload::outbox::checker::tables`).
 ///
 /// # Errors
 /// An export statement failed.
 pub fn read_tables(db: &Connection, variant: &OutboxVariant) -> Result<OutboxTables, ExploreError> {
-    Ok(crate::checker::outbox::tables::read_rows(db, variant)?)
+    Ok(crate::workload::outbox::checker::tables::read_rows(
+        db, variant,
+    )?)
 }
 
 fn encode_set(set: &BTreeSet<Delivery>, out: &mut Vec<u8>) {
@@ -355,6 +357,6 @@ impl<'v> World for OutboxWorld<'v> {
     }
 
     fn check(&self, s: &OutboxState<'v>, view: &OutboxTables) -> Vec<Violation> {
-        outbox_invariants::check(&self.c, &s.acked, s.is_final(), view)
+        explore_invariants::check(&self.c, &s.acked, s.is_final(), view)
     }
 }

@@ -25,9 +25,42 @@ pub use tables::{OutRow, OutboxTables, StateRow};
 
 use crate::verdict::{CheckResult, Evidence, Finding};
 
+// Each listed name is its checker's: the list cannot drift from the
+// checkers without failing the build.
+const _: () = {
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    let listed = crate::scenario::invariants::OUTBOX_INVARIANTS;
+    let checkers = [
+        type_ok::NAME,
+        at_most_one_state_change::NAME,
+        at_most_one_out_queue_msg::NAME,
+        consistent::NAME,
+        no_lost_output::NAME,
+    ];
+    assert!(listed.len() == checkers.len());
+    let mut i = 0;
+    while i < listed.len() {
+        assert!(same(listed[i], checkers[i]));
+        i += 1;
+    }
+};
+
 /// Every outbox checker's result (TypeOK, AtMostOneStateChange,
 /// AtMostOneOutQueueMsg, ConsistentStateAndOutQueue, NoLostOutput: the
-/// order of [`super::OUTBOX_INVARIANTS`]) and the liveness report.
+/// order of [`crate::scenario::invariants::OUTBOX_INVARIANTS`]) and the liveness report.
 /// The history of one shard of several is not judged alone
 /// ([`shard::report`]): the run and its audit both come here, so they
 /// agree; `specstorm merge` judges the merged history.
@@ -48,7 +81,7 @@ pub fn check_all(facts: &OutboxFacts, tables: &OutboxTables) -> (Vec<CheckResult
 /// Every outbox invariant `unknown` for one reason (the final tables could
 /// not be read): used where a verdict would be unsound.
 pub fn all_unknown(explanation: &str) -> Vec<CheckResult> {
-    super::OUTBOX_INVARIANTS
+    crate::scenario::invariants::OUTBOX_INVARIANTS
         .iter()
         .map(|name| {
             let mut r = CheckResult::new(name);

@@ -1,8 +1,8 @@
 //! What one shard of a sharded outbox run says of itself: no verdict
-//! (every invariant `unknown`, as for groups: [`crate::checker::sharded`]),
+//! (every invariant `unknown`, as for groups: [`crate::workload::groups::checker::sharded`]),
 //! and the liveness of its own messages. The run and its audit both come
 //! here through [`super::check_all`]; `specstorm merge` judges the merged
-//! history ([`crate::merge_outbox`]'s doc argues why that judgement is one
+//! history ([`crate::workload::outbox::merge`]'s doc argues why that judgement is one
 //! run's).
 //!
 //! Why a shard is not judged alone: its history holds only the attempts
@@ -26,7 +26,7 @@ pub fn report(
     tables: &OutboxTables,
     sh: Shard,
 ) -> (Vec<CheckResult>, Liveness) {
-    let results = all_unknown(&crate::checker::sharded::not_judged(sh));
+    let results = all_unknown(&crate::workload::groups::checker::sharded::not_judged(sh));
     (results, liveness::report(facts, &own_rows(tables, sh)))
 }
 
