@@ -11,7 +11,7 @@ use crate::audit_error::AuditError;
 use crate::checker::stranded::Stranded;
 use crate::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use crate::exit_code::ExitCode;
-use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
+use crate::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::Expect;
 use crate::verdict::{CheckResult, Verdict};
 use serde::{Deserialize, Serialize};

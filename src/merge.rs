@@ -47,7 +47,8 @@ use crate::fault_kind::FaultKind;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
-use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::workload::groups::figures::GroupsFigures;
 use crate::scenario::{Scenario, TargetKind};
 use crate::whole::{write_whole, WholeFile, WriteError};
 use std::collections::BTreeMap;
@@ -178,8 +179,15 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     let mut resolved_scenario = s0.resolved_scenario.clone();
     resolved_scenario["stop"]["events"] = serde_json::json!(scenario.stop.events);
     resolved_scenario["load"]["rate"] = serde_json::json!(scenario.load.rate);
-    let summary = Summary {
-        outbox: None,
+    let shard_figures: Vec<GroupsFigures> = parts
+        .iter()
+        .map(|p| p.summary.part().unwrap_or_default())
+        .collect();
+    let mut resolves = BTreeMap::<String, u64>::new();
+    for (k, v) in shard_figures.iter().flat_map(|f| &f.resolves) {
+        *resolves.entry(k.clone()).or_default() += v;
+    }
+    let mut summary = Summary {
         // Shards load a service of their own (`target.url`): no WAL is known.
         wal: None,
         schema_version: SUMMARY_SCHEMA_VERSION,
@@ -190,24 +198,18 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         target: s0.target.clone(),
         partial,
         duration_s: (duration_s * 1000.0).round() / 1000.0,
-        events: parts.iter().map(|p| p.summary.events).sum(),
-        events_per_s: summary::rate(accepted, duration_s),
         ops: fig.ops,
         throughput_ops_per_s: fig.throughput,
         latency_us: fig.latency_ok,
         latency_us_not_ok: fig.latency_not_ok,
         latency_saturated: parts.iter().map(|p| p.summary.latency_saturated).sum(),
-        duplicates: parts.iter().map(|p| p.summary.duplicates).sum(),
-        resolves: sum_maps(&|s| Some(&s.resolves)),
         open_model: parts
             .iter()
             .any(|p| p.summary.open_model.is_some())
             .then(|| sum_maps(&|s| s.open_model.as_ref())),
         invariants: summary::invariants(&results),
-        stranded_events: stranded,
         faults_injected: sum_maps(&|s| Some(&s.faults_injected)),
         coverage,
-        evidence,
         history: BTreeMap::from([
             ("file".to_string(), serde_json::json!("history.jsonl")),
             ("bytes".to_string(), serde_json::json!(bytes)),
@@ -233,11 +235,19 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         exit: summary::Exit::new(ExitCode::Met, String::new()),
         shard: None,
         merged: Some(merged.info()),
+        workload_figures: Default::default(),
     };
-    let mut summary = summary;
+    summary.put(&GroupsFigures {
+        events: shard_figures.iter().map(|f| f.events).sum(),
+        events_per_s: summary::rate(accepted, duration_s),
+        duplicates: shard_figures.iter().map(|f| f.duplicates).sum(),
+        resolves,
+        stranded_events: stranded,
+        evidence,
+    });
     // The thresholds judge the merged figures, as a run's judge its own.
     summary.thresholds = summary::judge_thresholds(
-        &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
+        &summary.to_json(),
         &thresholds,
     );
     summary.exit = crate::audit_record::exit_for(
@@ -247,7 +257,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(anyhow::Error::from)?;
     merged.save(json, &summary, &results)?;
     Ok(summary)
 }

@@ -56,7 +56,8 @@ use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
 use crate::merge_parts::{MergeError, Merged, Part};
 use crate::prepare::RunError;
-use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::workload::outbox::figures::{OutboxFigures, OutboxSummary};
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -115,9 +116,10 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
             parts[0].dir.display()
         ))
     })?;
-    let shards: Vec<&OutboxSummary> = parts
+    let shards: Vec<OutboxSummary> = parts
         .iter()
-        .filter_map(|p| p.summary.outbox.as_ref())
+        .filter_map(|p| p.summary.part::<OutboxFigures>())
+        .map(|f| f.outbox)
         .collect();
     let sum = |f: fn(&OutboxSummary) -> u64| shards.iter().map(|o| f(o)).sum::<u64>();
     let acked = sum(|o| o.acked_deliveries);
@@ -156,22 +158,15 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         target: s0.target.clone(),
         partial,
         duration_s: (duration_s * 1000.0).round() / 1000.0,
-        // Groups-only figures: left out of summary.json (Summary::to_json).
-        events: 0,
-        events_per_s: 0.0,
         ops: fig.ops,
         throughput_ops_per_s: fig.throughput,
         latency_us: fig.latency_ok,
         latency_us_not_ok: fig.latency_not_ok,
         latency_saturated: parts.iter().map(|p| p.summary.latency_saturated).sum(),
-        duplicates: 0,
-        resolves: BTreeMap::new(),
         open_model: None,
         invariants: summary::invariants(&results),
-        stranded_events: Default::default(),
         faults_injected: m.sum_maps(&|s| Some(&s.faults_injected)),
         coverage,
-        evidence: Default::default(),
         expect: expect.clone(),
         thresholds: Vec::new(),
         precision: Vec::new(),
@@ -188,8 +183,9 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         merged: Some(m.info()),
         // Shards load a service of their own (`target.url`): no WAL is known.
         wal: None,
-        outbox: Some(outbox),
+        workload_figures: Default::default(),
     };
+    summary.put(&OutboxFigures { outbox });
     // The thresholds judge the merged figures, as a run's judge its own.
     summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
     summary.exit = crate::audit_record::exit_for(

@@ -15,7 +15,7 @@ use crate::exit_code::ExitCode;
 use crate::figures::Latency;
 use crate::history::{CompletionType, Footer, Header, MergedHeader, OpKind, ShardHeader};
 use crate::report::hlog::Log;
-use crate::report::summary::{self, Provenance, Summary};
+use crate::summary::{self, Provenance, Summary};
 use crate::scenario::Scenario;
 use crate::shard::{MergeInfo, ShardRef};
 use crate::whole::{write_whole, WriteError};
@@ -225,7 +225,14 @@ impl Merged<'_> {
                     index: p.shard.index,
                     run_dir: p.dir.display().to_string(),
                     started_utc: p.header.started_utc.clone(),
-                    events: p.summary.events,
+                    // The shard's `events` figure (0 for a workload
+                    // without one).
+                    events: p
+                        .summary
+                        .workload_figures
+                        .get("events")
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0),
                     exit_code: p.summary.exit.code,
                 })
                 .collect(),
@@ -251,10 +258,13 @@ impl Merged<'_> {
         )?;
         write_whole(&out.join(crate::report::junit::FILE), junit)?;
         write_whole(&out.join("summary.json"), json)?;
+        let parts = crate::workload::registry::get(&summary.workload)
+            .map(|w| w.human(summary))
+            .unwrap_or_default();
         let _ = writeln!(
             std::io::stdout(),
             "{}",
-            crate::report::human::render(summary, results, &out.display().to_string())
+            crate::report::human::render(summary, results, &out.display().to_string(), &parts)
         );
         Ok(())
     }

@@ -8,7 +8,7 @@
 //! config and [`crate::prepare`], never a runner.
 
 use crate::prepare::{reproduce_command, RunError, RunOptions};
-use crate::report::summary::{Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::summary::{Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
 use crate::variant;
 use crate::whole::write_whole;

@@ -19,6 +19,7 @@ pub mod db;
 pub mod groups;
 pub mod groups_constants;
 pub mod invariants;
+pub mod options;
 pub mod outbox;
 pub mod outbox_constants;
 pub mod outbox_invariants;
@@ -27,6 +28,7 @@ pub mod trace;
 pub mod world;
 
 pub use db::Restore;
+pub use options::ExploreOptions;
 pub use groups::GroupsWorld;
 pub use outbox::OutboxWorld;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
@@ -38,26 +40,8 @@ use crate::scenario::Explore;
 use crate::statements::{GroupsVariant, OutboxVariant};
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// What `specstorm explore` was asked to do.
-#[derive(Debug, Clone, Default)]
-pub struct ExploreOptions {
-    /// Scenario file (None: the embedded default scenario).
-    pub scenario: Option<PathBuf>,
-    /// `--set KEY=VALUE` overrides.
-    pub overrides: Vec<String>,
-    /// `--max-depth` (steps from the initial state); replaces `explore.max_depth`.
-    pub max_depth: Option<u64>,
-    /// `--max-states` (distinct states); replaces `explore.max_states`.
-    pub max_states: Option<u64>,
-    /// How a state's database is brought back.
-    pub restore: Restore,
-    /// No progress lines on stderr.
-    pub quiet: bool,
-}
 
 /// The search of one world over one statement file, and its rendered
 /// report; `C` is the world's choice type (groups' by default).

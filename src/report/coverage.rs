@@ -5,7 +5,7 @@
 //!
 //! Report layer: imports the checkers' facts and tables and the summary.
 
-use super::summary::Coverage;
+use crate::summary::Coverage;
 use crate::checker::outbox::Liveness;
 use crate::checker::{Facts, Tables};
 

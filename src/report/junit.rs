@@ -9,7 +9,7 @@
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
-use super::summary::Summary;
+use crate::summary::Summary;
 use crate::exit_code::ExitCode;
 use crate::verdict::{CheckResult, Verdict};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};

@@ -13,10 +13,9 @@ pub mod coverage;
 pub mod folder;
 pub mod hlog;
 pub mod human;
-pub mod human_outbox;
 pub mod junit;
 pub mod plot;
 pub mod precision;
 pub mod summary;
 
-pub use summary::{Summary, SUMMARY_SCHEMA_VERSION};
+pub use crate::summary::{Summary, SUMMARY_SCHEMA_VERSION};

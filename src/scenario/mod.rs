@@ -12,6 +12,7 @@
 
 pub mod api;
 mod expect;
+pub mod figures;
 pub mod invariants;
 mod load;
 pub mod registered;

@@ -8,6 +8,9 @@
 //! below it (core, model and config).
 
 pub(crate) mod load;
+pub mod compare;
+pub mod figures;
+pub mod human;
 pub mod run;
 
 use super::machine::{Next, StepMachine};

@@ -24,7 +24,9 @@ use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::Recorder;
 use crate::outbox_runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::prepare::{RunError, RunOptions};
-use crate::report::summary::{self, OutboxSummary, Summary};
+use crate::summary::{self, Summary};
+use crate::workload::parts::{CompareRow, HumanParts};
+use super::figures::{OutboxFigures, OutboxSummary};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
 use crate::verdict::CheckResult;
@@ -143,15 +145,6 @@ fn sqlite_phase(
     })()
 }
 
-/// The end-of-run text of an outbox run: the human summary, whose load
-/// part is the outbox's own (queue, attempts, leases, liveness) and which
-/// has no groups figures (events, resolves, stranded events).
-pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-    crate::report::human::render(s, results, run_dir)
-        .trim_end()
-        .to_string()
-}
-
 /// The outbox workload (exactly_once_none_atomic.tla).
 pub struct Outbox;
 
@@ -181,6 +174,18 @@ impl Workload for Outbox {
 
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
         crate::explore::main_outbox(opts)
+    }
+
+    fn human(&self, s: &Summary) -> HumanParts {
+        super::human::human(s)
+    }
+
+    fn compare_figures(&self, s: &Summary) -> serde_json::Map<String, serde_json::Value> {
+        super::compare::figures(s)
+    }
+
+    fn compare_rows(&self) -> Vec<CompareRow> {
+        super::compare::rows()
     }
 }
 
@@ -328,7 +333,7 @@ impl WorkloadRun for OutboxRun {
             ("ops".to_string(), serde_json::json!(facts.attempts.len())),
             ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
         ]);
-        s.outbox = Some(OutboxSummary {
+        s.put(&OutboxFigures { outbox: OutboxSummary {
             messages: cfg.messages,
             deliveries: cfg.deliveries,
             handlers: cfg.handlers,
@@ -346,15 +351,11 @@ impl WorkloadRun for OutboxRun {
             late_acks: load.late_acks,
             acked_per_s: summary::rate(load.acked, cx.duration_s),
             liveness,
-        });
+        }});
     }
 
     fn stranded(&self, _s: &Summary) -> Option<u64> {
         Some(0)
-    }
-
-    fn render(&self, s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-        render(s, results, run_dir)
     }
 }
 
