@@ -288,12 +288,3 @@ pub struct VariantEntry {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<Threshold>,
 }
-
-impl VariantEntry {
-    /// The name in tables and folder names: `name`, else the file's stem.
-    pub fn name(&self) -> String {
-        self.name
-            .clone()
-            .unwrap_or_else(|| crate::variant::short_name(&self.variant))
-    }
-}

@@ -14,7 +14,8 @@ use super::{LoadModel, Scenario, TargetKind, Workload};
 use crate::fault_kind::FaultKind;
 use crate::history::OpKind;
 use crate::summary::{merge_figures, skeleton_common};
-use crate::workload::{groups, outbox};
+use crate::workload::groups::figures as groups_figures;
+use crate::workload::outbox::figures as outbox_figures;
 
 /// Every figure `summary.json` has for `s`, as JSON with zeros. An
 /// invariant's `first_violation_s` is in, and breaches its threshold in a
@@ -28,13 +29,13 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
             let open = s.load.model == LoadModel::Open;
             merge_figures(
                 &mut v,
-                groups::figures::skeleton(&GROUPS_INVARIANTS, &faults, open),
+                groups_figures::skeleton(&GROUPS_INVARIANTS, &faults, open),
             );
             v
         }
         Workload::Outbox => {
             let mut v = skeleton_common(&OpKind::OUTBOX, &OUTBOX_INVARIANTS, &faults, wal);
-            merge_figures(&mut v, outbox::figures::skeleton());
+            merge_figures(&mut v, outbox_figures::skeleton());
             v
         }
         // Its own figures are its own; the common ones are every

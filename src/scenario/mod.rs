@@ -26,6 +26,17 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
+// Here, not with the type (`expect`, in the model): the name comes from
+// the statement file's, which the config knows.
+impl VariantEntry {
+    /// The name in tables and folder names: `name`, else the file's stem.
+    pub fn name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| crate::variant::short_name(&self.variant))
+    }
+}
+
 /// A resolved scenario: every key present, defaults filled in.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
