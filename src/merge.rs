@@ -47,10 +47,10 @@ use crate::fault_kind::FaultKind;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
-use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
-use crate::workload::groups::figures::GroupsFigures;
 use crate::scenario::{Scenario, TargetKind};
+use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::whole::{write_whole, WholeFile, WriteError};
+use crate::workload::groups::figures::GroupsFigures;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -246,10 +246,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         evidence,
     });
     // The thresholds judge the merged figures, as a run's judge its own.
-    summary.thresholds = summary::judge_thresholds(
-        &summary.to_json(),
-        &thresholds,
-    );
+    summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
     summary.exit = crate::audit_record::exit_for(
         partial,
         &results,
@@ -257,8 +254,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(anyhow::Error::from)?;
-    merged.save(json, &summary, &results)?;
+    merged.save(&summary, &results)?;
     Ok(summary)
 }
 

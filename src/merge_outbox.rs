@@ -56,9 +56,9 @@ use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
 use crate::merge_parts::{MergeError, Merged, Part};
 use crate::prepare::RunError;
+use crate::scenario::Scenario;
 use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::workload::outbox::figures::{OutboxFigures, OutboxSummary};
-use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -195,7 +195,6 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(anyhow::Error::from)?;
-    m.save(json, &summary, &results)?;
+    m.save(&summary, &results)?;
     Ok(summary)
 }

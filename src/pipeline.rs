@@ -17,9 +17,9 @@ use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
 use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
 use crate::nemesis::{FaultPlan, Recorder};
 use crate::prepare::{default_run_dir, scenario_base, RunError, RunOptions};
-use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::run_folder::{provenance, save_failure, save_results, saved_scenario};
 use crate::scenario::TargetKind;
+use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::variant;
 use crate::watch::Watcher;
 use crate::whole::{write_whole, Reserve, WriteError};
@@ -197,13 +197,10 @@ fn execute(
         loaded.target_error.as_deref(),
     )?;
     reserve.release();
-    crate::report::hlog::write(
-        &run_dir.join(crate::report::hlog::FILE),
-        &crate::report::hlog::Log {
-            started,
-            intervals: hlog.finish(),
-        },
-    )?;
+    let latency_log = crate::report::hlog::Log {
+        started,
+        intervals: hlog.finish(),
+    };
 
     let duration_s = loaded.elapsed_ns as f64 / 1e9;
     let fig = summary::figures_of(&loaded.stats, duration_s, w.op_kinds());
@@ -263,7 +260,7 @@ fn execute(
         &expect,
         &summary.thresholds,
     );
-    save_results(run_dir, &summary.to_json(), &summary, &results)?;
+    save_results(run_dir, &summary, &results, Some(&latency_log))?;
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -285,12 +282,8 @@ fn execute(
     watcher.finish();
     // A closed pipe (`| head`) must not turn a finished run into a panic.
     let parts = workload.human(&summary);
-    let text = crate::report::human::render(
-        &summary,
-        &results,
-        &run_dir.display().to_string(),
-        &parts,
-    );
+    let text =
+        crate::report::human::render(&summary, &results, &run_dir.display().to_string(), &parts);
     let text = if parts.trim_end {
         text.trim_end().to_string()
     } else {

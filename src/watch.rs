@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 
 pub use crate::run_options::Watch;
 
-
 /// A running watcher; [`Watcher::finish`] ends it (the dashboard first
 /// shows the verdicts until a key is pressed). Dropping it ends it too,
 /// without waiting, and gives the terminal back.

@@ -28,7 +28,6 @@ use super::{Facts, Tables};
 
 pub use crate::workload::groups::figures::Stranded;
 
-
 /// Events present in the final table, certainly not counted (neither Done
 /// nor Maybe), whose row an attempt of this run inserted; and events
 /// answered duplicate that are not in the table at all, after an attempt

@@ -28,8 +28,8 @@ pub mod trace;
 pub mod world;
 
 pub use db::Restore;
-pub use options::ExploreOptions;
 pub use groups::GroupsWorld;
+pub use options::ExploreOptions;
 pub use outbox::OutboxWorld;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
 pub use world::{ExploreError, StepLabel, Violation, World};

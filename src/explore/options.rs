@@ -24,4 +24,3 @@ pub struct ExploreOptions {
     /// No progress lines on stderr.
     pub quiet: bool,
 }
-

@@ -5,9 +5,9 @@
 //!
 //! Report layer: imports the checkers' facts and tables and the summary.
 
-use crate::summary::Coverage;
 use crate::checker::outbox::Liveness;
 use crate::checker::{Facts, Tables};
+use crate::summary::Coverage;
 
 /// What a history and its final tables exercised: events certainly
 /// counted, and probes that showed a group resolved (refused resolves'

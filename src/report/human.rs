@@ -8,8 +8,8 @@
 
 use crate::figures::Latency;
 use crate::summary::{Summary, WalReport};
-use crate::workload::parts::HumanParts;
 use crate::verdict::{CheckResult, Verdict};
+use crate::workload::parts::HumanParts;
 use std::fmt::Write;
 
 /// Counts per kind as `crash 12, lock 3`.
@@ -179,4 +179,3 @@ fn wal_line(w: &WalReport) -> String {
     };
     format!("WAL: peak {:.1} MB{checkpoints}", w.peak_bytes as f64 / 1e6)
 }
-

@@ -9,13 +9,17 @@
 //! nemesis and workload).
 
 pub mod baseline;
+pub mod checks_json;
 pub mod coverage;
+pub mod export;
 pub mod folder;
 pub mod hlog;
 pub mod human;
 pub mod junit;
 pub mod plot;
 pub mod precision;
+pub mod results;
 pub mod summary;
+pub mod summary_json;
 
 pub use crate::summary::{Summary, SUMMARY_SCHEMA_VERSION};

@@ -7,10 +7,10 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
-pub(crate) mod load;
 pub mod compare;
 pub mod figures;
 pub mod human;
+pub(crate) mod load;
 pub mod run;
 
 use super::machine::{Next, StepMachine};

@@ -7,17 +7,17 @@
 //! App layer (the groups workload's implementation): imports the checkers,
 //! the report's summary types and [`super::load`].
 
+use super::figures::GroupsFigures;
 use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase, Phase};
 use crate::checker::{check_all, evidence, Facts, Tables};
 use crate::history::{CompletionType, Entry, Header, OpKind};
 use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
-use crate::summary::{self, Summary};
-use crate::workload::parts::{CompareRow, HumanParts};
-use super::figures::GroupsFigures;
 use crate::runtime::{LoadOutcome, LoadPlan};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
+use crate::summary::{self, Summary};
 use crate::verdict::CheckResult;
+use crate::workload::parts::{CompareRow, HumanParts};
 use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -15,9 +15,7 @@ use std::fmt::Write;
 /// an outbox run stops at its last line.
 pub fn human(s: &Summary) -> HumanParts {
     HumanParts {
-        load: s
-            .part::<OutboxFigures>()
-            .map(|f| load_lines(s, &f.outbox)),
+        load: s.part::<OutboxFigures>().map(|f| load_lines(s, &f.outbox)),
         trim_end: true,
         ..HumanParts::default()
     }

@@ -12,6 +12,7 @@
 //! App layer (the outbox workload's implementation): imports the outbox's
 //! runtimes, checkers and the report's summary types.
 
+use super::figures::{OutboxFigures, OutboxSummary};
 use super::prepare::{describe, prepare, OutboxPrepared};
 use crate::checker::outbox::{self as checks, OutboxFacts};
 use crate::client::sqlite;
@@ -24,12 +25,11 @@ use crate::nemesis::lock::LockNemesis;
 use crate::nemesis::Recorder;
 use crate::outbox_runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::prepare::{RunError, RunOptions};
-use crate::summary::{self, Summary};
-use crate::workload::parts::{CompareRow, HumanParts};
-use super::figures::{OutboxFigures, OutboxSummary};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
+use crate::summary::{self, Summary};
 use crate::verdict::CheckResult;
+use crate::workload::parts::{CompareRow, HumanParts};
 use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
 use std::path::Path;
 use std::sync::Arc;
@@ -333,25 +333,27 @@ impl WorkloadRun for OutboxRun {
             ("ops".to_string(), serde_json::json!(facts.attempts.len())),
             ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
         ]);
-        s.put(&OutboxFigures { outbox: OutboxSummary {
-            messages: cfg.messages,
-            deliveries: cfg.deliveries,
-            handlers: cfg.handlers,
-            max_attempts: cfg.max_attempts,
-            attempts: load.ops,
-            acked_deliveries: load.acked,
-            given_up_deliveries: load.given_up.len() as u64,
-            given_up: load.given_up.iter().take(50).copied().collect(),
-            cas_lost: load.cas_lost,
-            crashed: load.crashed,
-            errors: load.errors,
-            redelivered_attempts: load.redelivered,
-            overlapping_attempts: load.overlapping_attempts,
-            lease_expired: load.lease_expired,
-            late_acks: load.late_acks,
-            acked_per_s: summary::rate(load.acked, cx.duration_s),
-            liveness,
-        }});
+        s.put(&OutboxFigures {
+            outbox: OutboxSummary {
+                messages: cfg.messages,
+                deliveries: cfg.deliveries,
+                handlers: cfg.handlers,
+                max_attempts: cfg.max_attempts,
+                attempts: load.ops,
+                acked_deliveries: load.acked,
+                given_up_deliveries: load.given_up.len() as u64,
+                given_up: load.given_up.iter().take(50).copied().collect(),
+                cas_lost: load.cas_lost,
+                crashed: load.crashed,
+                errors: load.errors,
+                redelivered_attempts: load.redelivered,
+                overlapping_attempts: load.overlapping_attempts,
+                lease_expired: load.lease_expired,
+                late_acks: load.late_acks,
+                acked_per_s: summary::rate(load.acked, cx.duration_s),
+                liveness,
+            },
+        });
     }
 
     fn stranded(&self, _s: &Summary) -> Option<u64> {
