@@ -17,9 +17,10 @@ use crate::control::Control;
 use crate::exit_code::ExitCode;
 use crate::pipeline::run;
 use crate::prepare::{RunError, RunOptions};
-use crate::probe::{check_target, ProbeOptions};
+use crate::probe::ProbeOptions;
 use crate::server::{serve, LogLevel, ServeOptions};
 use crate::watch::Watch;
+use crate::workload::registry;
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -248,6 +249,11 @@ pub struct CheckTargetArgs {
     /// Connect timeout and total timeout of every request (e.g. 5s, 500ms).
     #[arg(long, default_value = "5s", value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// The workload whose endpoints to probe: groups (ingests and resolves
+    /// in a fresh namespace of its own) or outbox (read-only: no delivery
+    /// is sent).
+    #[arg(long, default_value = "groups", value_name = "NAME")]
+    pub workload: String,
 }
 
 /// A positive duration (`humantime`).
@@ -319,7 +325,24 @@ pub fn main(cli: Cli) -> ExitCode {
                 timeout: a.timeout,
             };
             let mut out = std::io::stdout();
-            match check_target(&opts, &mut out) {
+            let Some(workload) = registry::get(&a.workload) else {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "specstorm: error: --workload {:?} is not a workload (one of: {})",
+                    a.workload,
+                    registry::names().join(", ")
+                );
+                return ExitCode::Usage;
+            };
+            let Some(probed) = workload.check_target(&opts, &mut out) else {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "specstorm: error: the {} workload has no contract probe",
+                    a.workload
+                );
+                return ExitCode::Usage;
+            };
+            match probed {
                 Ok(report) => {
                     if let Some(why) = &report.unreachable {
                         let _ = writeln!(

@@ -70,6 +70,8 @@ pub mod outbox_shard;
 pub mod pipeline;
 pub mod prepare;
 pub mod probe;
+pub mod probe_outbox;
+pub mod probe_report;
 pub mod report;
 pub mod run_dir;
 pub mod run_folder;

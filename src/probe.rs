@@ -25,7 +25,6 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::exit_code::ExitCode;
 use crate::server::export::{EVENTS_COLUMNS, GROUPS_COLUMNS};
 use reqwest::{Client, RequestBuilder, Url};
 use serde_json::{json, Map, Value};
@@ -37,143 +36,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The longest body excerpt shown in a line (in characters).
 const EXCERPT: usize = 80;
 
-/// What `specstorm check-target` needs.
-#[derive(Debug, Clone)]
-pub struct ProbeOptions {
-    /// The base URL of the service (`http://HOST:PORT`, optionally with a
-    /// path prefix that every contract path is appended to).
-    pub url: String,
-    /// The connect timeout and the total timeout of every request.
-    pub timeout: Duration,
-}
-
-/// Why the probe could not even start; maps to the CLI's exit codes.
-#[derive(Debug, thiserror::Error)]
-pub enum ProbeError {
-    /// The URL is unusable (exit 2).
-    #[error("{0}")]
-    Usage(String),
-    /// The HTTP client or the runtime could not be set up (exit 3).
-    #[error("{0}")]
-    Setup(String),
-}
-
-impl ProbeError {
-    /// The exit code (`docs/cli.md`).
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            ProbeError::Usage(_) => ExitCode::Usage,
-            ProbeError::Setup(_) => ExitCode::Target,
-        }
-    }
-}
-
-/// The outcome of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The answer conforms to the contract.
-    Ok,
-    /// The answer does not conform, or there was none.
-    Fail,
-    /// Not sent: it needs what an earlier, failed check should have given.
-    Skip,
-}
-
-impl Outcome {
-    /// The word that starts the check's line.
-    pub fn label(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::Fail => "FAIL",
-            Outcome::Skip => "skip",
-        }
-    }
-}
-
-/// One request of the sequence and its judgement.
-#[derive(Debug, Clone)]
-pub struct Check {
-    /// Method, path and, where needed, which case (`POST /v1/events (new id)`).
-    pub endpoint: String,
-    /// Whether it conforms.
-    pub outcome: Outcome,
-    /// `ok`: what came back (status and a body excerpt); `FAIL`: what was
-    /// expected and what came back; `skip`: why it was not sent.
-    pub detail: String,
-}
-
-impl Check {
-    /// The line printed for the check, e.g.
-    /// `ok    POST /v1/events (new id): 200 {"accepted":true,...}`.
-    pub fn line(&self) -> String {
-        format!(
-            "{:<6}{}: {}",
-            self.outcome.label(),
-            self.endpoint,
-            self.detail
-        )
-    }
-}
-
-/// Everything the probe found.
-#[derive(Debug, Clone)]
-pub struct Report {
-    /// The base URL probed (normalized, without a trailing slash).
-    pub base: String,
-    /// The fresh project namespace the probe used.
-    pub project: String,
-    /// The checks in the order they ran.
-    pub checks: Vec<Check>,
-    /// Set when the target did not answer `GET /healthz` at all (nothing
-    /// else was sent).
-    pub unreachable: Option<String>,
-}
-
-impl Report {
-    /// True when the target answered and every check is `ok`.
-    pub fn conforms(&self) -> bool {
-        self.unreachable.is_none() && self.checks.iter().all(|c| c.outcome == Outcome::Ok)
-    }
-
-    /// 0 when the target conforms, else 3 (`docs/cli.md`).
-    pub fn exit_code(&self) -> ExitCode {
-        if self.conforms() {
-            ExitCode::Met
-        } else {
-            ExitCode::Target
-        }
-    }
-
-    /// The last line: the verdict, which rule decided, and the exit code.
-    pub fn verdict(&self) -> String {
-        if let Some(why) = &self.unreachable {
-            return format!(
-                "verdict: UNREACHABLE: {}: {why}; nothing else was sent (exit 3)",
-                self.base
-            );
-        }
-        let failed: Vec<&str> = self
-            .checks
-            .iter()
-            .filter(|c| c.outcome != Outcome::Ok)
-            .map(|c| c.endpoint.as_str())
-            .collect();
-        if failed.is_empty() {
-            format!(
-                "verdict: conforms to contract v1 (groups workload): all {} checks ok (exit 0)",
-                self.checks.len()
-            )
-        } else {
-            format!(
-                "verdict: does NOT conform to contract v1 (groups workload): {} of {} checks \
-                 failed or could not run: {} (exit 3)",
-                failed.len(),
-                self.checks.len(),
-                failed.join("; ")
-            )
-        }
-    }
-}
+pub use crate::probe_report::{Check, Outcome, ProbeError, ProbeOptions, Report};
 
 /// Parses and checks the base URL: `http://` only (no TLS in this build),
 /// a host, no query or fragment. A trailing `/` is dropped.
@@ -215,42 +78,14 @@ pub fn parse_base_url(url: &str) -> Result<Url, ProbeError> {
 /// line to `out` as soon as it is judged, then the verdict line. Fails
 /// only when the probe cannot start (an unusable URL, no HTTP client).
 pub fn check_target(opts: &ProbeOptions, out: &mut dyn Write) -> Result<Report, ProbeError> {
-    let base = parse_base_url(&opts.url)?;
-    if opts.timeout.is_zero() {
-        return Err(ProbeError::Usage("--timeout must be positive".into()));
-    }
-    let client = Client::builder()
-        .connect_timeout(opts.timeout)
-        .timeout(opts.timeout)
-        // A conforming target answers directly: show a 3xx as it is.
-        .redirect(reqwest::redirect::Policy::none())
-        // The probe talks to the target itself, never through a proxy.
-        .no_proxy()
-        .user_agent(concat!(
-            "specstorm/",
-            env!("CARGO_PKG_VERSION"),
-            " check-target"
-        ))
-        .build()
-        .map_err(|e| ProbeError::Setup(format!("cannot build the HTTP client: {e}")))?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ProbeError::Setup(format!("cannot start the runtime: {e}")))?;
-    let probe = Probe {
-        client,
-        base: base.as_str().trim_end_matches('/').to_string(),
-        timeout: opts.timeout,
-        project: format!("specstorm-probe-{}", unix_ms()),
-        out,
-    };
+    let (probe, rt) = Probe::start(opts, out)?;
     Ok(rt.block_on(probe.run()))
 }
 
 /// An answer: the status and the body as (lossy) UTF-8 text.
-struct Answer {
-    status: u16,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: String,
 }
 
 impl Answer {
@@ -260,7 +95,7 @@ impl Answer {
     }
 
     /// The body as a JSON object.
-    fn object(&self) -> Result<Map<String, Value>, String> {
+    pub(crate) fn object(&self) -> Result<Map<String, Value>, String> {
         match serde_json::from_str::<Value>(&self.body) {
             Ok(Value::Object(m)) => Ok(m),
             Ok(_) => Err("the body is JSON but not an object".into()),
@@ -269,7 +104,7 @@ impl Answer {
     }
 
     /// Err unless the status is `want`.
-    fn status_is(&self, want: u16) -> Result<(), String> {
+    pub(crate) fn status_is(&self, want: u16) -> Result<(), String> {
         if self.status == want {
             Ok(())
         } else {
@@ -279,15 +114,54 @@ impl Answer {
 }
 
 /// The probe's state while it runs.
-struct Probe<'a> {
-    client: Client,
-    base: String,
-    timeout: Duration,
-    project: String,
-    out: &'a mut dyn Write,
+pub(crate) struct Probe<'a> {
+    pub(crate) client: Client,
+    pub(crate) base: String,
+    pub(crate) timeout: Duration,
+    pub(crate) project: String,
+    pub(crate) out: &'a mut dyn Write,
 }
 
-impl Probe<'_> {
+impl<'a> Probe<'a> {
+    /// The probe's client (the options' timeouts, no redirects, no proxy)
+    /// and runtime, in a fresh namespace. Errors: an unusable URL or
+    /// timeout (exit 2), no HTTP client or runtime (exit 3).
+    pub(crate) fn start(
+        opts: &ProbeOptions,
+        out: &'a mut dyn Write,
+    ) -> Result<(Self, tokio::runtime::Runtime), ProbeError> {
+        let base = parse_base_url(&opts.url)?;
+        if opts.timeout.is_zero() {
+            return Err(ProbeError::Usage("--timeout must be positive".into()));
+        }
+        let client = Client::builder()
+            .connect_timeout(opts.timeout)
+            .timeout(opts.timeout)
+            // A conforming target answers directly: show a 3xx as it is.
+            .redirect(reqwest::redirect::Policy::none())
+            // The probe talks to the target itself, never through a proxy.
+            .no_proxy()
+            .user_agent(concat!(
+                "specstorm/",
+                env!("CARGO_PKG_VERSION"),
+                " check-target"
+            ))
+            .build()
+            .map_err(|e| ProbeError::Setup(format!("cannot build the HTTP client: {e}")))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ProbeError::Setup(format!("cannot start the runtime: {e}")))?;
+        let probe = Probe {
+            client,
+            base: base.as_str().trim_end_matches('/').to_string(),
+            timeout: opts.timeout,
+            project: format!("specstorm-probe-{}", unix_ms()),
+            out,
+        };
+        Ok((probe, rt))
+    }
+
     async fn run(mut self) -> Report {
         let tag = random_hex(&self.project, 4);
         let fingerprint = format!("probe-{tag}");
@@ -301,6 +175,7 @@ impl Probe<'_> {
             humantime::format_duration(self.timeout)
         );
         let mut report = Report {
+            workload: "groups",
             base: self.base.clone(),
             project: self.project.clone(),
             checks: Vec::new(),
@@ -491,20 +366,20 @@ impl Probe<'_> {
     }
 
     /// Prints the verdict and returns the report.
-    fn finish(self, report: Report) -> Report {
+    pub(crate) fn finish(self, report: Report) -> Report {
         let _ = writeln!(self.out, "{}", report.verdict());
         let _ = self.out.flush();
         report
     }
 
     /// Prints the check's line at once, and keeps the check.
-    fn record(&mut self, report: &mut Report, check: Check) {
+    pub(crate) fn record(&mut self, report: &mut Report, check: Check) {
         let _ = writeln!(self.out, "{}", check.line());
         let _ = self.out.flush();
         report.checks.push(check);
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
@@ -515,7 +390,7 @@ impl Probe<'_> {
 
     /// Sends the request and reads the whole body; Err describes why there
     /// was no (complete) answer.
-    async fn send(&self, req: RequestBuilder) -> Result<Answer, String> {
+    pub(crate) async fn send(&self, req: RequestBuilder) -> Result<Answer, String> {
         let resp = req.send().await.map_err(|e| self.describe(&e))?;
         let status = resp.status().as_u16();
         let body = resp.bytes().await.map_err(|e| self.describe(&e))?;
@@ -557,7 +432,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Judges an answer: `ok` when `accept` says so, else `FAIL` with what was
 /// expected, what came back and why it does not conform.
-fn judge(
+pub(crate) fn judge(
     endpoint: &str,
     expected: &str,
     answer: Result<Answer, String>,

@@ -55,6 +55,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "history",
             "history::reader",
             "history::writer",
+            // What `check-target` is asked and finds: what every
+            // workload's probe hands back.
+            "probe_report",
             // What `specstorm run` was asked and why a run could fail:
             // what the pipeline hands every workload.
             "run_options",
@@ -280,6 +283,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "pipeline",
             "prepare",
             "probe",
+            "probe_outbox",
             "run_folder",
             "target_service",
             "workload::groups::load",

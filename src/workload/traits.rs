@@ -82,6 +82,18 @@ pub trait Workload: Send + Sync {
     fn compare_rows(&self) -> Vec<CompareRow> {
         CompareRow::common()
     }
+
+    /// `specstorm check-target URL --workload NAME`: probes a running
+    /// service's endpoints of this workload, writing each check's line to
+    /// `out` as it is judged; None when the workload has no probe (the
+    /// command then says so, exit 2).
+    fn check_target(
+        &self,
+        _opts: &crate::probe_report::ProbeOptions,
+        _out: &mut dyn std::io::Write,
+    ) -> Option<Result<crate::probe_report::Report, crate::probe_report::ProbeError>> {
+        None
+    }
 }
 
 /// One prepared scenario of a workload: what `check` prints, and, for a

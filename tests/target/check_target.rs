@@ -194,3 +194,84 @@ fn bad_urls_are_usage_errors() {
     let (code, _, err, _) = probe(&["http://127.0.0.1:1", "--timeout", "0s"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn outbox_reference_server_conforms_and_nothing_is_written() {
+    let s = Server::start("outbox-protocol");
+    let export = || -> Value {
+        client()
+            .get(format!("{}/v1/outbox/export", s.url))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap()
+    };
+    let before = export();
+    let (code, out, err, _) = probe(&[&s.url, "--workload", "outbox"]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let lines = check_lines(&out);
+    assert_eq!(lines.len(), 3, "{out}");
+    for l in &lines {
+        assert!(l.starts_with("ok    "), "not ok: {l}\n{out}");
+    }
+    assert!(out.contains("ok    GET /v1/outbox/export: 200 {"), "{out}");
+    assert!(
+        out.contains("ok    POST /v1/messages (not a delivery): 4"),
+        "{out}"
+    );
+    assert!(out.contains("with a delivery: not probed"), "{out}");
+    let verdict = out.lines().last().unwrap();
+    assert_eq!(
+        verdict,
+        "verdict: conforms to contract v1 (outbox workload): all 3 checks ok (exit 0)"
+    );
+    // Read-only: the service holds what it held (the head row only).
+    assert_eq!(export(), before);
+    assert_eq!(before["state_log"].as_array().unwrap().len(), 1, "{before}");
+}
+
+#[test]
+fn a_groups_service_or_garbage_is_not_an_outbox_service() {
+    let s = Server::start("groups-atomic");
+    let (code, out, err, _) = probe(&[&s.url, "--workload", "outbox"]);
+    assert_eq!(code, 3, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("ok    GET /healthz"), "{out}");
+    assert!(
+        out.contains(
+            "FAIL  GET /v1/outbox/export: expected 200 {state_log, outbox, out_queue, processed}"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("(status 404 instead of 200)"), "{out}");
+    assert!(
+        out.lines().last().unwrap().starts_with(
+            "verdict: does NOT conform to contract v1 (outbox workload): 2 of 3 checks"
+        ),
+        "{out}"
+    );
+
+    let (code, out, err, _) =
+        probe(&[&garbage_server(), "--workload", "outbox", "--timeout", "2s"]);
+    assert_eq!(code, 3, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        out.contains("FAIL  GET /v1/outbox/export") && out.contains("not the contract's shape"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "FAIL  POST /v1/messages (not a delivery): expected 400, 413 or 422, got 200 hello"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_unknown_workload_is_a_usage_error() {
+    let (code, out, err, _) = probe(&["http://127.0.0.1:1", "--workload", "nope"]);
+    assert_eq!(code, 2, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        err.contains(r#"--workload "nope" is not a workload (one of: groups, outbox)"#),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+}

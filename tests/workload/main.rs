@@ -13,5 +13,6 @@ mod counter_runs;
 mod evidence;
 mod explore;
 mod outbox;
+mod outbox_designs;
 mod outbox_lease;
 mod typed_history;

@@ -72,6 +72,14 @@ impl Workload for Groups {
     fn compare_rows(&self) -> Vec<CompareRow> {
         super::compare::rows()
     }
+
+    fn check_target(
+        &self,
+        opts: &crate::probe::ProbeOptions,
+        out: &mut dyn std::io::Write,
+    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
+        Some(crate::probe::check_target(opts, out))
+    }
 }
 
 /// One groups scenario, from its check to its figures.

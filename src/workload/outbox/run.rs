@@ -187,6 +187,14 @@ impl Workload for Outbox {
     fn compare_rows(&self) -> Vec<CompareRow> {
         super::compare::rows()
     }
+
+    fn check_target(
+        &self,
+        opts: &crate::probe::ProbeOptions,
+        out: &mut dyn std::io::Write,
+    ) -> Option<Result<crate::probe::Report, crate::probe::ProbeError>> {
+        Some(crate::probe_outbox::check_target(opts, out))
+    }
 }
 
 /// One outbox scenario, from its check to its figures.
