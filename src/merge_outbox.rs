@@ -121,7 +121,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         .filter_map(|p| p.summary.part::<OutboxFigures>())
         .map(|f| f.outbox)
         .collect();
-    let sum = |f: fn(&OutboxSummary) -> u64| shards.iter().map(|o| f(o)).sum::<u64>();
+    let sum = |f: fn(&OutboxSummary) -> u64| shards.iter().map(f).sum::<u64>();
     let acked = sum(|o| o.acked_deliveries);
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
     let outbox = OutboxSummary {
