@@ -168,7 +168,7 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };
-    let coverage = crate::report::coverage::groups(&read.facts, &tables);
+    let coverage = crate::workload::groups::coverage::of(&read.facts, &tables);
     let partial = read.footer.as_ref().is_some_and(|f| f.partial);
     // Same verdicts over a changed history would confirm nothing: the
     // history must be the one the run wrote (to the end, same op counts).

@@ -98,7 +98,7 @@ pub fn judge(
         (tables.read_start, tables.read_end) = (a, b);
     }
     let (results, liveness) = check_all(&facts, &tables);
-    let coverage = crate::report::coverage::outbox(&liveness);
+    let coverage = crate::workload::outbox::coverage::of(&liveness);
     // Same verdicts over a changed history would confirm nothing.
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
     let r = reconcile(

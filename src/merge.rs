@@ -167,7 +167,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         &mut results,
     );
     note_skew(&mut results, &merged_header);
-    let coverage = crate::report::coverage::groups(&h.facts, &tables);
+    let coverage = crate::workload::groups::coverage::of(&h.facts, &tables);
     let partial = parts.iter().any(|p| p.summary.partial);
     let (expect, thresholds) = parts[0].scenario.expectation();
 

@@ -103,7 +103,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         (tables.read_start, tables.read_end) = (a, b);
     }
     let (results, liveness) = check_all(&facts, &tables);
-    let coverage = crate::report::coverage::outbox(&liveness);
+    let coverage = crate::workload::outbox::coverage::of(&liveness);
     let parts = m.parts;
     let s0 = &parts[0].summary;
     let partial = parts.iter().any(|p| p.summary.partial);

@@ -211,8 +211,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             // The trait every workload implements and what it hands the
             // reports; each workload's own report lines.
             "workload::groups::compare",
+            "workload::groups::coverage",
             "workload::groups::human",
             "workload::outbox::compare",
+            "workload::outbox::coverage",
             "workload::outbox::human",
             "workload::parts",
             "workload::traits",
@@ -229,7 +231,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "report",
             "report::baseline",
             "report::checks_json",
-            "report::coverage",
             "report::export",
             "report::folder",
             "report::hlog",

@@ -10,7 +10,6 @@
 
 pub mod baseline;
 pub mod checks_json;
-pub mod coverage;
 pub mod export;
 pub mod folder;
 pub mod hlog;

@@ -273,7 +273,7 @@ impl WorkloadRun for GroupsRun {
         let load = self.outcome.as_ref().expect("judged after the load");
         let j = self.judged.take().expect("filled after the audit");
         let accepted = j.facts.events.values().filter(|e| e.acked).count() as u64;
-        let mut coverage = crate::report::coverage::groups(&j.facts, &j.tables);
+        let mut coverage = super::coverage::of(&j.facts, &j.tables);
         let resolves_sent: u64 = CompletionType::ALL
             .iter()
             .map(|&c| cx.stats.count(OpKind::Resolve, c))

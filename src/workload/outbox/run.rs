@@ -336,7 +336,7 @@ impl WorkloadRun for OutboxRun {
         let load = self.outcome.as_ref().expect("judged after the load");
         let facts = self.facts.as_ref().expect("filled after the audit");
         let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
-        s.coverage = crate::report::coverage::outbox(&liveness);
+        s.coverage = super::coverage::of(&liveness);
         s.history.extend([
             ("ops".to_string(), serde_json::json!(facts.attempts.len())),
             ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
