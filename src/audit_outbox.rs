@@ -21,8 +21,8 @@ use crate::audit_error::AuditError;
 use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};
 use crate::audit_tables::Located;
 use crate::checker::outbox::{check_all, tables, OutboxFacts};
-use crate::client::outbox_export::read_outbox_export;
 use crate::history::{Entry, Footer};
+use crate::target::http::outbox_export::read_outbox_export;
 use std::path::Path;
 
 /// Audits the outbox run folder `run_dir` from its files (`history`,
@@ -89,7 +89,7 @@ pub fn judge(
         Located::ServiceDb(db, source) => {
             let audit = p.scenario.audit.clone().unwrap_or_default();
             let mut conn = crate::audit_db::open_untrusted(&db, limits)?;
-            let queries = crate::client::service_db::outbox_queries(&audit);
+            let queries = crate::target::http::service_db::outbox_queries(&audit);
             let t = tables::read_with(&mut conn, queries, &|| 0).map_err(|e| conn.error(&e))?;
             (t, source)
         }

@@ -12,10 +12,10 @@
 use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
 use crate::checker::Tables;
-use crate::client::export::read_export;
-use crate::client::sqlite_tables::{read_tables, read_tables_with};
 use crate::scenario::{Scenario, TargetKind};
 use crate::statements::GroupsVariant;
+use crate::target::http::export::read_export;
+use crate::target::sqlite::tables::{read_tables, read_tables_with};
 use std::path::{Path, PathBuf};
 
 /// Where a run folder's final tables are, for either workload: found by
@@ -86,11 +86,12 @@ pub(crate) fn locate(
             if killed && !in_folder.is_file() {
                 let abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.into());
                 let pattern = audit_db.unwrap_or_default();
-                let db = crate::client::service_db::locate(&pattern, &abs, &abs).map_err(|e| {
-                    AuditError::Unreadable(format!(
-                        "the run was killed before it copied the service's database: {e}"
-                    ))
-                })?;
+                let db =
+                    crate::target::http::service_db::locate(&pattern, &abs, &abs).map_err(|e| {
+                        AuditError::Unreadable(format!(
+                            "the run was killed before it copied the service's database: {e}"
+                        ))
+                    })?;
                 let source = format!("{} (the service's database)", db.display());
                 Ok(Located::ServiceDb(db, source))
             } else {
@@ -151,7 +152,7 @@ pub(crate) fn final_tables(
             let mut conn = open_untrusted(&db, limits)?;
             let t = read_tables_with(
                 &mut conn,
-                crate::client::service_db::queries(&audit),
+                crate::target::http::service_db::queries(&audit),
                 namespace,
                 &|| 0,
             )

@@ -8,7 +8,6 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::http::{Answer, HttpClient, Tag};
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_hook::fault_header;
@@ -23,6 +22,7 @@ use crate::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::scenario::Scenario;
 use crate::statements::OpProgram;
 use crate::stats::Stats;
+use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -40,8 +40,6 @@
 use crate::audit::{self, entry_time};
 use crate::checker::sharded::note_skew;
 use crate::checker::{check_all, Tables};
-use crate::client::export::read_export;
-use crate::client::http::HttpClient;
 use crate::exit_code::ExitCode;
 use crate::fault_kind::FaultKind;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
@@ -49,6 +47,8 @@ use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
 use crate::scenario::{Scenario, TargetKind};
 use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::target::http::client::HttpClient;
+use crate::target::http::export::read_export;
 use crate::whole::{write_whole, WholeFile, WriteError};
 use crate::workload::groups::figures::GroupsFigures;
 use std::collections::BTreeMap;

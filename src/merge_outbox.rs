@@ -51,13 +51,13 @@
 //! the reports.
 
 use crate::checker::outbox::{check_all, OutboxFacts};
-use crate::client::outbox_export::read_outbox_export;
 use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
 use crate::merge_parts::{MergeError, Merged, Part};
 use crate::prepare::RunError;
 use crate::scenario::Scenario;
 use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::target::http::outbox_export::read_outbox_export;
 use crate::workload::outbox::figures::{OutboxFigures, OutboxSummary};
 use std::collections::BTreeMap;
 use std::path::Path;

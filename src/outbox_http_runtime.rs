@@ -22,7 +22,6 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::http::{Answer, HttpClient, Tag};
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::draws::draw_rng;
@@ -36,6 +35,7 @@ use crate::nemesis::Recorder;
 use crate::outbox_runtime::{OutboxOutcome, Queue};
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::statements::OutboxVariant;
+use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::workload::outbox::AttemptEnd;
 use rand::RngExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

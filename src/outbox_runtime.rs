@@ -12,7 +12,6 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::draws::draw_rng;
@@ -25,6 +24,7 @@ use crate::outbox_lease::{Leases, Settle};
 use crate::scenario::{CrashPer, FaultOps, OutboxConfig, Scenario};
 use crate::shard::Shard;
 use crate::statements::OutboxVariant;
+use crate::target::sqlite::client::{Journal, StepError};
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, StepOutcome, Value};
 use rand::seq::SliceRandom;

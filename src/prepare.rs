@@ -10,11 +10,11 @@
 //! config, the clients' mapping and schema check, the shard model and the
 //! watch options, never another command.
 
-use crate::client::mapping::Mapping;
-use crate::fault_kind::FaultKind;
 use crate::scenario::{self, LoadModel, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
 use crate::statements::GroupsVariant;
+use crate::target::http::mapping::Mapping;
+use crate::target::http::start::shell_word;
 use crate::variant;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -22,12 +22,14 @@ use std::time::SystemTime;
 
 pub use crate::run_options::{RunError, RunOptions};
 
-impl From<crate::client::spawn::StartError> for RunError {
-    fn from(e: crate::client::spawn::StartError) -> Self {
-        use crate::client::spawn::StartError;
+impl From<crate::target::TargetError> for RunError {
+    fn from(e: crate::target::TargetError) -> Self {
+        use crate::target::TargetError;
         match e {
-            StartError::Failed(why) => RunError::Target(why),
-            StartError::Interrupted => RunError::Interrupted(e.to_string()),
+            TargetError::Input(why) => RunError::Input(why),
+            TargetError::Target(why) => RunError::Target(why),
+            TargetError::Other(e) => RunError::Other(e),
+            TargetError::Interrupted(why) => RunError::Interrupted(why),
         }
     }
 }
@@ -112,16 +114,6 @@ pub fn reproduce_command(opts: &RunOptions, seed: u64) -> String {
         parts.push(shell_word(id));
     }
     parts.join(" ")
-}
-
-pub(crate) fn shell_word(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 /// The scenario file's folder (what `target.workdir` and a relative
@@ -247,26 +239,6 @@ pub fn shard_flags<'a>(
         ));
     }
     Ok(Some((shard, id)))
-}
-
-/// The scenario's faults of `kind`, with their index in `[[faults]]`.
-pub(crate) fn faults_of(s: &Scenario, kind: FaultKind) -> Vec<(u32, scenario::Fault)> {
-    s.faults
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.kind == kind)
-        .map(|(i, f)| (i as u32, f.clone()))
-        .collect()
-}
-
-/// [`crate::client::schema_fit::check`] as a run's error (exit 3).
-pub(crate) fn fit(
-    conn: &Connection,
-    path: &Path,
-    file: &crate::statements::StatementFile,
-) -> Result<(), RunError> {
-    crate::client::schema_fit::check(conn, file)
-        .map_err(|e| RunError::Target(format!("{}: {e}", path.display())))
 }
 
 pub(crate) fn holds_rows(conn: &Connection) -> rusqlite::Result<bool> {

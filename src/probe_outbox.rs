@@ -17,8 +17,8 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::client::outbox_export::read_outbox_export;
 use crate::probe::{judge, Answer, Probe, ProbeError, ProbeOptions, Report};
+use crate::target::http::outbox_export::read_outbox_export;
 use std::io::Write;
 
 /// Runs the probe on a current-thread tokio runtime, writing each check's

@@ -7,7 +7,6 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::sqlite::{Journal, StepError};
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::generator::{IngestGenerator, ResolveGenerator};
@@ -18,6 +17,7 @@ use crate::nemesis::{OpFaults, Recorder};
 use crate::scenario::{LoadModel, Scenario};
 use crate::statements::{GroupsVariant, OpProgram};
 use crate::stats::Stats;
+use crate::target::sqlite::client::{Journal, StepError};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;

@@ -14,9 +14,9 @@
 //! step machine and the stop signals' causes; the engine's own driver once
 //! the client is a trait.
 
-use crate::client::sqlite::{exec_step, Journal, StepError};
 use crate::control::AbortCause;
 use crate::statements::{OpProgram, StepDef};
+use crate::target::sqlite::client::{exec_step, Journal, StepError};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
 

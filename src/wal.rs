@@ -26,17 +26,17 @@
 //! a file of hundreds of MB takes ~100 ms on ext4, all of it with the
 //! write lock held; the file is overwritten from its start instead, and
 //! every connection's `journal_size_limit`
-//! ([`crate::client::sqlite::JOURNAL_SIZE_LIMIT`]) cuts
+//! ([`crate::target::sqlite::client::JOURNAL_SIZE_LIMIT`]) cuts
 //! back a WAL that overshot when it starts again.
 //!
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::client::sqlite;
 use crate::clock::Clock;
 use crate::history::writer::HistorySink;
 use crate::history::{BenchAction, BenchEntry, Entry};
 use crate::scenario::SqliteTarget;
+use crate::target::sqlite::client as sqlite;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

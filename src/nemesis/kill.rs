@@ -13,11 +13,11 @@
 
 use super::timed::{sleep_until, Ticks, Timed};
 use super::Recorder;
-use crate::client::spawn::SpawnedServer;
 use crate::control::Control;
 use crate::draws::ns;
 use crate::history::FaultAction;
 use crate::scenario::Fault;
+use crate::target::http::spawn::SpawnedServer;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -11,11 +11,11 @@
 
 use super::timed::{sleep_until, Ticks, Timed};
 use super::Recorder;
-use crate::client::sqlite;
 use crate::control::Control;
 use crate::draws::ns;
 use crate::history::FaultAction;
 use crate::scenario::{Fault, SqliteTarget};
+use crate::target::sqlite::client as sqlite;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

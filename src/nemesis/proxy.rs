@@ -31,10 +31,10 @@
 //! of the layers below it (core, model, config and engine).
 
 use super::{FaultPlan, ProxyAction, Recorder};
-use crate::client::http::describe;
 use crate::control::Control;
 use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{DroppedResponse, FaultAction, OpKind};
+use crate::target::http::client::describe;
 use crate::workload::outbox::AttemptEnd;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};

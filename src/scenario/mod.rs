@@ -11,12 +11,14 @@
 //! use.
 
 pub mod api;
+mod caps;
 mod expect;
 pub mod figures;
 pub mod invariants;
 mod load;
 pub mod registered;
 
+pub use caps::Caps;
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
 pub use load::limits;
 pub use load::{fault_line, key_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};

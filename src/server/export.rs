@@ -10,9 +10,9 @@
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
-use crate::client::sqlite;
 use crate::scenario::SqliteTarget;
 use crate::statements::{GroupsVariant, OutboxVariant};
+use crate::target::sqlite::client as sqlite;
 use crate::workload::Value;
 use axum::body::Bytes;
 use rusqlite::Connection;

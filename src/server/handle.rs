@@ -10,13 +10,13 @@
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
-use crate::client::sqlite::{Journal, StepError};
 use crate::clock::wall_ms;
 use crate::draws::draw_rng;
 use crate::fault_hook::HandleHook;
 use crate::history::{CompletionType, OpResult};
 use crate::statements::OpProgram;
 use crate::statements::StepDef;
+use crate::target::sqlite::client::{Journal, StepError};
 use crate::workload::outbox::AttemptEnd;
 use crate::workload::StepOutcome;
 use crate::workload::{StepMachine, Value};

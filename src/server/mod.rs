@@ -23,10 +23,10 @@ pub mod pool;
 pub mod routes;
 pub mod state;
 
-use crate::client::sqlite;
 use crate::exit_code::ExitCode;
 use crate::scenario::SqliteTarget;
 use crate::statements::{FileError, GroupsVariant, OutboxVariant};
+use crate::target::sqlite::client as sqlite;
 use crate::variant::{load_groups, load_outbox, locate};
 use pool::Pool;
 use state::AppState;
@@ -200,7 +200,8 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
     schema_conn
         .execute_batch(variant.schema())
         .map_err(|e| db_err(&format!("schema failed: {e}")))?;
-    crate::client::schema_fit::check(&schema_conn, variant.file()).map_err(|e| db_err(&e))?;
+    crate::target::sqlite::schema_fit::check(&schema_conn, variant.file())
+        .map_err(|e| db_err(&e))?;
     drop(schema_conn);
     let workers = opts.workers.max(1);
     let conns = (0..workers)

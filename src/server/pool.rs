@@ -12,7 +12,6 @@
 
 use super::handle::{run_handle, HandleAnswer, HandleOp};
 use super::Served;
-use crate::client::sqlite::{Journal, StepError};
 use crate::clock::wall_ms;
 use crate::control::Control;
 use crate::fault_hook::HandleHook;
@@ -20,6 +19,7 @@ use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
 use crate::runtime::run_steps;
 use crate::statements::OpProgram;
+use crate::target::sqlite::client::{Journal, StepError};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
 use crate::workload::StepOutcome;
 use crossbeam_channel::{Receiver, Sender, TrySendError};

@@ -199,7 +199,7 @@ pub struct StepDef {
     /// commit), or VIRTUAL (a virtual table may not roll back): a scan of
     /// the text, comments included, that can only err toward "may have
     /// applied". The connection's journal is the other premise
-    /// ([`crate::client::sqlite::Journal`]).
+    /// ([`crate::target::sqlite::client::Journal`]).
     pub undone_on_constraint: bool,
 }
 

@@ -380,7 +380,7 @@ pub(super) fn event_step(
 /// autocommit the statement is the whole transaction. A scan of the text
 /// for these words, comments included, can only err toward "may have
 /// applied". The connection's journal is the other premise
-/// ([`crate::client::sqlite::Journal`]).
+/// ([`crate::target::sqlite::client::Journal`]).
 pub(super) fn undone_on_constraint(statement: &str, schema: &str) -> bool {
     const KEEP: [&str; 4] = ["FAIL", "DEFERRED", "DEFER_FOREIGN_KEYS", "VIRTUAL"];
     let says = |text: &str| {

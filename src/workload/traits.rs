@@ -212,3 +212,114 @@ pub struct SummaryCx<'a> {
     /// The history's size in bytes.
     pub history_bytes: u64,
 }
+
+/// What a workload's load phase produced on its target: the load's
+/// outcome, the final tables (None: the target could not give them, and
+/// nothing is judged) and what the torn-down target said.
+pub struct Ran<O, T> {
+    /// The load's outcome (its figures).
+    pub load: O,
+    /// The final tables, read as one snapshot after the load drained.
+    pub tables: Option<T>,
+    /// The target's description, error and WAL.
+    pub finished: crate::target::Finished,
+}
+
+/// The figures every workload's load outcome has.
+pub trait LoadFigures {
+    /// Ops invoked.
+    fn ops(&self) -> u64;
+    /// Time from the load's start to the end of its drain, ns.
+    fn elapsed_ns(&self) -> u64;
+    /// The latency and counts, taken (the pipeline keeps them).
+    fn take_stats(&mut self) -> Stats;
+}
+
+/// When a workload's final tables were read (start, end: clock ns).
+pub trait ReadSpan {
+    /// (start, end) of the final read.
+    fn read_span(&self) -> [u64; 2];
+}
+
+impl<O: LoadFigures, T: ReadSpan> Ran<O, T> {
+    /// The phase's parts.
+    pub fn new(load: O, tables: Option<T>, finished: crate::target::Finished) -> Self {
+        Ran {
+            load,
+            tables,
+            finished,
+        }
+    }
+
+    /// What the pipeline gets ([`Loaded`]), and what the workload keeps
+    /// for its audit and figures (the outcome, its stats taken; the
+    /// tables).
+    pub fn into_loaded(self) -> (Loaded, O, Option<T>) {
+        let Ran {
+            mut load,
+            tables,
+            finished,
+        } = self;
+        let loaded = Loaded {
+            ops: load.ops(),
+            elapsed_ns: load.elapsed_ns(),
+            stats: load.take_stats(),
+            tables_read: tables.as_ref().map(ReadSpan::read_span),
+            target_desc: finished.target_desc,
+            target_error: finished.target_error,
+            wal: finished.wal,
+        };
+        (loaded, load, tables)
+    }
+}
+
+impl LoadFigures for crate::runtime::LoadOutcome {
+    fn ops(&self) -> u64 {
+        self.ops
+    }
+    fn elapsed_ns(&self) -> u64 {
+        self.elapsed_ns
+    }
+    fn take_stats(&mut self) -> Stats {
+        std::mem::take(&mut self.stats)
+    }
+}
+
+impl LoadFigures for crate::outbox_runtime::OutboxOutcome {
+    fn ops(&self) -> u64 {
+        self.ops
+    }
+    fn elapsed_ns(&self) -> u64 {
+        self.elapsed_ns
+    }
+    fn take_stats(&mut self) -> Stats {
+        std::mem::take(&mut self.stats)
+    }
+}
+
+impl ReadSpan for crate::checker::Tables {
+    fn read_span(&self) -> [u64; 2] {
+        [self.read_start, self.read_end]
+    }
+}
+
+impl ReadSpan for crate::checker::outbox::OutboxTables {
+    fn read_span(&self) -> [u64; 2] {
+        [self.read_start, self.read_end]
+    }
+}
+
+impl LoadCx<'_> {
+    /// What a target is made with, for `scenario`'s run.
+    pub fn setup<'a>(&'a self, scenario: &'a Scenario) -> crate::target::Setup<'a> {
+        crate::target::Setup {
+            scenario,
+            run_dir: self.run_dir,
+            base: self.base,
+            sink: self.sink.clone(),
+            clock: self.clock,
+            control: self.control.clone(),
+            nemesis: self.nemesis.clone(),
+        }
+    }
+}

@@ -1688,3 +1688,39 @@ fn the_d1_worker_example_scenarios_load() {
         assert!(s.target.command.is_some(), "{name}");
     }
 }
+
+/// The loader accepts a fault kind on a target exactly when the target's
+/// caps (`scenario::Caps`, which the targets also start their nemeses
+/// from) support it: the sqlite target, the spawned server, an external
+/// service, each with every kind.
+#[test]
+fn a_fault_kind_is_accepted_exactly_where_the_targets_caps_support_it() {
+    let targets = [
+        ("", Caps::SQLITE),
+        ("[target]\nkind = \"http\"\nspawn = true\n", Caps::SPAWNED),
+        (
+            "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:1\"\n",
+            Caps::EXTERNAL,
+        ),
+    ];
+    for (target, caps) in targets {
+        for kind in FaultKind::ALL {
+            let extra = if kind == FaultKind::Proxy {
+                "toxic = \"reset\"\n"
+            } else {
+                ""
+            };
+            let text = format!("{target}[[faults]]\nkind = \"{}\"\n{extra}", kind.name());
+            let loaded = load_text(&text);
+            assert_eq!(
+                loaded.is_ok(),
+                caps.supports(kind),
+                "{text}: {:?}",
+                loaded.err().map(|e| e.to_string())
+            );
+            if let Ok(s) = loaded {
+                assert_eq!(s.target.caps(), caps, "{text}");
+            }
+        }
+    }
+}

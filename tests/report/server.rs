@@ -646,7 +646,7 @@ fn resolve_binds_project_and_fingerprint_for_own_group_ids() {
 /// id the server never gave, only the body can address the row.
 #[test]
 fn the_bench_sends_project_and_fingerprint_with_a_resolve() {
-    use specstorm::client::http::HttpClient;
+    use specstorm::target::http::client::HttpClient;
     let dir = tempfile::tempdir().unwrap();
     let sql = own_ids_file(dir.path());
     let s = Server::start(sql.to_str().unwrap());

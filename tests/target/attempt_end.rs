@@ -6,7 +6,7 @@
 use crate::common::http::client;
 use crate::common::{root, Server};
 use serde_json::json;
-use specstorm::client::http::HttpClient;
+use specstorm::target::http::client::HttpClient;
 use specstorm::workload::outbox::AttemptEnd;
 use std::time::Duration;
 

@@ -9,7 +9,6 @@ use crate::common::Server;
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use specstorm::client::http::{HttpClient, Tag};
 use specstorm::clock::Clock;
 use specstorm::draws::op_key;
 use specstorm::fault_kind::FaultKind;
@@ -18,6 +17,7 @@ use specstorm::history::{reader, CompletionType, Entry, FaultAction, FaultEntry}
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, ProxyAction, Recorder};
 use specstorm::scenario::{Fault, FaultOps, Toxic};
+use specstorm::target::http::client::{HttpClient, Tag};
 use specstorm::workload::groups::IngestOp;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
@@ -158,7 +158,7 @@ fn exported_ids(c: &Client, url: &str) -> Vec<String> {
 }
 
 /// One ingest of event `id` by the bench's `HttpClient`, tagged as op `op`.
-fn http_client_ingest(proxy: &str, op: u64, id: &str) -> specstorm::client::http::Answer {
+fn http_client_ingest(proxy: &str, op: u64, id: &str) -> specstorm::target::http::client::Answer {
     let tag = Tag {
         op,
         key: op_key(0, op, 0),

@@ -10,7 +10,6 @@ use crate::common::{specstorm, summary, text, verdict, Server};
 
 use serde_json::Value;
 use specstorm::checker::outbox::{consistent, OutboxFacts, OutboxTables};
-use specstorm::client::http::{HttpClient, Tag};
 use specstorm::clock::Clock;
 use specstorm::fault_kind::FaultKind;
 use specstorm::history::writer::HistoryWriter;
@@ -21,6 +20,7 @@ use specstorm::history::{
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, Recorder};
 use specstorm::scenario::{Fault, FaultOps, Toxic};
+use specstorm::target::http::client::{HttpClient, Tag};
 use specstorm::workload::outbox::AttemptEnd;
 use std::path::Path;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ fn fault(toxic: Toxic, p: f64, ops: Option<FaultOps>) -> Fault {
 
 /// One delivery of message `msg` by the bench's client through `url`,
 /// tagged as op `op`.
-fn deliver(url: &str, op: u64, msg: i64) -> specstorm::client::http::Answer {
+fn deliver(url: &str, op: u64, msg: i64) -> specstorm::target::http::client::Answer {
     let tag = Tag {
         op,
         key: op,

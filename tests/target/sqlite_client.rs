@@ -1,8 +1,8 @@
 //! The in-process SQLite client: a step's outcome, and statement errors
 //! (SQLITE_BUSY above all) becoming the op's outcome instead of a panic.
 
-use specstorm::client::sqlite::{exec_step, open, Journal};
 use specstorm::scenario::load_str;
+use specstorm::target::sqlite::client::{exec_step, open, Journal};
 use specstorm::variant::load_groups;
 use specstorm::workload::groups::{ingest_result, IngestOp};
 use specstorm::workload::{Next, StepMachine};
@@ -116,7 +116,10 @@ fn checked_variant(conflict: &str) -> specstorm::statements::GroupsVariant {
 
 /// s1 of an event whose fingerprint fails the CHECK: the step's error,
 /// on a connection with `journal_mode` as given.
-fn constraint_error(conflict: &str, journal_mode: &str) -> specstorm::client::sqlite::StepError {
+fn constraint_error(
+    conflict: &str,
+    journal_mode: &str,
+) -> specstorm::target::sqlite::client::StepError {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let v = checked_variant(conflict);

@@ -5,14 +5,14 @@
 //! pointers, codes and `${NAME}` secrets through the mapping compiler).
 //!
 //! May import: its sibling files, `scenario`'s types and, until the HTTP
-//! target owns its mapping, `crate::client::mapping` (the compiler).
+//! target owns its mapping, `crate::target::http::mapping` (the compiler).
 
 use super::context::Context;
 use super::error::ScenarioError;
 use super::schema::Kind;
 use super::values::{check_value, describe};
-use crate::client::mapping::Mapping;
 use crate::scenario::{Scenario, TargetKind, Workload};
+use crate::target::http::mapping::Mapping;
 use toml_edit::Item;
 
 /// A key's expected shape.

@@ -88,17 +88,21 @@ pub(super) fn fault_keys(
     keys
 }
 
-/// Each fault needs a target it can act on: the proxy an HTTP target; kill
-/// the spawned reference server; crash and pause, on an HTTP target, the
-/// spawned server's test-only fault hook; lock a database the bench can
-/// open (the `sqlite` target's, or the spawned server's). Errors name the
-/// line of the fault's `kind`.
+/// Each fault needs a target it can act on ([`crate::scenario::Caps`]): the
+/// proxy an HTTP target; kill the spawned reference server; crash and
+/// pause, on an HTTP target, the spawned server's test-only fault hook;
+/// lock a database the bench can open (the `sqlite` target's, or the
+/// spawned server's). Errors name the line of the fault's `kind`.
 pub(super) fn check_fault_targets(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
     let t = &s.target;
+    let caps = t.caps();
     let http = t.kind == TargetKind::Http;
     for (index, f) in s.faults.iter().enumerate() {
+        if caps.supports(f.kind) {
+            continue;
+        }
         let needs = match f.kind {
-            FaultKind::Proxy if !http => {
+            FaultKind::Proxy => {
                 "target.kind = \"http\" (the fault proxy sits between the bench and an HTTP \
                  service)"
             }
@@ -106,19 +110,18 @@ pub(super) fn check_fault_targets(ctx: &Context, s: &Scenario) -> Result<(), Sce
                 "target.kind = \"http\" with `spawn = true` (it kills and restarts the spawned \
                  reference server)"
             }
-            FaultKind::Kill if !t.spawn => {
+            FaultKind::Kill => {
                 "`target.spawn = true` (it kills and restarts the spawned reference server; an \
                  external service is out of reach)"
             }
-            FaultKind::Crash | FaultKind::Pause if http && !t.spawn => {
+            FaultKind::Crash | FaultKind::Pause => {
                 "`target.spawn = true` on kind = \"http\" (it is driven through the reference \
                  server's test-only fault hook, which an external service does not have)"
             }
-            FaultKind::Lock if http && !t.spawn => {
+            FaultKind::Lock => {
                 "a local database: target.kind = \"sqlite\", or \"http\" with `spawn = true` \
                  (an external service's database is out of reach)"
             }
-            _ => continue,
         };
         return Err(ctx.error(
             &["faults", &index.to_string(), "kind"],

@@ -30,7 +30,7 @@
 //! the file), `crate::variant` (a statement file's short name) and
 //! `crate::scenario::figures` (the figures a threshold may name, in
 //! [`expectations`]); and, until the target owns it,
-//! `crate::client::mapping` (the `[api]` compiler, in [`api_keys`]).
+//! `crate::target::http::mapping` (the `[api]` compiler, in [`api_keys`]).
 
 mod api_keys;
 mod context;

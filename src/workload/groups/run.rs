@@ -8,7 +8,7 @@
 //! the report's summary types and [`super::load`].
 
 use super::figures::GroupsFigures;
-use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase, Phase};
+use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase};
 use crate::checker::{check_all, evidence, Facts, Tables};
 use crate::history::{CompletionType, Entry, Header, OpKind};
 use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
@@ -199,28 +199,13 @@ impl WorkloadRun for GroupsRun {
             live: cx.live.clone(),
             shard: self.shard,
         };
+        let x = cx.setup(&self.p.scenario);
         let phase = if self.p.scenario.target.kind == TargetKind::Http {
-            http_phase(&self.p, cx.run_dir, cx.base, &plan, cx.control.clone())
+            http_phase(&self.p, &x, &plan)
         } else {
-            sqlite_phase(&self.p, cx.run_dir, &plan, cx.control.clone())
+            sqlite_phase(&self.p, &x, &plan)
         }?;
-        let Phase {
-            mut load,
-            tables,
-            target_desc,
-            target_error,
-            wal,
-        } = phase;
-        let stats = std::mem::take(&mut load.stats);
-        let loaded = Loaded {
-            ops: load.ops,
-            elapsed_ns: load.elapsed_ns,
-            stats,
-            tables_read: tables.as_ref().map(|t| [t.read_start, t.read_end]),
-            target_desc,
-            target_error,
-            wal,
-        };
+        let (loaded, load, tables) = phase.into_loaded();
         self.outcome = Some(load);
         self.tables = tables;
         Ok(loaded)

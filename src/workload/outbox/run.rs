@@ -15,22 +15,18 @@
 use super::figures::{OutboxFigures, OutboxSummary};
 use super::prepare::{describe, prepare, OutboxPrepared};
 use crate::checker::outbox::{self as checks, OutboxFacts};
-use crate::client::sqlite;
-use crate::clock::Clock;
-use crate::control::Control;
-use crate::fault_kind::FaultKind;
 use crate::history::{Entry, Header, OpKind, OutboxHeader};
 use crate::live::Live;
-use crate::nemesis::lock::LockNemesis;
-use crate::nemesis::Recorder;
 use crate::outbox_runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::prepare::{RunError, RunOptions};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
 use crate::summary::{self, Summary};
+use crate::target::sqlite::SqliteTarget;
+use crate::target::{Setup, Target};
 use crate::verdict::CheckResult;
 use crate::workload::parts::{CompareRow, HumanParts};
-use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
+use crate::workload::traits::{LoadCx, Loaded, Ran, SummaryCx, Workload, WorkloadRun};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -58,91 +54,34 @@ fn refuse_used_database(s: &Scenario) -> Result<(), RunError> {
 }
 
 /// The in-process SQLite phase: the database, the handlers' connections,
-/// the load with the lock nemesis, the snapshot (and the final copy).
-#[allow(clippy::too_many_arguments)]
+/// the load (with the target's lock nemesis and WAL keeper), the snapshot
+/// (and the final copy).
 fn sqlite_phase(
-    s: &Scenario,
     p: &OutboxPrepared,
-    db_path: &Path,
-    target: &scenario::SqliteTarget,
-    nemesis: &Recorder,
-    sink: &crate::history::writer::HistorySink,
-    clock: Clock,
-    control: &Arc<Control>,
+    x: &Setup<'_>,
     live: &Arc<Live>,
-    run_dir: &Path,
-) -> Result<
-    (
-        crate::outbox_runtime::OutboxOutcome,
-        checks::OutboxTables,
-        Option<crate::wal::WalReport>,
-    ),
-    RunError,
-> {
-    let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
-    let db_path = db_path.to_path_buf();
-    let target = target.clone();
-    (|| -> Result<_, RunError> {
-        let conn = sqlite::open(&db_path, &target)
-            .map_err(|e| RunError::Target(format!("{}: {e}", db_path.display())))?;
-        conn.execute_batch(&p.variant.schema).map_err(|e| {
-            RunError::Target(format!("schema failed on {}: {e}", db_path.display()))
-        })?;
-        crate::prepare::fit(&conn, &db_path, &p.variant.file)?;
-        drop(conn);
-        let mut conns = Vec::with_capacity(cfg.handlers as usize);
-        for _ in 0..cfg.handlers {
-            conns.push(sqlite::open(&db_path, &target).map_err(|e| {
-                RunError::Target(format!("cannot open {}: {e}", db_path.display()))
-            })?);
-        }
-        let locks = LockNemesis::start(
-            db_path.clone(),
-            target.clone(),
-            crate::prepare::faults_of(s, FaultKind::Lock),
-            nemesis.clone(),
-            clock.now(),
-            control.clone(),
-        );
-        let plan = OutboxPlan {
-            scenario: s,
-            variant: &p.variant,
-            sink: sink.clone(),
-            clock,
-            control,
-            nemesis: nemesis.clone(),
-            live: live.clone(),
-        };
-        let keeper = crate::wal::WalKeeper::start(db_path.clone(), &target, sink.clone(), clock);
-        let load = run_outbox(&plan, conns);
-        locks.stop();
-        let wal = keeper.stop();
-        // A database that could not be written (a full disk) says so first;
-        // otherwise the run's phase takes the reason as its target error.
-        let after = |what: String| match control.take_failure() {
-            Some(why) => RunError::Target(format!("{why}; then {what}")),
-            None => RunError::Target(what),
-        };
-        let mut conn = sqlite::open(&db_path, &target)
-            .map_err(|e| after(format!("cannot reopen {}: {e}", db_path.display())))?;
-        let tables = checks::tables::read(&mut conn, &p.variant, &|| clock.now())
-            .map_err(|e| after(format!("cannot read the final tables: {e}")))?;
-        if target.path.is_some() {
-            let copy = run_dir.join("target.db");
-            crate::whole::produce(&copy, |tmp| {
-                conn.execute("VACUUM INTO ?1", [tmp.to_string_lossy()])
-                    .map(drop)
-                    .map_err(|e| e.to_string())
-            })
-            .map_err(|e| {
-                after(format!(
-                    "cannot copy the final database to {}: {e}",
-                    copy.display()
-                ))
-            })?;
-        }
-        Ok((load, tables, wal))
-    })()
+) -> Result<Ran<OutboxOutcome, checks::OutboxTables>, RunError> {
+    let cfg = x
+        .scenario
+        .outbox
+        .as_ref()
+        .expect("an outbox scenario has [outbox]");
+    let mut target =
+        SqliteTarget::prepare(x, &p.variant.schema, &p.variant.file, cfg.handlers as usize)?;
+    let plan = OutboxPlan {
+        scenario: x.scenario,
+        variant: &p.variant,
+        sink: x.sink.clone(),
+        clock: x.clock,
+        control: &x.control,
+        nemesis: x.nemesis.clone(),
+        live: live.clone(),
+    };
+    let load = target.run(|conns| run_outbox(&plan, conns))?;
+    let tables = target.final_read(|conn| {
+        checks::tables::read(conn, &p.variant, &|| x.clock.now()).map_err(|e| e.to_string())
+    })?;
+    Ok(Ran::new(load, tables, target.finish()))
 }
 
 /// The outbox workload (exactly_once_none_atomic.tla).
@@ -249,58 +188,13 @@ impl WorkloadRun for OutboxRun {
     }
 
     fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {
-        let s = &self.p.scenario;
-        let target = s.target.sqlite();
-        let db_path = target
-            .path
-            .clone()
-            .unwrap_or_else(|| cx.run_dir.join("target.db"));
-        let (mut load, tables, target_desc, target_error, wal) =
-            if s.target.kind == TargetKind::Http {
-                let o = crate::outbox_http::phase(crate::outbox_http::HttpInputs {
-                    scenario: s,
-                    variant: &self.p.variant,
-                    run_dir: cx.run_dir,
-                    base: cx.base,
-                    sink: cx.sink.clone(),
-                    clock: cx.clock,
-                    control: cx.control.clone(),
-                    nemesis: cx.nemesis.clone(),
-                    live: cx.live.clone(),
-                    shard: cx.opts.shard,
-                })?;
-                (o.load, o.tables, o.target_desc, o.target_error, o.wal)
-            } else {
-                let (load, tables, wal) = sqlite_phase(
-                    s,
-                    &self.p,
-                    &db_path,
-                    &target,
-                    &cx.nemesis,
-                    &cx.sink,
-                    cx.clock,
-                    cx.control,
-                    &cx.live,
-                    cx.run_dir,
-                )?;
-                (
-                    load,
-                    Some(tables),
-                    format!("sqlite {}", db_path.display()),
-                    cx.control.take_failure(),
-                    wal,
-                )
-            };
-        let stats = std::mem::take(&mut load.stats);
-        let loaded = Loaded {
-            ops: load.ops,
-            elapsed_ns: load.elapsed_ns,
-            stats,
-            tables_read: tables.as_ref().map(|t| [t.read_start, t.read_end]),
-            target_desc,
-            target_error,
-            wal,
-        };
+        let x = cx.setup(&self.p.scenario);
+        let phase = if self.p.scenario.target.kind == TargetKind::Http {
+            crate::outbox_http::phase(&x, &self.p.variant, &cx.live, cx.opts.shard)
+        } else {
+            sqlite_phase(&self.p, &x, &cx.live)
+        }?;
+        let (loaded, load, tables) = phase.into_loaded();
         self.outcome = Some(load);
         self.tables = tables;
         Ok(loaded)

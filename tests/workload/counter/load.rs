@@ -79,7 +79,7 @@ pub fn run(
         .clone()
         .unwrap_or_else(|| cx.run_dir.join("target.db"));
     let open = || {
-        specstorm::client::sqlite::open(&db, &target)
+        specstorm::target::sqlite::client::open(&db, &target)
             .map_err(|e| RunError::Target(format!("{}: {e}", db.display())))
     };
     open()?

@@ -238,7 +238,7 @@ impl Launch {
                     .unwrap_or("");
                 Err(failed(format!(
                     "the reference server did not start: {}",
-                    crate::client::http::excerpt(last.trim())
+                    crate::target::http::client::excerpt(last.trim())
                 )))
             }
         }

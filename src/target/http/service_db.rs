@@ -83,7 +83,7 @@ pub fn read_final(
         conn.prepare(q)
             .map_err(|e| format!("audit.{name} cannot run on {}: {e}", path.display()))?;
     }
-    crate::client::sqlite_tables::read_tables_with(&mut conn, (events, groups), namespace, now)
+    crate::target::sqlite::tables::read_tables_with(&mut conn, (events, groups), namespace, now)
         .map_err(|e| format!("reading {} through audit.export.*: {e}", path.display()))
 }
 

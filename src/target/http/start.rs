@@ -3,14 +3,14 @@
 //! the run folder's `service.log` ([`start_service`]), and waited for until
 //! its health request answers ([`wait_healthy`]).
 //!
-//! App layer, below every runner: imports the HTTP client and service of
-//! the target layer, the config and [`crate::prepare`], never a runner.
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
-use crate::client::http::HttpClient;
-use crate::client::service::Service;
+use super::client::HttpClient;
+use super::service::Service;
 use crate::control::Control;
-use crate::prepare::{shell_word, RunError};
 use crate::scenario::{self, Scenario};
+use crate::target::TargetError;
 use crate::variant;
 use std::path::Path;
 use std::time::Duration;
@@ -25,8 +25,8 @@ pub(crate) fn start_service(
     s: &Scenario,
     run_dir: &Path,
     base: &Path,
-    secrets: &crate::client::template::Secrets,
-) -> Result<Option<Service>, RunError> {
+    secrets: &super::template::Secrets,
+) -> Result<Option<Service>, TargetError> {
     let Some(command) = &s.target.command else {
         return Ok(None);
     };
@@ -37,7 +37,7 @@ pub(crate) fn start_service(
     let workdir = base.join(s.target.workdir.as_deref().unwrap_or("."));
     Service::start(&command, &workdir, &run_dir.join("service.log"), secrets)
         .map(Some)
-        .map_err(RunError::Target)
+        .map_err(TargetError::Target)
 }
 
 /// Waits until `probe`'s health request to `url` answers 2xx (both
@@ -55,7 +55,7 @@ pub(crate) fn wait_healthy(
     mut service: Option<&mut Service>,
     run_dir: &Path,
     control: &Control,
-) -> Result<(), RunError> {
+) -> Result<(), TargetError> {
     let patience = if service.is_some() {
         t.startup_timeout
     } else {
@@ -86,7 +86,7 @@ pub(crate) fn wait_healthy(
                 })
         });
         let Some((timed_out, answer)) = answer else {
-            return Err(RunError::Interrupted(format!(
+            return Err(TargetError::Interrupted(format!(
                 "interrupted while waiting for {url} to answer"
             )));
         };
@@ -111,5 +111,16 @@ pub(crate) fn wait_healthy(
         // A stop here is seen by the next try, at once.
         control.sleep(Duration::from_millis(100));
     };
-    ready.map_err(|e| RunError::Target(format!("{url} is not usable: {e}")))
+    ready.map_err(|e| TargetError::Target(format!("{url} is not usable: {e}")))
+}
+
+/// `s` as one word of a POSIX shell command (quoted unless it is plain).
+pub(crate) fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
 }

@@ -62,7 +62,7 @@ pub fn read_outbox_export(path: &Path) -> Result<OutboxTables, String> {
     let shape = |e: String| {
         format!(
             "the outbox export is not the contract's shape ({e}); it begins: {}",
-            super::http::excerpt(&head())
+            super::client::excerpt(&head())
         )
     };
     let x: Export = serde_json::from_reader(std::io::BufReader::with_capacity(1 << 20, file))

@@ -151,7 +151,7 @@ pub fn read_export(path: &Path, namespace: &str, tables: &mut Tables) -> Result<
             .unwrap_or_default();
         format!(
             "the export is not the contract's shape ({e}); it begins: {}",
-            super::http::excerpt(&head)
+            super::client::excerpt(&head)
         )
     };
     let (events, groups) = Export { tables, namespace }
