@@ -9,8 +9,8 @@
 
 use crate::audit_error::AuditError;
 use crate::exit_code::ExitCode;
-use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::Expect;
+use crate::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::verdict::{CheckResult, Verdict};
 use crate::workload::groups::checker::stranded::Stranded;
 use crate::workload::groups::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};

@@ -16,10 +16,10 @@ use crate::exit_code::ExitCode;
 use crate::figures::Latency;
 use crate::history::{CompletionType, Footer, Header, MergedHeader, OpKind, ShardHeader};
 use crate::report::hlog::Log;
-use crate::report::summary::{self, Provenance, Summary};
 use crate::scenario::Scenario;
 use crate::shard::{MergeInfo, ShardRef};
-use crate::whole::{write_whole, WriteError};
+use crate::summary::{self, Provenance, Summary};
+use crate::whole::WriteError;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -277,7 +277,14 @@ impl Merged<'_> {
                     index: p.shard.index,
                     run_dir: p.dir.display().to_string(),
                     started_utc: p.header.started_utc.clone(),
-                    events: p.summary.events,
+                    // The shard's `events` figure (0 for a workload
+                    // without one).
+                    events: p
+                        .summary
+                        .workload_figures
+                        .get("events")
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0),
                     exit_code: p.summary.exit.code,
                 })
                 .collect(),
@@ -286,27 +293,31 @@ impl Merged<'_> {
         }
     }
 
-    /// Writes `checks.json`, `junit.xml` and, last, `summary.json` (`json`,
-    /// the summary's text), as a run writes them, and prints the summary.
+    /// Writes `checks.json`, `junit.xml` and, last, `summary.json`, as a
+    /// run writes them (`crate::report::export`), and prints the summary
+    /// with the workload's lines (`human`).
     pub fn save(
         &self,
-        json: String,
         summary: &Summary,
         results: &[crate::verdict::CheckResult],
+        human: &crate::workload::parts::HumanParts,
     ) -> Result<(), MergeError> {
+        use crate::report::export::{write_all, ExportError, RunResults};
+        use crate::report::results::RESULTS;
         let out = &self.opts.out;
-        let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
-        write_whole(&out.join("checks.json"), checks)?;
-        let junit = crate::report::junit::render(
-            "specstorm merge",
-            vec![crate::report::junit::suite(summary, results)],
-        )?;
-        write_whole(&out.join(crate::report::junit::FILE), junit)?;
-        write_whole(&out.join("summary.json"), json)?;
+        let run = RunResults {
+            summary,
+            results,
+            junit_name: "specstorm merge",
+        };
+        write_all(out, &RESULTS, &run).map_err(|e| match e {
+            ExportError::Write(w) => MergeError::from(w),
+            e @ ExportError::Serialize { .. } => MergeError::from(anyhow::Error::from(e)),
+        })?;
         let _ = writeln!(
             std::io::stdout(),
             "{}",
-            crate::report::human::render(summary, results, &out.display().to_string())
+            crate::report::human::render(summary, results, &out.display().to_string(), human)
         );
         Ok(())
     }

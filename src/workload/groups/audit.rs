@@ -69,7 +69,7 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };
-    let coverage = crate::report::coverage::groups(&read.facts, &tables);
+    let coverage = crate::workload::groups::coverage::of(&read.facts, &tables);
     Ok(Rejudged {
         tables: source,
         results,

@@ -39,6 +39,7 @@ use crate::target::http::export::read_export;
 use crate::workload::groups::audit::read_history;
 use crate::workload::groups::checker::sharded::note_skew;
 use crate::workload::groups::checker::{check_all, Tables};
+use crate::workload::groups::figures::GroupsFigures;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -95,7 +96,7 @@ impl ShardMerge for GroupsMerge {
             &mut results,
         );
         note_skew(&mut results, m.header);
-        let coverage = crate::report::coverage::groups(&h.facts, &tables);
+        let coverage = crate::workload::groups::coverage::of(&h.facts, &tables);
         let partial = m.parts.iter().any(|p| p.summary.partial);
         let (expect, thresholds) = m.parts[0].scenario.expectation();
 
@@ -107,8 +108,16 @@ impl ShardMerge for GroupsMerge {
         let mut resolved_scenario = s0.resolved_scenario.clone();
         resolved_scenario["stop"]["events"] = serde_json::json!(m.scenario.stop.events);
         resolved_scenario["load"]["rate"] = serde_json::json!(m.scenario.load.rate);
-        let summary = Summary {
-            outbox: None,
+        let shard_figures: Vec<GroupsFigures> = m
+            .parts
+            .iter()
+            .map(|p| p.summary.part().unwrap_or_default())
+            .collect();
+        let mut resolves = BTreeMap::<String, u64>::new();
+        for (k, v) in shard_figures.iter().flat_map(|f| &f.resolves) {
+            *resolves.entry(k.clone()).or_default() += v;
+        }
+        let mut summary = Summary {
             // Shards load a service of their own (`target.url`): no WAL is known.
             wal: None,
             schema_version: SUMMARY_SCHEMA_VERSION,
@@ -119,25 +128,19 @@ impl ShardMerge for GroupsMerge {
             target: s0.target.clone(),
             partial,
             duration_s: (duration_s * 1000.0).round() / 1000.0,
-            events: m.parts.iter().map(|p| p.summary.events).sum(),
-            events_per_s: summary::rate(accepted, duration_s),
             ops: fig.ops,
             throughput_ops_per_s: fig.throughput,
             latency_us: fig.latency_ok,
             latency_us_not_ok: fig.latency_not_ok,
             latency_saturated: m.parts.iter().map(|p| p.summary.latency_saturated).sum(),
-            duplicates: m.parts.iter().map(|p| p.summary.duplicates).sum(),
-            resolves: sum_maps(&|s| Some(&s.resolves)),
             open_model: m
                 .parts
                 .iter()
                 .any(|p| p.summary.open_model.is_some())
                 .then(|| sum_maps(&|s| s.open_model.as_ref())),
             invariants: summary::invariants(&results),
-            stranded_events: stranded,
             faults_injected: sum_maps(&|s| Some(&s.faults_injected)),
             coverage,
-            evidence,
             history: BTreeMap::from([
                 ("file".to_string(), serde_json::json!("history.jsonl")),
                 ("bytes".to_string(), serde_json::json!(m.history_bytes)),
@@ -163,13 +166,18 @@ impl ShardMerge for GroupsMerge {
             exit: summary::Exit::new(ExitCode::Met, String::new()),
             shard: None,
             merged: Some(m.info()),
+            workload_figures: Default::default(),
         };
-        let mut summary = summary;
+        summary.put(&GroupsFigures {
+            events: shard_figures.iter().map(|f| f.events).sum(),
+            events_per_s: summary::rate(accepted, duration_s),
+            duplicates: shard_figures.iter().map(|f| f.duplicates).sum(),
+            resolves,
+            stranded_events: stranded,
+            evidence,
+        });
         // The thresholds judge the merged figures, as a run's judge its own.
-        summary.thresholds = summary::judge_thresholds(
-            &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
-            &thresholds,
-        );
+        summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
         summary.exit = crate::audit_record::exit_for(
             partial,
             &results,
@@ -177,8 +185,7 @@ impl ShardMerge for GroupsMerge {
             &expect,
             &summary.thresholds,
         );
-        let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
-        m.save(json, &summary, &results)?;
+        m.save(&summary, &results, &crate::workload::groups::human::human(&summary))?;
         Ok(summary)
     }
 }

@@ -75,7 +75,7 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
         (tables.read_start, tables.read_end) = (a, b);
     }
     let (results, liveness) = check_all(&facts, &tables);
-    let coverage = crate::report::coverage::outbox(&liveness);
+    let coverage = crate::workload::outbox::coverage::of(&liveness);
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
     Ok(Rejudged {
         tables: source,
