@@ -9,8 +9,8 @@
 
 use crate::audit_error::AuditError;
 use crate::exit_code::ExitCode;
-use crate::report::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::scenario::Expect;
+use crate::summary::{self, Coverage, Exit, ThresholdOutcome};
 use crate::verdict::{CheckResult, Verdict};
 use crate::workload::groups::checker::stranded::Stranded;
 use crate::workload::groups::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
@@ -66,6 +66,76 @@ pub struct Audit {
 
 fn first_checker_version() -> u32 {
     FIRST_CHECKER_VERSION
+}
+
+/// A run folder the audit can use: the files it found in it, for the
+/// workload that wrote it ([`crate::workload::traits::Workload::audit`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AuditFolder<'a> {
+    /// The run folder.
+    pub run_dir: &'a Path,
+    /// Its `history.jsonl`.
+    pub history: &'a Path,
+    /// Its `scenario.toml` (the resolved scenario; its `variant` is the
+    /// folder's `variant.sql`).
+    pub scenario: &'a Path,
+    /// The run saved no verdicts (no `checks.json`: it was killed): its
+    /// final tables may be found elsewhere ([`crate::audit_tables::locate`]).
+    pub killed: bool,
+    /// The bounds of a read of the folder's database.
+    pub limits: crate::audit_db::Limits,
+}
+
+/// What a workload's audit judged of a run folder: its verdicts, and what
+/// the shared part of the audit ([`crate::audit`]) needs to compare them
+/// with the run's records and decide the exit.
+#[derive(Debug, Clone)]
+pub struct Rejudged {
+    /// Where the final tables were read from (`target.db`, `export.json`).
+    pub tables: String,
+    /// The checkers' results, in the run's order.
+    pub results: Vec<CheckResult>,
+    /// Stranded events (groups), as the run reports them.
+    pub stranded: Stranded,
+    /// What the history exercised.
+    pub coverage: Coverage,
+    /// The chances the history gave each invariant.
+    pub evidence: crate::workload::groups::checker::evidence::EvidenceReport,
+    /// The history as read.
+    pub history: HistoryRead,
+    /// Ops (and fault records) a killed run may not have sent yet
+    /// ([`crate::audit_killed::killed`]).
+    pub in_flight: u64,
+    /// The run's expectation (its saved scenario's).
+    pub expect: Expect,
+}
+
+/// What the audit read of a history: enough to tell whether it is the one
+/// the run recorded (`summary.json`) and whether it is whole.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HistoryRead {
+    /// It ends with a footer (it was written to its end).
+    pub footer: bool,
+    /// The footer says the run was partial (interrupted).
+    pub partial: bool,
+    /// Ops invoked.
+    pub ops: u64,
+    /// Ops without a completion.
+    pub unfinished: u64,
+    /// Bytes of a last line cut mid-way, left out (0: none).
+    pub cut_line_bytes: u64,
+}
+
+/// Why `specstorm audit` does not judge a folder of workload `workload`
+/// (exit 2): it is not a workload of this build, or it has no audit.
+pub fn refused(run_dir: &Path, workload: &str) -> AuditError {
+    // A workload registered at run time is judged by its own run only,
+    // unless it brings an audit.
+    AuditError::Input(format!(
+        "{} is a run of workload {workload:?}: `specstorm audit` re-judges groups and outbox \
+         runs (for now)",
+        run_dir.display()
+    ))
 }
 
 /// The audited results against the run's records, sorted by what explains

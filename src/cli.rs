@@ -462,7 +462,12 @@ fn report(a: &ReportArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout();
     let made = match &folder {
         Folder::Run { dir, summary } => {
-            let _ = write!(out, "{}", folder::run_text(dir, summary)?);
+            let parts = |s: &crate::summary::Summary| {
+                crate::workload::registry::get(&s.workload)
+                    .map(|w| w.human(s))
+                    .unwrap_or_default()
+            };
+            let _ = write!(out, "{}", folder::run_text(dir, summary, parts)?);
             let title = folder::title(summary);
             (!a.no_plots).then(|| plot::run_plots(dir, &title))
         }
@@ -558,10 +563,10 @@ fn report_error(e: &RunError) -> ExitCode {
 }
 
 /// The exit code a summary's `exit` holds. Every summary this process
-/// made holds a row of the table ([`crate::report::summary::Exit::new`]);
+/// made holds a row of the table ([`crate::summary::Exit::new`]);
 /// were a number outside it to come, 3 (the bench could not judge) says
 /// so rather than a success.
-fn exit_of(exit: &crate::report::summary::Exit) -> ExitCode {
+fn exit_of(exit: &crate::summary::Exit) -> ExitCode {
     exit.exit_code().unwrap_or(ExitCode::Target)
 }
 

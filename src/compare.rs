@@ -3,11 +3,9 @@
 //! then one side-by-side table (terminal or Markdown), `compare.json` and
 //! `junit.xml` in one folder holding every variant's run folder.
 //!
-//! Either workload: an outbox comparison shows the outbox's invariants
-//! and figures (attempts, acks, lost compare-and-swaps, crashes,
-//! redeliveries) where a groups one shows events, resolves and stranded
-//! events; the rows come from the workload ([`rows_groups`],
-//! [`rows_outbox`]).
+//! Any workload: the table shows its invariants, and its own figures and
+//! rows, which it hands over ([`Workload::compare_figures`],
+//! [`Workload::compare_rows`]).
 //!
 //! The exit code follows cli.md over all variants: 2 before anything runs
 //! (every variant is checked first), then the first of 130, 3, 1, 4 that
@@ -22,11 +20,14 @@ use crate::exit_code::ExitCode;
 use crate::pipeline::run;
 use crate::prepare::{RunError, RunOptions};
 use crate::report::junit;
-use crate::report::summary::{Exit, Summary};
 use crate::scenario::Expect;
 use crate::scenario::Scenario;
+use crate::summary::{Exit, Summary};
 use crate::variant;
 use crate::watch::Watch;
+use crate::workload::parts::CompareRow;
+use crate::workload::registry;
+use crate::workload::traits::Workload;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -182,6 +183,7 @@ pub fn compare(
     let scenario = runs[0].3.scenario.name.clone();
     let seed = runs[0].3.scenario.seed;
     let workload = runs[0].3.scenario.workload;
+    let compared = registry::get(workload.name());
     let dir = opts
         .out
         .clone()
@@ -245,7 +247,7 @@ pub fn compare(
             run_dir: name,
             expect,
             exit,
-            summary: summary.map(|s| figures(&s)),
+            summary: summary.map(|s| figures(compared, &s)),
         });
     }
     let exit = overall_exit(&results);
@@ -284,44 +286,22 @@ struct Prepared {
     scenario: Scenario,
 }
 
-/// The figures a comparison shows, from a variant's summary: the
-/// workload's own (an outbox summary has no events or stranded events, a
-/// groups one no queue).
-fn figures(s: &Summary) -> serde_json::Value {
-    if let Some(o) = &s.outbox {
-        return serde_json::json!({
-            "workload": "outbox",
-            "duration_s": s.duration_s,
-            "throughput_ops_per_s": s.throughput_ops_per_s,
-            "latency_us": s.latency_us,
-            "ops": s.ops,
-            "invariants": s.invariants,
-            "outbox": {
-                "messages": o.messages,
-                "attempts": o.attempts,
-                "acked_deliveries": o.acked_deliveries,
-                "given_up_deliveries": o.given_up_deliveries,
-                "cas_lost": o.cas_lost,
-                "crashed": o.crashed,
-                "redeliveries": o.liveness.redeliveries,
-                "redelivered_attempts": o.redelivered_attempts,
-                "overlapping_attempts": o.overlapping_attempts,
-            },
-            "faults_injected": s.faults_injected,
-            "thresholds": s.thresholds,
-        });
-    }
-    serde_json::json!({
+/// The figures a comparison shows, from a variant's summary: the common
+/// ones and the workload's own ([`Workload::compare_figures`]).
+fn figures(w: Option<&dyn Workload>, s: &Summary) -> serde_json::Value {
+    let mut v = serde_json::json!({
         "duration_s": s.duration_s,
-        "events": s.events,
         "throughput_ops_per_s": s.throughput_ops_per_s,
         "latency_us": s.latency_us,
         "ops": s.ops,
         "invariants": s.invariants,
-        "stranded_events": s.stranded_events.total,
         "faults_injected": s.faults_injected,
         "thresholds": s.thresholds,
-    })
+    });
+    if let (Some(w), Some(m)) = (w, v.as_object_mut()) {
+        m.extend(w.compare_figures(s));
+    }
+    v
 }
 
 /// cli.md over several runs: the first of 2, 130, 3, 1, 4 that any
@@ -375,78 +355,26 @@ fn num(r: &VariantResult, path: &[&str]) -> String {
     })
 }
 
-/// Latency rows (p50, p99, p99.9, max, µs) of op kind `kind`.
-fn latency_rows(c: &Comparison, kind: &str) -> Vec<(String, Vec<String>)> {
-    ["p50", "p99", "p999", "max"]
-        .iter()
-        .map(|p| {
-            (
-                format!("{kind} latency {p} µs"),
-                column(c, &|r| num(r, &["latency_us", kind, p])),
-            )
+/// The workload's figure rows ([`Workload::compare_rows`]; a workload
+/// this build does not know: the default's), each in every variant's
+/// column; a row shown only when nonzero only when some variant has it so.
+fn workload_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    let rows = registry::get(&c.workload).map_or_else(CompareRow::common, |w| w.compare_rows());
+    rows.into_iter()
+        .filter(|row| {
+            let path: Vec<&str> = row.path.iter().map(String::as_str).collect();
+            !row.only_when_nonzero
+                || c.variants.iter().any(|r| {
+                    fig(r, &path)
+                        .and_then(|v| v.as_u64())
+                        .is_some_and(|n| n > 0)
+                })
+        })
+        .map(|row| {
+            let path: Vec<&str> = row.path.iter().map(String::as_str).collect();
+            (row.label, column(c, &|r| num(r, &path)))
         })
         .collect()
-}
-
-/// The groups workload's figure rows: events, load, stranded events.
-fn rows_groups(c: &Comparison) -> Vec<(String, Vec<String>)> {
-    let mut rows = vec![
-        ("events".into(), column(c, &|r| num(r, &["events"]))),
-        ("duration s".into(), column(c, &|r| num(r, &["duration_s"]))),
-    ];
-    for k in ["total", "ingest", "resolve"] {
-        rows.push((
-            format!("throughput {k} ops/s"),
-            column(c, &|r| num(r, &["throughput_ops_per_s", k])),
-        ));
-    }
-    for kind in ["ingest", "resolve"] {
-        rows.extend(latency_rows(c, kind));
-    }
-    rows.push((
-        "stranded events".into(),
-        column(c, &|r| num(r, &["stranded_events"])),
-    ));
-    rows
-}
-
-/// The outbox workload's figure rows: the queue and the attempts (the
-/// overlap row only when some variant ran with a lease that overlapped).
-fn rows_outbox(c: &Comparison) -> Vec<(String, Vec<String>)> {
-    let ob = |k: &'static str| move |r: &VariantResult| num(r, &["outbox", k]);
-    let mut rows = vec![
-        ("messages".into(), column(c, &ob("messages"))),
-        ("duration s".into(), column(c, &|r| num(r, &["duration_s"]))),
-    ];
-    for k in ["total", "handle"] {
-        rows.push((
-            format!("throughput {k} ops/s"),
-            column(c, &|r| num(r, &["throughput_ops_per_s", k])),
-        ));
-    }
-    rows.extend(latency_rows(c, "handle"));
-    for (name, key) in [
-        ("attempts", "attempts"),
-        ("acked deliveries", "acked_deliveries"),
-        ("given up deliveries", "given_up_deliveries"),
-        ("cas lost", "cas_lost"),
-        ("crashed", "crashed"),
-        ("redeliveries (resends)", "redeliveries"),
-    ] {
-        rows.push((name.into(), column(c, &ob(key))));
-    }
-    let overlapped = c.variants.iter().any(|r| {
-        fig(r, &["outbox", "overlapping_attempts"])
-            .and_then(|v| v.as_u64())
-            .is_some_and(|n| n > 0)
-    });
-    if overlapped {
-        rows.push((
-            "overlapping attempts".into(),
-            column(c, &ob("overlapping_attempts")),
-        ));
-    }
-    rows
 }
 
 /// The side-by-side table: one column per variant, one row per figure.
@@ -509,10 +437,7 @@ pub fn table(c: &Comparison, markdown: bool) -> String {
             }),
         ));
     }
-    rows.extend(match c.workload.as_str() {
-        "outbox" => rows_outbox(c),
-        _ => rows_groups(c),
-    });
+    rows.extend(workload_rows(c));
     rows.push((
         "faults injected".into(),
         col(&|r| match fig(r, &["faults_injected"]) {

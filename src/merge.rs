@@ -1,55 +1,46 @@
 //! Several load generators against one HTTP target: `specstorm run
-//! --shard i/n --run-id ID` (what a shard runs: [`crate::prepare::apply_shard`];
-//! for the outbox, [`crate::workload::outbox::shard`]) and
-//! `specstorm merge RUN_DIR... --out DIR` ([`merge`]), which turns the
-//! shards' run folders into one run folder that `audit` and the summary
-//! readers take as any other: one history, one latency log, one audit of
-//! the shared target's final tables, one summary. What every workload's
-//! merge shares is here (the shards read and checked to be one run of one
-//! workload, the time base, the history, the latency log, the final
-//! tables; the parts of the summary in [`crate::merge_parts::Merged`]);
-//! the outbox's judgement of the merged run is [`crate::workload::outbox::merge`]'s,
-//! which argues its own soundness.
+//! --shard i/n --run-id ID` (what a shard runs: each workload's own
+//! shard) and `specstorm merge RUN_DIR... --out DIR` ([`merge`]), which
+//! turns the shards' run folders into one run folder that `audit` and the
+//! summary readers take as any other: one history, one latency log, one
+//! audit of the shared target's final tables, one summary. What every
+//! workload's merge shares is here (the shards read and checked to be one
+//! run of one workload, the time base, the history, the latency log, the
+//! final tables; the parts of the summary in
+//! [`crate::merge_parts::Merged`]); the rest is the workload's
+//! ([`crate::merge_parts::ShardMerge`], which the registry's workload
+//! named in the shards' headers hands out: how a shard's scenario is read,
+//! the keys shards split, the export of the final tables, the judgement of
+//! the merged run), and each argues its own soundness.
 //!
-//! Why the merged audit of groups is sound (it must never report a
-//! violation on a correct system, nor `holds` on a broken one):
-//! - Event ids of different shards are disjoint by construction (see
-//!   [`crate::shard::Shard`]), so every attempt of one event id lies in
-//!   one shard's history: Done / Maybe per event, and so CountExact and
-//!   TypeOK, are what they are in that shard, whatever the merged order.
-//! - The checkers compare instants of different shards only through "this
-//!   ended before that began" (NoMissedRegression's candidates and the
-//!   steps between a resolve and a probe). Each shard's times are put on
-//!   one time base through the UTC of its clock's origin, which is only
-//!   known up to the disagreement of the runners' clocks: `--clock-skew D`
-//!   bounds it. Every op's window is widened by D/2 on each side (starts
-//!   earlier, ends later), so "A ended before B began" holds in the merged
-//!   history only if A.end + D/2 < B.start - D/2, and then it held in
-//!   reality whatever the two clocks' error within D. Widening can only
-//!   add candidates and overlaps, which turn violations into unknowns or
-//!   holds, never the reverse; within one shard it only loses precision.
+//! What every workload's judgement may rely on:
+//! - Each shard's times are put on one time base through the UTC of its
+//!   clock's origin, which is only known up to the disagreement of the
+//!   runners' clocks: `--clock-skew D` bounds it. Every op's window is
+//!   widened by D/2 on each side (starts earlier, ends later), so "A ended
+//!   before B began" holds in the merged history only if A.end + D/2 <
+//!   B.start - D/2, and then it held in reality whatever the two clocks'
+//!   error within D. Widening can only add candidates and overlaps, which
+//!   turn violations into unknowns or holds, never the reverse; within one
+//!   shard it only loses precision.
 //! - The final tables are read after every shard's load ended (re-read
 //!   from the target, or a shard's export that began after every other
 //!   shard's export, each of which began after its own load drained), and
 //!   their read instant is after every entry of the merged history.
 //!
-//! App layer: imports [`crate::merge_parts`] and [`crate::workload::outbox::merge`]
-//! (the outbox's part), the audit's history reader, the groups checkers,
-//! the clients' export readers, the history and the reports.
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
 
-use crate::audit::{self, entry_time};
-use crate::exit_code::ExitCode;
+use crate::audit_history::{entry_time, read_header};
 use crate::fault_kind::FaultKind;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
-use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::{Scenario, TargetKind};
+use crate::summary::Summary;
 use crate::target::http::client::HttpClient;
-use crate::target::http::export::read_export;
 use crate::whole::{write_whole, WholeFile, WriteError};
-use crate::workload::groups::checker::sharded::note_skew;
-use crate::workload::groups::checker::{check_all, Tables};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -64,7 +55,7 @@ use std::time::{Duration, SystemTime};
 pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_millis(2);
 
 pub use crate::merge_parts::{MergeError, MergeOptions};
-use crate::merge_parts::{Merged, Part};
+use crate::merge_parts::{Merged, Part, ShardMerge};
 
 /// Merges the shards of one run into one run folder (history, latency
 /// log, final tables, checks, summary); prints the summary; returns it
@@ -76,9 +67,8 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         .map(|d| read_part(d))
         .collect::<Result<Vec<_>, _>>()?;
     check_one_run(&mut parts)?;
-    if parts[0].header.workload == "outbox" {
-        crate::workload::outbox::merge::check_parts(&parts)?;
-    }
+    let sm = shard_merge(&parts[0].dir, &parts[0].header.workload)?;
+    sm.check_parts(&parts)?;
     let out = &opts.out;
     // One merge per folder (see `run_dir`).
     crate::run_dir::claim(out).map_err(|e| MergeError::Input(e.to_string()))?;
@@ -114,19 +104,12 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     };
 
     // The final tables first: their read instant goes into the footer.
-    let outbox = parts[0].header.workload == "outbox";
-    let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out, outbox)?;
+    let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out, sm)?;
     let history = out.join("history.jsonl");
     let bytes = write_history(&parts, &offsets, half, &merged_header, read, &history)?;
     let merged_log = merge_hlogs(&parts, &offsets, origin)?;
     hlog::write(&out.join(hlog::FILE), &merged_log)?;
-    let mut scenario = parts[0].scenario.clone();
-    if !outbox {
-        // Groups shards split these; outbox shards split the message ids
-        // and keep the scenario whole.
-        scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
-        scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
-    }
+    let mut scenario = sm.whole(&parts);
     scenario.variant = "variant.sql".into();
     write_whole(&out.join("scenario.toml"), scenario.to_toml())?;
     let variant = parts[0].dir.join("variant.sql");
@@ -135,6 +118,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
     write_whole(&out.join("variant.sql"), variant)?;
     let merged = Merged {
         parts: &parts,
+        scenario: &scenario,
         opts,
         header: &merged_header,
         tables_source,
@@ -143,113 +127,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
         history_bytes: bytes,
         t0,
     };
-    if outbox {
-        return crate::workload::outbox::merge::judge(&merged);
-    }
-
-    // One audit of the merged history against the final tables, through
-    // the very functions `specstorm audit` uses.
-    let h = audit::read_history(&history).map_err(|e| MergeError::Target(e.to_string()))?;
-    let mut tables = Tables::default();
-    read_export(
-        &out.join("export.json"),
-        &parts[0].header.namespace,
-        &mut tables,
-    )
-    .map_err(MergeError::Target)?;
-    [tables.read_start, tables.read_end] = h.tables_read();
-    let (mut results, stranded) = check_all(&h.facts, &tables);
-    let evidence = crate::workload::groups::checker::evidence::judge(
-        &h.facts,
-        &tables,
-        &parts[0].scenario.min_evidence(),
-        &mut results,
-    );
-    note_skew(&mut results, &merged_header);
-    let coverage = crate::report::coverage::groups(&h.facts, &tables);
-    let partial = parts.iter().any(|p| p.summary.partial);
-    let (expect, thresholds) = parts[0].scenario.expectation();
-
-    let s0 = &parts[0].summary;
-    let duration_s = merged.duration_s();
-    let fig = merged.figures(&OpKind::ALL, duration_s);
-    let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| merged.sum_maps(f);
-    let accepted = h.facts.events.values().filter(|e| e.acked).count() as u64;
-    let mut resolved_scenario = s0.resolved_scenario.clone();
-    resolved_scenario["stop"]["events"] = serde_json::json!(scenario.stop.events);
-    resolved_scenario["load"]["rate"] = serde_json::json!(scenario.load.rate);
-    let summary = Summary {
-        outbox: None,
-        // Shards load a service of their own (`target.url`): no WAL is known.
-        wal: None,
-        schema_version: SUMMARY_SCHEMA_VERSION,
-        scenario: s0.scenario.clone(),
-        workload: s0.workload.clone(),
-        variant: s0.variant.clone(),
-        seed: s0.seed,
-        target: s0.target.clone(),
-        partial,
-        duration_s: (duration_s * 1000.0).round() / 1000.0,
-        events: parts.iter().map(|p| p.summary.events).sum(),
-        events_per_s: summary::rate(accepted, duration_s),
-        ops: fig.ops,
-        throughput_ops_per_s: fig.throughput,
-        latency_us: fig.latency_ok,
-        latency_us_not_ok: fig.latency_not_ok,
-        latency_saturated: parts.iter().map(|p| p.summary.latency_saturated).sum(),
-        duplicates: parts.iter().map(|p| p.summary.duplicates).sum(),
-        resolves: sum_maps(&|s| Some(&s.resolves)),
-        open_model: parts
-            .iter()
-            .any(|p| p.summary.open_model.is_some())
-            .then(|| sum_maps(&|s| s.open_model.as_ref())),
-        invariants: summary::invariants(&results),
-        stranded_events: stranded,
-        faults_injected: sum_maps(&|s| Some(&s.faults_injected)),
-        coverage,
-        evidence,
-        history: BTreeMap::from([
-            ("file".to_string(), serde_json::json!("history.jsonl")),
-            ("bytes".to_string(), serde_json::json!(bytes)),
-            ("ops".to_string(), serde_json::json!(h.facts.ops)),
-            (
-                "unfinished_ops".to_string(),
-                serde_json::json!(h.facts.unfinished),
-            ),
-            (
-                "event_rows".to_string(),
-                serde_json::json!(tables.event_rows),
-            ),
-            (
-                "group_rows".to_string(),
-                serde_json::json!(tables.groups.len()),
-            ),
-        ]),
-        provenance: merged.provenance(),
-        resolved_scenario,
-        expect: expect.clone(),
-        thresholds: Vec::new(),
-        precision: Vec::new(),
-        exit: summary::Exit::new(ExitCode::Met, String::new()),
-        shard: None,
-        merged: Some(merged.info()),
-    };
-    let mut summary = summary;
-    // The thresholds judge the merged figures, as a run's judge its own.
-    summary.thresholds = summary::judge_thresholds(
-        &serde_json::to_value(&summary).map_err(anyhow::Error::from)?,
-        &thresholds,
-    );
-    summary.exit = crate::audit_record::exit_for(
-        partial,
-        &results,
-        &summary.coverage,
-        &expect,
-        &summary.thresholds,
-    );
-    let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
-    merged.save(json, &summary, &results)?;
-    Ok(summary)
+    sm.judge(&merged)
 }
 
 fn read_part(dir: &Path) -> Result<Part, MergeError> {
@@ -266,7 +144,7 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
     need(hlog::FILE)?;
     need("variant.sql")?;
     let scenario_path = need("scenario.toml")?;
-    let header = audit::read_header(&history)
+    let header = read_header(&history)
         .map_err(|e| MergeError::Input(format!("{e:#}")))?
         .ok_or_else(|| MergeError::Input(format!("{}: no history header", history.display())))?;
     let Some(shard) = header.shard.clone() else {
@@ -284,12 +162,9 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
                 summary_path.display()
             ))
         })?;
-    let scenario = if header.workload == "outbox" {
-        crate::workload::outbox::merge::read_scenario(&scenario_path)
-    } else {
-        crate::prepare::prepare(Some(&scenario_path), &[]).map(|p| p.scenario)
-    }
-    .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?;
+    let scenario = shard_merge(dir, &header.workload)?
+        .read_scenario(&scenario_path)
+        .map_err(|e| MergeError::Input(format!("{}: {e}", scenario_path.display())))?;
     let (mut max_op, mut max_worker, mut footer) = (0u64, 0u32, None);
     for e in reader::read(&history)? {
         match e? {
@@ -311,6 +186,19 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
         max_worker,
         footer,
     })
+}
+
+/// The merge of workload `workload`, which the shard folder `dir` names.
+/// Errors: the workload is not this build's, or has no merge (exit 2).
+fn shard_merge(dir: &Path, workload: &str) -> Result<&'static dyn ShardMerge, MergeError> {
+    crate::workload::registry::get(workload)
+        .and_then(|w| w.merge())
+        .ok_or_else(|| {
+            MergeError::Input(format!(
+                "{} is a run of workload {workload:?}, which `specstorm merge` cannot merge",
+                dir.display()
+            ))
+        })
 }
 
 /// Refuses parts that are not the n shards of one run; sorts them by index.
@@ -377,7 +265,8 @@ fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
         }
         // The rest of the resolved scenario must be the same too: only the
         // shares (`stop.events`, `load.rate`) differ between shards.
-        if let Some((key, x, y)) = scenario_difference(&first.scenario, &p.scenario) {
+        let sm = shard_merge(&first.dir, &first.header.workload)?;
+        if let Some((key, x, y)) = scenario_difference(sm, &first.scenario, &p.scenario) {
             return Err(refuse(&format!("the scenario's `{key}`"), first, p, x, y));
         }
     }
@@ -411,13 +300,16 @@ fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
 }
 
 /// The first key (dotted path) whose value differs between two shards'
-/// resolved scenarios, apart from their shares of `stop.events` and
-/// `load.rate`; with both values as JSON text.
-fn scenario_difference(a: &Scenario, b: &Scenario) -> Option<(String, String, String)> {
+/// resolved scenarios, apart from the keys shards split
+/// ([`ShardMerge::unshare`]); with both values as JSON text.
+fn scenario_difference(
+    sm: &dyn ShardMerge,
+    a: &Scenario,
+    b: &Scenario,
+) -> Option<(String, String, String)> {
     let norm = |s: &Scenario| {
         let mut s = s.clone();
-        s.stop.events = 0;
-        s.load.rate = 0.0;
+        sm.unshare(&mut s);
         serde_json::to_value(s).unwrap_or_default()
     };
     fn first_diff(
@@ -601,14 +493,14 @@ fn order_time(e: &Entry) -> u64 {
 /// Gets the final tables into `out/export.json` so that they were read
 /// after every shard's load ended; returns where they came from and the
 /// read's interval on the merged time base (after every merged entry).
-/// `outbox`: the tables are the outbox's (`GET /v1/outbox/export`).
+/// `sm`: the workload's export of them.
 fn final_tables(
     parts: &[Part],
     offsets: &[MergeOffset],
     half: u64,
     origin: u64,
     out: &Path,
-    outbox: bool,
+    sm: &dyn ShardMerge,
 ) -> Result<(String, [u64; 2]), MergeError> {
     // The latest instant of the merged history: the read must follow it.
     let last = parts
@@ -636,17 +528,9 @@ fn final_tables(
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        if outbox {
-            rt.block_on(client.outbox_export_to(&export)).map(|_| ())
-        } else {
-            rt.block_on(client.export_to(&export)).map(|_| ())
-        }
+        sm.export(&client, &rt, &export)
     })();
-    let endpoint = if outbox {
-        "/v1/outbox/export"
-    } else {
-        "/v1/export"
-    };
+    let endpoint = sm.export_endpoint();
     let why = match reread {
         Ok(()) => {
             let t = now().max(last + 1);

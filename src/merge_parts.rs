@@ -3,10 +3,11 @@
 //! folder as read ([`Part`]), and a merged run once its files are written
 //! ([`Merged`]), with the parts of the summary every workload's merge
 //! shares (duration, figures from the merged latency log, provenance, the
-//! `merged` record) and the writing of its results. [`crate::merge`] reads
-//! and joins the shards; the groups judgement is there, the outbox's in
-//! [`crate::workload::outbox::merge`]: both import this module, which imports
-//! neither.
+//! `merged` record) and the writing of its results; and what a workload
+//! brings to a merge ([`ShardMerge`]). [`crate::merge`] reads and joins the
+//! shards; each workload's judgement is its own ([`crate::workload::groups::merge`],
+//! [`crate::workload::outbox::merge`]): all import this module, which imports none of
+//! them.
 //!
 //! App layer: imports the history, the reports, the config, the shard
 //! model and the whole-file writer.
@@ -15,10 +16,10 @@ use crate::exit_code::ExitCode;
 use crate::figures::Latency;
 use crate::history::{CompletionType, Footer, Header, MergedHeader, OpKind, ShardHeader};
 use crate::report::hlog::Log;
-use crate::report::summary::{self, Provenance, Summary};
 use crate::scenario::Scenario;
 use crate::shard::{MergeInfo, ShardRef};
-use crate::whole::{write_whole, WriteError};
+use crate::summary::{self, Provenance, Summary};
+use crate::whole::WriteError;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -80,8 +81,57 @@ impl From<std::io::Error> for MergeError {
     }
 }
 
+/// A workload's part of `specstorm merge`
+/// ([`crate::workload::traits::Workload::merge`]): how a shard's saved
+/// scenario is read, which shards cannot be judged together, which keys
+/// shards split, where the target exports the final tables, and the one
+/// judgement of the merged run. [`crate::merge`] does the rest, for every
+/// workload.
+pub trait ShardMerge: Sync {
+    /// A shard's saved `scenario.toml` (with its `variant.sql`), read and
+    /// checked as a scenario of this workload. Errors: file, line and
+    /// reason.
+    fn read_scenario(&self, path: &Path) -> Result<Scenario, crate::prepare::RunError>;
+
+    /// Refuses (exit 2) shards that cannot be judged together, before
+    /// anything is written; by default none.
+    fn check_parts(&self, _parts: &[Part]) -> Result<(), MergeError> {
+        Ok(())
+    }
+
+    /// Sets the keys of `s` that shards split (each runs its share) to one
+    /// value, so that two shards' scenarios compare equal on the rest; by
+    /// default shards split none.
+    fn unshare(&self, _s: &mut Scenario) {}
+
+    /// The merged run's scenario: by default the first shard's (every
+    /// shard ran it whole).
+    fn whole(&self, parts: &[Part]) -> Scenario {
+        parts[0].scenario.clone()
+    }
+
+    /// The target's endpoint of the final tables' export.
+    fn export_endpoint(&self) -> &'static str;
+
+    /// Reads the final tables from the target through `client` (on `rt`)
+    /// into `to`. Errors: in words.
+    fn export(
+        &self,
+        client: &crate::target::http::client::HttpClient,
+        rt: &tokio::runtime::Runtime,
+        to: &Path,
+    ) -> Result<(), String>;
+
+    /// Judges the merged run `m` (its files are in `m.opts.out`) with this
+    /// workload's checkers, writes `checks.json`, `junit.xml` and
+    /// `summary.json` ([`Merged::save`]), and returns the summary (its
+    /// `exit.code` is the process's). Errors: the merged history or the
+    /// final tables cannot be read, a file cannot be written (exit 3).
+    fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError>;
+}
+
 /// One shard's folder, read.
-pub(crate) struct Part {
+pub struct Part {
     /// Its run folder.
     pub dir: PathBuf,
     /// Its history's header.
@@ -102,11 +152,13 @@ pub(crate) struct Part {
 
 /// A merged run, once its history, latency log, final tables, scenario
 /// and statement file are in the merged folder: what the workload's
-/// judgement of it ([`crate::merge::merge`] for groups, [`crate::workload::outbox::merge`]) reads,
-/// and the parts of the summary every workload's merge shares.
-pub(crate) struct Merged<'a> {
+/// judgement of it ([`ShardMerge::judge`]) reads, and the parts of the
+/// summary every workload's merge shares.
+pub struct Merged<'a> {
     /// The shards, by index.
     pub parts: &'a [Part],
+    /// The merged run's scenario ([`ShardMerge::whole`]).
+    pub scenario: &'a Scenario,
     /// What `specstorm merge` was asked.
     pub opts: &'a MergeOptions,
     /// The merged history's header record.
@@ -225,7 +277,14 @@ impl Merged<'_> {
                     index: p.shard.index,
                     run_dir: p.dir.display().to_string(),
                     started_utc: p.header.started_utc.clone(),
-                    events: p.summary.events,
+                    // The shard's `events` figure (0 for a workload
+                    // without one).
+                    events: p
+                        .summary
+                        .workload_figures
+                        .get("events")
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0),
                     exit_code: p.summary.exit.code,
                 })
                 .collect(),
@@ -234,27 +293,31 @@ impl Merged<'_> {
         }
     }
 
-    /// Writes `checks.json`, `junit.xml` and, last, `summary.json` (`json`,
-    /// the summary's text), as a run writes them, and prints the summary.
+    /// Writes `checks.json`, `junit.xml` and, last, `summary.json`, as a
+    /// run writes them (`crate::report::export`), and prints the summary
+    /// with the workload's lines (`human`).
     pub fn save(
         &self,
-        json: String,
         summary: &Summary,
         results: &[crate::verdict::CheckResult],
+        human: &crate::workload::parts::HumanParts,
     ) -> Result<(), MergeError> {
+        use crate::report::export::{write_all, ExportError, RunResults};
+        use crate::report::results::RESULTS;
         let out = &self.opts.out;
-        let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
-        write_whole(&out.join("checks.json"), checks)?;
-        let junit = crate::report::junit::render(
-            "specstorm merge",
-            vec![crate::report::junit::suite(summary, results)],
-        )?;
-        write_whole(&out.join(crate::report::junit::FILE), junit)?;
-        write_whole(&out.join("summary.json"), json)?;
+        let run = RunResults {
+            summary,
+            results,
+            junit_name: "specstorm merge",
+        };
+        write_all(out, &RESULTS, &run).map_err(|e| match e {
+            ExportError::Write(w) => MergeError::from(w),
+            e @ ExportError::Serialize { .. } => MergeError::from(anyhow::Error::from(e)),
+        })?;
         let _ = writeln!(
             std::io::stdout(),
             "{}",
-            crate::report::human::render(summary, results, &out.display().to_string())
+            crate::report::human::render(summary, results, &out.display().to_string(), human)
         );
         Ok(())
     }

@@ -17,14 +17,14 @@ use crate::history::{Entry, Footer, Header, HISTORY_SCHEMA_VERSION};
 use crate::live::{Live, Phase as RunPhase, RunInfo, Verdicts};
 use crate::nemesis::{FaultPlan, Recorder};
 use crate::prepare::{default_run_dir, scenario_base, RunError, RunOptions};
-use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::run_folder::{provenance, save_failure, save_results, saved_scenario};
 use crate::scenario::TargetKind;
+use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::variant;
 use crate::watch::Watcher;
 use crate::whole::{write_whole, Reserve, WriteError};
 use crate::workload::registry;
-use crate::workload::traits::{LoadCx, SummaryCx, WorkloadRun};
+use crate::workload::traits::{LoadCx, SummaryCx, Workload, WorkloadRun};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         claim.release();
         return Err(e);
     }
-    match claimed.and_then(|()| execute(opts, w.as_mut(), &run_dir, started, control)) {
+    match claimed.and_then(|()| execute(opts, workload, w.as_mut(), &run_dir, started, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
             save_failure(&run_dir, opts, w.scenario(), w.file(), started, &e);
@@ -69,6 +69,7 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
 /// The run after its folder exists: history, load, audit, results.
 fn execute(
     opts: &RunOptions,
+    workload: &dyn Workload,
     w: &mut dyn WorkloadRun,
     run_dir: &Path,
     started: SystemTime,
@@ -196,13 +197,10 @@ fn execute(
         loaded.target_error.as_deref(),
     )?;
     reserve.release();
-    crate::report::hlog::write(
-        &run_dir.join(crate::report::hlog::FILE),
-        &crate::report::hlog::Log {
-            started,
-            intervals: hlog.finish(),
-        },
-    )?;
+    let latency_log = crate::report::hlog::Log {
+        started,
+        intervals: hlog.finish(),
+    };
 
     let duration_s = loaded.elapsed_ns as f64 / 1e9;
     let fig = summary::figures_of(&loaded.stats, duration_s, w.op_kinds());
@@ -216,21 +214,15 @@ fn execute(
         target: loaded.target_desc.clone(),
         partial: interrupted,
         duration_s: (duration_s * 1000.0).round() / 1000.0,
-        events: 0,
-        events_per_s: 0.0,
         ops: fig.ops,
         throughput_ops_per_s: fig.throughput,
         latency_us: fig.latency_ok,
         latency_us_not_ok: fig.latency_not_ok,
         latency_saturated: loaded.stats.saturated,
-        duplicates: 0,
-        resolves: BTreeMap::new(),
         open_model: None,
         invariants: summary::invariants(&results),
-        stranded_events: Default::default(),
         faults_injected: faults.injected_by_kind(),
         coverage: Default::default(),
-        evidence: Default::default(),
         expect: expect.clone(),
         thresholds: Vec::new(),
         precision: Vec::new(),
@@ -246,8 +238,8 @@ fn execute(
         },
         shard,
         merged: None,
-        outbox: None,
         wal: loaded.wal.clone(),
+        workload_figures: Default::default(),
     };
     w.fill_summary(
         &mut summary,
@@ -268,7 +260,7 @@ fn execute(
         &expect,
         &summary.thresholds,
     );
-    save_results(run_dir, &summary.to_json(), &summary, &results)?;
+    save_results(run_dir, &summary, &results, Some(&latency_log))?;
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -289,7 +281,14 @@ fn execute(
     // the summary's.
     watcher.finish();
     // A closed pipe (`| head`) must not turn a finished run into a panic.
-    let text = w.render(&summary, &results, &run_dir.display().to_string());
+    let parts = workload.human(&summary);
+    let text =
+        crate::report::human::render(&summary, &results, &run_dir.display().to_string(), &parts);
+    let text = if parts.trim_end {
+        text.trim_end().to_string()
+    } else {
+        text
+    };
     let _ = if opts.summary_on_stderr {
         writeln!(std::io::stderr(), "{text}")
     } else {

@@ -10,51 +10,17 @@
 //! config, the clients' mapping and schema check, the shard model and the
 //! watch options, never another command.
 
-use crate::exit_code::ExitCode;
 use crate::scenario::{self, LoadModel, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
 use crate::statements::GroupsVariant;
 use crate::target::http::mapping::Mapping;
 use crate::target::http::start::shell_word;
 use crate::variant;
-use crate::watch::Watch;
-use crate::whole::WriteError;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// Why a run could not produce a verdict; each maps to a cli.md exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Invalid scenario, statement file or arguments (exit 2).
-    #[error("{0}")]
-    Input(String),
-    /// The target could not be used (exit 3).
-    #[error("target: {0}")]
-    Target(String),
-    /// A file of the run folder could not be written (exit 3): which, and
-    /// why (a full disk).
-    #[error(transparent)]
-    Write(#[from] WriteError),
-    /// Anything else (exit 3: the bench could not judge the target).
-    #[error(transparent)]
-    Other(#[from] anyhow::Error),
-    /// The user stopped the run before the load began (exit 130).
-    #[error("{0}")]
-    Interrupted(String),
-}
-
-impl RunError {
-    /// The exit code (cli.md): 2 for input errors, 3 for target and other
-    /// errors, 130 when interrupted before the load began.
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            RunError::Input(_) => ExitCode::Usage,
-            RunError::Target(_) | RunError::Write(_) | RunError::Other(_) => ExitCode::Target,
-            RunError::Interrupted(_) => ExitCode::Interrupted,
-        }
-    }
-}
+pub use crate::run_options::{RunError, RunOptions};
 
 impl From<crate::target::TargetError> for RunError {
     fn from(e: crate::target::TargetError) -> Self {
@@ -66,28 +32,6 @@ impl From<crate::target::TargetError> for RunError {
             TargetError::Interrupted(why) => RunError::Interrupted(why),
         }
     }
-}
-
-/// What `specstorm run` was asked.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// Scenario file; None runs the embedded default.
-    pub scenario: Option<PathBuf>,
-    /// `--set key=value` overrides (and `--seed`, `--duration` as overrides).
-    pub overrides: Vec<String>,
-    /// Run folder; None: `results/<UTC time>-<scenario>-<variant>/`.
-    pub out: Option<PathBuf>,
-    /// How the run is watched while it goes (progress lines, dashboard).
-    pub watch: Watch,
-    /// Print the end-of-run summary on stderr, not stdout (`compare`
-    /// keeps stdout for its table).
-    pub summary_on_stderr: bool,
-    /// `--shard i/n`: this runner's part of a sharded run (HTTP target
-    /// with `target.url` only; needs `run_id`).
-    pub shard: Option<crate::shard::Shard>,
-    /// `--run-id ID`: shared by every shard of one run; the project
-    /// namespace on the target derives from it.
-    pub run_id: Option<String>,
 }
 
 /// A scenario and its checked variant, before anything runs.

@@ -8,8 +8,8 @@
 //! config and [`crate::prepare`], never a runner.
 
 use crate::prepare::{reproduce_command, RunError, RunOptions};
-use crate::report::summary::{Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
+use crate::summary::{Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::variant;
 use crate::whole::write_whole;
 use std::io::Write;
@@ -118,25 +118,32 @@ pub(crate) fn provenance(
     }
 }
 
-/// Writes a finished run's `checks.json`, `junit.xml` and, last,
-/// `summary.json` (`json`, the summary as written), each whole. The
-/// summary goes last: a run whose results could not all be written ends
-/// with exit 3, and its failed summary replaces none that says otherwise.
-/// Shared by both workloads' runs.
+/// Writes a finished run's results (crate::report::export): its latency
+/// log (when given), `checks.json`, `junit.xml` and, last, `summary.json`,
+/// each whole. The summary goes last: a run whose results could not all
+/// be written ends with exit 3, and its failed summary replaces none that
+/// says otherwise. Shared by every workload's runs.
 pub(crate) fn save_results(
     run_dir: &Path,
-    json: &serde_json::Value,
     summary: &Summary,
     results: &[crate::verdict::CheckResult],
+    latency_log: Option<&crate::report::hlog::Log>,
 ) -> Result<(), RunError> {
-    let checks = serde_json::to_string_pretty(results).map_err(anyhow::Error::from)?;
-    write_whole(&run_dir.join("checks.json"), checks)?;
-    let junit = crate::report::junit::render(
-        "specstorm",
-        vec![crate::report::junit::suite(summary, results)],
-    )?;
-    write_whole(&run_dir.join(crate::report::junit::FILE), junit)?;
-    let json = serde_json::to_string_pretty(json).map_err(anyhow::Error::from)?;
-    write_whole(&run_dir.join("summary.json"), json)?;
-    Ok(())
+    use crate::report::export::{write_all, ExportError, Exporter, RunResults};
+    use crate::report::results::RESULTS;
+    let log = latency_log.map(crate::report::hlog::LatencyLog);
+    let mut files: Vec<&dyn Exporter> = Vec::new();
+    if let Some(l) = &log {
+        files.push(l);
+    }
+    files.extend(RESULTS);
+    let run = RunResults {
+        summary,
+        results,
+        junit_name: "specstorm",
+    };
+    write_all(run_dir, &files, &run).map_err(|e| match e {
+        ExportError::Write(w) => RunError::Write(w),
+        e @ ExportError::Serialize { .. } => RunError::Other(e.into()),
+    })
 }

@@ -35,9 +35,8 @@
 use crate::clock::Clock;
 use crate::history::writer::HistorySink;
 use crate::history::{BenchAction, BenchEntry, Entry};
-use crate::scenario::{Scenario, SqliteTarget, TargetKind};
+use crate::scenario::SqliteTarget;
 use crate::target::sqlite::client as sqlite;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -58,18 +57,7 @@ const PATIENCE: Duration = Duration::from_secs(1);
 /// How long the keeper naps between two tries of a lock.
 const RETRY: Duration = Duration::from_micros(100);
 
-/// What the keeper saw and did (`summary.json`'s `wal`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct WalReport {
-    /// The largest size of the `-wal` file seen, bytes (sampled every
-    /// 100 ms while the load ran, and once as it ended).
-    pub peak_bytes: u64,
-    /// Blocking (RESTART) checkpoints the bench ran: the history's `bench`
-    /// entries.
-    pub checkpoints: u64,
-    /// Their time in all, s: writers waited at most this long for them.
-    pub checkpoint_s: f64,
-}
+pub use crate::summary::WalReport;
 
 /// The running keeper of one database's WAL.
 pub struct WalKeeper {
@@ -119,17 +107,7 @@ impl Drop for WalKeeper {
     }
 }
 
-/// Whether a run of `s` watches its target's WAL: `journal_mode = wal` on
-/// the in-process SQLite target or the spawned reference server (a
-/// service at `target.url` keeps its database where the bench does not
-/// look).
-pub fn watched(s: &Scenario) -> bool {
-    s.target.journal_mode.eq_ignore_ascii_case("wal")
-        && match s.target.kind {
-            TargetKind::Sqlite => true,
-            TargetKind::Http => s.target.url.is_none(),
-        }
-}
+pub use crate::scenario::figures::watched;
 
 /// The `-wal` file of the database at `db`.
 pub fn wal_path(db: &Path) -> PathBuf {

@@ -15,42 +15,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How a run is watched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Watch {
-    /// Nothing while it runs (the summary at the end still prints).
-    #[default]
-    Quiet,
-    /// One plain line on stderr every so often: no escape codes.
-    Lines(Duration),
-    /// The live terminal dashboard; `color: false` honours `NO_COLOR`.
-    Dashboard {
-        /// Colors on (false: `NO_COLOR` is set).
-        color: bool,
-    },
-}
-
-impl Watch {
-    /// The mode for `specstorm run`: quiet with `-q`; the dashboard when
-    /// stdout and stdin are terminals, `CI` is not `true` and `--no-tui`
-    /// was not given; else plain lines every 2 s.
-    pub fn choose(quiet: bool, no_tui: bool) -> Watch {
-        use std::io::IsTerminal;
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-        let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        if quiet {
-            Watch::Quiet
-        } else if no_tui
-            || ci
-            || !std::io::stdout().is_terminal()
-            || !std::io::stdin().is_terminal()
-        {
-            Watch::Lines(Duration::from_secs(2))
-        } else {
-            Watch::Dashboard { color }
-        }
-    }
-}
+pub use crate::run_options::Watch;
 
 /// A running watcher; [`Watcher::finish`] ends it (the dashboard first
 /// shows the verdicts until a key is pressed). Dropping it ends it too,

@@ -17,6 +17,7 @@
 
 pub mod db;
 pub mod machine;
+pub mod options;
 pub mod search;
 pub mod trace;
 pub mod world;
@@ -24,6 +25,7 @@ pub mod world;
 pub use crate::workload::groups::explore::GroupsWorld;
 pub use crate::workload::outbox::explore::OutboxWorld;
 pub use db::Restore;
+pub use options::ExploreOptions;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
 pub use world::{ExploreError, StepLabel, Violation, World};
 
@@ -33,26 +35,8 @@ use crate::scenario::Explore;
 use crate::statements::{GroupsVariant, OutboxVariant};
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// What `specstorm explore` was asked to do.
-#[derive(Debug, Clone, Default)]
-pub struct ExploreOptions {
-    /// Scenario file (None: the embedded default scenario).
-    pub scenario: Option<PathBuf>,
-    /// `--set KEY=VALUE` overrides.
-    pub overrides: Vec<String>,
-    /// `--max-depth` (steps from the initial state); replaces `explore.max_depth`.
-    pub max_depth: Option<u64>,
-    /// `--max-states` (distinct states); replaces `explore.max_states`.
-    pub max_states: Option<u64>,
-    /// How a state's database is brought back.
-    pub restore: Restore,
-    /// No progress lines on stderr.
-    pub quiet: bool,
-}
 
 /// The search of one world over one statement file, and its rendered
 /// report; `C` is the world's choice type (groups' by default).

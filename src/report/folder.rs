@@ -153,9 +153,14 @@ pub fn title(summary: &Value) -> String {
 /// A run folder's human summary again (as printed at the end of the run,
 /// from `summary.json` and `checks.json`); a failed run's error and exit.
 /// A missing `checks.json` leaves out the evidence (verdicts come from the
-/// summary), with a note. Errors: `summary.json` is no run summary, or
-/// `checks.json` exists but cannot be read.
-pub fn run_text(dir: &Path, summary: &Value) -> Result<String, FolderError> {
+/// summary), with a note. `parts` gives the workload's own lines of the
+/// summary (`Workload::human`). Errors: `summary.json` is no run summary,
+/// or `checks.json` exists but cannot be read.
+pub fn run_text(
+    dir: &Path,
+    summary: &Value,
+    parts: impl FnOnce(&super::Summary) -> crate::workload::parts::HumanParts,
+) -> Result<String, FolderError> {
     use super::human;
     use crate::verdict::CheckResult;
     if let Some(text) = failed_text(summary) {
@@ -180,7 +185,7 @@ pub fn run_text(dir: &Path, summary: &Value) -> Result<String, FolderError> {
             })
             .collect()
     };
-    Ok(human::render(&s, &results, &dir.display().to_string()) + &notes)
+    Ok(human::render(&s, &results, &dir.display().to_string(), &parts(&s)) + &notes)
 }
 
 /// A failed run's lines (its summary has `error`), else None.

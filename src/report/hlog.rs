@@ -150,8 +150,27 @@ impl Builder {
     }
 }
 
-/// Writes a log to `path`. Errors: the file cannot be written.
+/// Writes a log to `path`, whole. Errors: the file cannot be written.
 pub fn write(path: &Path, log: &Log) -> anyhow::Result<()> {
+    Ok(crate::whole::write_whole(path, serialize(log)?)?)
+}
+
+/// The `latency.hlog` exporter of one log (made while the history was
+/// read, apart from the summary).
+pub struct LatencyLog<'a>(pub &'a Log);
+
+impl super::export::Exporter for LatencyLog<'_> {
+    fn file_name(&self) -> &str {
+        FILE
+    }
+
+    fn serialize(&self, _run: &super::export::RunResults<'_>) -> anyhow::Result<Vec<u8>> {
+        serialize(self.0)
+    }
+}
+
+/// A log's bytes: the interval log format (V2, deflated).
+fn serialize(log: &Log) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     {
@@ -175,7 +194,7 @@ pub fn write(path: &Path, log: &Log) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot write interval {tag}: {e:?}"))?;
         }
     }
-    Ok(crate::whole::write_whole(path, out)?)
+    Ok(out)
 }
 
 /// Reads a log written by [`write`]. Errors: the file cannot be read, is

@@ -1,12 +1,15 @@
-//! The short human summary printed at the end of a run.
+//! The short human summary printed at the end of a run: the common
+//! figures, and the workload's own lines where it puts them
+//! ([`HumanParts`]).
 //!
 //! Layer: report, ui and server. May import the modules of its own layer
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
-use super::summary::Summary;
 use crate::figures::Latency;
+use crate::summary::{Summary, WalReport};
 use crate::verdict::{CheckResult, Verdict};
+use crate::workload::parts::HumanParts;
 use std::fmt::Write;
 
 /// Counts per kind as `crash 12, lock 3`.
@@ -45,20 +48,9 @@ fn lat(l: &Latency) -> String {
 }
 
 /// The summary as a few lines of text; `results` adds the first violation's
-/// evidence under each violated invariant. Groups' and outbox's figures
-/// (events, resolves, stranded events; the outbox's queue) have their
-/// lines; [`render_common`] is the text of a workload without them.
-pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-    render_parts(s, results, run_dir, true)
-}
-
-/// [`render`] with the common figures only: the text of a workload that
-/// has none of groups' or outbox's own (one registered at run time).
-pub fn render_common(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-    render_parts(s, results, run_dir, false)
-}
-
-fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: bool) -> String {
+/// evidence under each violated invariant, `parts` the workload's own
+/// lines (its load, its counts, its evidence, what it left behind).
+pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str, parts: &HumanParts) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -73,9 +65,9 @@ fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: b
             ""
         }
     );
-    match &s.outbox {
-        Some(ob) => o.push_str(&super::human_outbox::load_lines(s, ob)),
-        None if !built_in => {
+    match &parts.load {
+        Some(lines) => o.push_str(lines),
+        None => {
             let total: u64 = s.ops.values().map(|c| c.ok + c.fail + c.info).sum();
             let _ = writeln!(
                 o,
@@ -83,17 +75,6 @@ fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: b
                 s.duration_s,
                 s.throughput_ops_per_s.get("total").copied().unwrap_or(0.0)
             );
-        }
-        None => {
-            let _ = writeln!(
-            o,
-            "  {} events in {:.1}s: {:.0} events/s accepted, {} duplicates rejected, {:.0} ops/s in all",
-            s.events,
-            s.duration_s,
-            s.events_per_s,
-            s.duplicates,
-            s.throughput_ops_per_s.get("total").copied().unwrap_or(0.0)
-        );
         }
     }
     for (kind, c) in &s.ops {
@@ -115,14 +96,7 @@ fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: b
             open.get("missed").copied().unwrap_or(0)
         );
     }
-    if s.outbox.is_none() && built_in {
-        let _ = writeln!(
-            o,
-            "  resolves: {} resolved, {} refused",
-            s.resolves.get("resolved").copied().unwrap_or(0),
-            s.resolves.get("refused").copied().unwrap_or(0)
-        );
-    }
+    o.push_str(&parts.figures);
     if !s.faults_injected.is_empty() {
         let _ = writeln!(o, "  faults injected: {}", per_kind(&s.faults_injected));
     }
@@ -156,7 +130,7 @@ fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: b
             let _ = writeln!(o, "    note: {n}");
         }
     }
-    evidence_lines(&mut o, s);
+    o.push_str(&parts.evidence);
     for gap in &s.coverage.gaps {
         let _ = writeln!(o, "not exercised: {gap}");
     }
@@ -172,9 +146,7 @@ fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: b
             p.invariant, p.what, p.why
         );
     }
-    if s.outbox.is_none() && built_in {
-        stranded_line(&mut o, s);
-    }
+    o.push_str(&parts.closing);
     if !s.thresholds.is_empty() {
         let _ = writeln!(o, "thresholds:");
         for t in &s.thresholds {
@@ -194,35 +166,9 @@ fn render_parts(s: &Summary, results: &[CheckResult], run_dir: &str, built_in: b
     o
 }
 
-/// Groups: each invariant's evidence (the chances it had to see a
-/// violation), then what each fault with a duration left while active.
-fn evidence_lines(o: &mut String, s: &Summary) {
-    let per = |m: &std::collections::BTreeMap<String, u64>| {
-        crate::workload::groups::checker::GROUPS_INVARIANTS
-            .iter()
-            .filter_map(|name| m.get(*name).map(|n| format!("{name} {n}")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if s.evidence.invariants.is_empty() {
-        return;
-    }
-    let _ = writeln!(o, "evidence: {}", per(&s.evidence.invariants));
-    for (i, f) in &s.evidence.faults {
-        let _ = writeln!(
-            o,
-            "  while {} (fault {i}) was active ({} windows, {:.3}s): {}",
-            f.kind,
-            f.windows,
-            f.active_s,
-            per(&f.invariants)
-        );
-    }
-}
-
 /// The WAL line: its peak, and the bench's blocking checkpoints that kept
 /// it bounded (`crate::wal`).
-fn wal_line(w: &crate::wal::WalReport) -> String {
+fn wal_line(w: &WalReport) -> String {
     let checkpoints = match w.checkpoints {
         0 => String::new(),
         n => format!(
@@ -232,42 +178,4 @@ fn wal_line(w: &crate::wal::WalReport) -> String {
         ),
     };
     format!("WAL: peak {:.1} MB{checkpoints}", w.peak_bytes as f64 / 1e6)
-}
-
-/// Groups: the stranded-events line (an outbox run has no events).
-fn stranded_line(o: &mut String, s: &Summary) {
-    let st = &s.stranded_events;
-    let undetermined = if st.undetermined > 0 {
-        format!(
-            "; {} more may be (an attempt that may or may not have counted: indeterminate, \
-             or an ok whose answer did not say)",
-            st.undetermined
-        )
-    } else {
-        String::new()
-    };
-    match st.total {
-        None => {
-            let _ = writeln!(o, "stranded events: cannot tell{undetermined}");
-        }
-        Some(0) => {
-            let _ = writeln!(o, "stranded events: 0{undetermined}");
-        }
-        Some(total) => {
-            let causes: Vec<_> = st
-                .by_cause
-                .iter()
-                .map(|(c, n)| format!("{n} {c}"))
-                .collect();
-            let _ = writeln!(
-                o,
-                "stranded events: {total} (inserted, never counted; retries stop as \
-                 duplicates): {}{undetermined}",
-                causes.join(", ")
-            );
-        }
-    }
-    for n in &st.notes {
-        let _ = writeln!(o, "  note: {n}");
-    }
 }

@@ -9,13 +9,27 @@
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
-use super::summary::Summary;
 use crate::exit_code::ExitCode;
+use crate::summary::Summary;
 use crate::verdict::{CheckResult, Verdict};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 /// File name in a run folder (and in a compare folder, for all variants).
 pub const FILE: &str = "junit.xml";
+
+/// The `junit.xml` exporter: one suite, the run's
+/// ([`super::export::RunResults::junit_name`] names the report).
+pub struct Junit;
+
+impl super::export::Exporter for Junit {
+    fn file_name(&self) -> &str {
+        FILE
+    }
+
+    fn serialize(&self, run: &super::export::RunResults<'_>) -> anyhow::Result<Vec<u8>> {
+        Ok(render(run.junit_name, vec![suite(run.summary, run.results)])?.into_bytes())
+    }
+}
 
 /// The test suite of one run: `<scenario>/<variant>`.
 pub fn suite(summary: &Summary, results: &[CheckResult]) -> TestSuite {

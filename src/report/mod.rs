@@ -9,14 +9,16 @@
 //! nemesis and workload).
 
 pub mod baseline;
-pub mod coverage;
+pub mod checks_json;
+pub mod export;
 pub mod folder;
 pub mod hlog;
 pub mod human;
-pub mod human_outbox;
 pub mod junit;
 pub mod plot;
 pub mod precision;
+pub mod results;
 pub mod summary;
+pub mod summary_json;
 
-pub use summary::{Summary, SUMMARY_SCHEMA_VERSION};
+pub use crate::summary::{Summary, SUMMARY_SCHEMA_VERSION};

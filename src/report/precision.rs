@@ -12,21 +12,9 @@
 use crate::history::{Entry, OpKind};
 use crate::scenario::api::{Api, EventRows};
 use crate::scenario::Scenario;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One check whose verdict rests on less than it could.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PrecisionLoss {
-    /// The invariant (spec name).
-    pub invariant: String,
-    /// What part of it is weaker.
-    pub what: String,
-    /// Why.
-    pub why: String,
-    /// Ops concerned (0 when it is about the tables or the mapping).
-    pub ops: u64,
-}
+pub use crate::summary::PrecisionLoss;
 
 /// Counts the history's `ok` completions whose value is unknown, by op
 /// kind and reason (`OpResult::ambiguous`).

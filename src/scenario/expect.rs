@@ -3,11 +3,11 @@
 //! them. A naive variant run in CI passes when its bug is found.
 //!
 //! The run's exit code (cli.md) is decided against these in
-//! `report::summary::exit`; this module only holds the types, parses the
+//! `crate::summary::exit`; this module only holds the types, parses the
 //! threshold text and says which expectation applies to a variant.
 //!
-//! Layer: config. May import the modules of its own layer and of the layers
-//! below it (core and model).
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -287,13 +287,4 @@ pub struct VariantEntry {
     /// Thresholds of this variant, in addition to the scenario's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<Threshold>,
-}
-
-impl VariantEntry {
-    /// The name in tables and folder names: `name`, else the file's stem.
-    pub fn name(&self) -> String {
-        self.name
-            .clone()
-            .unwrap_or_else(|| crate::variant::short_name(&self.variant))
-    }
 }

@@ -13,6 +13,7 @@
 pub mod api;
 mod caps;
 mod expect;
+pub mod figures;
 pub mod fuzz;
 pub mod invariants;
 mod load;
@@ -28,6 +29,17 @@ use crate::fault_kind::FaultKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
+
+// Here, not with the type (`expect`, in the model): the name comes from
+// the statement file's, which the config knows.
+impl VariantEntry {
+    /// The name in tables and folder names: `name`, else the file's stem.
+    pub fn name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| crate::variant::short_name(&self.variant))
+    }
+}
 
 /// A resolved scenario: every key present, defaults filled in.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -9,6 +9,7 @@
 pub mod groups;
 pub mod machine;
 pub mod outbox;
+pub mod parts;
 pub mod registry;
 pub mod traits;
 pub mod value;

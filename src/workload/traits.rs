@@ -4,8 +4,10 @@
 //! file checked against its ops ([`Workload::prepare`]), a load phase that
 //! drives its ops on the target and reads the final tables back
 //! ([`WorkloadRun::load`]), the facts its checkers read from the history
-//! and their verdicts ([`WorkloadRun::judge`]), and its own part of the
-//! summary ([`WorkloadRun::fill_summary`]). Everything else (the run
+//! and their verdicts ([`WorkloadRun::judge`]), its own part of the
+//! summary ([`WorkloadRun::fill_summary`]), and its lines in the human
+//! summary and `compare` ([`Workload::human`], [`Workload::compare_rows`]).
+//! Everything else (the run
 //! folder, the history's writer and frame, the nemesis's recorder, the
 //! dashboard, the latency log, the common figures, thresholds, the exit
 //! decision, the saved results) belongs to the pipeline.
@@ -15,9 +17,10 @@
 //! the hot path (each workload's own scheduler) stays monomorphic inside
 //! `load`.
 //!
-//! App layer: names the run's options and errors ([`crate::prepare`]) and
-//! the summary ([`crate::report::summary`]), which sit above the checkers
-//! today.
+//! It names what `audit` and `merge` share with every workload
+//! ([`crate::audit_record`], [`crate::audit_error`],
+//! [`crate::merge_parts`]), which sit in the app layer, so it sits there
+//! too.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
@@ -29,12 +32,13 @@ use crate::history::writer::HistorySink;
 use crate::history::{Entry, Header, OpKind};
 use crate::live::Live;
 use crate::nemesis::Recorder;
-use crate::prepare::{RunError, RunOptions};
-use crate::report::summary::Summary;
+use crate::run_options::{RunError, RunOptions};
 use crate::scenario::Scenario;
 use crate::statements::StatementFile;
 use crate::stats::Stats;
+use crate::summary::{Summary, WalReport};
 use crate::verdict::CheckResult;
+use crate::workload::parts::{CompareRow, HumanParts};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -50,6 +54,24 @@ pub trait Workload: Send + Sync {
     /// `expect` may use, one checker each.
     fn invariants(&self) -> &'static [&'static str];
 
+    /// `specstorm audit`: judges the run folder `f` of this workload again,
+    /// offline, from its saved history, scenario and final tables; the
+    /// comparison with the run's records and the exit are
+    /// [`crate::audit`]'s. By default a workload has no audit: refused
+    /// (exit 2), its runs are judged by their own run only.
+    fn audit(
+        &self,
+        f: &crate::audit_record::AuditFolder<'_>,
+    ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
+        Err(crate::audit_record::refused(f.run_dir, self.name()))
+    }
+
+    /// `specstorm merge`: this workload's part of merging the shards of
+    /// one run. By default none: its runs have no shards to merge.
+    fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
+        None
+    }
+
     /// Loads the scenario at `path` (with `overrides`) and checks its
     /// statement file against this workload, and every key that depends on
     /// the file (fault steps, an `[api]` mapping's secrets unless
@@ -63,7 +85,27 @@ pub trait Workload: Send + Sync {
 
     /// `specstorm explore`: every interleaving of the scenario's small
     /// world, as TLC does for the spec; returns the exit code.
-    fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode;
+    fn explore(&self, opts: &crate::explore::options::ExploreOptions)
+        -> crate::exit_code::ExitCode;
+
+    /// Its lines in the human summary of a run of it (`s`: its summary,
+    /// as written or read back from `summary.json`); by default none but
+    /// the common ones.
+    fn human(&self, _s: &Summary) -> HumanParts {
+        HumanParts::default()
+    }
+
+    /// Its own figures in `compare.json`'s entry of a variant (beside the
+    /// common ones), from the variant's summary `s`.
+    fn compare_figures(&self, _s: &Summary) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+
+    /// Its figure rows in `compare`'s table, between the invariants and
+    /// the faults: by default the duration and the throughput in all.
+    fn compare_rows(&self) -> Vec<CompareRow> {
+        CompareRow::common()
+    }
 
     /// `specstorm check-target URL --workload NAME`: probes a running
     /// service's endpoints of this workload, writing each check's line to
@@ -71,11 +113,9 @@ pub trait Workload: Send + Sync {
     /// command then says so, exit 2).
     fn check_target(
         &self,
-        _opts: &crate::workload::groups::probe::ProbeOptions,
+        _opts: &crate::probe_report::ProbeOptions,
         _out: &mut dyn std::io::Write,
-    ) -> Option<
-        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
-    > {
+    ) -> Option<Result<crate::probe_report::Report, crate::probe_report::ProbeError>> {
         None
     }
 }
@@ -145,12 +185,6 @@ pub trait WorkloadRun {
 
     /// The stranded count the dashboard shows with the verdicts.
     fn stranded(&self, s: &Summary) -> Option<u64>;
-
-    /// The end-of-run text printed on the terminal: by default the
-    /// common figures, the verdicts and where the results are.
-    fn render(&self, s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-        crate::report::human::render_common(s, results, run_dir)
-    }
 }
 
 /// What the pipeline hands a workload's load phase.
@@ -188,7 +222,7 @@ pub struct Loaded {
     /// The target misbehaved in a way that makes the run exit 3.
     pub target_error: Option<String>,
     /// The target database's WAL, when the bench could watch it.
-    pub wal: Option<crate::wal::WalReport>,
+    pub wal: Option<WalReport>,
 }
 
 /// What a workload may read while it fills its part of the summary.

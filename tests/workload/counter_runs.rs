@@ -1,12 +1,15 @@
 //! The counter workload (`counter/`, written only for this suite)
 //! registered at run time and run through specstorm's one pipeline: the
 //! read-then-write variant is caught (exit 1, a failure in `junit.xml`),
-//! the one-statement variant holds (exit 0), and its scenario is checked
-//! like any other (`file:line` refusals, `expect` naming its invariant).
+//! the one-statement variant holds (exit 0), its scenario is checked
+//! like any other (`file:line` refusals, `expect` naming its invariant),
+//! and `audit` judges its folder again through the `Workload` trait (a
+//! registered workload without an audit is refused).
 
 use super::counter::{self, NO_LOST_INCREMENT};
 use specstorm::control::Control;
 use specstorm::prepare::{RunError, RunOptions};
+use specstorm::workload::traits::{Workload, WorkloadRun};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -72,10 +75,114 @@ fn the_naive_counter_loses_increments_and_the_pipeline_says_so() {
         &history[..400]
     );
     assert!(run_dir.join("latency.hlog").exists());
-    // `audit` re-judges built-in workloads only: it says so, judging nothing.
+}
+
+/// Judges `run_dir` again with `specstorm audit`; returns the audit.
+fn audit(run_dir: &Path) -> specstorm::audit_record::Audit {
+    let (a, unsaved) = specstorm::audit::audit(run_dir).expect("audited");
+    assert_eq!(unsaved, None);
+    a
+}
+
+#[test]
+fn audit_judges_a_counter_folder_again_with_the_runs_verdict_and_exit() {
+    for (variant, verdict, exit) in [("naive.sql", "Violated", 1), ("atomic.sql", "Holds", 0)] {
+        let dir = tempfile::tempdir().unwrap();
+        let (summary, run_dir) = run(dir.path(), variant, "");
+        assert_eq!(summary.exit.code, exit, "{:?}", summary.exit);
+        let a = audit(&run_dir);
+        assert!(a.same_as_run, "{variant}: {a:?}");
+        assert!(a.differences.is_empty(), "{variant}: {:?}", a.differences);
+        assert_eq!(a.results.len(), 1, "{variant}");
+        assert_eq!(a.results[0].invariant, NO_LOST_INCREMENT);
+        assert_eq!(format!("{:?}", a.results[0].verdict), verdict, "{variant}");
+        assert_eq!(
+            format!("{:?}", summary.invariants[NO_LOST_INCREMENT].verdict),
+            verdict
+        );
+        assert_eq!(a.exit.code, exit, "{variant}: {:?}", a.exit);
+        assert_eq!(a.tables, "target.db");
+        assert!(run_dir.join("audit.json").is_file());
+        let text = specstorm::audit::render(&a);
+        assert!(text.contains("same verdicts as the run"), "{text}");
+    }
+}
+
+#[test]
+fn audit_of_a_counter_folder_reads_its_database_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, run_dir) = run(dir.path(), "atomic.sql", "");
+    assert_eq!(summary.exit.code, 0, "{:?}", summary.exit);
+    // The count is changed after the run: the audit finds acknowledged
+    // increments lost, which the run did not say, and cannot confirm it.
+    let db = rusqlite::Connection::open(run_dir.join("target.db")).unwrap();
+    let changed = db.execute("UPDATE counter SET n = n - 1", []).unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+    let a = audit(&run_dir);
+    assert_eq!(format!("{:?}", a.results[0].verdict), "Violated");
+    assert!(!a.same_as_run);
+    assert_eq!(a.differences.len(), 1, "{:?}", a.differences);
+    assert!(
+        a.differences[0].contains(NO_LOST_INCREMENT),
+        "{:?}",
+        a.differences
+    );
+    assert_eq!(a.exit.code, 3, "{:?}", a.exit);
+}
+
+/// A workload registered at run time that brings no audit: the counter's
+/// run under another name.
+struct Unaudited;
+
+impl Workload for Unaudited {
+    fn name(&self) -> &'static str {
+        "counter-unaudited"
+    }
+
+    fn invariants(&self) -> &'static [&'static str] {
+        &[NO_LOST_INCREMENT]
+    }
+
+    fn prepare(
+        &self,
+        path: Option<&Path>,
+        overrides: &[String],
+        offline: bool,
+    ) -> Result<Box<dyn WorkloadRun>, RunError> {
+        counter::Counter.prepare(path, overrides, offline)
+    }
+
+    fn explore(&self, opts: &specstorm::explore::ExploreOptions) -> specstorm::exit_code::ExitCode {
+        counter::Counter.explore(opts)
+    }
+}
+
+#[test]
+fn audit_refuses_a_folder_of_a_workload_without_an_audit() {
+    specstorm::workload::registry::register(&Unaudited).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, run_dir) = run(dir.path(), "naive.sql", "");
+    // The folder of a run of `counter-unaudited`: its history's header
+    // names it.
+    let path = run_dir.join("history.jsonl");
+    let history = std::fs::read_to_string(&path).unwrap();
+    let (header, rest) = history.split_once('\n').unwrap();
+    assert!(header.contains("\"workload\":\"counter\""), "{header}");
+    let header = header.replace(
+        "\"workload\":\"counter\"",
+        "\"workload\":\"counter-unaudited\"",
+    );
+    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    // `audit` re-judges workloads that bring an audit only: it says so,
+    // judging nothing.
     let e = specstorm::audit::audit(&run_dir).expect_err("refused");
     assert_eq!(e.exit_code(), 2);
-    assert!(e.to_string().contains("workload \"counter\""), "{e}");
+    assert!(
+        e.to_string().contains("workload \"counter-unaudited\""),
+        "{e}"
+    );
+    assert!(!run_dir.join("audit.json").exists());
 }
 
 #[test]

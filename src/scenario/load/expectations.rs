@@ -4,8 +4,8 @@
 //! entries, each with its own.
 //!
 //! May import: its sibling files, `scenario`'s types, `crate::variant`
-//! (a statement file's short name) and, until the workloads own their
-//! figures, `crate::report::summary::skeleton`.
+//! (a statement file's short name) and `crate::scenario::figures` (the
+//! figures `summary.json` has).
 
 use super::context::{display_path, Context};
 use super::error::ScenarioError;
@@ -86,7 +86,7 @@ pub(super) fn check_variants(ctx: &Context, item: &Item) -> Result<(), ScenarioE
 /// scenario (a misspelled name must never pass silently), naming the
 /// figures next to it.
 pub(super) fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
-    let skeleton = crate::report::summary::skeleton(s);
+    let skeleton = crate::scenario::figures::skeleton(s);
     let top = s
         .thresholds
         .iter()

@@ -27,10 +27,10 @@
 //! [`error`] and [`to_toml`] (the resolved scenario as saved).
 //!
 //! May import: the types of `crate::scenario`, `crate::input` (reading
-//! the file) and `crate::variant` (a statement file's short name); and,
-//! until the workloads own them, `crate::target::http::mapping` (the `[api]`
-//! compiler, in [`api_keys`]) and `crate::report::summary` (the figures a
-//! threshold may name, in [`expectations`]).
+//! the file), `crate::variant` (a statement file's short name) and
+//! `crate::scenario::figures` (the figures a threshold may name, in
+//! [`expectations`]); and, until the target owns it,
+//! `crate::target::http::mapping` (the `[api]` compiler, in [`api_keys`]).
 
 mod api_keys;
 mod context;

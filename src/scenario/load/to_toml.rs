@@ -5,7 +5,7 @@
 //! May import: its sibling files and `scenario`'s types.
 
 use super::faults::unset_fault_keys;
-use super::workload::GROUPS_ONLY;
+use super::workload::{GROUPS_ONLY, NOT_REGISTERED};
 use crate::scenario::Scenario;
 use toml_edit::{DocumentMut, Item};
 
@@ -13,8 +13,9 @@ impl Scenario {
     /// The resolved configuration as TOML, every key present (a key whose
     /// value is "not set" appears as a comment; an outbox scenario leaves
     /// out groups' `[load]`, `[keys]`, `[retry]`, `[resolve]`,
-    /// `stop.events`, `[api]`'s groups keys and `audit.events`). Loading
-    /// this text gives the same scenario back.
+    /// `stop.events`, `[api]`'s groups keys and `audit.events`; one of a
+    /// workload registered at run time also the tables it does not take).
+    /// Loading this text gives the same scenario back.
     pub fn to_toml(&self) -> String {
         let mut text = toml::to_string(self).expect("a Scenario always serializes to TOML");
         if self.workload != crate::scenario::Workload::Groups {
@@ -35,6 +36,13 @@ impl Scenario {
             }
             if let Some(audit) = doc.get_mut("audit").and_then(Item::as_table_like_mut) {
                 audit.remove("events");
+            }
+            if let crate::scenario::Workload::Registered(_) = self.workload {
+                // A registered workload takes none of the built-in ones'
+                // tables (refused when given): left out too.
+                for table in NOT_REGISTERED {
+                    doc.remove(table);
+                }
             }
             text = doc.to_string();
         }

@@ -112,7 +112,7 @@ fn check_lease(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
 /// Tables a workload registered at run time does not take: the built-in
 /// workloads' own, and what needs the engine's step driver or the HTTP
 /// target, which such a workload does not use (yet).
-const NOT_REGISTERED: &[&str] = &[
+pub(super) const NOT_REGISTERED: &[&str] = &[
     "load",
     "keys",
     "retry",

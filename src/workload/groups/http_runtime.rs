@@ -1,7 +1,8 @@
 //! The runtime of an HTTP target: ingesters and resolvers are tokio tasks
 //! (one request in flight each) on a two-worker tokio runtime, sharing
 //! the generator, the history sink and a map of the group ids the service
-//! named. The same stop rules as the SQLite runtime; every request is
+//! named. [`crate::scheduler`] runs them: the same stop rule as the SQLite
+//! runtime's, and a target that stops answering ends the run; every request is
 //! bounded by the client's timeouts, so a stop is never more than one
 //! request timeout away.
 //!
@@ -16,15 +17,16 @@ use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::FaultAction;
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
-use crate::live::{Live, Phase};
+use crate::live::Live;
 use crate::nemesis::Recorder;
 use crate::scenario::Scenario;
+use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OpProgram;
 use crate::stats::Stats;
 use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::workload::groups::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::workload::groups::IngestOp;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -84,10 +86,9 @@ struct Shared {
     /// (written once, then read without a lock).
     learned: Vec<OnceLock<String>>,
     nonconforming: Arc<Nonconforming>,
-    /// The target stopped answering: the run ends.
-    dead: AtomicBool,
-    /// When the service last answered anything (ns since run start).
-    last_answer: AtomicU64,
+    /// Whether the target still answers (a silent or refusing one ends
+    /// the run).
+    target: TargetWatch,
     /// The fault plan and the history it records injections in.
     nemesis: Recorder,
     /// When the load started, ns (fault windows count from here).
@@ -165,6 +166,8 @@ pub fn run_load_http(
     ids: GroupIdSource,
 ) -> (LoadOutcome, Option<String>) {
     let s = plan.scenario;
+    let sched = Scheduler::start(plan.clock, plan.control, &plan.live, s.stop.duration);
+    let kills = plan.nemesis.plan.has(FaultKind::Kill);
     let shared = Arc::new(Shared {
         scenario: s.clone(),
         namespace: plan.namespace.to_string(),
@@ -178,87 +181,37 @@ pub fn run_load_http(
         ingesters_left: AtomicUsize::new(s.load.ingesters as usize),
         learned: (0..s.groups()).map(|_| OnceLock::new()).collect(),
         nonconforming,
-        dead: AtomicBool::new(false),
-        last_answer: AtomicU64::new(plan.clock.now()),
+        target: TargetWatch::new(s, kills, sched.started()),
         nemesis: plan.nemesis.clone(),
-        started: plan.clock.now(),
+        started: sched.started(),
         programs: (plan.variant.ingest.clone(), plan.variant.resolve.clone()),
-        kills: plan.nemesis.plan.has(FaultKind::Kill),
+        kills,
         live: plan.live.clone(),
         ids,
         keys: crate::generator::KeySpace::new(&s.keys, plan.namespace),
     });
-    // Two workers: each task runs next to the connection it uses.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let started = plan.clock.now();
-    let deadline = s
-        .stop
-        .duration
-        .map(|d| started.saturating_add(crate::draws::ns(d)));
-    let (stopped_at, exhausted) = rt.block_on(async {
-        let mut tasks = Vec::new();
-        for w in 0..s.load.ingesters {
-            tasks.push(tokio::spawn(ingester(shared.clone(), w)));
-        }
-        for r in 0..s.load.resolvers {
-            tasks.push(tokio::spawn(resolver(
-                shared.clone(),
-                s.load.ingesters + r,
-                r,
-            )));
-        }
-        if let GroupIdSource::Database(read) = &shared.ids {
-            tokio::spawn(poll_group_ids(shared.clone(), read.clone()));
-        }
-        let work = async {
-            for t in tasks {
-                t.await.expect("a load task panicked");
-            }
-        };
-        let shared = &shared;
-        let coordinator = async {
-            loop {
-                let now = plan.clock.now();
-                plan.live.set_elapsed(now - started);
-                let exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
-                // A service that answers nothing for two request timeouts
-                // (hung, stopped) ends the run instead of letting it time
-                // out request after request until its duration.
-                let silent = now.saturating_sub(shared.last_answer.load(Ordering::Relaxed));
-                let mut limit = crate::draws::ns(s.target.request_timeout).saturating_mul(2);
-                if shared.kills {
-                    // A killed server is silent until its restart.
-                    limit = limit
-                        .saturating_add(crate::draws::ns(kill_downtime(s)))
-                        .saturating_add(10_000_000_000);
-                }
-                if silent > limit {
-                    shared.dead.store(true, Ordering::Release);
-                }
-                if exhausted
-                    || deadline.is_some_and(|d| now >= d)
-                    || plan.control.stopped()
-                    || shared.dead.load(Ordering::Acquire)
-                {
-                    plan.control.request_stop();
-                    plan.live.set_phase(Phase::Draining);
-                    return (now, exhausted);
-                }
-                plan.control.sleep_async(Duration::from_millis(5)).await;
-            }
-        };
-        let ((), (stopped_at, exhausted)) = tokio::join!(work, coordinator);
-        (stopped_at, exhausted)
-    });
-    let gone = shared.dead.load(Ordering::Acquire).then(|| {
+    let mut tasks: Vec<Task> = Vec::new();
+    for w in 0..s.load.ingesters {
+        tasks.push(Box::pin(ingester(shared.clone(), w)));
+    }
+    for r in 0..s.load.resolvers {
+        tasks.push(Box::pin(resolver(shared.clone(), s.load.ingesters + r, r)));
+    }
+    let mut background: Vec<Task> = Vec::new();
+    if let GroupIdSource::Database(read) = &shared.ids {
+        background.push(Box::pin(poll_group_ids(shared.clone(), read.clone())));
+    }
+    let span = sched.run_tasks(
+        tasks,
+        background,
+        || shared.ingesters_left.load(Ordering::Acquire) == 0,
+        Some(&shared.target),
+    );
+    let gone = shared.target.is_dead().then(|| {
         format!(
             "the target stopped answering {:.1}s into the load (no answer for two request \
              timeouts, or connections refused): the load ended early",
-            stopped_at.saturating_sub(started) as f64 / 1e9
+            span.stopped_at.saturating_sub(span.started) as f64 / 1e9
         )
     });
     let outcome = LoadOutcome::new(
@@ -266,8 +219,7 @@ pub fn run_load_http(
         plan.live.merged(),
         &shared.gen,
         shared.next_op.load(Ordering::Relaxed),
-        (started, stopped_at, plan.clock.now()),
-        exhausted,
+        span,
     );
     (outcome, gone)
 }
@@ -287,16 +239,6 @@ impl Shared {
             Some(format!("crash after {step} (fault hook)")),
         );
     }
-}
-
-/// The longest down time of the scenario's kill faults.
-fn kill_downtime(s: &Scenario) -> Duration {
-    s.faults
-        .iter()
-        .filter(|f| f.kind == FaultKind::Kill)
-        .filter_map(|f| f.delay)
-        .max()
-        .unwrap_or_default()
 }
 
 /// Records one request as an op (invoke and completion) and its latency.
@@ -324,7 +266,7 @@ fn record(
     ));
     plan.sink.send(batch);
     if !answer.transport {
-        shared.last_answer.fetch_max(t1, Ordering::Relaxed);
+        shared.target.answered(t1);
     }
     slot.lock().expect("stats slot").record_op(
         f,
@@ -482,7 +424,7 @@ async fn send_with_retries(
             }
             // Refused connections: the target is gone.
             _ if refused && !shared.kills => {
-                shared.dead.store(true, Ordering::Release);
+                shared.target.give_up();
                 return false;
             }
             _ => return true,

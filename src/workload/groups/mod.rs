@@ -7,6 +7,10 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+pub mod compare;
+pub mod coverage;
+pub mod figures;
+pub mod human;
 pub(crate) mod load;
 pub mod run;
 
@@ -231,10 +235,12 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
         },
     )
 }
+pub mod audit;
 pub mod checker;
 pub mod explore;
 pub mod explore_constants;
 pub mod explore_invariants;
 pub mod http_runtime;
+pub mod merge;
 pub mod probe;
 pub mod runtime;

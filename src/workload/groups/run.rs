@@ -7,15 +7,17 @@
 //! App layer (the groups workload's implementation): imports the checkers,
 //! the report's summary types and [`super::load`].
 
+use super::figures::GroupsFigures;
 use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase};
 use crate::history::{CompletionType, Entry, Header, OpKind};
 use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
-use crate::report::summary::{self, Summary};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
+use crate::summary::{self, Summary};
 use crate::verdict::CheckResult;
 use crate::workload::groups::checker::{check_all, evidence, Facts, Tables};
 use crate::workload::groups::runtime::{LoadOutcome, LoadPlan};
+use crate::workload::parts::{CompareRow, HumanParts};
 use crate::workload::traits::{LoadCx, Loaded, SummaryCx, Workload, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,6 +33,17 @@ impl Workload for Groups {
 
     fn invariants(&self) -> &'static [&'static str] {
         &crate::scenario::invariants::GROUPS_INVARIANTS
+    }
+
+    fn audit(
+        &self,
+        f: &crate::audit_record::AuditFolder<'_>,
+    ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
+        crate::workload::groups::audit::judge(f)
+    }
+
+    fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
+        Some(&crate::workload::groups::merge::GroupsMerge)
     }
 
     fn prepare(
@@ -57,6 +70,18 @@ impl Workload for Groups {
 
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
         crate::explore::main_groups(opts)
+    }
+
+    fn human(&self, s: &Summary) -> HumanParts {
+        super::human::human(s)
+    }
+
+    fn compare_figures(&self, s: &Summary) -> serde_json::Map<String, serde_json::Value> {
+        super::compare::figures(s)
+    }
+
+    fn compare_rows(&self) -> Vec<CompareRow> {
+        super::compare::rows()
     }
 
     fn check_target(
@@ -247,7 +272,7 @@ impl WorkloadRun for GroupsRun {
         let load = self.outcome.as_ref().expect("judged after the load");
         let j = self.judged.take().expect("filled after the audit");
         let accepted = j.facts.events.values().filter(|e| e.acked).count() as u64;
-        let mut coverage = crate::report::coverage::groups(&j.facts, &j.tables);
+        let mut coverage = super::coverage::of(&j.facts, &j.tables);
         let resolves_sent: u64 = CompletionType::ALL
             .iter()
             .map(|&c| cx.stats.count(OpKind::Resolve, c))
@@ -264,22 +289,24 @@ impl WorkloadRun for GroupsRun {
                     .into(),
             );
         }
-        s.events = load.fresh_events;
-        s.events_per_s = summary::rate(accepted, cx.duration_s);
-        s.duplicates = cx.stats.duplicates;
-        s.resolves = BTreeMap::from([
-            ("resolved".to_string(), cx.stats.resolved),
-            ("refused".to_string(), cx.stats.refused),
-        ]);
         s.open_model = (sc.load.model == scenario::LoadModel::Open).then(|| {
             BTreeMap::from([
                 ("late".to_string(), cx.stats.late),
                 ("missed".to_string(), load.missed),
             ])
         });
-        s.stranded_events = j.stranded;
+        s.put(&GroupsFigures {
+            events: load.fresh_events,
+            events_per_s: summary::rate(accepted, cx.duration_s),
+            duplicates: cx.stats.duplicates,
+            resolves: BTreeMap::from([
+                ("resolved".to_string(), cx.stats.resolved),
+                ("refused".to_string(), cx.stats.refused),
+            ]),
+            stranded_events: j.stranded,
+            evidence: j.evidence,
+        });
         s.coverage = coverage;
-        s.evidence = j.evidence;
         s.precision = crate::report::precision::losses(sc, &j.ambiguous);
         s.history.extend([
             ("ops".to_string(), serde_json::json!(j.facts.ops)),
@@ -299,11 +326,8 @@ impl WorkloadRun for GroupsRun {
     }
 
     fn stranded(&self, s: &Summary) -> Option<u64> {
-        s.stranded_events.total
-    }
-
-    fn render(&self, s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-        crate::report::human::render(s, results, run_dir)
+        s.part::<GroupsFigures>()
+            .and_then(|f| f.stranded_events.total)
     }
 }
 

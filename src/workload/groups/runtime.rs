@@ -1,7 +1,8 @@
-//! The concurrent runtime: the scheduler of a load run. Each ingester and
-//! resolver is an OS thread that owns one connection and drives step
-//! machines one step at a time, logging every step, until the stop
-//! condition. Nothing is shared on the hot path but the generator's lock,
+//! The concurrent runtime of the groups workload on the in-process SQLite
+//! target. Each ingester and resolver is an OS thread
+//! ([`crate::scheduler`] runs them and decides the stop) that owns one
+//! connection and drives step machines one step at a time, logging every
+//! step, until the stop. Nothing is shared on the hot path but the generator's lock,
 //! the op counter and the history channel.
 //!
 //! Layer: target and nemesis. May import the modules of its own layer and
@@ -13,9 +14,10 @@ use crate::fuzz::Delay;
 use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
-use crate::live::{Live, Phase};
+use crate::live::Live;
 use crate::nemesis::{OpFaults, Recorder};
 use crate::scenario::{LoadModel, Scenario};
+use crate::scheduler::{Scheduler, Span, Worker};
 use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};
@@ -44,22 +46,21 @@ pub struct LoadOutcome {
 }
 
 impl LoadOutcome {
-    /// The outcome of a load that started, stopped and ended at `times`
-    /// (ns since run start), with `ops` invoked; `exhausted` when the
-    /// ingesters ran out of ops (for the open model's missed count).
+    /// The outcome of a load that ran `span`, with `ops` invoked (the
+    /// span's `exhausted`, the ingesters ran out of ops, is read for the
+    /// open model's missed count).
     pub fn new(
         s: &Scenario,
         stats: Stats,
         gen: &Mutex<IngestGenerator>,
         ops: u64,
-        (started, stopped_at, ended): (u64, u64, u64),
-        exhausted: bool,
+        span: Span,
     ) -> Self {
-        let missed = missed_ops(s, &stats, stopped_at - started, exhausted);
+        let missed = missed_ops(s, &stats, span.stopped_at - span.started, span.exhausted);
         LoadOutcome {
             fresh_events: gen.lock().expect("generator lock").fresh_events(),
             stats,
-            elapsed_ns: ended - started,
+            elapsed_ns: span.ended - span.started,
             ops,
             missed,
         }
@@ -132,71 +133,38 @@ pub fn run_load<'a>(
     resolve_conns: Vec<Connection>,
 ) -> LoadOutcome {
     let s = plan.scenario;
-    let started = plan.clock.now();
+    let sched = Scheduler::start(plan.clock, plan.control, &plan.live, s.stop.duration);
     let names = |p: &'a OpProgram| p.steps.iter().map(|s| s.name.as_str()).collect();
     let shared = Shared {
         plan,
         gen: Mutex::new(IngestGenerator::sharded(s, plan.namespace, plan.shard)),
         next_op: AtomicU64::new(0),
         ingesters_left: AtomicUsize::new(ingest_conns.len()),
-        started,
+        started: sched.started(),
         ingest_steps: names(&plan.variant.ingest),
         resolve_steps: names(&plan.variant.resolve),
     };
-    let deadline = s
-        .stop
-        .duration
-        .map(|d| started.saturating_add(crate::draws::ns(d)));
-    let mut stopped_at = started;
-    let mut exhausted = false;
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for (w, conn) in ingest_conns.into_iter().enumerate() {
-            let shared = &shared;
-            handles.push(
-                std::thread::Builder::new()
-                    .name(format!("ingester-{w}"))
-                    .spawn_scoped(scope, move || ingester(shared, w as u32, conn))
-                    .expect("spawn ingester"),
-            );
-        }
-        let base = handles.len() as u32;
-        for (r, conn) in resolve_conns.into_iter().enumerate() {
-            let shared = &shared;
-            handles.push(
-                std::thread::Builder::new()
-                    .name(format!("resolver-{r}"))
-                    .spawn_scoped(scope, move || {
-                        resolver(shared, base + r as u32, r as u32, conn)
-                    })
-                    .expect("spawn resolver"),
-            );
-        }
-        // The coordinator: stop on the deadline, when every ingester ran
-        // out of ops, or on the user's signal.
-        loop {
-            let now = plan.clock.now();
-            plan.live.set_elapsed(now - started);
-            exhausted = shared.ingesters_left.load(Ordering::Acquire) == 0;
-            if exhausted || deadline.is_some_and(|d| now >= d) || plan.control.stopped() {
-                plan.control.request_stop();
-                plan.live.set_phase(Phase::Draining);
-                stopped_at = now;
-                break;
-            }
-            plan.control.sleep(Duration::from_millis(5));
-        }
-        for h in handles {
-            h.join().expect("worker thread panicked");
-        }
+    let shared = &shared;
+    let base = ingest_conns.len() as u32;
+    let ingesters = ingest_conns.into_iter().enumerate().map(|(w, conn)| {
+        Worker::new(format!("ingester-{w}"), move || {
+            ingester(shared, w as u32, conn)
+        })
+    });
+    let resolvers = resolve_conns.into_iter().enumerate().map(|(r, conn)| {
+        Worker::new(format!("resolver-{r}"), move || {
+            resolver(shared, base + r as u32, r as u32, conn)
+        })
+    });
+    let span = sched.run_threads(ingesters.chain(resolvers).collect(), || {
+        shared.ingesters_left.load(Ordering::Acquire) == 0
     });
     LoadOutcome::new(
         s,
         plan.live.merged(),
         &shared.gen,
         shared.next_op.load(Ordering::Relaxed),
-        (started, stopped_at, plan.clock.now()),
-        exhausted,
+        span,
     )
 }
 

@@ -6,45 +6,35 @@
 //! `export.json` of an HTTP run (the spawned reference server's
 //! `target.db` when it was killed before that export), the copy of a
 //! mapped service's own database through the scenario's `[audit]
-//! export.*` queries, and their verdicts are compared with
-//! the run's `checks.json`; the history must also still hold the ops the
-//! run's `summary.json` recorded. The result is the groups audit's
-//! [`Audit`] (no stranded events), so `audit.json` and the exit rule are
-//! the same for both workloads. A run killed before it saved its verdicts
-//! is judged as [`crate::audit_killed`] says, with nothing to compare.
+//! export.*` queries. [`crate::audit`] compares the verdicts with the
+//! run's `checks.json` (the history must also still hold the ops the run's
+//! `summary.json` recorded) and decides the exit, as for every workload
+//! (no stranded events here). A run killed before it saved its verdicts is
+//! judged as [`crate::audit_killed`] says, with nothing to compare.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
 use crate::audit_error::AuditError;
-use crate::audit_record::{compare, read_saved, read_summary, reconcile, recorded_changes, Audit};
+use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::audit_tables::Located;
 use crate::history::{Entry, Footer};
 use crate::target::http::outbox_export::read_outbox_export;
 use crate::workload::outbox::checker::{check_all, tables, OutboxFacts};
-use std::path::Path;
 
-/// Audits the outbox run folder `run_dir` from its files (`history`,
-/// `checks`, `scenario`: paths the caller found there; `checks` None: the
-/// run saved no verdicts) and its final tables (`target.db`, read within
-/// `limits`, or `export.json`). Errors: the saved scenario or statement
-/// file cannot be used, the final tables' file is missing, or a file is
-/// over its size cap (exit 2); the history, the database or the export
-/// cannot be read, or a killed run left no final tables (exit 3).
-pub fn judge(
-    run_dir: &Path,
-    history: &Path,
-    checks: Option<&Path>,
-    scenario: &Path,
-    limits: crate::audit_db::Limits,
-) -> Result<Audit, AuditError> {
-    let p = crate::workload::outbox::prepare::prepare(Some(scenario), &[])
+/// Judges the outbox run folder `f` again from its files and its final
+/// tables (`target.db`, read within `f.limits`, or `export.json`): its
+/// verdicts and what its history held. Errors: the saved scenario or
+/// statement file cannot be used, the final tables' file is missing, or a
+/// file is over its size cap (exit 2); the history, the database or the
+/// export cannot be read, or a killed run left no final tables (exit 3).
+pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
+    let p = crate::workload::outbox::prepare::prepare(Some(f.scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
-    let saved = checks.map(read_saved).transpose()?;
     let bad = AuditError::reading;
     let mut footer: Option<Footer> = None;
-    let (entries, cut_line_bytes) = crate::audit_killed::entries(history)?;
+    let (entries, cut_line_bytes) = crate::audit_killed::entries(f.history)?;
     let mut facts = OutboxFacts::read(entries.inspect(|e| {
         if let Ok(Entry::Footer(f)) = e {
             footer = Some(f.clone());
@@ -52,89 +42,55 @@ pub fn judge(
     }))
     .map_err(bad)?;
     facts.completeness =
-        crate::audit_killed::completeness(history, footer.is_some(), cut_line_bytes)?;
-    let saved_summary = read_summary(run_dir)?;
-    let killed = saved.is_none().then(|| {
-        crate::audit_killed::killed(
-            footer.is_some(),
-            cut_line_bytes,
-            crate::audit_killed::in_flight_outbox(&p.scenario),
-            &saved_summary,
-        )
-    });
+        crate::audit_killed::completeness(f.history, footer.is_some(), cut_line_bytes)?;
     if facts.header.is_none() {
         return Err(AuditError::Unreadable(format!(
             "{}: its header has no outbox queue (messages, deliveries): not an outbox history \
              a run wrote",
-            history.display()
+            f.history.display()
         )));
     }
-    let (mut tables, source) = match crate::audit_tables::locate(
-        run_dir,
-        &p.scenario,
-        killed.is_some(),
-        footer.is_none(),
-    )? {
-        Located::Db(db, source) => {
-            let mut conn = crate::audit_db::open_untrusted(&db, limits)?;
-            let t = tables::read(&mut conn, &p.variant, &|| 0).map_err(|e| conn.error(&e))?;
-            (t, source)
-        }
-        Located::Export(export) => (
-            read_outbox_export(&export).map_err(AuditError::Unreadable)?,
-            "export.json".to_string(),
-        ),
-        // A service audited from its own database: the scenario's
-        // `[audit] export.*` queries, not the statement file's.
-        Located::ServiceDb(db, source) => {
-            let audit = p.scenario.audit.clone().unwrap_or_default();
-            let mut conn = crate::audit_db::open_untrusted(&db, limits)?;
-            let queries = crate::target::http::service_db::outbox_queries(&audit);
-            let t = tables::read_with(&mut conn, queries, &|| 0).map_err(|e| conn.error(&e))?;
-            (t, source)
-        }
-    };
+    let (mut tables, source) =
+        match crate::audit_tables::locate(f.run_dir, &p.scenario, f.killed, footer.is_none())? {
+            Located::Db(db, source) => {
+                let mut conn = crate::audit_db::open_untrusted(&db, f.limits)?;
+                let t = tables::read(&mut conn, &p.variant, &|| 0).map_err(|e| conn.error(&e))?;
+                (t, source)
+            }
+            Located::Export(export) => (
+                read_outbox_export(&export).map_err(AuditError::Unreadable)?,
+                "export.json".to_string(),
+            ),
+            // A service audited from its own database: the scenario's
+            // `[audit] export.*` queries, not the statement file's.
+            Located::ServiceDb(db, source) => {
+                let audit = p.scenario.audit.clone().unwrap_or_default();
+                let mut conn = crate::audit_db::open_untrusted(&db, f.limits)?;
+                let queries = crate::target::http::service_db::outbox_queries(&audit);
+                let t = tables::read_with(&mut conn, queries, &|| 0).map_err(|e| conn.error(&e))?;
+                (t, source)
+            }
+        };
     if let Some([a, b]) = footer.as_ref().and_then(|f| f.tables_read) {
         (tables.read_start, tables.read_end) = (a, b);
     }
     let (results, liveness) = check_all(&facts, &tables);
-    let coverage = crate::report::coverage::outbox(&liveness);
-    // Same verdicts over a changed history would confirm nothing.
+    let coverage = crate::workload::outbox::coverage::of(&liveness);
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count() as u64;
-    let r = reconcile(
-        saved
-            .as_ref()
-            .map_or_else(Vec::new, |s| compare(s, &results)),
-        recorded_changes(
-            &saved_summary,
-            footer.is_some(),
-            facts.attempts.len() as u64,
-            unfinished,
-        ),
-        &saved_summary,
-    );
-    let partial = footer.as_ref().is_some_and(|f| f.partial);
-    let exit = crate::audit_record::audit_exit(
-        &r.differences,
-        partial,
-        &results,
-        &coverage,
-        &p.scenario.expectation().0,
-        &saved_summary,
-    );
-    Ok(Audit {
-        run_dir: run_dir.display().to_string(),
+    Ok(Rejudged {
         tables: source,
         results,
         stranded: Default::default(),
         coverage,
         evidence: Default::default(),
-        same_as_run: killed.is_none() && r.differences.is_empty() && r.checker_changes.is_empty(),
-        differences: r.differences,
-        checker_version: crate::workload::groups::checker::CHECKER_VERSION,
-        run_checker_version: r.run_checker_version,
-        checker_changes: r.checker_changes,
-        exit,
-        killed,
+        history: HistoryRead {
+            footer: footer.is_some(),
+            partial: footer.as_ref().is_some_and(|f| f.partial),
+            ops: facts.attempts.len() as u64,
+            unfinished,
+            cut_line_bytes,
+        },
+        in_flight: crate::audit_killed::in_flight_outbox(&p.scenario),
+        expect: p.scenario.expectation().0,
     })
 }

@@ -29,16 +29,17 @@ use crate::fault_hook::HandleHook;
 use crate::fault_kind::FaultKind;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, FaultAction, Invoke, OpKind};
-use crate::live::{Live, Phase};
+use crate::live::Live;
 use crate::nemesis::Recorder;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
+use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OutboxVariant;
 use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::workload::groups::http_runtime::Nonconforming;
 use crate::workload::outbox::runtime::{OutboxOutcome, Queue};
 use crate::workload::outbox::AttemptEnd;
 use rand::RngExt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -84,9 +85,9 @@ struct Shared {
     cas_lost: AtomicU64,
     crashed: AtomicU64,
     errors: AtomicU64,
-    dead: AtomicBool,
-    /// When the service last answered anything (ns since run start).
-    last_answer: AtomicU64,
+    /// Whether the target still answers (a silent or refusing one ends
+    /// the run).
+    target: TargetWatch,
     /// Kill faults are scheduled: refused connections are the nemesis.
     kills: bool,
 }
@@ -96,106 +97,50 @@ struct Shared {
 pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
     let s = plan.scenario.clone();
     let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
-    let started = plan.clock.now();
+    let (control, live) = (plan.control.clone(), plan.live.clone());
+    let sched = Scheduler::start(plan.clock, &control, &live, s.stop.duration);
     let kills = plan.nemesis.plan.has(FaultKind::Kill);
     let shared = Arc::new(Shared {
         queue: Mutex::new(Queue::sharded(&cfg, s.seed, plan.shard)),
         next_op: AtomicU64::new(0),
-        started,
+        started: sched.started(),
         cas_lost: AtomicU64::new(0),
         crashed: AtomicU64::new(0),
         errors: AtomicU64::new(0),
-        dead: AtomicBool::new(false),
-        last_answer: AtomicU64::new(started),
+        target: TargetWatch::new(&s, kills, sched.started()),
         kills,
         plan,
     });
-    let deadline = s
-        .stop
-        .duration
-        .map(|d| started.saturating_add(crate::draws::ns(d)));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let mut silent_limit = crate::draws::ns(s.target.request_timeout).saturating_mul(2);
-    if kills {
-        // A killed server is silent until its restart.
-        let down = s
-            .faults
-            .iter()
-            .filter(|f| f.kind == FaultKind::Kill)
-            .filter_map(|f| f.delay)
-            .max()
-            .unwrap_or_default();
-        silent_limit = silent_limit
-            .saturating_add(crate::draws::ns(down))
-            .saturating_add(10_000_000_000);
-    }
-    rt.block_on(async {
-        let tasks: Vec<_> = (0..cfg.handlers)
-            .map(|w| tokio::spawn(handler(shared.clone(), w)))
-            .collect();
-        let sh = &shared;
-        let coordinator = async {
-            loop {
-                let p = &sh.plan;
-                let now = p.clock.now();
-                p.live.set_elapsed(now - started);
-                if now.saturating_sub(sh.last_answer.load(Ordering::Relaxed)) > silent_limit {
-                    sh.dead.store(true, Ordering::Release);
-                }
-                let drained = sh.queue.lock().expect("queue").drained();
-                if drained
-                    || deadline.is_some_and(|d| now >= d)
-                    || p.control.stopped()
-                    || sh.dead.load(Ordering::Acquire)
-                {
-                    p.control.request_stop();
-                    p.live.set_phase(Phase::Draining);
-                    return;
-                }
-                p.control.sleep_async(Duration::from_millis(5)).await;
-            }
-        };
-        let work = async {
-            for t in tasks {
-                t.await.expect("a handler task panicked");
-            }
-        };
-        tokio::join!(work, coordinator);
-    });
-    drop(rt);
+    let tasks: Vec<Task> = (0..cfg.handlers)
+        .map(|w| Box::pin(handler(shared.clone(), w)) as Task)
+        .collect();
+    let span = sched.run_tasks(
+        tasks,
+        Vec::new(),
+        || shared.queue.lock().expect("queue").drained(),
+        Some(&shared.target),
+    );
     let shared = Arc::into_inner(shared).expect("the tasks have ended");
-    let dead = shared.dead.load(Ordering::Acquire).then(|| {
+    let dead = shared.target.is_dead().then(|| {
         format!(
             "the target stopped answering (no answer for {:?}, or connections refused)",
-            Duration::from_nanos(silent_limit)
+            shared.target.limit()
         )
     });
     let q = shared.queue.into_inner().expect("queue");
-    let p = &shared.plan;
-    let (overlapping_attempts, lease_expired, late_acks) = q
-        .leases
-        .as_ref()
-        .map_or((0, 0, 0), |l| (l.overlapping, l.expired, l.late_acks));
+    let counts = [
+        &shared.next_op,
+        &shared.cas_lost,
+        &shared.crashed,
+        &shared.errors,
+    ];
     OutboxHttpOutcome {
-        outcome: OutboxOutcome {
-            redelivered: q.redelivered,
-            overlapping_attempts,
-            lease_expired,
-            late_acks,
-            stats: p.live.merged(),
-            elapsed_ns: p.clock.now() - started,
-            ops: shared.next_op.load(Ordering::Relaxed),
-            acked: q.acked,
-            drained: q.drained(),
-            given_up: q.given_up,
-            cas_lost: shared.cas_lost.load(Ordering::Relaxed),
-            crashed: shared.crashed.load(Ordering::Relaxed),
-            errors: shared.errors.load(Ordering::Relaxed),
-        },
+        outcome: OutboxOutcome::of(
+            q,
+            live.merged(),
+            span.ended - span.started,
+            counts.map(|c| c.load(Ordering::Relaxed)),
+        ),
         dead,
     }
 }
@@ -252,7 +197,7 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
             .unwrap_or_else(|| Answer::abandoned(p.control.abort_reason()));
         let t1 = p.clock.now();
         if !answer.transport {
-            sh.last_answer.fetch_max(t1, Ordering::Relaxed);
+            sh.target.answered(t1);
         }
         let mut batch = Batch::default();
         batch.push(&Entry::Invoke(invoke));
@@ -291,7 +236,7 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
             let refused = answer.kind == CompletionType::Fail;
             if refused && !sh.kills {
                 // Refused connections, no nemesis at work: the target is gone.
-                sh.dead.store(true, Ordering::Release);
+                sh.target.give_up();
                 break;
             }
             // A target in trouble (down, timeouts): back off a little.

@@ -2,8 +2,8 @@
 //! [`crate::merge`], which has read the shards, checked that they are the
 //! n shards of one run of one workload, and written the merged history,
 //! latency log, final tables (`GET /v1/outbox/export`), scenario and
-//! statement file. Here: the shards' own refusals ([`check_parts`]), the
-//! saved scenario read as an outbox one ([`read_scenario`]), and the one
+//! statement file. Here ([`OutboxMerge`]): the shards' own refusals
+//! ([`check_parts`]), the saved scenario read as an outbox one, and the one
 //! judgement of the merged history against the final tables with the
 //! outbox checkers, into the merged folder's checks and summary
 //! ([`judge`]).
@@ -52,19 +52,47 @@
 
 use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry, OpKind};
-use crate::merge_parts::{MergeError, Merged, Part};
+use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
-use crate::report::summary::{self, OutboxSummary, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
+use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::target::http::client::HttpClient;
 use crate::target::http::outbox_export::read_outbox_export;
 use crate::workload::outbox::checker::{check_all, OutboxFacts};
+use crate::workload::outbox::figures::{OutboxFigures, OutboxSummary};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A shard's saved `scenario.toml`, read and checked as an outbox scenario
-/// with its saved `variant.sql`. Errors: file, line and reason.
-pub(crate) fn read_scenario(path: &Path) -> Result<Scenario, RunError> {
-    crate::workload::outbox::prepare::prepare(Some(path), &[]).map(|p| p.scenario)
+/// The outbox workload's part of `specstorm merge`: its shards split the
+/// message ids and run the scenario whole.
+pub struct OutboxMerge;
+
+impl ShardMerge for OutboxMerge {
+    /// Read and checked as an outbox scenario with its saved `variant.sql`.
+    fn read_scenario(&self, path: &Path) -> Result<Scenario, RunError> {
+        crate::workload::outbox::prepare::prepare(Some(path), &[]).map(|p| p.scenario)
+    }
+
+    fn check_parts(&self, parts: &[Part]) -> Result<(), MergeError> {
+        check_parts(parts)
+    }
+
+    fn export_endpoint(&self) -> &'static str {
+        "/v1/outbox/export"
+    }
+
+    fn export(
+        &self,
+        client: &HttpClient,
+        rt: &tokio::runtime::Runtime,
+        to: &Path,
+    ) -> Result<(), String> {
+        rt.block_on(client.outbox_export_to(to)).map(|_| ())
+    }
+
+    fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError> {
+        judge(m)
+    }
 }
 
 /// Refuses (exit 2) outbox shards that cannot be judged together, before
@@ -102,7 +130,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         (tables.read_start, tables.read_end) = (a, b);
     }
     let (results, liveness) = check_all(&facts, &tables);
-    let coverage = crate::report::coverage::outbox(&liveness);
+    let coverage = crate::workload::outbox::coverage::of(&liveness);
     let parts = m.parts;
     let s0 = &parts[0].summary;
     let partial = parts.iter().any(|p| p.summary.partial);
@@ -115,11 +143,12 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
             parts[0].dir.display()
         ))
     })?;
-    let shards: Vec<&OutboxSummary> = parts
+    let shards: Vec<OutboxSummary> = parts
         .iter()
-        .filter_map(|p| p.summary.outbox.as_ref())
+        .filter_map(|p| p.summary.part::<OutboxFigures>())
+        .map(|f| f.outbox)
         .collect();
-    let sum = |f: fn(&OutboxSummary) -> u64| shards.iter().map(|o| f(o)).sum::<u64>();
+    let sum = |f: fn(&OutboxSummary) -> u64| shards.iter().map(f).sum::<u64>();
     let acked = sum(|o| o.acked_deliveries);
     let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
     let outbox = OutboxSummary {
@@ -156,22 +185,15 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         target: s0.target.clone(),
         partial,
         duration_s: (duration_s * 1000.0).round() / 1000.0,
-        // Groups-only figures: left out of summary.json (Summary::to_json).
-        events: 0,
-        events_per_s: 0.0,
         ops: fig.ops,
         throughput_ops_per_s: fig.throughput,
         latency_us: fig.latency_ok,
         latency_us_not_ok: fig.latency_not_ok,
         latency_saturated: parts.iter().map(|p| p.summary.latency_saturated).sum(),
-        duplicates: 0,
-        resolves: BTreeMap::new(),
         open_model: None,
         invariants: summary::invariants(&results),
-        stranded_events: Default::default(),
         faults_injected: m.sum_maps(&|s| Some(&s.faults_injected)),
         coverage,
-        evidence: Default::default(),
         expect: expect.clone(),
         thresholds: Vec::new(),
         precision: Vec::new(),
@@ -188,8 +210,9 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         merged: Some(m.info()),
         // Shards load a service of their own (`target.url`): no WAL is known.
         wal: None,
-        outbox: Some(outbox),
+        workload_figures: Default::default(),
     };
+    summary.put(&OutboxFigures { outbox });
     // The thresholds judge the merged figures, as a run's judge its own.
     summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
     summary.exit = crate::audit_record::exit_for(
@@ -199,7 +222,6 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    let json = serde_json::to_string_pretty(&summary.to_json()).map_err(anyhow::Error::from)?;
-    m.save(json, &summary, &results)?;
+    m.save(&summary, &results, &crate::workload::outbox::human::human(&summary))?;
     Ok(summary)
 }

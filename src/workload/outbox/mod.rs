@@ -18,6 +18,10 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+pub mod compare;
+pub mod coverage;
+pub mod figures;
+pub mod human;
 pub mod prepare;
 pub mod run;
 use super::machine::{Next, StepMachine};

@@ -12,18 +12,20 @@
 //! App layer (the outbox workload's implementation): imports the outbox's
 //! runtimes, checkers and the report's summary types.
 
+use super::figures::{OutboxFigures, OutboxSummary};
 use super::prepare::{describe, prepare, OutboxPrepared};
 use crate::history::{Entry, Header, OpKind, OutboxHeader};
 use crate::live::Live;
 use crate::prepare::{RunError, RunOptions};
-use crate::report::summary::{self, OutboxSummary, Summary};
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::statements::StatementFile;
+use crate::summary::{self, Summary};
 use crate::target::sqlite::SqliteTarget;
 use crate::target::{Setup, Target};
 use crate::verdict::CheckResult;
 use crate::workload::outbox::checker::{self as checks, OutboxFacts};
 use crate::workload::outbox::runtime::{run_outbox, OutboxOutcome, OutboxPlan};
+use crate::workload::parts::{CompareRow, HumanParts};
 use crate::workload::traits::{LoadCx, Loaded, Ran, SummaryCx, Workload, WorkloadRun};
 use std::path::Path;
 use std::sync::Arc;
@@ -82,15 +84,6 @@ fn sqlite_phase(
     Ok(Ran::new(load, tables, target.finish()))
 }
 
-/// The end-of-run text of an outbox run: the human summary, whose load
-/// part is the outbox's own (queue, attempts, leases, liveness) and which
-/// has no groups figures (events, resolves, stranded events).
-pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-    crate::report::human::render(s, results, run_dir)
-        .trim_end()
-        .to_string()
-}
-
 /// The outbox workload (exactly_once_none_atomic.tla).
 pub struct Outbox;
 
@@ -101,6 +94,17 @@ impl Workload for Outbox {
 
     fn invariants(&self) -> &'static [&'static str] {
         &crate::scenario::invariants::OUTBOX_INVARIANTS
+    }
+
+    fn audit(
+        &self,
+        f: &crate::audit_record::AuditFolder<'_>,
+    ) -> Result<crate::audit_record::Rejudged, crate::audit_error::AuditError> {
+        crate::workload::outbox::audit::judge(f)
+    }
+
+    fn merge(&self) -> Option<&'static dyn crate::merge_parts::ShardMerge> {
+        Some(&crate::workload::outbox::merge::OutboxMerge)
     }
 
     fn prepare(
@@ -120,6 +124,18 @@ impl Workload for Outbox {
 
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
         crate::explore::main_outbox(opts)
+    }
+
+    fn human(&self, s: &Summary) -> HumanParts {
+        super::human::human(s)
+    }
+
+    fn compare_figures(&self, s: &Summary) -> serde_json::Map<String, serde_json::Value> {
+        super::compare::figures(s)
+    }
+
+    fn compare_rows(&self) -> Vec<CompareRow> {
+        super::compare::rows()
     }
 
     fn check_target(
@@ -227,38 +243,36 @@ impl WorkloadRun for OutboxRun {
         let load = self.outcome.as_ref().expect("judged after the load");
         let facts = self.facts.as_ref().expect("filled after the audit");
         let unfinished = facts.attempts.iter().filter(|a| a.t1.is_none()).count();
-        s.coverage = crate::report::coverage::outbox(&liveness);
+        s.coverage = super::coverage::of(&liveness);
         s.history.extend([
             ("ops".to_string(), serde_json::json!(facts.attempts.len())),
             ("unfinished_ops".to_string(), serde_json::json!(unfinished)),
         ]);
-        s.outbox = Some(OutboxSummary {
-            messages: cfg.messages,
-            deliveries: cfg.deliveries,
-            handlers: cfg.handlers,
-            max_attempts: cfg.max_attempts,
-            attempts: load.ops,
-            acked_deliveries: load.acked,
-            given_up_deliveries: load.given_up.len() as u64,
-            given_up: load.given_up.iter().take(50).copied().collect(),
-            cas_lost: load.cas_lost,
-            crashed: load.crashed,
-            errors: load.errors,
-            redelivered_attempts: load.redelivered,
-            overlapping_attempts: load.overlapping_attempts,
-            lease_expired: load.lease_expired,
-            late_acks: load.late_acks,
-            acked_per_s: summary::rate(load.acked, cx.duration_s),
-            liveness,
+        s.put(&OutboxFigures {
+            outbox: OutboxSummary {
+                messages: cfg.messages,
+                deliveries: cfg.deliveries,
+                handlers: cfg.handlers,
+                max_attempts: cfg.max_attempts,
+                attempts: load.ops,
+                acked_deliveries: load.acked,
+                given_up_deliveries: load.given_up.len() as u64,
+                given_up: load.given_up.iter().take(50).copied().collect(),
+                cas_lost: load.cas_lost,
+                crashed: load.crashed,
+                errors: load.errors,
+                redelivered_attempts: load.redelivered,
+                overlapping_attempts: load.overlapping_attempts,
+                lease_expired: load.lease_expired,
+                late_acks: load.late_acks,
+                acked_per_s: summary::rate(load.acked, cx.duration_s),
+                liveness,
+            },
         });
     }
 
     fn stranded(&self, _s: &Summary) -> Option<u64> {
         Some(0)
-    }
-
-    fn render(&self, s: &Summary, results: &[CheckResult], run_dir: &str) -> String {
-        render(s, results, run_dir)
     }
 }
 

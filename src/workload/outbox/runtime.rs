@@ -18,9 +18,10 @@ use crate::draws::draw_rng;
 use crate::fault_kind::FaultKind;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
-use crate::live::{Live, OutboxLive, Phase};
+use crate::live::{Live, OutboxLive};
 use crate::nemesis::Recorder;
 use crate::scenario::{CrashPer, FaultOps, OutboxConfig, Scenario};
+use crate::scheduler::{Scheduler, Worker};
 use crate::shard::Shard;
 use crate::statements::OutboxVariant;
 use crate::target::sqlite::client::{Journal, StepError};
@@ -249,70 +250,72 @@ struct Shared<'a> {
 pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcome {
     let s = plan.scenario;
     let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
-    let started = plan.clock.now();
+    let sched = Scheduler::start(plan.clock, plan.control, &plan.live, s.stop.duration);
     let shared = Shared {
         plan,
         queue: Mutex::new(Queue::new(&cfg, s.seed)),
         next_op: AtomicU64::new(0),
         next_tx: AtomicI64::new(1),
-        started,
+        started: sched.started(),
         cas_lost: AtomicU64::new(0),
         crashed: AtomicU64::new(0),
         errors: AtomicU64::new(0),
     };
-    let deadline = s
-        .stop
-        .duration
-        .map(|d| started.saturating_add(crate::draws::ns(d)));
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for (w, conn) in conns.into_iter().enumerate() {
-            let shared = &shared;
-            handles.push(
-                std::thread::Builder::new()
-                    .name(format!("handler-{w}"))
-                    .spawn_scoped(scope, move || handler(shared, w as u32, conn))
-                    .expect("spawn handler"),
-            );
-        }
-        loop {
-            let now = plan.clock.now();
-            plan.live.set_elapsed(now - started);
-            let drained = {
-                let q = shared.queue.lock().expect("queue");
-                plan.live.set_outbox(live_figures(&shared, &q));
-                q.drained()
-            };
-            if drained || deadline.is_some_and(|d| now >= d) || plan.control.stopped() {
-                plan.control.request_stop();
-                plan.live.set_phase(Phase::Draining);
-                break;
-            }
-            plan.control.sleep(Duration::from_millis(5));
-        }
-        for h in handles {
-            h.join().expect("handler thread panicked");
-        }
+    let sh = &shared;
+    let handlers = conns
+        .into_iter()
+        .enumerate()
+        .map(|(w, conn)| Worker::new(format!("handler-{w}"), move || handler(sh, w as u32, conn)))
+        .collect();
+    let span = sched.run_threads(handlers, || {
+        let q = sh.queue.lock().expect("queue");
+        plan.live.set_outbox(live_figures(sh, &q));
+        q.drained()
     });
     let q = shared.queue.into_inner().expect("queue");
-    let (overlapping_attempts, lease_expired, late_acks) = q
-        .leases
-        .as_ref()
-        .map_or((0, 0, 0), |l| (l.overlapping, l.expired, l.late_acks));
-    OutboxOutcome {
-        redelivered: q.redelivered,
-        overlapping_attempts,
-        lease_expired,
-        late_acks,
-        stats: plan.live.merged(),
-        elapsed_ns: plan.clock.now() - started,
-        ops: shared.next_op.load(Ordering::Relaxed),
-        acked: q.acked,
-        drained: q.drained(),
-        given_up: q.given_up,
-        cas_lost: shared.cas_lost.load(Ordering::Relaxed),
-        crashed: shared.crashed.load(Ordering::Relaxed),
-        errors: shared.errors.load(Ordering::Relaxed),
+    OutboxOutcome::of(
+        q,
+        plan.live.merged(),
+        span.ended - span.started,
+        [
+            &shared.next_op,
+            &shared.cas_lost,
+            &shared.crashed,
+            &shared.errors,
+        ]
+        .map(|c| c.load(Ordering::Relaxed)),
+    )
+}
+
+impl OutboxOutcome {
+    /// The outcome of a load that left queue `q`, with `stats`, that ran
+    /// `elapsed_ns`, and its counts: attempts started, lost
+    /// compare-and-swaps, crashes, errors.
+    pub fn of(
+        q: Queue,
+        stats: crate::stats::Stats,
+        elapsed_ns: u64,
+        [ops, cas_lost, crashed, errors]: [u64; 4],
+    ) -> Self {
+        let (overlapping_attempts, lease_expired, late_acks) = q
+            .leases
+            .as_ref()
+            .map_or((0, 0, 0), |l| (l.overlapping, l.expired, l.late_acks));
+        OutboxOutcome {
+            redelivered: q.redelivered,
+            overlapping_attempts,
+            lease_expired,
+            late_acks,
+            stats,
+            elapsed_ns,
+            ops,
+            acked: q.acked,
+            drained: q.drained(),
+            given_up: q.given_up,
+            cas_lost,
+            crashed,
+            errors,
+        }
     }
 }
 

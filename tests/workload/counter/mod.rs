@@ -4,8 +4,10 @@
 //! those that may have happened). It lives here, in its own files, and
 //! registers itself at run time; it shows that a workload plugs into
 //! specstorm's one pipeline (verdict, `junit.xml`, exit code) through the
-//! `Workload` trait alone.
+//! `Workload` trait alone, and that `specstorm audit` judges a folder of
+//! it again through the same trait ([`audit`]).
 
+mod audit;
 mod checker;
 mod load;
 
@@ -63,6 +65,13 @@ impl Workload for Counter {
             outcome: None,
             judged: None,
         }))
+    }
+
+    fn audit(
+        &self,
+        f: &specstorm::audit_record::AuditFolder<'_>,
+    ) -> Result<specstorm::audit_record::Rejudged, specstorm::audit_error::AuditError> {
+        audit::judge(f)
     }
 
     fn explore(

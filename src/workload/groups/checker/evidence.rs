@@ -48,7 +48,6 @@ use super::facts::FaultWindow;
 use super::{Facts, Tables};
 use crate::scenario::MinEvidence;
 use crate::verdict::{CheckResult, Finding, Verdict};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What each invariant's evidence counts, in words (findings and docs).
@@ -67,31 +66,7 @@ pub fn what(invariant: &str) -> &'static str {
     }
 }
 
-/// The evidence of a run: per invariant, and per fault with a duration.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EvidenceReport {
-    /// Per invariant (spec name): the evidence of the whole run.
-    pub invariants: BTreeMap<String, u64>,
-    /// Per fault with a duration (its index in `[[faults]]`, as text), if
-    /// it was ever active: the evidence gathered while it was.
-    #[serde(default)]
-    pub faults: BTreeMap<String, FaultEvidence>,
-}
-
-/// The evidence gathered while one fault was active.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FaultEvidence {
-    /// The fault's kind (`kill`, `lock`).
-    pub kind: String,
-    /// Windows in which it was active (start to stop).
-    pub windows: u64,
-    /// Time it was active in all, s (a window never stopped: until the
-    /// final read began).
-    pub active_s: f64,
-    /// Per invariant (spec name): evidence whose interval overlaps one of
-    /// its windows.
-    pub invariants: BTreeMap<String, u64>,
-}
+pub use crate::workload::groups::figures::{EvidenceReport, FaultEvidence};
 
 /// Counts per invariant, in `GROUPS_INVARIANTS` order.
 #[derive(Debug, Clone, Copy, Default)]

@@ -33,7 +33,7 @@ use crate::verdict::{CheckResult, Finding};
 pub const CHECKER_VERSION: u32 = 2;
 
 /// The checker version of a run folder that records none.
-pub const FIRST_CHECKER_VERSION: u32 = 1;
+pub use crate::summary::FIRST_CHECKER_VERSION;
 
 /// The invariants of each workload, by their spec names, in report order.
 /// They live in the config layer, which checks `expect` against them.

@@ -25,39 +25,8 @@
 
 use super::facts::EventStep;
 use super::{Facts, Tables};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
-/// How many events are stranded, in all and per cause.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stranded {
-    /// Stranded events in all; None: the history cannot tell (see `notes`).
-    pub total: Option<u64>,
-    /// Stranded events per cause (how the inserting attempt ended).
-    pub by_cause: BTreeMap<String, u64>,
-    /// A few stranded event ids with the op that inserted them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub examples: Vec<(String, u64)>,
-    /// Events in the table that may or may not have been counted (an
-    /// indeterminate attempt, not Done): stranded or not, nobody can say.
-    #[serde(default)]
-    pub undetermined: u64,
-    /// What the figures rest on, or why there are none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-impl Default for Stranded {
-    fn default() -> Self {
-        Stranded {
-            total: Some(0),
-            by_cause: BTreeMap::new(),
-            examples: Vec::new(),
-            undetermined: 0,
-            notes: Vec::new(),
-        }
-    }
-}
+pub use crate::workload::groups::figures::Stranded;
 
 /// Events present in the final table, certainly not counted (neither Done
 /// nor Maybe), whose row an attempt of this run inserted; and events

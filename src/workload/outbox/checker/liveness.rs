@@ -9,37 +9,8 @@
 use super::at_most_one_out_queue_msg::redeliveries;
 use super::consistent::disagreements;
 use super::{OutboxFacts, OutboxTables};
-use serde::{Deserialize, Serialize};
 
-/// What the queue and the acks came to.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Liveness {
-    /// Message ids of the run (M; a shard's: those it owns).
-    pub messages: u64,
-    /// Deliveries of the run (M x D; a shard's: of the messages it owns).
-    pub deliveries: u64,
-    /// Message ids acked (history and `processed`).
-    pub acked_messages: u64,
-    /// Deliveries acked in the history.
-    pub acked_deliveries: u64,
-    /// Deliveries given up after their budget.
-    pub given_up_deliveries: u64,
-    /// Message ids given up (no delivery acked).
-    pub given_up_messages: u64,
-    /// Every delivery was acked or given up.
-    pub drained: bool,
-    /// The report applies: the queue drained, no fault was injected and
-    /// the run was not interrupted.
-    pub judged: bool,
-    /// Judged and every message acked (None: not judged).
-    pub holds: Option<bool>,
-    /// Message ids not acked (first 20).
-    pub unacked: Vec<i64>,
-    /// Resends of the same (msg_id, ver) in the out queue.
-    pub redeliveries: u64,
-    /// Acks the history and `processed` disagree on.
-    pub ack_disagreements: u64,
-}
+pub use crate::workload::outbox::figures::Liveness;
 
 /// The liveness report of a run.
 pub fn report(facts: &OutboxFacts, tables: &OutboxTables) -> Liveness {

@@ -1,18 +1,30 @@
-//! The load part of the human summary of an outbox run: the queue and its
+//! The outbox workload's lines in the human summary: the queue and its
 //! attempts under an `outbox:` heading, where a groups run prints events,
-//! duplicates and resolves (none of which an outbox run has).
+//! duplicates and resolves (none of which an outbox run has) ([`human`]).
 //!
-//! Layer: report, ui and server. May import the modules of its own layer
-//! and of the layers below it (core, model, config, engine, target and
-//! nemesis and workload).
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
 
-use super::summary::{OutboxSummary, Summary};
+use super::figures::{OutboxFigures, OutboxSummary};
+use crate::summary::Summary;
+use crate::workload::parts::HumanParts;
 use std::fmt::Write;
+
+/// The outbox lines of the human summary of `s` (a summary without the
+/// outbox's figures has the common lines only). The end-of-run text of
+/// an outbox run stops at its last line.
+pub fn human(s: &Summary) -> HumanParts {
+    HumanParts {
+        load: s.part::<OutboxFigures>().map(|f| load_lines(s, &f.outbox)),
+        trim_end: true,
+        ..HumanParts::default()
+    }
+}
 
 /// The outbox lines of `s` (whose outbox figures are `ob`): the queue,
 /// the attempts and how they ended, leases when set, the messages and
 /// liveness. One line per topic, each starting with two spaces.
-pub fn load_lines(s: &Summary, ob: &OutboxSummary) -> String {
+fn load_lines(s: &Summary, ob: &OutboxSummary) -> String {
     let mut o = String::new();
     let lv = &ob.liveness;
     let _ = writeln!(
