@@ -23,3 +23,28 @@ pub const OUTBOX_INVARIANTS: [&str; 5] = [
     "ConsistentStateAndOutQueue",
     "NoLostOutput",
 ];
+
+/// Whether `listed` names exactly `checkers`, in order: each workload's
+/// checker module asserts it when it compiles, so a list cannot drift from
+/// the checkers that judge it.
+pub const fn same_names(listed: &[&str], checkers: &[&str]) -> bool {
+    if listed.len() != checkers.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < listed.len() {
+        let (a, b) = (listed[i].as_bytes(), checkers[i].as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut j = 0;
+        while j < a.len() {
+            if a[j] != b[j] {
+                return false;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    true
+}

@@ -185,7 +185,11 @@ impl ShardMerge for GroupsMerge {
             &expect,
             &summary.thresholds,
         );
-        m.save(&summary, &results, &crate::workload::groups::human::human(&summary))?;
+        m.save(
+            &summary,
+            &results,
+            &crate::workload::groups::human::human(&summary),
+        )?;
         Ok(summary)
     }
 }

@@ -222,6 +222,10 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         &expect,
         &summary.thresholds,
     );
-    m.save(&summary, &results, &crate::workload::outbox::human::human(&summary))?;
+    m.save(
+        &summary,
+        &results,
+        &crate::workload::outbox::human::human(&summary),
+    )?;
     Ok(summary)
 }

@@ -40,43 +40,17 @@ pub use crate::summary::FIRST_CHECKER_VERSION;
 pub use crate::scenario::invariants::GROUPS_INVARIANTS;
 pub use tables::{GroupRow, Tables};
 
-// Each listed name is its checker's: the lists cannot drift from the
+// Each listed name is its checker's: the list cannot drift from the
 // checkers without failing the build.
-const _: () = {
-    const fn same(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-    const fn all_same<const N: usize>(listed: [&str; N], checkers: [&str; N]) -> bool {
-        let mut i = 0;
-        while i < N {
-            if !same(listed[i], checkers[i]) {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-    assert!(all_same(
-        GROUPS_INVARIANTS,
-        [
-            type_ok::NAME,
-            one_group::NAME,
-            count_exact::NAME,
-            no_missed_regression::NAME,
-        ]
-    ));
-};
+const _: () = assert!(crate::scenario::invariants::same_names(
+    &GROUPS_INVARIANTS,
+    &[
+        type_ok::NAME,
+        one_group::NAME,
+        count_exact::NAME,
+        no_missed_regression::NAME,
+    ]
+));
 
 /// Every groups invariant `unknown` for one reason: nothing could be
 /// judged (`expected` and `found` name what was missing, `explanation`

@@ -27,36 +27,16 @@ use crate::verdict::{CheckResult, Evidence, Finding};
 
 // Each listed name is its checker's: the list cannot drift from the
 // checkers without failing the build.
-const _: () = {
-    const fn same(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-    let listed = crate::scenario::invariants::OUTBOX_INVARIANTS;
-    let checkers = [
+const _: () = assert!(crate::scenario::invariants::same_names(
+    &crate::scenario::invariants::OUTBOX_INVARIANTS,
+    &[
         type_ok::NAME,
         at_most_one_state_change::NAME,
         at_most_one_out_queue_msg::NAME,
         consistent::NAME,
         no_lost_output::NAME,
-    ];
-    assert!(listed.len() == checkers.len());
-    let mut i = 0;
-    while i < listed.len() {
-        assert!(same(listed[i], checkers[i]));
-        i += 1;
-    }
-};
+    ]
+));
 
 /// Every outbox checker's result (TypeOK, AtMostOneStateChange,
 /// AtMostOneOutQueueMsg, ConsistentStateAndOutQueue, NoLostOutput: the
