@@ -251,7 +251,9 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
     // Requests have ended: let the workers finish what is queued.
     rt.shutdown_timeout(Duration::from_secs(5));
     pool.shutdown();
-    tracing::info!("stopped");
+    // Always on stderr, whatever the log level: how the server ended is
+    // what its log (a spawned server's `server.log`) must say.
+    eprintln!("specstorm serve: stopped");
     served
 }
 
@@ -275,7 +277,7 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! {
-        _ = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
-        _ = term => tracing::info!("SIGTERM: shutting down"),
+        _ = ctrl_c => eprintln!("specstorm serve: Ctrl-C: shutting down"),
+        _ = term => eprintln!("specstorm serve: SIGTERM: shutting down"),
     }
 }

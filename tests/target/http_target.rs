@@ -512,3 +512,42 @@ fn refusals_without_a_probe_are_fails_over_http() {
     assert_eq!(s["ops"]["resolve"]["info"], 0, "{s}");
     assert_eq!(s["invariants"]["NoMissedRegression"]["verdict"], "holds");
 }
+
+/// The spawned server is stopped by a system call, not by running the
+/// `kill` program: with no `kill` on PATH (a slim container) the server
+/// still gets SIGTERM, says so in `server.log`, and stops by itself (its
+/// own `stopped` line, which a SIGKILL after the grace would never let it
+/// write).
+#[cfg(unix)]
+#[test]
+fn the_spawned_server_gets_sigterm_without_a_kill_program_on_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // Only `sh` (the service's watchdog is a shell), no `kill`.
+    std::os::unix::fs::symlink("/bin/sh", bin.join("sh")).unwrap();
+    let out = tmp.path().join("run");
+    let o = crate::common::command()
+        .env("PATH", &bin)
+        .args([
+            "run",
+            "scenarios/smoke.toml",
+            "-q",
+            "--no-tui",
+            "--set",
+            "target.kind=\"http\"",
+            "--set",
+            "target.spawn=true",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::text(&o));
+    let log = std::fs::read_to_string(out.join("server.log")).unwrap();
+    assert!(log.contains("SIGTERM: shutting down"), "server.log:\n{log}");
+    assert!(
+        log.contains("specstorm serve: stopped"),
+        "server.log:\n{log}"
+    );
+}

@@ -101,7 +101,7 @@ impl Service {
             self.watchdog.release();
             return;
         };
-        self.watchdog.signal("-TERM");
+        self.watchdog.signal(nix::sys::signal::Signal::SIGTERM);
         let until = Instant::now() + STOP_GRACE;
         let mut exited = false;
         while Instant::now() < until {

@@ -134,10 +134,12 @@ impl SpawnedServer {
             self.watchdog.release();
             return;
         };
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .stderr(Stdio::null())
-            .status();
+        // A system call, not the `kill` program: a container without it
+        // would never deliver the SIGTERM and wait out the grace.
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
         let until = Instant::now() + STOP_GRACE;
         while Instant::now() < until {
             if !matches!(child.try_wait(), Ok(None)) {

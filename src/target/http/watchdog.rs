@@ -64,14 +64,12 @@ impl Watchdog {
         self.child.id() as i32
     }
 
-    /// Sends `signal` (`-TERM`, `-KILL`) to every process of the group but
-    /// the watchdog, which ignores the terminal's signals (SIGKILL kills
-    /// it too: the group is then gone).
-    pub fn signal(&self, signal: &str) {
-        let _ = Command::new("kill")
-            .args([signal, "--", &format!("-{}", self.group())])
-            .stderr(Stdio::null())
-            .status();
+    /// Sends `signal` to every process of the group but the watchdog,
+    /// which ignores the terminal's signals (SIGKILL kills it too: the
+    /// group is then gone). A system call, not the `kill` program, which a
+    /// slim container may not have.
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(self.group()), signal);
     }
 
     /// Kills the whole group, the watchdog included, and reaps the
