@@ -86,6 +86,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "scenario::figures",
             "scenario::fuzz",
             "scenario::invariants",
+            "scenario::key_schema",
             "scenario::load",
             "scenario::load::api_keys",
             "scenario::load::context",
@@ -104,7 +105,15 @@ const LAYERS: &[(&str, &[&str])] = &[
             "scenario::load::top",
             "scenario::load::values",
             "scenario::load::workload",
+            "scenario::part",
+            "scenario::parts",
             "scenario::registered",
+            // The one registry of the workloads' own sections, and what
+            // they plug in: each workload's config module sits here, below
+            // its runtime, so that the loader reads it without an upward
+            // import (it finds it through the registry's link-time list).
+            "scenario::section",
+            "workload::outbox::config",
             "statements",
             "statements::check",
             "statements::origin",

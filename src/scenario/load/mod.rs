@@ -171,6 +171,10 @@ pub fn load_str(
         spans: &spans,
         overrides: &overrides,
         outbox,
+        workload: doc
+            .get("workload")
+            .and_then(Item::as_str)
+            .map_or_else(schema::default_workload, str::to_owned),
         registered,
     };
     check_keys(&ctx, &doc)?;
