@@ -18,6 +18,7 @@ pub mod fuzz;
 pub mod invariants;
 pub mod key_schema;
 mod load;
+pub mod mapping;
 pub mod part;
 pub mod parts;
 pub mod registered;

@@ -29,8 +29,8 @@
 //! May import: the types of `crate::scenario`, `crate::input` (reading
 //! the file), `crate::variant` (a statement file's short name) and
 //! `crate::scenario::figures` (the figures a threshold may name, in
-//! [`expectations`]); and, until the target owns it,
-//! `crate::target::http::mapping` (the `[api]` compiler, in [`api_keys`]).
+//! [`expectations`]) and `crate::scenario::mapping` (the `[api]`
+//! compiler, in [`api_keys`]).
 
 mod api_keys;
 mod context;

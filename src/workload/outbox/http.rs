@@ -9,7 +9,7 @@
 //! /v1/outbox/export` (`export.json`), or, for a service with an API of
 //! its own (`[api]`, `[audit]`), its export request or its own database
 //! through `[audit] export.*` (copied as `target.db`). Every request goes
-//! through the scenario's mapping ([`crate::target::http::mapping`]; the
+//! through the scenario's mapping ([`crate::scenario::mapping`]; the
 //! contract without `[api]`).
 //!
 //! The outbox tables have no project to namespace a run in (message ids
