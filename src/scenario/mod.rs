@@ -144,8 +144,8 @@ impl Scenario {
         (expect, thresholds)
     }
 
-    /// The workload section of type `T` (`[outbox]` as the outbox's
-    /// config), if this scenario has it.
+    /// The workload section of type `T` (a workload's own table, as its
+    /// `config` module defines it), if this scenario has it.
     pub fn part<T: part::Section>(&self) -> Option<&T> {
         self.parts.get::<T>()
     }

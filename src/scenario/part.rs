@@ -11,12 +11,12 @@ use serde::Serialize;
 use std::any::Any;
 use std::fmt;
 
-/// The type of one workload section (`[outbox]`): what it is read as and
+/// The type of one workload section: what it is read as and
 /// the table it is written under.
 pub trait Section:
     Any + Clone + PartialEq + fmt::Debug + Serialize + DeserializeOwned + Send + Sync
 {
-    /// Its table's name in a scenario (`"outbox"`).
+    /// Its table's name in a scenario.
     const TABLE: &'static str;
 }
 

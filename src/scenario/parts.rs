@@ -1,7 +1,7 @@
 //! A workload's own sections of a resolved scenario, typed: [`Parts`]
-//! holds each as its workload's type (`[outbox]` as the outbox's
-//! `OutboxConfig`), and [`crate::scenario::Scenario::part`] hands it back
-//! by that type. The scenario itself names no workload's section: serde
+//! holds each as its workload's type (the one its `config` module
+//! defines), and [`crate::scenario::Scenario::part`] hands it back by that
+//! type. The scenario itself names no workload's section: serde
 //! reads a table that none of its own fields takes through the
 //! [`SectionSpec`] that owns it (`crate::scenario::section`), and writes
 //! each part back under its table's name.

@@ -26,7 +26,7 @@ use crate::scenario::ScenarioError;
 /// Where a workload's check points when it refuses a key: the loader's
 /// file, line and `--set` bookkeeping, as a workload's checks see it.
 pub trait KeyPlace {
-    /// The error for the key at `path` (`["outbox", "lease"]`): `FILE:LINE:
+    /// The error for the key at `path` (`["table", "key"]`): `FILE:LINE:
     /// reason`, `--set KEY=VALUE: reason`, or the line of its nearest table
     /// when the key is left to its default.
     fn error(&self, path: &[&str], reason: String) -> ScenarioError;
@@ -34,9 +34,9 @@ pub trait KeyPlace {
     fn is_given(&self, path: &[&str]) -> bool;
 }
 
-/// One table a workload owns (`[outbox]`).
+/// One table a workload owns.
 pub struct SectionSpec {
-    /// Its name (`"outbox"`).
+    /// Its name, as the scenario writes it (`[name]`).
     pub table: &'static str,
     /// The scenario's table it comes right after, in the list of tables an
     /// unknown key's error names and in the saved `scenario.toml`.

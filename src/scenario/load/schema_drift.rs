@@ -517,3 +517,46 @@ fn the_filled_defaults_deserialize_to_the_types_own() {
     let entry = filled("[[variants]]\nvariant = \"groups-naive\"\n").unwrap();
     assert_eq!(entry.variant, "groups-naive");
 }
+
+/// A workload's section must be a table of its own (no table of the
+/// common schema, no other workload's) placed after a common table, with
+/// each key once: else the loader would check a key against two entries,
+/// or the unknown-key error and the saved scenario would list it nowhere.
+/// The link-time list must not be empty either (a section the linker left
+/// out would make every scenario of its workload refuse its own table).
+#[test]
+fn every_workload_section_is_a_table_of_its_own_after_a_common_one() {
+    let sections = own_sections();
+    assert!(
+        !sections.is_empty(),
+        "the link-time list of sections is empty"
+    );
+    let common: Vec<&str> = SCHEMA[1..].iter().map(|s| s.name).collect();
+    let mut problems = Vec::new();
+    for (i, (owner, spec)) in sections.iter().enumerate() {
+        if common.contains(&spec.table) {
+            problems.push(format!("{owner}'s [{}] is a common table", spec.table));
+        }
+        if sections[..i].iter().any(|(_, s)| s.table == spec.table) {
+            problems.push(format!("[{}] is owned twice", spec.table));
+        }
+        if !common.contains(&spec.follows) {
+            problems.push(format!(
+                "{owner}'s [{}] follows {:?}, no common table",
+                spec.table, spec.follows
+            ));
+        }
+        for (j, f) in spec.fields.iter().enumerate() {
+            if spec.fields[..j].iter().any(|g| g.key == f.key) {
+                problems.push(format!("[{}] lists `{}` twice", spec.table, f.key));
+            }
+        }
+    }
+    let listed = super::schema::table_names();
+    for (_, spec) in &sections {
+        if !listed.contains(&spec.table) {
+            problems.push(format!("[{}] is not in the list of tables", spec.table));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
