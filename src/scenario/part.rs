@@ -57,6 +57,11 @@ impl<T: Section> Part for T {
     }
 }
 
+/// How a [`crate::scenario::section::SectionSpec`] reads its table:
+/// [`read_part`] of the section's type.
+pub type ReadPart =
+    fn(&mut dyn erased_serde::Deserializer<'_>) -> Result<Box<dyn Part>, erased_serde::Error>;
+
 /// Reads a section as its type `T`: what a [`SectionSpec`]'s `read` is.
 ///
 /// # Errors

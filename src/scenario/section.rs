@@ -19,7 +19,7 @@
 //! layers below it (core and model).
 
 use super::key_schema::Field;
-use super::part::Part;
+use super::part::ReadPart;
 use super::Scenario;
 use crate::scenario::ScenarioError;
 
@@ -38,15 +38,17 @@ pub trait KeyPlace {
 pub struct SectionSpec {
     /// Its name, as the scenario writes it (`[name]`).
     pub table: &'static str,
-    /// The scenario's table it comes right after, in the list of tables an
-    /// unknown key's error names and in the saved `scenario.toml`.
+    /// The scenario's table it comes right after in the list of tables an
+    /// unknown key's error names. (Serde writes every part where
+    /// `Scenario::parts` stands, after `[explore]`: a section the saved
+    /// `scenario.toml` must show elsewhere needs `Scenario` to write its
+    /// parts at their `follows`.)
     pub follows: &'static str,
     /// Its keys, their kinds and defaults (filled only when the scenario
     /// runs the owning workload).
     pub fields: &'static [Field],
     /// Reads the table as its type ([`crate::scenario::part::read_part`]).
-    pub read:
-        fn(&mut dyn erased_serde::Deserializer<'_>) -> Result<Box<dyn Part>, erased_serde::Error>,
+    pub read: ReadPart,
     /// Its type's JSON schema, for the key schema's drift test.
     #[cfg(test)]
     pub schema: fn() -> schemars::Schema,
