@@ -16,6 +16,7 @@ use crate::history::writer::{lost_batches_bound, BUFFER_BYTES, CHANNEL_CAPACITY,
 use crate::history::{reader, Entry};
 use crate::scenario::Scenario;
 use crate::workload::groups::checker::Completeness;
+use crate::workload::outbox::config::OutboxConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -77,7 +78,7 @@ pub fn in_flight_groups(s: &Scenario) -> u64 {
 
 /// [`in_flight_groups`] for an outbox run: one attempt per handler.
 pub fn in_flight_outbox(s: &Scenario) -> u64 {
-    let handlers = s.outbox.as_ref().map_or(0, |o| o.handlers) as u64;
+    let handlers = s.part::<OutboxConfig>().map_or(0, |o| o.handlers) as u64;
     2 * handlers + s.faults.len() as u64
 }
 

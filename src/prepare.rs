@@ -10,10 +10,10 @@
 //! config, the clients' mapping and schema check, the shard model and the
 //! watch options, never another command.
 
+use crate::scenario::mapping::Mapping;
 use crate::scenario::{self, LoadModel, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
 use crate::statements::GroupsVariant;
-use crate::target::http::mapping::Mapping;
 use crate::target::http::start::shell_word;
 use crate::variant;
 use rusqlite::Connection;

@@ -16,8 +16,13 @@ mod expect;
 pub mod figures;
 pub mod fuzz;
 pub mod invariants;
+pub mod key_schema;
 mod load;
+pub mod mapping;
+pub mod part;
+pub mod parts;
 pub mod registered;
+pub mod section;
 
 pub use caps::Caps;
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
@@ -42,9 +47,12 @@ impl VariantEntry {
 }
 
 /// A resolved scenario: every key present, defaults filled in.
+///
+/// Serde refuses unknown keys through [`parts::Parts`] (which reads every
+/// key the fields here leave): `deny_unknown_fields` cannot be had with
+/// `flatten`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name shown in results (default: the file stem; `default` for the embedded one).
     pub name: String,
@@ -80,10 +88,12 @@ pub struct Scenario {
     /// existed, hence the serde default.
     #[serde(default)]
     pub explore: Explore,
-    /// `[outbox]`: the input queue and the handlers of the outbox
-    /// workload (present, with its defaults, only when `workload = "outbox"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outbox: Option<OutboxConfig>,
+    /// The workloads' own sections (present, with their defaults, only
+    /// in a scenario of their workload), each as its workload's type: read
+    /// them with [`Scenario::part`]. Here, after `explore`, so that serde
+    /// writes them where the saved `scenario.toml` always had them.
+    #[serde(flatten)]
+    pub parts: parts::Parts,
     /// `[api]`: how to speak to an HTTP service with an API of its own
     /// (None: the HTTP contract).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,6 +142,22 @@ impl Scenario {
         let mut thresholds = self.thresholds.clone();
         thresholds.extend(entry.into_iter().flat_map(|e| e.thresholds.iter().cloned()));
         (expect, thresholds)
+    }
+
+    /// The workload section of type `T` (a workload's own table, as its
+    /// `config` module defines it), if this scenario has it.
+    pub fn part<T: part::Section>(&self) -> Option<&T> {
+        self.parts.get::<T>()
+    }
+
+    /// The workload section of type `T`, mutably.
+    pub fn part_mut<T: part::Section>(&mut self) -> Option<&mut T> {
+        self.parts.get_mut::<T>()
+    }
+
+    /// Sets the workload section of type `T` (None: takes it out).
+    pub fn set_part<T: part::Section>(&mut self, part: Option<T>) {
+        self.parts.set(part);
     }
 
     /// The number of error groups the keys span: projects * fingerprints.
@@ -242,36 +268,6 @@ impl<'de> Deserialize<'de> for Workload {
             serde::de::Error::custom(format!("{name:?} is no workload of this build"))
         })
     }
-}
-
-/// `[outbox]`: the bench's input queue and its handlers.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct OutboxConfig {
-    /// Distinct message ids M (default 1000; 1..=10,000,000).
-    pub messages: u64,
-    /// Deliveries of each message D: dup ids 1..=D (default 3; 1..=100).
-    pub deliveries: u32,
-    /// Concurrent handlers H, each with its own connection (default 8; 1..=1024).
-    pub handlers: u32,
-    /// Attempts one delivery (msg_id, dup_id) may take before the queue
-    /// gives it up (default 100; >= 1). Every attempt counts: a crash, a
-    /// lost compare-and-swap, an error.
-    pub max_attempts: u32,
-    /// How long an attempt holds its delivery (None / "0s": until the
-    /// attempt ends, the default). With a lease, a delivery whose attempt
-    /// has not ended within it is delivered again (a new attempt, a new
-    /// tx_id) while the old attempt still runs: whichever acks first acks
-    /// the delivery; a later ack is recorded and harmless. An expired
-    /// lease counts as an attempt of the delivery's budget.
-    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
-    #[serde(
-        default,
-        with = "humantime_serde_compat::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub lease: Option<Duration>,
 }
 
 /// `target.kind`: what the load runs against.

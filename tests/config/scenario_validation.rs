@@ -3,6 +3,7 @@
 
 use specstorm::fault_kind::FaultKind;
 use specstorm::scenario::*;
+use specstorm::workload::outbox::config::OutboxConfig;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -516,7 +517,7 @@ fn empty_file_gets_every_default() {
             interval: Duration::from_millis(1),
         },
         explore: Explore::default(),
-        outbox: None,
+        parts: Default::default(),
         api: None,
         audit: None,
         min_evidence: Some(MinEvidence::default()),
@@ -774,7 +775,7 @@ fn shipped_scenarios_stop_on_counts() {
         let (s, _) = shipped(&name);
         match s.workload {
             // The outbox run ends when its queue (a count) drains.
-            Workload::Outbox => assert!(s.outbox.as_ref().unwrap().messages > 0, "{name}"),
+            Workload::Outbox => assert!(s.part::<OutboxConfig>().unwrap().messages > 0, "{name}"),
             Workload::Groups => assert!(s.stop.events > 0, "{name} stops on a duration only"),
             Workload::Registered(w) => panic!("{name}: a shipped scenario of workload {w:?}"),
         }

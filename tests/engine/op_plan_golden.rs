@@ -21,6 +21,7 @@ use specstorm::generator::{IngestGenerator, ResolveGenerator};
 use specstorm::nemesis::FaultPlan;
 use specstorm::scenario::{load, Scenario, Workload};
 use specstorm::shard::Shard;
+use specstorm::workload::outbox::config::OutboxConfig;
 use specstorm::workload::outbox::runtime::Queue;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -131,7 +132,10 @@ fn fault_plan(s: &Scenario, dir: &Path) -> Vec<String> {
 /// The outbox queue's hand-outs: every fourth attempt fails (and comes
 /// back), the rest are acked; all at one instant (leases never run out).
 fn queue_plan(s: &Scenario) -> Vec<String> {
-    let cfg = s.outbox.clone().expect("an outbox scenario");
+    let cfg = s
+        .part::<OutboxConfig>()
+        .cloned()
+        .expect("an outbox scenario");
     let mut q = Queue::new(&cfg, s.seed);
     let now = Instant::now();
     let mut lines = Vec::new();

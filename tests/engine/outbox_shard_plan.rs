@@ -5,8 +5,8 @@
 //! the unsharded plan, delivery for delivery. Deterministic: the queues
 //! are drained by hand at one instant (no handler, no timing).
 
-use specstorm::scenario::OutboxConfig;
 use specstorm::shard::Shard;
+use specstorm::workload::outbox::config::OutboxConfig;
 use specstorm::workload::outbox::runtime::{Key, Queue};
 use std::collections::BTreeSet;
 use std::time::Instant;

@@ -10,6 +10,7 @@ use specstorm::verdict::Verdict;
 use specstorm::workload::outbox::checker::{
     self as outbox, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow,
 };
+use specstorm::workload::outbox::config::OutboxConfig;
 use specstorm::workload::{Next, StepMachine, StepOutcome, Value};
 use std::path::Path;
 use std::process::Output;
@@ -688,14 +689,14 @@ fn type_ok_catches_a_broken_chain_and_kinds() {
 #[test]
 fn outbox_scenario_keys_are_checked_with_lines() {
     let s = load("workload = \"outbox\"\n").unwrap();
-    let o = s.outbox.clone().unwrap();
+    let o = s.part::<OutboxConfig>().cloned().unwrap();
     assert_eq!(
         (o.messages, o.deliveries, o.handlers, o.max_attempts),
         (1000, 3, 8, 100)
     );
     assert_eq!(s.variant, "outbox-protocol");
     // A groups scenario resolves without [outbox].
-    assert!(load("").unwrap().outbox.is_none());
+    assert!(load("").unwrap().part::<OutboxConfig>().is_none());
     let cases = [
         (
             "[outbox]\nmessages = 5\n",

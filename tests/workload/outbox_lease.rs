@@ -4,7 +4,7 @@
 //! and every invariant still holds.
 
 use specstorm::scenario::invariants::OUTBOX_INVARIANTS;
-use specstorm::scenario::OutboxConfig;
+use specstorm::workload::outbox::config::OutboxConfig;
 use specstorm::workload::outbox::runtime::Queue;
 use std::time::{Duration, Instant};
 
@@ -103,19 +103,22 @@ fn a_delivery_acked_while_it_waited_is_not_handed_out() {
 fn the_lease_key_is_checked_and_saved() {
     let s = load("workload = \"outbox\"\n[outbox]\nlease = \"250ms\"\n").unwrap();
     assert_eq!(
-        s.outbox.as_ref().unwrap().lease,
+        s.part::<OutboxConfig>().unwrap().lease,
         Some(Duration::from_millis(250))
     );
     // The saved scenario says it, and loads back the same.
     let text = s.to_toml();
     assert!(text.contains("lease = \"250ms\""), "{text}");
-    assert_eq!(load(&text).unwrap().outbox, s.outbox);
+    assert_eq!(
+        load(&text).unwrap().part::<OutboxConfig>(),
+        s.part::<OutboxConfig>()
+    );
     // Unset and "0s": no lease, said in a comment.
     let none = load("workload = \"outbox\"\n").unwrap();
-    assert_eq!(none.outbox.as_ref().unwrap().lease, None);
+    assert_eq!(none.part::<OutboxConfig>().unwrap().lease, None);
     assert!(none.to_toml().contains("# lease: not set"));
     let zero = load("workload = \"outbox\"\n[outbox]\nlease = \"0s\"\n").unwrap();
-    assert_eq!(zero.outbox.unwrap().lease, None);
+    assert_eq!(zero.part::<OutboxConfig>().unwrap().lease, None);
     // Refused, with the line: too short, not a duration, on groups.
     let e = load("workload = \"outbox\"\n[outbox]\nlease = \"500us\"\n").unwrap_err();
     assert!(e.contains("t.toml:3") && e.contains("at least 1ms"), "{e}");

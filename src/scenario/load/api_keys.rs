@@ -4,15 +4,15 @@
 //! external HTTP service, export queries only with `sqlite`, templates,
 //! pointers, codes and `${NAME}` secrets through the mapping compiler).
 //!
-//! May import: its sibling files, `scenario`'s types and, until the HTTP
-//! target owns its mapping, `crate::target::http::mapping` (the compiler).
+//! May import: its sibling files, `scenario`'s types and
+//! `crate::scenario::mapping` (the compiler).
 
 use super::context::Context;
 use super::error::ScenarioError;
 use super::schema::Kind;
 use super::values::{check_value, describe};
+use crate::scenario::mapping::Mapping;
 use crate::scenario::{Scenario, TargetKind, Workload};
-use crate::target::http::mapping::Mapping;
 use toml_edit::Item;
 
 /// A key's expected shape.

@@ -4,7 +4,8 @@
 //! same lookup for checks made after loading ([`fault_line`],
 //! [`key_line`]).
 //!
-//! May import: its sibling files.
+//! May import: its sibling files and `crate::scenario::section` (the
+//! face it shows a workload's checks).
 
 use super::error::ScenarioError;
 use std::fmt::Write as _;
@@ -18,6 +19,16 @@ pub(super) struct Override {
     pub(super) raw: String,
     pub(super) path: Vec<String>,
     pub(super) value: Value,
+}
+
+impl crate::scenario::section::KeyPlace for Context<'_> {
+    fn error(&self, path: &[&str], reason: String) -> ScenarioError {
+        Context::error(self, path, reason)
+    }
+
+    fn is_given(&self, path: &[&str]) -> bool {
+        Context::is_given(self, path)
+    }
 }
 
 /// Where a key's value came from.
@@ -40,6 +51,8 @@ pub(super) struct Context<'a> {
     pub(super) overrides: &'a [Override],
     /// `workload = "outbox"` (after overrides).
     pub(super) outbox: bool,
+    /// The workload's name (after overrides; its default when unset).
+    pub(super) workload: String,
     /// A workload registered at run time (after overrides).
     pub(super) registered: Option<crate::scenario::registered::Registered>,
 }

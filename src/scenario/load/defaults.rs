@@ -3,9 +3,10 @@
 //! any given, every key of [`SCHEMA`] left out, each fault's kind's
 //! keys (`faults`), and an outbox scenario's `[audit] request`.
 //!
-//! May import: its sibling files, `scenario`'s types and `crate::variant`.
+//! May import: its sibling files, `scenario`'s types (and its workload
+//! sections' registry, `crate::scenario::section`) and `crate::variant`.
 
-use super::schema::SCHEMA;
+use super::schema::{Field, SCHEMA};
 use super::values::table_entries;
 use toml_edit::{DocumentMut, Item, Table, TableLike, Value};
 
@@ -72,29 +73,46 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
         }
     }
     for section in SCHEMA {
-        // A groups scenario resolves exactly as before: no [outbox] table;
-        // an outbox one has no [min_evidence] (its invariants are others).
-        if (section.name == "outbox" && !outbox) || (section.name == "min_evidence" && outbox) {
+        // An outbox scenario has no [min_evidence] (its invariants are
+        // others).
+        if section.name == "min_evidence" && outbox {
             continue;
         }
-        let table = if section.name.is_empty() {
-            root as &mut dyn TableLike
-        } else {
-            if !root.contains_key(section.name) {
-                root.insert(section.name, Item::Table(Table::new()));
-            }
-            root[section.name]
-                .as_table_like_mut()
-                .expect("check_keys refused a section that is not a table")
-        };
-        for field in section.fields {
-            if let Some(default) = field.default {
-                if !table.contains_key(field.key) {
-                    let value: Value = default.parse().expect("SCHEMA defaults are valid TOML");
-                    table.insert(field.key, Item::Value(value));
-                }
-            }
+        fill_table(root, section.name, section.fields);
+    }
+    // A workload's own sections only in a scenario of that workload: a
+    // scenario of another resolves exactly as before it had them.
+    let workload = root
+        .get("workload")
+        .and_then(Item::as_str)
+        .map_or_else(super::schema::default_workload, str::to_owned);
+    if let Some(own) = crate::scenario::section::of(&workload) {
+        for spec in own.sections {
+            fill_table(root, spec.table, spec.fields);
         }
     }
     super::faults::fill_fault_defaults(root, outbox);
+}
+
+/// Inserts into the table `name` (`""`: `root`) each of `fields`' defaults
+/// it lacks, creating the table if need be.
+fn fill_table(root: &mut Table, name: &str, fields: &[Field]) {
+    let table = if name.is_empty() {
+        root as &mut dyn TableLike
+    } else {
+        if !root.contains_key(name) {
+            root.insert(name, Item::Table(Table::new()));
+        }
+        root[name]
+            .as_table_like_mut()
+            .expect("check_keys refused a section that is not a table")
+    };
+    for field in fields {
+        if let Some(default) = field.default {
+            if !table.contains_key(field.key) {
+                let value: Value = default.parse().expect("SCHEMA defaults are valid TOML");
+                table.insert(field.key, Item::Value(value));
+            }
+        }
+    }
 }

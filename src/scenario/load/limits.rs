@@ -39,12 +39,6 @@ pub const MAX_BUSY_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64);
 /// MiB. In-process SQLite keeps nothing per group and has no bound.
 pub const MAX_HTTP_GROUPS: u64 = 1 << 24;
 
-/// Most outbox deliveries (messages x deliveries): the bench's input
-/// queue holds every delivery from the start (20 bytes each, shuffled
-/// before the load begins), 600 MB at this bound. It admits the largest
-/// message count with the default 3 deliveries.
-pub const MAX_OUTBOX_DELIVERIES: u64 = 30_000_000;
-
 /// Why an integer key may not exceed its maximum, for the keys whose
 /// maximum is a cost rather than a meaning.
 pub(super) fn why_at_most(path: &[&str]) -> Option<String> {
@@ -88,27 +82,10 @@ pub(super) fn check(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
                 ),
             ))
         }
-        Workload::Outbox => {
-            let Some(o) = &s.outbox else { return Ok(()) };
-            let total = o.messages.saturating_mul(u64::from(o.deliveries));
-            if total <= MAX_OUTBOX_DELIVERIES {
-                return Ok(());
-            }
-            let at: &[&str] = if ctx.is_given(&["outbox", "deliveries"]) {
-                &["outbox", "deliveries"]
-            } else {
-                &["outbox", "messages"]
-            };
-            Err(ctx.error(
-                at,
-                format!(
-                    "`outbox.messages` x `outbox.deliveries` may be at most \
-                     {MAX_OUTBOX_DELIVERIES}, found {} x {} = {total}: the bench's queue holds \
-                     every delivery from the start, shuffled before the load",
-                    o.messages, o.deliveries
-                ),
-            ))
-        }
-        _ => Ok(()),
+        // A workload's own bounds (`crate::scenario::section`).
+        w => match crate::scenario::section::of(w.name()) {
+            Some(own) => (own.limits)(ctx, s),
+            None => Ok(()),
+        },
     }
 }

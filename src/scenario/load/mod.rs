@@ -29,8 +29,8 @@
 //! May import: the types of `crate::scenario`, `crate::input` (reading
 //! the file), `crate::variant` (a statement file's short name) and
 //! `crate::scenario::figures` (the figures a threshold may name, in
-//! [`expectations`]); and, until the target owns it,
-//! `crate::target::http::mapping` (the `[api]` compiler, in [`api_keys`]).
+//! [`expectations`]) and `crate::scenario::mapping` (the `[api]`
+//! compiler, in [`api_keys`]).
 
 mod api_keys;
 mod context;
@@ -171,6 +171,10 @@ pub fn load_str(
         spans: &spans,
         overrides: &overrides,
         outbox,
+        workload: doc
+            .get("workload")
+            .and_then(Item::as_str)
+            .map_or_else(schema::default_workload, str::to_owned),
         registered,
     };
     check_keys(&ctx, &doc)?;

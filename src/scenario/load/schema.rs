@@ -3,97 +3,23 @@
 //! document (before serde sees it). It mirrors the types of
 //! `scenario/mod.rs`; `schema_drift` (a test) fails when the two differ.
 //!
-//! May import: its sibling files.
+//! May import: its sibling files and `crate::scenario::section` (the
+//! workloads' own sections).
 
 use super::limits::MAX_RETRIES;
-use std::fmt::Write as _;
+pub(super) use crate::scenario::key_schema::{
+    field, quoted_list, Field, Kind, MAX_WORKERS, U32_MAX,
+};
 
 pub(super) const JOURNAL_MODES: &[&str] =
     &["wal", "delete", "truncate", "persist", "memory", "off"];
 pub(super) const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
-
-/// Most concurrent workers of one kind: far beyond what SQLite serves, and a
-/// typo such as `ingesters = 80000` should not open 80000 connections.
-pub(super) const MAX_WORKERS: i64 = 1024;
-
-/// What a key holds; checked before serde sees the document.
-#[derive(Clone, Copy)]
-#[cfg_attr(test, derive(Debug))]
-pub(super) enum Kind {
-    Str,
-    /// One of these strings (an enum in `mod.rs`, or a SQLite pragma value).
-    OneOf(&'static [&'static str]),
-    /// A humantime string such as "30s".
-    Duration,
-    /// A whole number in min..=max.
-    Int {
-        min: i64,
-        max: i64,
-    },
-    /// A number (integer or float) in 0..=1.
-    Fraction,
-    /// A finite number >= 0.
-    Rate,
-    Bool,
-    /// `"holds"`, or a table `{ violated = [names], not_judged = [names] }`.
-    Expect,
-    /// An array of threshold strings (`"latency_us.ingest.p99 < 20000"`).
-    Thresholds,
-    /// A non-empty array of non-empty arrays of non-empty strings
-    /// (`explore.queues`).
-    Queues,
-    /// A table of non-empty strings (`explore.fingerprints`).
-    StrMap,
-}
-
-impl Kind {
-    pub(super) fn expected(self) -> String {
-        match self {
-            Kind::Str => "a string".to_owned(),
-            Kind::OneOf(options) => format!("one of {}", quoted_list(options)),
-            Kind::Duration => "a duration string such as \"30s\" or \"250ms\"".to_owned(),
-            Kind::Int { .. } => "a whole number".to_owned(),
-            Kind::Fraction => "a number from 0 to 1".to_owned(),
-            Kind::Rate => "a number".to_owned(),
-            Kind::Bool => "true or false".to_owned(),
-            Kind::Expect => "\"holds\" or { violated = [...], not_judged = [...] } naming \
-                             invariants of the workload"
-                .to_owned(),
-            Kind::Thresholds => {
-                "an array of strings such as [\"latency_us.ingest.p99 < 20000\"]".to_owned()
-            }
-            Kind::Queues => {
-                "an array of event-id arrays such as [[\"e1\", \"e2\"], [\"e1\", \"e3\"]]"
-                    .to_owned()
-            }
-            Kind::StrMap => "a table of strings such as { e1 = \"f1\", e3 = \"f2\" }".to_owned(),
-        }
-    }
-
-    pub(super) fn is_string(self) -> bool {
-        matches!(self, Kind::Str | Kind::OneOf(_) | Kind::Duration)
-    }
-}
-
-pub(super) struct Field {
-    pub(super) key: &'static str,
-    pub(super) kind: Kind,
-    /// The default as TOML value text; None: the key may stay unset (or, for
-    /// `name`, is filled by the loader).
-    pub(super) default: Option<&'static str>,
-}
 
 pub(super) struct Section {
     /// The table's name; "" for the top level.
     pub(super) name: &'static str,
     pub(super) fields: &'static [Field],
 }
-
-pub(super) const fn field(key: &'static str, kind: Kind, default: Option<&'static str>) -> Field {
-    Field { key, kind, default }
-}
-
-pub(super) const U32_MAX: i64 = u32::MAX as i64;
 
 /// Every key of a scenario, its type and default: mirrors `mod.rs` and
 /// `scenarios/README.md`.
@@ -295,40 +221,6 @@ pub(super) const SCHEMA: &[Section] = &[
             ),
         ],
     },
-    // Filled in only when workload = "outbox" (see fill_defaults).
-    Section {
-        name: "outbox",
-        fields: &[
-            field(
-                "messages",
-                Kind::Int {
-                    min: 1,
-                    max: 10_000_000,
-                },
-                Some("1000"),
-            ),
-            field("deliveries", Kind::Int { min: 1, max: 100 }, Some("3")),
-            field(
-                "handlers",
-                Kind::Int {
-                    min: 1,
-                    max: MAX_WORKERS,
-                },
-                Some("8"),
-            ),
-            field(
-                "max_attempts",
-                Kind::Int {
-                    min: 1,
-                    max: U32_MAX,
-                },
-                Some("100"),
-            ),
-            // "0s" is how the file says "no lease" (as `stop.duration`):
-            // an attempt holds its delivery until it ends.
-            field("lease", Kind::Duration, Some("\"0s\"")),
-        ],
-    },
     // The schedule fuzzer (`scenario::Fuzz`); off unless set on (it costs
     // the in-process load more than 10% of its throughput).
     Section {
@@ -358,29 +250,45 @@ const MIN_EVIDENCE: Kind = Kind::Int {
     max: i64::MAX,
 };
 
-/// The field at `path` (`["load", "ingesters"]`, or `["seed"]`), if any.
+/// The field at `path` (`["load", "ingesters"]`, or `["seed"]`), if any:
+/// of [`SCHEMA`] or of a workload's own section.
 pub(super) fn schema_field(path: &[String]) -> Option<&'static Field> {
     let (section, key) = match path {
         [key] => ("", key),
         [section, key] => (section.as_str(), key),
         _ => return None,
     };
-    SCHEMA
-        .iter()
-        .find(|s| s.name == section)?
-        .fields
-        .iter()
-        .find(|f| f.key == key)
+    section_fields(section)?.iter().find(|f| f.key == key)
 }
 
-/// `"a", "b"`: options as a message lists them.
-pub(super) fn quoted_list(options: &[&str]) -> String {
-    let mut out = String::new();
-    for (i, option) in options.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let _ = write!(out, "\"{option}\"");
+/// The keys of the table `name`: of [`SCHEMA`] (`""`: the top level), or
+/// of the workload section of that name.
+pub(super) fn section_fields(name: &str) -> Option<&'static [Field]> {
+    match SCHEMA.iter().find(|s| s.name == name) {
+        Some(s) => Some(s.fields),
+        None => crate::scenario::section::spec_of(name).map(|s| s.fields),
     }
-    out
+}
+
+/// `workload`'s default, as the top level's entry says it.
+pub(super) fn default_workload() -> String {
+    let text = SCHEMA[0]
+        .fields
+        .iter()
+        .find(|f| f.key == "workload")
+        .and_then(|f| f.default)
+        .expect("`workload` has a default");
+    let value: toml_edit::Value = text.parse().expect("SCHEMA defaults are valid TOML");
+    value.as_str().expect("`workload` is a string").to_owned()
+}
+
+/// Every table's name in the order a scenario lists them: [`SCHEMA`]'s,
+/// each followed by the workload sections that come after it.
+pub(super) fn table_names() -> Vec<&'static str> {
+    let mut names = Vec::new();
+    for s in &SCHEMA[1..] {
+        names.push(s.name);
+        names.extend(crate::scenario::section::following(s.name).map(|w| w.table));
+    }
+    names
 }

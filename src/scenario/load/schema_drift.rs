@@ -4,7 +4,8 @@
 //! Humantime` marks the duration fields), and these tests hold
 //! [`SCHEMA`], [`FAULT_FIELDS`], [`VARIANT_FIELDS`] and `api_keys`'s
 //! `API` and `AUDIT` (with the outbox's `OUTBOX_API`, `OUTBOX_AUDIT`)
-//! against it:
+//! against it, and each workload's own sections
+//! (`crate::scenario::section`) against their types:
 //!
 //! - every serde field has an entry, and every entry is a serde field;
 //! - their kinds match: an enum's names are exactly the entry's options,
@@ -39,7 +40,11 @@ struct Schema {
 
 impl Schema {
     fn of<T: JsonSchema>() -> Schema {
-        let root = serde_json::to_value(schemars::schema_for!(T)).expect("a schema is JSON");
+        Schema::from(schemars::schema_for!(T))
+    }
+
+    fn from(schema: schemars::Schema) -> Schema {
+        let root = serde_json::to_value(schema).expect("a schema is JSON");
         let defs = root
             .get("$defs")
             .and_then(Json::as_object)
@@ -336,6 +341,12 @@ fn every_serde_field_has_a_schema_entry_and_every_entry_a_field() {
             ));
         }
     }
+    // A workload's own sections: serde reads each as its own type.
+    for (owner, spec) in own_sections() {
+        let of = Schema::from((spec.schema)());
+        let name = format!("[{}] of {owner}", spec.table);
+        compare_fields(&of, &name, spec.fields, &of.root, &mut problems);
+    }
     let written = top.fields.iter().map(|f| f.key);
     let tables = SCHEMA[1..].iter().map(|s| s.name);
     for key in written.chain(tables) {
@@ -361,13 +372,14 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
         spans: &spans,
         overrides: &[],
         outbox: false,
+        workload: super::schema::default_workload(),
         registered: None,
     };
     let schema = Schema::of::<Scenario>();
     let props = schema.properties(&schema.root);
     // What serde reads from the filled defaults, as it writes it back.
     let read = |text: &str| serde_json::to_value(filled(text).unwrap()).unwrap();
-    let (groups, outbox) = (read(""), read("workload = \"outbox\"\n"));
+    let groups = read("");
     let mut problems = Vec::new();
     for section in SCHEMA {
         // The serde defaults of this table's fields: the field's own, or
@@ -398,12 +410,35 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
                 .find(|(k, _)| k == f.key)
                 .and_then(|(_, p)| p.get("default").cloned())
                 .or_else(|| table_default.get(f.key).cloned());
-            let filled = if section.name == "outbox" {
-                &outbox
-            } else {
-                &groups
-            };
-            let read = at.iter().fold(filled, |v, k| &v[k]);
+            let read = at.iter().fold(&groups, |v, k| &v[k]);
+            if let Some(own) = own {
+                if own != *read {
+                    problems.push(format!(
+                        "default of `{}`: the key schema fills {default}, which serde reads as \
+                         {read}; serde's own is {own}",
+                        at.join(".")
+                    ));
+                }
+            }
+        }
+    }
+    // A workload's own sections, filled in a scenario of that workload.
+    for (owner, spec) in own_sections() {
+        let of = Schema::from((spec.schema)());
+        let filled = read(&format!("workload = \"{owner}\"\n"));
+        for f in spec.fields {
+            let at = [spec.table, f.key];
+            let Some(default) = f.default else { continue };
+            let value = Item::Value(default.parse::<Value>().unwrap());
+            if let Err(e) = check_value(&ctx, &at, f.kind, &value) {
+                problems.push(format!("default of `{}`: {e}", at.join(".")));
+            }
+            let own = of
+                .properties(&of.root)
+                .into_iter()
+                .find(|(k, _)| k == f.key)
+                .and_then(|(_, p)| p.get("default").cloned());
+            let read = &filled[spec.table][f.key];
             if let Some(own) = own {
                 if own != *read {
                     problems.push(format!(
@@ -437,6 +472,14 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
     );
 }
 
+/// Every workload's own sections, with their owner's name.
+fn own_sections() -> Vec<(&'static str, &'static crate::scenario::section::SectionSpec)> {
+    crate::scenario::section::workloads()
+        .into_iter()
+        .flat_map(|w| w.sections.iter().map(move |s| (w.workload, s)))
+        .collect()
+}
+
 /// The scenario serde reads from `text` with the loader's defaults filled
 /// in (and no check beyond serde's).
 fn filled(text: &str) -> Result<Scenario, String> {
@@ -450,8 +493,12 @@ fn the_filled_defaults_deserialize_to_the_types_own() {
     let groups = filled("").unwrap();
     assert_eq!(groups.explore, Explore::default());
     assert_eq!(groups.min_evidence, Some(MinEvidence::default()));
-    let outbox = filled("workload = \"outbox\"\n").unwrap();
-    assert!(outbox.outbox.is_some());
+    for w in crate::scenario::section::workloads() {
+        let s = filled(&format!("workload = \"{}\"\n", w.workload)).unwrap();
+        let tables: Vec<&str> = s.parts.tables().collect();
+        let own: Vec<&str> = w.sections.iter().map(|spec| spec.table).collect();
+        assert_eq!(tables, own, "{}", w.workload);
+    }
     for kind in FAULT_KINDS {
         for toxic in [None].into_iter().chain(TOXICS.iter().map(Some)) {
             let toxic = toxic.map_or(String::new(), |t| format!("toxic = \"{t}\"\n"));
@@ -469,4 +516,47 @@ fn the_filled_defaults_deserialize_to_the_types_own() {
     }
     let entry = filled("[[variants]]\nvariant = \"groups-naive\"\n").unwrap();
     assert_eq!(entry.variant, "groups-naive");
+}
+
+/// A workload's section must be a table of its own (no table of the
+/// common schema, no other workload's) placed after a common table, with
+/// each key once: else the loader would check a key against two entries,
+/// or the unknown-key error and the saved scenario would list it nowhere.
+/// The link-time list must not be empty either (a section the linker left
+/// out would make every scenario of its workload refuse its own table).
+#[test]
+fn every_workload_section_is_a_table_of_its_own_after_a_common_one() {
+    let sections = own_sections();
+    assert!(
+        !sections.is_empty(),
+        "the link-time list of sections is empty"
+    );
+    let common: Vec<&str> = SCHEMA[1..].iter().map(|s| s.name).collect();
+    let mut problems = Vec::new();
+    for (i, (owner, spec)) in sections.iter().enumerate() {
+        if common.contains(&spec.table) {
+            problems.push(format!("{owner}'s [{}] is a common table", spec.table));
+        }
+        if sections[..i].iter().any(|(_, s)| s.table == spec.table) {
+            problems.push(format!("[{}] is owned twice", spec.table));
+        }
+        if !common.contains(&spec.follows) {
+            problems.push(format!(
+                "{owner}'s [{}] follows {:?}, no common table",
+                spec.table, spec.follows
+            ));
+        }
+        for (j, f) in spec.fields.iter().enumerate() {
+            if spec.fields[..j].iter().any(|g| g.key == f.key) {
+                problems.push(format!("[{}] lists `{}` twice", spec.table, f.key));
+            }
+        }
+    }
+    let listed = super::schema::table_names();
+    for (_, spec) in &sections {
+        if !listed.contains(&spec.table) {
+            problems.push(format!("[{}] is not in the list of tables", spec.table));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -48,6 +48,7 @@ impl Scenario {
         }
         // Serde leaves out None values; say what they mean instead.
         let sqlite = &self.target;
+        let own = crate::scenario::section::of(self.workload.name());
         let mut faults = self.faults.iter();
         let mut out = String::new();
         for line in text.lines() {
@@ -61,8 +62,8 @@ impl Scenario {
             if line == "[target]" && sqlite.path.is_none() {
                 out.push_str("# path: not set (target.db inside the run folder)\n");
             }
-            if line == "[outbox]" && self.outbox.as_ref().is_some_and(|o| o.lease.is_none()) {
-                out.push_str("# lease: not set (an attempt holds its delivery until it ends)\n");
+            if let Some(note) = own.and_then(|own| (own.unset_note)(self, line)) {
+                out.push_str(note);
             }
             if line == "[stop]" && self.stop.duration.is_none() {
                 out.push_str("# duration: not set (no time limit)\n");

@@ -11,7 +11,7 @@ use super::error::ScenarioError;
 use super::expectations::check_variants;
 use super::faults::check_faults;
 use super::schema::quoted_list;
-use super::schema::SCHEMA;
+use super::schema::{section_fields, table_names, SCHEMA};
 use super::values::{check_value, describe};
 use crate::scenario::Scenario;
 use toml_edit::DocumentMut;
@@ -33,9 +33,14 @@ pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), Scenari
     for (key, item) in doc.iter() {
         if let Some(field) = top.fields.iter().find(|f| f.key == key) {
             check_value(ctx, &[key], field.kind, item)?;
-        } else if let Some(section) = SCHEMA[1..].iter().find(|s| s.name == key) {
-            if key == "outbox" && !ctx.outbox {
-                return Err(ctx.error(&[key], "[outbox] only applies to workload = \"outbox\""));
+        } else if let Some(fields) = section_fields(key).filter(|_| !key.is_empty()) {
+            if let Some((owner, _)) = crate::scenario::section::owner_of(key) {
+                if owner != ctx.workload {
+                    return Err(ctx.error(
+                        &[key],
+                        format!("[{key}] only applies to workload = \"{owner}\""),
+                    ));
+                }
             }
             if key == "min_evidence" && ctx.outbox {
                 return Err(ctx.error(
@@ -54,17 +59,12 @@ pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), Scenari
                 ));
             };
             for (sub, item) in table.iter() {
-                let Some(field) = section.fields.iter().find(|f| f.key == sub) else {
+                let Some(field) = fields.iter().find(|f| f.key == sub) else {
                     return Err(ctx.error(
                         &[key, sub],
                         format!(
                             "unknown key `{sub}` in [{key}]; valid keys: {}",
-                            section
-                                .fields
-                                .iter()
-                                .map(|f| f.key)
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            fields.iter().map(|f| f.key).collect::<Vec<_>>().join(", ")
                         ),
                     ));
                 };
@@ -88,9 +88,9 @@ pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), Scenari
                         .map(|f| f.key)
                         .collect::<Vec<_>>()
                         .join(", "),
-                    SCHEMA[1..]
+                    table_names()
                         .iter()
-                        .map(|s| format!("[{}]", s.name))
+                        .map(|name| format!("[{name}]"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),

@@ -1,9 +1,10 @@
-//! `workload`: which keys belong to which workload (`[outbox]` to
-//! outbox; `[load]`, `[keys]`, `[retry]`, `[resolve]` and `stop.events`
-//! to groups), which variants and fault ops each takes, and the outbox's
-//! `lease`.
+//! `workload`: which keys belong to which workload (`[load]`, `[keys]`,
+//! `[retry]`, `[resolve]` and `stop.events` to groups), which variants
+//! and fault ops each takes; then the checks a workload's own sections
+//! bring (`crate::scenario::section`).
 //!
-//! May import: its sibling files and `scenario`'s types.
+//! May import: its sibling files and `scenario`'s types (and its workload
+//! sections' registry, `crate::scenario::section`).
 
 use super::context::Context;
 use super::error::ScenarioError;
@@ -13,8 +14,7 @@ use crate::scenario::Scenario;
 /// (refused when given, so that nobody believes they took effect).
 pub(super) const GROUPS_ONLY: &[&str] = &["load", "keys", "retry", "resolve"];
 
-/// The keys of one workload must not be set on the other: `[outbox]` is
-/// outbox's; `[load]`, `[keys]`, `[retry]`, `[resolve]` and `stop.events`
+/// The keys of one workload must not be set on the other: `[load]`, `[keys]`, `[retry]`, `[resolve]` and `stop.events`
 /// are groups'. An outbox scenario runs on the in-process SQLite target or
 /// over HTTP (`/v1/messages`); its variant must be an outbox one, its
 /// faults hit `handle`; `per = "step"` is outbox-only.
@@ -24,12 +24,8 @@ pub(super) fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), Scenario
     }
     let outbox = s.workload == crate::scenario::Workload::Outbox;
     if !outbox {
-        if ctx.is_given(&["outbox"]) {
-            return Err(ctx.error(
-                &["outbox"],
-                "[outbox] only applies to workload = \"outbox\"",
-            ));
-        }
+        // A workload's own sections on another's scenario were refused
+        // with the keys (`top::check_keys`).
         for (i, f) in s.faults.iter().enumerate() {
             let i = i.to_string();
             if f.ops == Some(crate::scenario::FaultOps::Handle) {
@@ -45,7 +41,7 @@ pub(super) fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), Scenario
                 ));
             }
         }
-        return Ok(());
+        return own_checks(ctx, s);
     }
     for table in GROUPS_ONLY {
         if ctx.is_given(&[table]) {
@@ -90,23 +86,16 @@ pub(super) fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), Scenario
             ));
         }
     }
-    check_lease(ctx, s)
+    own_checks(ctx, s)
 }
 
-/// `outbox.lease`: at least 1ms when set. A shorter lease would expire
-/// during nearly every attempt's first statement, so every delivery would
-/// run as a crowd of overlapping attempts: no longer the protocol's
-/// occasional slow handler but a different, pathological load.
-fn check_lease(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
-    let lease = s.outbox.as_ref().and_then(|o| o.lease);
-    if lease.is_some_and(|l| l < std::time::Duration::from_millis(1)) {
-        return Err(ctx.error(
-            &["outbox", "lease"],
-            "`outbox.lease` must be at least 1ms (or \"0s\": no lease, an attempt holds its \
-             delivery until it ends)",
-        ));
+/// The checks the workload's own sections bring
+/// (`crate::scenario::section`).
+fn own_checks(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
+    match crate::scenario::section::of(s.workload.name()) {
+        Some(own) => (own.check)(ctx, s),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Tables a workload registered at run time does not take: the built-in
@@ -117,7 +106,6 @@ pub(super) const NOT_REGISTERED: &[&str] = &[
     "keys",
     "retry",
     "resolve",
-    "outbox",
     "api",
     "audit",
     "explore",

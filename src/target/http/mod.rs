@@ -17,17 +17,18 @@
 
 pub mod client;
 pub mod export;
-pub mod handle_mapping;
-pub mod mapping;
 pub mod outbox_export;
-pub mod request_template;
 pub mod service;
 pub mod service_db;
 pub mod source;
 pub mod spawn;
 pub mod start;
-pub mod template;
 pub mod watchdog;
+
+// The `[api]` compiler is the config layer's (the loader compiles `[api]`
+// to report a bad template with its line); the HTTP target's modules use
+// it by these names.
+pub use crate::scenario::mapping::{self, handle_mapping, request_template, template};
 
 use super::{Caps, Finished, Setup, Target, TargetError};
 use crate::clock::Clock;

@@ -9,7 +9,7 @@
 //! /v1/outbox/export` (`export.json`), or, for a service with an API of
 //! its own (`[api]`, `[audit]`), its export request or its own database
 //! through `[audit] export.*` (copied as `target.db`). Every request goes
-//! through the scenario's mapping ([`crate::target::http::mapping`]; the
+//! through the scenario's mapping ([`crate::scenario::mapping`]; the
 //! contract without `[api]`).
 //!
 //! The outbox tables have no project to namespace a run in (message ids
@@ -35,6 +35,7 @@ use crate::target::http::source::{Export, HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::{Setup, Target};
 use crate::workload::outbox::checker::tables::OutboxTables;
+use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::http_runtime::{run_outbox_http, OutboxHttpPlan};
 use crate::workload::outbox::runtime::OutboxOutcome;
 use crate::workload::traits::Ran;
@@ -123,7 +124,7 @@ fn refuse_rows(
     })?;
     let Some(t) = read else { return Ok(()) };
     if let Some(sh) = shard.filter(|sh| sh.count > 1) {
-        let messages = s.outbox.as_ref().map_or(0, |o| o.messages);
+        let messages = s.part::<OutboxConfig>().map_or(0, |o| o.messages);
         return crate::workload::outbox::shard::refuse_used(&t, sh, messages, url);
     }
     let rows = t.state_log.iter().filter(|r| r.ver != Some(0)).count()

@@ -36,6 +36,7 @@ use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OutboxVariant;
 use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::workload::groups::http_runtime::Nonconforming;
+use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::runtime::{OutboxOutcome, Queue};
 use crate::workload::outbox::AttemptEnd;
 use rand::RngExt;
@@ -96,7 +97,10 @@ struct Shared {
 /// `stop.duration` passes, the user stops it, or the target goes silent.
 pub fn run_outbox_http(plan: OutboxHttpPlan) -> OutboxHttpOutcome {
     let s = plan.scenario.clone();
-    let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
+    let cfg = s
+        .part::<OutboxConfig>()
+        .cloned()
+        .expect("an outbox scenario has [outbox]");
     let (control, live) = (plan.control.clone(), plan.live.clone());
     let sched = Scheduler::start(plan.clock, &control, &live, s.stop.duration);
     let kills = plan.nemesis.plan.has(FaultKind::Kill);
@@ -149,7 +153,10 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
     let sh = &*shared;
     let p = &sh.plan;
     let slot = p.live.slot(worker as usize);
-    let deliveries = p.scenario.outbox.as_ref().map_or(1, |c| c.deliveries);
+    let deliveries = p
+        .scenario
+        .part::<OutboxConfig>()
+        .map_or(1, |c| c.deliveries);
     while !p.control.stopped() {
         let taken = sh.queue.lock().expect("queue").take();
         let Some((key, attempt)) = taken else {

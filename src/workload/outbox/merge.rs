@@ -59,6 +59,7 @@ use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::target::http::client::HttpClient;
 use crate::target::http::outbox_export::read_outbox_export;
 use crate::workload::outbox::checker::{check_all, OutboxFacts};
+use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::figures::{OutboxFigures, OutboxSummary};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -137,12 +138,16 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
     let (expect, thresholds) = parts[0].scenario.expectation();
     let duration_s = m.duration_s();
     let fig = m.figures(&OpKind::OUTBOX, duration_s);
-    let cfg = parts[0].scenario.outbox.clone().ok_or_else(|| {
-        MergeError::Input(format!(
-            "{}: an outbox scenario without [outbox]",
-            parts[0].dir.display()
-        ))
-    })?;
+    let cfg = parts[0]
+        .scenario
+        .part::<OutboxConfig>()
+        .cloned()
+        .ok_or_else(|| {
+            MergeError::Input(format!(
+                "{}: an outbox scenario without [outbox]",
+                parts[0].dir.display()
+            ))
+        })?;
     let shards: Vec<OutboxSummary> = parts
         .iter()
         .filter_map(|p| p.summary.part::<OutboxFigures>())

@@ -19,6 +19,7 @@
 //! below it (core, model and config).
 
 pub mod compare;
+pub mod config;
 pub mod coverage;
 pub mod figures;
 pub mod human;

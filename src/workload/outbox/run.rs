@@ -17,13 +17,14 @@ use super::prepare::{describe, prepare, OutboxPrepared};
 use crate::history::{Entry, Header, OpKind, OutboxHeader};
 use crate::live::Live;
 use crate::prepare::{RunError, RunOptions};
-use crate::scenario::{self, Scenario, TargetKind};
+use crate::scenario::{Scenario, TargetKind};
 use crate::statements::StatementFile;
 use crate::summary::{self, Summary};
 use crate::target::sqlite::SqliteTarget;
 use crate::target::{Setup, Target};
 use crate::verdict::CheckResult;
 use crate::workload::outbox::checker::{self as checks, OutboxFacts};
+use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::workload::parts::{CompareRow, HumanParts};
 use crate::workload::traits::{LoadCx, Loaded, Ran, SummaryCx, Workload, WorkloadRun};
@@ -63,8 +64,7 @@ fn sqlite_phase(
 ) -> Result<Ran<OutboxOutcome, checks::OutboxTables>, RunError> {
     let cfg = x
         .scenario
-        .outbox
-        .as_ref()
+        .part::<OutboxConfig>()
         .expect("an outbox scenario has [outbox]");
     let mut target =
         SqliteTarget::prepare(x, &p.variant.schema, &p.variant.file, cfg.handlers as usize)?;
@@ -278,11 +278,10 @@ impl WorkloadRun for OutboxRun {
 
 impl OutboxRun {
     /// `[outbox]`, present (with its defaults) in every outbox scenario.
-    fn config(&self) -> &scenario::OutboxConfig {
+    fn config(&self) -> &OutboxConfig {
         self.p
             .scenario
-            .outbox
-            .as_ref()
+            .part::<OutboxConfig>()
             .expect("an outbox scenario has [outbox]")
     }
 }

@@ -20,11 +20,12 @@ use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::{Live, OutboxLive};
 use crate::nemesis::Recorder;
-use crate::scenario::{CrashPer, FaultOps, OutboxConfig, Scenario};
+use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, Worker};
 use crate::shard::Shard;
 use crate::statements::OutboxVariant;
 use crate::target::sqlite::client::{Journal, StepError};
+use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::lease::{Leases, Settle};
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, StepOutcome, Value};
@@ -249,7 +250,10 @@ struct Shared<'a> {
 /// drains, `stop.duration` passes, or the user stops it.
 pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcome {
     let s = plan.scenario;
-    let cfg = s.outbox.clone().expect("an outbox scenario has [outbox]");
+    let cfg = s
+        .part::<OutboxConfig>()
+        .cloned()
+        .expect("an outbox scenario has [outbox]");
     let sched = Scheduler::start(plan.clock, plan.control, &plan.live, s.stop.duration);
     let shared = Shared {
         plan,
@@ -336,7 +340,10 @@ fn live_figures(shared: &Shared<'_>, q: &Queue) -> OutboxLive {
 fn handler(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
-    let deliveries = plan.scenario.outbox.as_ref().map_or(1, |c| c.deliveries);
+    let deliveries = plan
+        .scenario
+        .part::<OutboxConfig>()
+        .map_or(1, |c| c.deliveries);
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
         let taken = shared.queue.lock().expect("queue").take();

@@ -19,6 +19,7 @@ use crate::prepare::RunError;
 use crate::scenario::Scenario;
 use crate::shard::Shard;
 use crate::workload::outbox::checker::OutboxTables;
+use crate::workload::outbox::config::OutboxConfig;
 
 /// Checks `--shard` and `--run-id` of an outbox scenario, before anything
 /// runs: as groups' ([`crate::prepare::shard_flags`]: both or neither, a
@@ -29,7 +30,7 @@ pub fn check(s: &Scenario, shard: Option<Shard>, run_id: Option<&str>) -> Result
     let Some((shard, _)) = crate::prepare::shard_flags(s, shard, run_id)? else {
         return Ok(());
     };
-    let messages = s.outbox.as_ref().map_or(0, |o| o.messages);
+    let messages = s.part::<OutboxConfig>().map_or(0, |o| o.messages);
     if shard.share(messages) == 0 {
         return Err(RunError::Input(format!(
             "outbox.messages = {messages} cannot be split into {} shards (each shard sends \

@@ -7,17 +7,21 @@
 //! template, pointer, code or missing environment variable is reported
 //! with the scenario's line ([`MappingError::path`]).
 //!
-//! Layer: target and nemesis. May import the modules of its own layer and
-//! of the layers below it (core, model, config and engine).
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
 
-use super::handle_mapping::HandleMapping;
-use super::request_template::{at, compile_headers, compile_request, pointer, test};
-pub use super::request_template::{MappingError, RequestTemplate};
-use super::template::{Escape, Secrets, Template};
+pub mod handle_mapping;
+pub mod request_template;
+pub mod template;
+
 use crate::scenario::api::{
     Api, AuditConfig, Codes, GroupIds, RequestKind, Test, CONTRACT_OUTBOX_EXPORT,
 };
 use crate::scenario::Workload;
+use handle_mapping::HandleMapping;
+use request_template::{at, compile_headers, compile_request, pointer, test};
+pub use request_template::{MappingError, RequestTemplate};
+use template::{Escape, Secrets, Template};
 
 /// `[api.ingest]` compiled.
 #[derive(Debug, Clone)]
@@ -371,7 +375,7 @@ impl Mapping {
             &["api", "headers"],
             &Default::default(),
         )?;
-        let handle = super::handle_mapping::compile(api.handle.as_ref(), &common)?;
+        let handle = handle_mapping::compile(api.handle.as_ref(), &common)?;
         let outbox_export = compile_request(
             &["audit", "request"],
             &outbox_export_text,

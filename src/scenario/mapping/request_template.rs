@@ -1,12 +1,12 @@
 //! The building blocks of a compiled `[api]` request, shared by every
-//! request kind ([`super::mapping`], [`super::handle_mapping`]): the
+//! request kind ([`super`], [`super::handle_mapping`]): the
 //! error with its key path, a request's template (method, path, headers,
 //! body), and the compilers of pointers, tests, headers and requests.
 //!
 //! May import: `client::template` and `scenario::api`'s parsers.
 //!
-//! Layer: target and nemesis. May import the modules of its own layer and
-//! of the layers below it (core, model, config and engine).
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
 
 use super::template::{Escape, Template};
 use crate::scenario::api::{check_pointer, parse_request, Test};

@@ -1,14 +1,14 @@
 //! `[api.handle]` compiled: the outbox workload's delivery request (one
 //! message id, one duplicate number) and how its `ok` answer is read
 //! (`acked`, what was published). The contract's `POST /v1/messages`
-//! when `[api.handle]` is not given. Compiled by [`super::mapping`] with
+//! when `[api.handle]` is not given. Compiled by [`super`] with
 //! the rest of `[api]`; read by the HTTP client's `handle`.
 //!
 //! May import: `client::request_template`, `client::template` and
 //! `scenario::api`'s types.
 //!
-//! Layer: target and nemesis. May import the modules of its own layer and
-//! of the layers below it (core, model, config and engine).
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
 
 use super::request_template::{
     at, compile_request, pointer, test, Headers, MappingError, RequestTemplate,

@@ -7,8 +7,8 @@
 //! the client records (errors, non-conforming examples) goes through
 //! [`Secrets::redact`].
 //!
-//! Layer: target and nemesis. May import the modules of its own layer and
-//! of the layers below it (core, model, config and engine).
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,112 @@
+//! The one registry of the workloads' own scenario sections: each
+//! workload plugs in a [`WorkloadSections`] (its tables, each with its key
+//! schema, defaults and type, where it stands among the scenario's tables,
+//! and its `file:line` checks), and the loader reads, checks, fills and
+//! writes those tables through it without naming any workload.
+//!
+//! Why a link-time list ([`linkme::distributed_slice`]) and not a list
+//! here or a table filled at run time: the config layer may not import the
+//! workload folders (they sit above it), so a list here would be an
+//! upward import; a table filled at run time would be empty for whoever
+//! loads a scenario before the workload registry ran (every test that
+//! calls `scenario::load_str`), and a scenario would then be refused or
+//! read differently depending on call order. With the distributed slice
+//! each workload's `config` module adds its entry where it defines the
+//! section, the linker gathers them, and the list is complete before
+//! `main` runs, whoever loads first.
+//!
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
+
+use super::key_schema::Field;
+use super::part::ReadPart;
+use super::Scenario;
+use crate::scenario::ScenarioError;
+
+/// Where a workload's check points when it refuses a key: the loader's
+/// file, line and `--set` bookkeeping, as a workload's checks see it.
+pub trait KeyPlace {
+    /// The error for the key at `path` (`["table", "key"]`): `FILE:LINE:
+    /// reason`, `--set KEY=VALUE: reason`, or the line of its nearest table
+    /// when the key is left to its default.
+    fn error(&self, path: &[&str], reason: String) -> ScenarioError;
+    /// Whether `path` was written in the file or set by an override.
+    fn is_given(&self, path: &[&str]) -> bool;
+}
+
+/// One table a workload owns.
+pub struct SectionSpec {
+    /// Its name, as the scenario writes it (`[name]`).
+    pub table: &'static str,
+    /// The scenario's table it comes right after in the list of tables an
+    /// unknown key's error names. (Serde writes every part where
+    /// `Scenario::parts` stands, after `[explore]`: a section the saved
+    /// `scenario.toml` must show elsewhere needs `Scenario` to write its
+    /// parts at their `follows`.)
+    pub follows: &'static str,
+    /// Its keys, their kinds and defaults (filled only when the scenario
+    /// runs the owning workload).
+    pub fields: &'static [Field],
+    /// Reads the table as its type ([`crate::scenario::part::read_part`]).
+    pub read: ReadPart,
+    /// Its type's JSON schema, for the key schema's drift test.
+    #[cfg(test)]
+    pub schema: fn() -> schemars::Schema,
+}
+
+/// What the loader knows of a workload's own sections.
+pub struct WorkloadSections {
+    /// The workload (`workload = "..."`).
+    pub workload: &'static str,
+    /// Its tables.
+    pub sections: &'static [SectionSpec],
+    /// Its checks on the typed scenario (bounds of one key that depend on
+    /// another, ...), run where the loader checks which keys belong to
+    /// the workload.
+    pub check: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
+    /// Its bounds that span several keys, run with the loader's `limits`.
+    pub limits: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
+    /// A comment the saved `scenario.toml` puts right after the header of
+    /// one of its tables (a key left unset, and what that means).
+    pub unset_note: fn(&Scenario, &str) -> Option<&'static str>,
+}
+
+/// Every workload's sections, gathered at link time.
+#[linkme::distributed_slice]
+pub static WORKLOADS: [WorkloadSections];
+
+/// The workloads' sections in a fixed order (by workload name): the link
+/// order of [`WORKLOADS`] is the linker's.
+pub fn workloads() -> Vec<&'static WorkloadSections> {
+    let mut all: Vec<&WorkloadSections> = WORKLOADS.iter().collect();
+    all.sort_by_key(|w| w.workload);
+    all
+}
+
+/// The sections of `workload`, if it has any.
+pub fn of(workload: &str) -> Option<&'static WorkloadSections> {
+    WORKLOADS.iter().find(|w| w.workload == workload)
+}
+
+/// The spec of the table `table`, with its owner's name.
+pub fn owner_of(table: &str) -> Option<(&'static str, &'static SectionSpec)> {
+    WORKLOADS.iter().find_map(|w| {
+        w.sections
+            .iter()
+            .find(|s| s.table == table)
+            .map(|s| (w.workload, s))
+    })
+}
+
+/// The spec of the table `table`.
+pub fn spec_of(table: &str) -> Option<&'static SectionSpec> {
+    owner_of(table).map(|(_, s)| s)
+}
+
+/// The sections that come right after the scenario's table `table`.
+pub fn following(table: &str) -> impl Iterator<Item = &'static SectionSpec> + '_ {
+    workloads()
+        .into_iter()
+        .flat_map(|w| w.sections.iter())
+        .filter(move |s| s.follows == table)
+}

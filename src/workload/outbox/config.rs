@@ -1,0 +1,154 @@
+//! The outbox's own section of a scenario, `[outbox]` (its input queue
+//! and its handlers): its type ([`OutboxConfig`], a part of the resolved
+//! scenario), its keys, kinds and defaults, its checks (`outbox.lease`,
+//! the queue's size), and the note the saved `scenario.toml` gives an
+//! unset lease. It plugs into the loader through
+//! `crate::scenario::section::WORKLOADS`, so the loader names no outbox
+//! key.
+//!
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
+
+use crate::scenario::key_schema::{field, Field, Kind, MAX_WORKERS, U32_MAX};
+use crate::scenario::part::{read_part, Section};
+use crate::scenario::section::{KeyPlace, SectionSpec, WorkloadSections, WORKLOADS};
+use crate::scenario::{humantime_serde_compat, Scenario, ScenarioError};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// `[outbox]`: the bench's input queue and its handlers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct OutboxConfig {
+    /// Distinct message ids M (default 1000; 1..=10,000,000).
+    pub messages: u64,
+    /// Deliveries of each message D: dup ids 1..=D (default 3; 1..=100).
+    pub deliveries: u32,
+    /// Concurrent handlers H, each with its own connection (default 8; 1..=1024).
+    pub handlers: u32,
+    /// Attempts one delivery (msg_id, dup_id) may take before the queue
+    /// gives it up (default 100; >= 1). Every attempt counts: a crash, a
+    /// lost compare-and-swap, an error.
+    pub max_attempts: u32,
+    /// How long an attempt holds its delivery (None / "0s": until the
+    /// attempt ends, the default). With a lease, a delivery whose attempt
+    /// has not ended within it is delivered again (a new attempt, a new
+    /// tx_id) while the old attempt still runs: whichever acks first acks
+    /// the delivery; a later ack is recorded and harmless. An expired
+    /// lease counts as an attempt of the delivery's budget.
+    #[cfg_attr(test, schemars(with = "Option<humantime_serde_compat::Humantime>"))]
+    #[serde(
+        default,
+        with = "humantime_serde_compat::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub lease: Option<Duration>,
+}
+
+impl Section for OutboxConfig {
+    const TABLE: &'static str = "outbox";
+}
+
+/// Most outbox deliveries (messages x deliveries): the bench's input
+/// queue holds every delivery from the start (20 bytes each, shuffled
+/// before the load begins), 600 MB at this bound. It admits the largest
+/// message count with the default 3 deliveries.
+pub const MAX_OUTBOX_DELIVERIES: u64 = 30_000_000;
+
+/// `[outbox]`'s keys, kinds and defaults (`scenarios/README.md`).
+const FIELDS: &[Field] = &[
+    field(
+        "messages",
+        Kind::Int {
+            min: 1,
+            max: 10_000_000,
+        },
+        Some("1000"),
+    ),
+    field("deliveries", Kind::Int { min: 1, max: 100 }, Some("3")),
+    field(
+        "handlers",
+        Kind::Int {
+            min: 1,
+            max: MAX_WORKERS,
+        },
+        Some("8"),
+    ),
+    field(
+        "max_attempts",
+        Kind::Int {
+            min: 1,
+            max: U32_MAX,
+        },
+        Some("100"),
+    ),
+    // "0s" is how the file says "no lease" (as `stop.duration`): an
+    // attempt holds its delivery until it ends.
+    field("lease", Kind::Duration, Some("\"0s\"")),
+];
+
+#[linkme::distributed_slice(WORKLOADS)]
+static OUTBOX_SECTIONS: WorkloadSections = WorkloadSections {
+    workload: "outbox",
+    sections: &[SectionSpec {
+        table: OutboxConfig::TABLE,
+        follows: "explore",
+        fields: FIELDS,
+        read: read_part::<OutboxConfig>,
+        #[cfg(test)]
+        schema: || schemars::schema_for!(OutboxConfig),
+    }],
+    check: check_lease,
+    limits: check_queue,
+    unset_note,
+};
+
+/// `outbox.lease`: at least 1ms when set. A shorter lease would expire
+/// during nearly every attempt's first statement, so every delivery would
+/// run as a crowd of overlapping attempts: no longer the protocol's
+/// occasional slow handler but a different, pathological load.
+fn check_lease(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
+    let lease = s.part::<OutboxConfig>().and_then(|o| o.lease);
+    if lease.is_some_and(|l| l < Duration::from_millis(1)) {
+        return Err(at.error(
+            &["outbox", "lease"],
+            "`outbox.lease` must be at least 1ms (or \"0s\": no lease, an attempt holds its \
+             delivery until it ends)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The queue's size: at most [`MAX_OUTBOX_DELIVERIES`] deliveries.
+fn check_queue(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
+    let Some(o) = s.part::<OutboxConfig>() else {
+        return Ok(());
+    };
+    let total = o.messages.saturating_mul(u64::from(o.deliveries));
+    if total <= MAX_OUTBOX_DELIVERIES {
+        return Ok(());
+    }
+    let path: &[&str] = if at.is_given(&["outbox", "deliveries"]) {
+        &["outbox", "deliveries"]
+    } else {
+        &["outbox", "messages"]
+    };
+    Err(at.error(
+        path,
+        format!(
+            "`outbox.messages` x `outbox.deliveries` may be at most \
+             {MAX_OUTBOX_DELIVERIES}, found {} x {} = {total}: the bench's queue holds \
+             every delivery from the start, shuffled before the load",
+            o.messages, o.deliveries
+        ),
+    ))
+}
+
+/// Serde leaves out an unset lease; the saved scenario says what it means.
+fn unset_note(s: &Scenario, header: &str) -> Option<&'static str> {
+    let unset = s.part::<OutboxConfig>().is_some_and(|o| o.lease.is_none());
+    (header == "[outbox]" && unset)
+        .then_some("# lease: not set (an attempt holds its delivery until it ends)\n")
+}
