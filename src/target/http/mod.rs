@@ -20,6 +20,7 @@ pub mod export;
 pub mod handle_mapping;
 pub mod mapping;
 pub mod outbox_export;
+pub mod probe;
 pub mod request_template;
 pub mod service;
 pub mod service_db;

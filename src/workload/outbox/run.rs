@@ -140,11 +140,9 @@ impl Workload for Outbox {
 
     fn check_target(
         &self,
-        opts: &crate::workload::groups::probe::ProbeOptions,
+        opts: &crate::probe_report::ProbeOptions,
         out: &mut dyn std::io::Write,
-    ) -> Option<
-        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
-    > {
+    ) -> Option<Result<crate::probe_report::Report, crate::probe_report::ProbeError>> {
         Some(crate::workload::outbox::probe::check_target(opts, out))
     }
 }
