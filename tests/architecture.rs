@@ -132,6 +132,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload",
             "workload::groups",
             "workload::machine",
+            // How a step program's attempt ended: the HTTP client carries it.
+            "workload::attempt_end",
             "workload::outbox",
         ],
     ),
@@ -139,10 +141,14 @@ const LAYERS: &[(&str, &[&str])] = &[
         "target and nemesis",
         &[
             // The final tables' rows: what the targets read back
-            // (target::http::export, target::http::outbox_export,
+            // (target::http::export, workload::outbox::export,
             // target::http::service_db, target::sqlite::tables) and the
             // checkers judge.
             "workload::outbox::checker::tables",
+            // The outbox's readers of an HTTP target's final tables (its
+            // export answer, its own database), beside the rows they fill.
+            "workload::outbox::export",
+            "workload::outbox::service_db",
             "workload::groups::checker::tables",
             "nemesis::kill",
             "nemesis::lock",
@@ -164,7 +170,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "target::http::export",
             "target::http::handle_mapping",
             "target::http::mapping",
-            "target::http::outbox_export",
             "target::http::probe",
             "target::http::request_template",
             "target::http::service",

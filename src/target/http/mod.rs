@@ -19,7 +19,6 @@ pub mod client;
 pub mod export;
 pub mod handle_mapping;
 pub mod mapping;
-pub mod outbox_export;
 pub mod probe;
 pub mod request_template;
 pub mod service;

@@ -3,8 +3,8 @@
 //! runtime ([`Probe`]: a connect and a total timeout on every request, no
 //! redirects, no proxy), an answer read whole ([`Answer`]), and the
 //! judgement of one answer as a check's line ([`judge`]). Which requests a
-//! probe sends and what it accepts are the workload's own
-//! (`crate::workload::groups::probe`, `crate::workload::outbox::probe`).
+//! probe sends and what it accepts are the workload's own (its `probe`
+//! module).
 //!
 //! Plain `http://` only: the crate is built without TLS. A dead or silent
 //! target never hangs a probe: every request times out.

@@ -73,7 +73,8 @@ impl ShardMerge for GroupsMerge {
         rt: &tokio::runtime::Runtime,
         to: &Path,
     ) -> Result<(), String> {
-        rt.block_on(client.export_to(to)).map(|_| ())
+        rt.block_on(client.export_to(&client.mapping().export, to))
+            .map(|_| ())
     }
 
     fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError> {

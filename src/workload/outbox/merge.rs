@@ -57,8 +57,8 @@ use crate::prepare::RunError;
 use crate::scenario::Scenario;
 use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::target::http::client::HttpClient;
-use crate::target::http::outbox_export::read_outbox_export;
 use crate::workload::outbox::checker::{check_all, OutboxFacts};
+use crate::workload::outbox::export::read_outbox_export;
 use crate::workload::outbox::figures::{OutboxFigures, OutboxSummary};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -87,7 +87,8 @@ impl ShardMerge for OutboxMerge {
         rt: &tokio::runtime::Runtime,
         to: &Path,
     ) -> Result<(), String> {
-        rt.block_on(client.outbox_export_to(to)).map(|_| ())
+        rt.block_on(client.export_to(&client.mapping().outbox_export, to))
+            .map(|_| ())
     }
 
     fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError> {

@@ -18,8 +18,8 @@
 //! report, ui and server).
 
 use crate::probe_report::{ProbeError, ProbeOptions, Report};
-use crate::target::http::outbox_export::read_outbox_export;
 use crate::target::http::probe::{judge, Answer, Probe};
+use crate::workload::outbox::export::read_outbox_export;
 use std::io::Write;
 
 /// Runs the probe on a current-thread tokio runtime, writing each check's
