@@ -162,13 +162,13 @@ impl Live {
         let mut latency = BTreeMap::new();
         // The run's workload's kinds: an outbox run counts only `handle`
         // (a groups run never does, so its view is unchanged).
-        let outbox = OpKind::OUTBOX
+        let outbox = crate::workload::outbox::figures::OP_KINDS
             .iter()
             .any(|&k| CompletionType::ALL.iter().any(|&c| stats.count(k, c) > 0));
         let kinds: &[OpKind] = if outbox {
-            &OpKind::OUTBOX
+            &crate::workload::outbox::figures::OP_KINDS
         } else {
-            &OpKind::ALL
+            &crate::workload::groups::figures::OP_KINDS
         };
         for &k in kinds {
             ops.insert(

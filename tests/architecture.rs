@@ -53,6 +53,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "fault_kind",
             "figures",
             "history",
+            "history::part",
             "history::reader",
             "history::writer",
             // What `check-target` is asked and finds: what every
@@ -75,6 +76,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "verdict",
             "workload::groups::figures",
             "workload::outbox::figures",
+            // The outbox's part of the history's header.
+            "workload::outbox::header",
         ],
     ),
     (

@@ -195,7 +195,7 @@ impl WorkloadRun for GroupsRun {
     }
 
     fn op_kinds(&self) -> &'static [OpKind] {
-        &OpKind::ALL
+        &crate::workload::groups::figures::OP_KINDS
     }
 
     fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {

@@ -51,7 +51,7 @@
 //! the reports.
 
 use crate::exit_code::ExitCode;
-use crate::history::{reader, Entry, OpKind};
+use crate::history::{reader, Entry};
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
 use crate::scenario::Scenario;
@@ -137,7 +137,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
     let partial = parts.iter().any(|p| p.summary.partial);
     let (expect, thresholds) = parts[0].scenario.expectation();
     let duration_s = m.duration_s();
-    let fig = m.figures(&OpKind::OUTBOX, duration_s);
+    let fig = m.figures(&crate::workload::outbox::figures::OP_KINDS, duration_s);
     let cfg = parts[0].scenario.outbox.clone().ok_or_else(|| {
         MergeError::Input(format!(
             "{}: an outbox scenario without [outbox]",

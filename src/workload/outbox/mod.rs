@@ -21,6 +21,7 @@
 pub mod compare;
 pub mod coverage;
 pub mod figures;
+pub mod header;
 pub mod human;
 pub mod prepare;
 pub mod run;

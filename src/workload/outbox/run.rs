@@ -14,7 +14,7 @@
 
 use super::figures::{OutboxFigures, OutboxSummary};
 use super::prepare::{describe, prepare, OutboxPrepared};
-use crate::history::{Entry, Header, OpKind, OutboxHeader};
+use crate::history::{Entry, Header, OpKind};
 use crate::live::Live;
 use crate::prepare::{RunError, RunOptions};
 use crate::scenario::{self, Scenario, TargetKind};
@@ -24,6 +24,7 @@ use crate::target::sqlite::SqliteTarget;
 use crate::target::{Setup, Target};
 use crate::verdict::CheckResult;
 use crate::workload::outbox::checker::{self as checks, OutboxFacts};
+use crate::workload::outbox::header::{self, OutboxHeader};
 use crate::workload::outbox::runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::workload::parts::{CompareRow, HumanParts};
 use crate::workload::traits::{LoadCx, Loaded, Ran, SummaryCx, Workload, WorkloadRun};
@@ -183,11 +184,14 @@ impl WorkloadRun for OutboxRun {
 
     fn header(&self, h: &mut Header) {
         let cfg = self.config();
-        h.outbox = Some(OutboxHeader {
-            messages: cfg.messages,
-            deliveries: cfg.deliveries,
-            max_attempts: cfg.max_attempts,
-        });
+        header::put(
+            h,
+            OutboxHeader {
+                messages: cfg.messages,
+                deliveries: cfg.deliveries,
+                max_attempts: cfg.max_attempts,
+            },
+        );
     }
 
     fn workers(&self) -> usize {
@@ -195,7 +199,7 @@ impl WorkloadRun for OutboxRun {
     }
 
     fn op_kinds(&self) -> &'static [OpKind] {
-        &OpKind::OUTBOX
+        &crate::workload::outbox::figures::OP_KINDS
     }
 
     fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {
