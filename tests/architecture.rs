@@ -128,6 +128,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "nemesis",
             "scheduler",
             "workload::outbox::lease",
+            // The outbox's live figures, as the watchers show them.
+            "workload::outbox::live",
             // The workloads' ops as step machines (no I/O): the runtimes
             // drive them, the HTTP client sends groups' ops and the
             // reference server runs them, so they sit in the engine until

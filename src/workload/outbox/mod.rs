@@ -105,6 +105,7 @@ pub mod export;
 pub mod http;
 pub mod http_runtime;
 pub mod lease;
+pub mod live;
 pub mod merge;
 pub mod probe;
 pub mod runtime;
