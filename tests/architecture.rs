@@ -295,6 +295,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::merge",
             // The outbox's judgement of a merged run.
             "workload::outbox::merge",
+            // The outbox's `specstorm explore` entry.
+            "workload::outbox::explore_main",
             // What every workload's merge shares (below merge and
             // merge_outbox, so that neither imports the other both ways).
             "merge_parts",

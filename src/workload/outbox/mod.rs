@@ -101,6 +101,7 @@ pub mod checker;
 pub mod explore;
 pub mod explore_constants;
 pub mod explore_invariants;
+pub mod explore_main;
 pub mod export;
 pub mod http;
 pub mod http_runtime;

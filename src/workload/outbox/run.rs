@@ -124,7 +124,7 @@ impl Workload for Outbox {
     }
 
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
-        crate::explore::main_outbox(opts)
+        super::explore_main::main(opts)
     }
 
     fn human(&self, s: &Summary) -> HumanParts {
