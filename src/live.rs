@@ -80,7 +80,7 @@ pub struct Live {
     pub faults: Option<Arc<FaultPlan>>,
     verdicts: Mutex<Option<Verdicts>>,
     load_ns: AtomicU64,
-    outbox: Mutex<Option<OutboxLive>>,
+    workload: Mutex<Option<WorkloadLive>>,
 }
 
 /// The end of a run, for the verdict panel.
@@ -110,7 +110,7 @@ impl Live {
             faults,
             verdicts: Mutex::new(None),
             load_ns: AtomicU64::new(0),
-            outbox: Mutex::new(None),
+            workload: Mutex::new(None),
         }
     }
 
@@ -144,9 +144,9 @@ impl Live {
         self.load_ns.store(ns, Ordering::Relaxed);
     }
 
-    /// Outbox runs: the queue's figures now.
-    pub fn set_outbox(&self, o: OutboxLive) {
-        *self.outbox.lock().expect("outbox figures") = Some(o);
+    /// The workload's own figures now.
+    pub fn set_workload(&self, w: WorkloadLive) {
+        *self.workload.lock().expect("workload figures") = Some(w);
     }
 
     /// Hands over the verdicts (the phase becomes done).
@@ -162,13 +162,13 @@ impl Live {
         let mut latency = BTreeMap::new();
         // The run's workload's kinds: an outbox run counts only `handle`
         // (a groups run never does, so its view is unchanged).
-        let outbox = OpKind::OUTBOX
+        let outbox = crate::workload::outbox::figures::OP_KINDS
             .iter()
             .any(|&k| CompletionType::ALL.iter().any(|&c| stats.count(k, c) > 0));
         let kinds: &[OpKind] = if outbox {
-            &OpKind::OUTBOX
+            &crate::workload::outbox::figures::OP_KINDS
         } else {
-            &OpKind::ALL
+            &crate::workload::groups::figures::OP_KINDS
         };
         for &k in kinds {
             ops.insert(
@@ -202,31 +202,58 @@ impl Live {
             faults_injected,
             faults_active,
             verdicts: self.verdicts.lock().expect("verdicts").clone(),
-            outbox: self.outbox.lock().expect("outbox figures").clone(),
+            workload: self.workload.lock().expect("workload figures").clone(),
         }
     }
 }
 
-/// The outbox figures a watcher shows (outbox runs only): the queue's
-/// and the handlers' counts so far.
+/// A workload's own live figures, which the watchers render without
+/// knowing the workload: the counts panel's title, its rows under the
+/// kinds table, the one-line watcher's segment, and whether the verdict
+/// panel shows stranded events.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct OutboxLive {
-    /// Deliveries of the queue (messages x deliveries).
-    pub deliveries: u64,
-    /// Attempts started.
-    pub attempts: u64,
-    /// Deliveries acked.
-    pub acked: u64,
-    /// Attempts on a delivery handed out before (redeliveries).
-    pub redelivered: u64,
-    /// Deliveries given up after their budget.
-    pub given_up: u64,
-    /// Attempts that lost a compare-and-swap.
-    pub cas_lost: u64,
-    /// Attempts a crash fault ended.
-    pub crashed: u64,
-    /// Attempts started while another of the same delivery ran (leases).
-    pub overlapping: u64,
+pub struct WorkloadLive {
+    /// The counts panel's title after `ops · `.
+    pub title: String,
+    /// Rows under the kinds table, each a row of figures.
+    pub rows: Vec<Vec<LiveFigure>>,
+    /// Its segment of `specstorm watch`'s line (after a space, before ` |`).
+    pub line: String,
+    /// The workload has stranded events to show with the verdicts.
+    pub stranded: bool,
+}
+
+/// One figure of a row: its name, its value, and how it is toned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveFigure {
+    /// Its name, shown dim before the value.
+    pub name: String,
+    /// Its value, as shown.
+    pub value: String,
+    /// How the value is toned.
+    pub tone: Tone,
+}
+
+/// How a figure's value is toned on the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// As any text.
+    Plain,
+    /// Good news (green).
+    Good,
+    /// A warning when the count is above 0 (yellow).
+    Warn(u64),
+}
+
+impl LiveFigure {
+    /// The figure `name` of `value`, toned `tone`.
+    pub fn new(name: &str, value: impl ToString, tone: Tone) -> LiveFigure {
+        LiveFigure {
+            name: name.to_string(),
+            value: value.to_string(),
+            tone,
+        }
+    }
 }
 
 /// Everything a watcher shows, at one instant.
@@ -258,8 +285,9 @@ pub struct Snapshot {
     pub faults_active: Vec<String>,
     /// The verdicts, once the audit is done.
     pub verdicts: Option<Verdicts>,
-    /// Outbox runs: the queue's figures (None for groups).
-    pub outbox: Option<OutboxLive>,
+    /// The workload's own figures (None: it has none beyond the common
+    /// ones).
+    pub workload: Option<WorkloadLive>,
 }
 
 impl Snapshot {

@@ -119,7 +119,7 @@ fn execute(
         ingest_steps: Vec::new(),
         shard: shard.clone(),
         merged: None,
-        outbox: None,
+        workload_part: Default::default(),
     };
     w.header(&mut header);
     sink.send_entry(&Entry::Header(header));

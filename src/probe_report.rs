@@ -2,8 +2,8 @@
 //! finds ([`Report`]: each check's outcome and line, the verdict), or why
 //! it could not start ([`ProbeError`]): the types every workload's probe
 //! hands back through the `Workload` trait, kept below the workloads
-//! (`crate::workload::groups::probe` re-exports them; the probes themselves are there and in
-//! `crate::workload::outbox::probe`).
+//! (the HTTP machinery every probe shares is `crate::target::http::probe`;
+//! each workload's probe is its own `probe` module).
 //!
 //! Layer: model. May import the modules of its own layer and of the layers
 //! below it (core).

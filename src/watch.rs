@@ -139,21 +139,8 @@ pub fn line(s: &Snapshot, rates: &Rates) -> String {
     if let (Some(f), Some(left)) = s.progress() {
         out.push_str(&format!(" {:.0}% ({left})", f * 100.0));
     }
-    if let Some(o) = &s.outbox {
-        out.push_str(&format!(
-            " outbox acked {}/{} attempts {} redelivered {} cas lost {} crashed {}{} |",
-            o.acked,
-            o.deliveries,
-            o.attempts,
-            o.redelivered,
-            o.cas_lost,
-            o.crashed,
-            if o.overlapping > 0 {
-                format!(" overlapping {}", o.overlapping)
-            } else {
-                String::new()
-            }
-        ));
+    if let Some(w) = &s.workload {
+        out.push_str(&format!(" {} |", w.line));
     }
     if !s.faults_injected.is_empty() {
         out.push_str(&format!(

@@ -4,10 +4,9 @@
 //! SQLite database, checks the spec's invariants after every step, and
 //! prints a shortest counterexample, as TLC does for the spec.
 //!
-//! [`world`] is the interface a workload implements; [`groups`] is the
-//! groups workload's world and [`invariants`] its state invariants;
-//! [`outbox`] is the outbox workload's world and [`outbox_invariants`]
-//! its state invariants;
+//! [`world`] is the interface a workload implements (each workload's
+//! world, its invariants and its `specstorm explore` entry are its own,
+//! reached through the registry); the groups world's entry is still here;
 //! [`search`] is the breadth-first search, [`db`] the database and its
 //! snapshots, [`trace`] the counterexample's rendering.
 //!
@@ -23,7 +22,6 @@ pub mod trace;
 pub mod world;
 
 pub use crate::workload::groups::explore::GroupsWorld;
-pub use crate::workload::outbox::explore::OutboxWorld;
 pub use db::Restore;
 pub use options::ExploreOptions;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
@@ -32,7 +30,7 @@ pub use world::{ExploreError, StepLabel, Violation, World};
 use crate::exit_code::ExitCode;
 use crate::prepare::{prepare, RunError};
 use crate::scenario::Explore;
-use crate::statements::{GroupsVariant, OutboxVariant};
+use crate::statements::GroupsVariant;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,21 +64,6 @@ pub fn explore_groups(
     progress: impl FnMut(&str),
 ) -> Result<Report, ExploreError> {
     explore_world(&GroupsWorld::new(variant, x), bounds, restore, progress)
-}
-
-/// Explores the outbox world of `x` (messages, deliveries, handlers,
-/// Fail() and redelivery budgets) over `variant`, as [`explore_groups`].
-///
-/// # Errors
-/// The schema or an export statement failed on the explorer's database.
-pub fn explore_outbox(
-    variant: &OutboxVariant,
-    x: &Explore,
-    bounds: Bounds,
-    restore: Restore,
-    progress: impl FnMut(&str),
-) -> Result<Report<crate::workload::outbox::explore::Choice>, ExploreError> {
-    explore_world(&OutboxWorld::new(variant, x), bounds, restore, progress)
 }
 
 /// Searches `world` and renders the report (counterexample, figures,
@@ -226,7 +209,7 @@ pub fn main_groups(opts: &ExploreOptions) -> ExitCode {
 /// The search's bounds, and Ctrl-C (SIGINT, SIGTERM) to stop it: the
 /// first signal stops the search before its next state and the report
 /// shows what it found (exit 130); a second exits at once.
-fn bounds_of(opts: &ExploreOptions, x: &Explore) -> Bounds {
+pub fn bounds_of(opts: &ExploreOptions, x: &Explore) -> Bounds {
     static STOP: AtomicBool = AtomicBool::new(false);
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::AcqRel) {
@@ -245,52 +228,10 @@ fn bounds_of(opts: &ExploreOptions, x: &Explore) -> Bounds {
     }
 }
 
-fn restore_name(r: Restore) -> &'static str {
+/// How the explorer restores a state, as the report's first line says.
+pub fn restore_name(r: Restore) -> &'static str {
     match r {
         Restore::Serialize => "sqlite3_serialize/deserialize",
         Restore::Replay => "replaying the path",
-    }
-}
-
-/// `specstorm explore` on an outbox scenario (`workload = "outbox"`): its
-/// statement file over the `[explore]` outbox world; exit codes as
-/// [`main_groups`].
-pub fn main_outbox(opts: &ExploreOptions) -> ExitCode {
-    let p = match crate::workload::outbox::prepare::prepare(
-        opts.scenario.as_deref(),
-        &opts.overrides,
-    ) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
-            return e.exit_code();
-        }
-    };
-    let x = &p.scenario.explore;
-    let world = OutboxWorld::new(&p.variant, x);
-    let _ = writeln!(
-        std::io::stdout(),
-        "# explore {} ({}): outbox world: {}; :now_ms = {}; snapshots by {}",
-        p.scenario.variant,
-        p.variant.file.path.display(),
-        world.describe_world(),
-        x.now_ms,
-        restore_name(opts.restore)
-    );
-    let quiet = opts.quiet;
-    match explore_world(&world, bounds_of(opts, x), opts.restore, |line| {
-        if !quiet {
-            let _ = writeln!(std::io::stderr(), "{line}");
-        }
-    }) {
-        Ok(r) => {
-            let _ = write!(std::io::stdout(), "{}", r.text);
-            r.code
-        }
-        Err(e) => {
-            let e = RunError::Target(format!("explore: {e}"));
-            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
-            e.exit_code()
-        }
     }
 }

@@ -7,6 +7,7 @@
 //! Layer: model. May import the modules of its own layer and of the layers
 //! below it (core).
 
+pub mod part;
 pub mod reader;
 pub mod writer;
 
@@ -21,7 +22,8 @@ pub const HISTORY_SCHEMA_VERSION: u32 = 3;
 /// The op kinds of every workload: groups has `ingest` and `resolve`,
 /// outbox has `handle`; a workload registered at run time adds its own
 /// ([`OpKind::register`]). Figures, the dashboard and the latency log list
-/// the kinds of the run's workload only ([`OpKind::ALL`] is groups').
+/// the kinds of the run's workload only (each workload's list is its own:
+/// its figures module's `OP_KINDS`).
 ///
 /// A small number, not an enum, so that a workload outside the crate can
 /// have kinds of its own; the built-in kinds are constants, usable in
@@ -48,12 +50,6 @@ impl OpKind {
     /// Outbox: handle one delivery of one input message (one attempt).
     pub const Handle: OpKind = OpKind(2);
 
-    /// The groups workload's op kinds, in report order (every groups
-    /// figure is keyed by these, and only these).
-    pub const ALL: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
-    /// The outbox workload's op kinds.
-    pub const OUTBOX: [OpKind; 1] = [OpKind::Handle];
-
     /// Lowercase name, as in the history and the summary.
     pub fn name(self) -> &'static str {
         match BUILT_IN_KINDS.get(self.0 as usize) {
@@ -65,6 +61,12 @@ impl OpKind {
                 .copied()
                 .unwrap_or("unknown"),
         }
+    }
+
+    /// Whether the kind is built into the crate (not registered at run
+    /// time).
+    pub fn is_built_in(self) -> bool {
+        (self.0 as usize) < BUILT_IN_KINDS.len()
     }
 
     /// The kind's number: an index for per-kind tables.
@@ -206,21 +208,26 @@ pub struct Header {
     /// (`specstorm merge`); None for a history a run wrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<MergedHeader>,
-    /// Outbox runs: the queue's shape (None for groups).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outbox: Option<OutboxHeader>,
+    /// The run's workload's own fields (top-level keys after the common
+    /// ones): what its checkers need of the run that the common fields do
+    /// not say. The workload puts and reads them ([`Header::put`],
+    /// [`Header::part`]); the history only carries them.
+    #[serde(flatten)]
+    pub workload_part: part::WorkloadPart,
 }
 
-/// The input queue of an outbox run, as the checkers need it: which
-/// deliveries exist, and when one is given up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutboxHeader {
-    /// Message ids are 1..=messages.
-    pub messages: u64,
-    /// Dup ids are 1..=deliveries.
-    pub deliveries: u32,
-    /// A delivery whose attempts reach this many without an `ok` is given up.
-    pub max_attempts: u32,
+impl Header {
+    /// Puts the workload's header `part` (a struct whose fields are
+    /// top-level keys of the header) into [`Header::workload_part`].
+    pub fn put<T: Serialize>(&mut self, part: &T) {
+        self.workload_part.extend(part::WorkloadPart::of(part));
+    }
+
+    /// The workload's header part as its type `T` (each absent key `T`'s
+    /// default); None when it is no `T`.
+    pub fn part<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        self.workload_part.read()
+    }
 }
 
 /// The delivery an outbox `handle` attempt works on (LockInMsg).

@@ -270,10 +270,7 @@ pub fn read(path: &Path) -> anyhow::Result<Log> {
 
 fn parse_tag(tag: &str) -> Option<(OpKind, CompletionType)> {
     let (k, c) = tag.split_once('.')?;
-    let kind = OpKind::ALL
-        .into_iter()
-        .chain(OpKind::OUTBOX)
-        .find(|x| x.name() == k)?;
+    let kind = OpKind::named(k).filter(|x| x.is_built_in())?;
     let completion = CompletionType::ALL.into_iter().find(|x| x.name() == c)?;
     Some((kind, completion))
 }

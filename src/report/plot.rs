@@ -24,6 +24,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Width of every plot, px.
+/// The op kinds the plots draw a line each for, in their colors' order
+/// (groups' kinds; a kind of another workload counts into the first line).
+/// Plots of every workload's own kinds are left for later.
+const PLOTTED_KINDS: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
+
 const WIDTH: u32 = 1200;
 /// The throughput axis reaches this times the highest rate, so that the
 /// legend in the upper right stays off the lines.
@@ -61,7 +66,7 @@ fn window_label(kind: FaultKind) -> String {
 }
 
 fn kind_color(kind: OpKind) -> RGBColor {
-    KIND_COLORS[OpKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)]
+    KIND_COLORS[PLOTTED_KINDS.iter().position(|k| *k == kind).unwrap_or(0)]
 }
 
 fn draw_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
@@ -149,9 +154,9 @@ pub struct Rate {
     pub start_s: f64,
     /// End, s (the last interval may be shorter than 1 s).
     pub end_s: f64,
-    /// ops/s of all completions, per kind in [`OpKind::ALL`] order.
+    /// ops/s of all completions, per kind in [`PLOTTED_KINDS`] order.
     pub all: [f64; 2],
-    /// ops/s of `fail` + `info`, per kind in [`OpKind::ALL`] order.
+    /// ops/s of `fail` + `info`, per kind in [`PLOTTED_KINDS`] order.
     pub not_ok: [f64; 2],
 }
 
@@ -173,7 +178,7 @@ pub fn rates(log: &Log) -> Vec<Rate> {
     let mut counts = vec![([0u64; 2], [0u64; 2]); out.len()];
     for i in &log.intervals {
         let idx = (i.start_ns / INTERVAL_NS) as usize;
-        let k = OpKind::ALL.iter().position(|k| *k == i.kind).unwrap_or(0);
+        let k = PLOTTED_KINDS.iter().position(|k| *k == i.kind).unwrap_or(0);
         counts[idx].0[k] += i.hist.len();
         if i.completion != CompletionType::Ok {
             counts[idx].1[k] += i.hist.len();
@@ -293,7 +298,7 @@ fn draw_panel(
     if let Some(f) = panel.faults {
         shade_windows(&mut chart, f, y_max * HEADROOM, true)?;
     }
-    for (k, kind) in OpKind::ALL.into_iter().enumerate() {
+    for (k, kind) in PLOTTED_KINDS.into_iter().enumerate() {
         let c = kind_color(kind);
         chart
             .draw_series(LineSeries::new(
@@ -631,7 +636,7 @@ fn ok_spectra(
     color: impl Fn(OpKind) -> RGBColor,
     dash: bool,
 ) -> Vec<Spectrum> {
-    OpKind::ALL
+    PLOTTED_KINDS
         .into_iter()
         .enumerate()
         .map(|(k, kind)| {

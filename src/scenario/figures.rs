@@ -12,7 +12,6 @@
 use super::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
 use super::{LoadModel, Scenario, TargetKind, Workload};
 use crate::fault_kind::FaultKind;
-use crate::history::OpKind;
 use crate::summary::{merge_figures, skeleton_common};
 use crate::workload::groups::figures as groups_figures;
 use crate::workload::outbox::figures as outbox_figures;
@@ -25,7 +24,8 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
     let wal = watched(s);
     match s.workload {
         Workload::Groups => {
-            let mut v = skeleton_common(&OpKind::ALL, &GROUPS_INVARIANTS, &faults, wal);
+            let mut v =
+                skeleton_common(&groups_figures::OP_KINDS, &GROUPS_INVARIANTS, &faults, wal);
             let open = s.load.model == LoadModel::Open;
             merge_figures(
                 &mut v,
@@ -34,7 +34,8 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
             v
         }
         Workload::Outbox => {
-            let mut v = skeleton_common(&OpKind::OUTBOX, &OUTBOX_INVARIANTS, &faults, wal);
+            let mut v =
+                skeleton_common(&outbox_figures::OP_KINDS, &OUTBOX_INVARIANTS, &faults, wal);
             merge_figures(&mut v, outbox_figures::skeleton());
             v
         }

@@ -6,6 +6,7 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+pub mod attempt_end;
 pub mod groups;
 pub mod machine;
 pub mod outbox;

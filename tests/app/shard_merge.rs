@@ -7,7 +7,6 @@
 
 use crate::common::{command, json, specstorm, Server};
 
-use specstorm::history::OpKind;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -74,7 +73,7 @@ fn event_ids(run: &Path) -> HashSet<String> {
 }
 
 fn totals(run: &Path) -> Vec<u64> {
-    crate::common::shard::hlog_totals(run, &OpKind::ALL)
+    crate::common::shard::hlog_totals(run, &specstorm::workload::groups::figures::OP_KINDS)
 }
 
 #[test]

@@ -84,7 +84,7 @@ fn mid_run() -> Snapshot {
         faults_injected,
         faults_active: vec!["lock".into()],
         verdicts: None,
-        outbox: None,
+        workload: None,
     }
 }
 
@@ -555,16 +555,19 @@ fn outbox_mid_run() -> Snapshot {
         "handle".to_string(),
         lat(38.0, 81.0, 9100.0, 151000.0, 201000.0, 9120),
     )]);
-    s.outbox = Some(specstorm::live::OutboxLive {
-        deliveries: 12000,
-        attempts: 9650,
-        acked: 9002,
-        redelivered: 655,
-        given_up: 0,
-        cas_lost: 118,
-        crashed: 412,
-        overlapping: 101,
-    });
+    s.workload = Some(
+        specstorm::workload::outbox::live::OutboxLive {
+            deliveries: 12000,
+            attempts: 9650,
+            acked: 9002,
+            redelivered: 655,
+            given_up: 0,
+            cas_lost: 118,
+            crashed: 412,
+            overlapping: 101,
+        }
+        .to_live(),
+    );
     s
 }
 

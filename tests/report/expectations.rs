@@ -3,7 +3,7 @@
 //! step with real summaries, the latency log against the summary, and
 //! `specstorm compare`.
 
-use specstorm::history::{CompletionType, OpKind};
+use specstorm::history::CompletionType;
 use specstorm::report::hlog;
 use specstorm::report::summary::{self, Coverage};
 use specstorm::scenario::{load_str, Expect, Threshold};
@@ -912,7 +912,7 @@ fn the_latency_log_holds_exactly_the_summary_ops_and_latencies() {
     let s = json(&dir.join("summary.json"));
     let log = hlog::read(&dir.join(hlog::FILE)).unwrap();
     assert!(!log.intervals.is_empty());
-    for kind in OpKind::ALL {
+    for kind in specstorm::workload::groups::figures::OP_KINDS {
         for c in CompletionType::ALL {
             let total = log.total(kind, c);
             assert_eq!(

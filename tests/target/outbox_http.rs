@@ -322,8 +322,9 @@ fn an_empty_external_target_is_loaded_and_audited() {
 
 #[test]
 fn without_a_step_log_an_info_attempt_may_have_run_its_ack() {
-    use specstorm::history::{CompletionType, Delivery, OutboxHeader};
+    use specstorm::history::{CompletionType, Delivery};
     use specstorm::workload::outbox::checker::{consistent, Attempt, OutboxFacts, OutboxTables};
+    use specstorm::workload::outbox::header::OutboxHeader;
     let attempt = |op, completion| Attempt {
         op,
         delivery: Delivery {

@@ -14,13 +14,14 @@ use specstorm::fault_kind::FaultKind;
 use specstorm::history::writer::HistoryWriter;
 use specstorm::history::{
     reader, Completion, CompletionType, Delivery, DroppedResponse, Entry, FaultAction, FaultEntry,
-    Header, Invoke, OpKind, OpResult, OutboxHeader, HISTORY_SCHEMA_VERSION,
+    Header, Invoke, OpKind, OpResult, HISTORY_SCHEMA_VERSION,
 };
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, Recorder};
 use specstorm::scenario::{Fault, FaultOps, Toxic};
 use specstorm::target::http::client::{HttpClient, Tag};
 use specstorm::workload::outbox::checker::{consistent, OutboxFacts, OutboxTables};
+use specstorm::workload::outbox::header::OutboxHeader;
 use specstorm::workload::outbox::AttemptEnd;
 use std::path::Path;
 use std::sync::Arc;
@@ -214,11 +215,12 @@ fn hand_made_history() -> Vec<Entry> {
         ingest_steps: Vec::new(),
         shard: None,
         merged: None,
-        outbox: Some(OutboxHeader {
+        workload_part: OutboxHeader {
             messages: 5,
             deliveries: 1,
             max_attempts: 1,
-        }),
+        }
+        .into_part(),
     })];
     let proxy = |op: u64, forwarded: Option<bool>, detail: &str| {
         // A dropped answer carries what the server answered.

@@ -129,7 +129,7 @@ impl Hist {
         Hist {
             step_log,
             entries: vec![Entry::Header(Header {
-                outbox: None,
+                workload_part: Default::default(),
                 schema_version: 3,
                 workload: "groups".into(),
                 scenario: "test".into(),
@@ -1519,7 +1519,7 @@ fn simulate(seed: u64, naive: bool, step_log: bool, crashes: bool) -> SimOut {
         crashes,
         rng,
         entries: vec![Entry::Header(Header {
-            outbox: None,
+            workload_part: Default::default(),
             schema_version: 3,
             workload: "groups".into(),
             scenario: "sim".into(),

@@ -35,7 +35,7 @@ impl Hist {
         Hist {
             step_log,
             entries: vec![Entry::Header(Header {
-                outbox: None,
+                workload_part: Default::default(),
                 schema_version: 1,
                 workload: "groups".into(),
                 scenario: "test".into(),

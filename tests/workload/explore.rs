@@ -490,7 +490,7 @@ fn cli_ctrl_c_prints_what_was_explored_and_exits_130() {
 // every running handler steps, or steps then dies while Fail() budget is
 // left) and its state equivalence (rows as multisets, handlers sorted).
 
-use specstorm::explore::explore_outbox;
+use specstorm::workload::outbox::explore_main::explore_outbox;
 
 /// A handler's attempt: delivery, tx, position (the file's step index) and
 /// the values its steps read (load_state's, process's).

@@ -3,7 +3,7 @@
 //! hand-made tables and histories (holds and violated, per invariant and
 //! edge), the scenario keys, and small end-to-end runs on SQLite.
 
-use specstorm::history::{CompletionType, Delivery, OutboxHeader, Step};
+use specstorm::history::{CompletionType, Delivery, Step};
 use specstorm::scenario::invariants::OUTBOX_INVARIANTS;
 use specstorm::statements::{compile_groups, compile_outbox, parse, Cond, StopIf};
 use specstorm::verdict::Verdict;
@@ -11,6 +11,7 @@ use specstorm::workload::outbox::checker::{
     self as outbox, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow,
 };
 use specstorm::workload::outbox::config::OutboxConfig;
+use specstorm::workload::outbox::header::OutboxHeader;
 use specstorm::workload::{Next, StepMachine, StepOutcome, Value};
 use std::path::Path;
 use std::process::Output;

@@ -18,7 +18,7 @@
 //! nemesis and workload).
 
 use crate::figures::Latency;
-use crate::live::{OutboxLive, Phase, Rates, Snapshot, Verdicts};
+use crate::live::{Phase, Rates, Snapshot, Tone, Verdicts, WorkloadLive};
 use crate::verdict::Verdict;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -84,7 +84,13 @@ pub fn render(frame: &mut Frame, snap: &Snapshot, rates: &Rates, ui: &UiState) {
     }
     if rest.height > 0 {
         match &snap.verdicts {
-            Some(v) => verdict_panel(frame, rest, v, snap.outbox.is_some(), &pal),
+            Some(v) => verdict_panel(
+                frame,
+                rest,
+                v,
+                snap.workload.as_ref().is_none_or(|w| w.stranded),
+                &pal,
+            ),
             None => live_panels(frame, rest, snap, rates, &pal),
         }
     }

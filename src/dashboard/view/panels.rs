@@ -227,8 +227,8 @@ pub(super) fn live_panels(
     // Faults are laid out at the width of the whole area less its border.
     let fault_items = fault_items(snap, pal);
     let fault_lines = pack(&fault_items, area.width.saturating_sub(2) as usize).len() as u16;
-    // Outbox: two more lines in the counts panel (the queue, the attempts).
-    let extra = if snap.outbox.is_some() { 2 } else { 0 };
+    // The workload's own rows under the kinds table.
+    let extra = snap.workload.as_ref().map_or(0, |w| w.rows.len() as u16);
     let p = plan(area, nk + extra, fault_lines.min(20));
     if let Some(r) = p.counts {
         counts_panel(frame, r, snap, &kinds, pal);
@@ -323,14 +323,11 @@ pub(super) fn counts_panel(
             lines[i + 1].extend(extra);
         }
     }
-    if let Some(o) = &snap.outbox {
-        lines.extend(outbox_lines(o, pal));
+    if let Some(w) = &snap.workload {
+        lines.extend(workload_lines(w, pal));
     }
-    let title = match &snap.outbox {
-        Some(o) => format!(
-            "ops · outbox: {}/{} deliveries acked",
-            o.acked, o.deliveries
-        ),
+    let title = match &snap.workload {
+        Some(w) => format!("ops · {}", w.title),
         None => format!("ops · {} events generated", snap.generated),
     };
     let inner = panel(frame, r, &title, lines.len() as u16, pal);
@@ -370,45 +367,26 @@ pub(super) fn resolves(snap: &Snapshot, room: usize, pal: &Pal) -> Vec<Span<'sta
     build(&forms[2])
 }
 
-/// Outbox: the queue's and the attempts' figures, two lines under the
-/// kinds table (the one `handle` row has no room for them beside it).
-pub(super) fn outbox_lines(o: &OutboxLive, pal: &Pal) -> Vec<Vec<Span<'static>>> {
-    let line = |figs: Vec<(String, String, Style)>| -> Vec<Span<'static>> {
-        let mut out = Vec::new();
-        for (i, (name, n, style)) in figs.into_iter().enumerate() {
-            let lead = if i == 0 { " " } else { "  " };
-            out.push(Span::styled(format!("{lead}{name} "), pal.dim()));
-            out.push(Span::styled(n, style));
-        }
-        out
-    };
-    let plain = Style::default();
-    let queue = line(vec![
-        (
-            "acked".into(),
-            format!("{}/{}", o.acked, o.deliveries),
-            pal.fg(Color::Green),
-        ),
-        ("redelivered".into(), o.redelivered.to_string(), plain),
-        (
-            "given up".into(),
-            o.given_up.to_string(),
-            pal.alarm(o.given_up, Color::Yellow),
-        ),
-    ]);
-    let mut figs = vec![
-        ("attempts".to_string(), o.attempts.to_string(), plain),
-        ("cas lost".into(), o.cas_lost.to_string(), plain),
-        (
-            "crashed".into(),
-            o.crashed.to_string(),
-            pal.alarm(o.crashed, Color::Yellow),
-        ),
-    ];
-    if o.overlapping > 0 {
-        figs.push(("overlapping".into(), o.overlapping.to_string(), plain));
-    }
-    vec![queue, line(figs)]
+/// The workload's own rows under the kinds table (a kind's row has no
+/// room for them beside it).
+pub(super) fn workload_lines(w: &WorkloadLive, pal: &Pal) -> Vec<Vec<Span<'static>>> {
+    w.rows
+        .iter()
+        .map(|row| {
+            let mut out = Vec::new();
+            for (i, f) in row.iter().enumerate() {
+                let lead = if i == 0 { " " } else { "  " };
+                let style = match f.tone {
+                    Tone::Plain => Style::default(),
+                    Tone::Good => pal.fg(Color::Green),
+                    Tone::Warn(n) => pal.alarm(n, Color::Yellow),
+                };
+                out.push(Span::styled(format!("{lead}{} ", f.name), pal.dim()));
+                out.push(Span::styled(f.value.clone(), style));
+            }
+            out
+        })
+        .collect()
 }
 
 pub(super) fn latency_cells(l: Option<&Latency>) -> Vec<String> {

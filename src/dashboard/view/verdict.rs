@@ -7,8 +7,14 @@
 use super::*;
 use crate::exit_code::ExitCode;
 
-/// `outbox`: an outbox run, which has no stranded events to show.
-pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, outbox: bool, pal: &Pal) {
+/// `stranded`: the run's workload has stranded events to show.
+pub(super) fn verdict_panel(
+    frame: &mut Frame,
+    area: Rect,
+    v: &Verdicts,
+    stranded: bool,
+    pal: &Pal,
+) {
     // Content at the width inside a border; whether the border fits is
     // decided once the lines are counted.
     let bordered = area.width >= 20 && area.height >= 5;
@@ -51,7 +57,7 @@ pub(super) fn verdict_panel(frame: &mut Frame, area: Rect, v: &Verdicts, outbox:
         }
     }
     lines.push((5, Vec::new()));
-    if !outbox {
+    if stranded {
         lines.push((
             2,
             vec![

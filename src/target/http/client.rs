@@ -12,8 +12,8 @@ use super::template::Vars;
 use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
+use crate::workload::attempt_end::AttemptEnd;
 use crate::workload::groups::IngestOp;
-use crate::workload::outbox::AttemptEnd;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ pub struct Answer {
     pub retry_after: Option<Duration>,
     /// No answer came back at all (connect error, timeout, reset).
     pub transport: bool,
-    /// Outbox: how the attempt ended, as the reference server names it
+    /// How the attempt ended, as the reference server names it
     /// ([`AttemptEnd::HEADER`] of its 503); None from any other answer or
     /// service.
     pub attempt_end: Option<AttemptEnd>,
@@ -716,18 +716,16 @@ impl HttpClient {
         })
     }
 
-    /// `GET /v1/export`, streamed to `out` chunk by chunk (memory stays
-    /// flat). Returns the bytes written. Errors: unreachable, not 200 (with
-    /// an excerpt of the answer), or the body broke off.
-    pub async fn export_to(&self, out: &std::path::Path) -> Result<u64, String> {
-        let req = self.request(&self.mapping.export, &[], None);
-        self.stream_to(req, out).await
-    }
-
-    /// The outbox export (`[audit] request` of an outbox scenario, default
-    /// `GET /v1/outbox/export`), streamed to `out` as [`Self::export_to`].
-    pub async fn outbox_export_to(&self, out: &std::path::Path) -> Result<u64, String> {
-        let req = self.request(&self.mapping.outbox_export, &[], None);
+    /// The export request `export` (one of the mapping's: the workload
+    /// says which), its answer streamed to `out` chunk by chunk (memory
+    /// stays flat). Returns the bytes written. Errors: unreachable, not
+    /// 200 (with an excerpt of the answer), or the body broke off.
+    pub async fn export_to(
+        &self,
+        export: &RequestTemplate,
+        out: &std::path::Path,
+    ) -> Result<u64, String> {
+        let req = self.request(export, &[], None);
         self.stream_to(req, out).await
     }
 
@@ -785,7 +783,7 @@ async fn exchange(
     Ok((status, wait, text))
 }
 
-/// [`exchange`], with the attempt's end an outbox delivery's answer names
+/// [`exchange`], with the attempt's end the answer names
 /// ([`AttemptEnd::HEADER`]): (status, Retry-After, end, body).
 async fn exchange_ended(
     req: reqwest::RequestBuilder,

@@ -17,7 +17,7 @@
 
 pub mod client;
 pub mod export;
-pub mod outbox_export;
+pub mod probe;
 pub mod service;
 pub mod service_db;
 pub mod source;

@@ -1,7 +1,8 @@
 //! A service's own SQLite database (`[audit] sqlite`): where it is (a glob
 //! that must name exactly one file, e.g. the hashed file name of a local
-//! D1 database), the final tables read through the scenario's `export.*`
-//! queries (groups' or the outbox's), and the group ids the service
+//! D1 database), groups' final tables read through the scenario's
+//! `export.*` queries (another workload's tables are its own reader's,
+//! through [`open`]), and the group ids the service
 //! computed, read while the load runs (`api.group_ids = "audit"`).
 //!
 //! The bench only reads it (read-only connections); the service keeps
@@ -12,8 +13,6 @@
 
 use crate::scenario::api::AuditConfig;
 use crate::workload::groups::checker::Tables;
-use crate::workload::outbox::checker::tables::ExportQueries;
-use crate::workload::outbox::checker::tables::OutboxTables;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
@@ -49,7 +48,9 @@ pub fn locate(pattern: &str, run_dir: &Path, base: &Path) -> Result<PathBuf, Str
     }
 }
 
-fn open(path: &Path) -> Result<Connection, String> {
+/// A read-only connection to the database at `path` that waits for the
+/// service's locks. Errors: it cannot be opened.
+pub fn open(path: &Path) -> Result<Connection, String> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -84,46 +85,6 @@ pub fn read_final(
             .map_err(|e| format!("audit.{name} cannot run on {}: {e}", path.display()))?;
     }
     crate::target::sqlite::tables::read_tables_with(&mut conn, (events, groups), namespace, now)
-        .map_err(|e| format!("reading {} through audit.export.*: {e}", path.display()))
-}
-
-/// An outbox scenario's export queries (`export.state_log`,
-/// `export.outbox`, `export.out_queue`, `export.processed`; the loader
-/// checked that all but `export.outbox` are given with `sqlite`).
-pub fn outbox_queries(audit: &AuditConfig) -> ExportQueries<'_> {
-    let q = |k: &str| audit.export.get(k).map(String::as_str);
-    ExportQueries {
-        state_log: q("state_log").unwrap_or_default(),
-        outbox: q("outbox").filter(|s| !s.trim().is_empty()),
-        out_queue: q("out_queue").unwrap_or_default(),
-        processed: q("processed").unwrap_or_default(),
-    }
-}
-
-/// The outbox's final tables from the service's database, in one read
-/// transaction; `now` gives the read's instants. Errors: the file cannot
-/// be opened, or a query fails (named as `audit.export.*` with SQLite's
-/// reason).
-pub fn read_outbox_final(
-    path: &Path,
-    audit: &AuditConfig,
-    now: &dyn Fn() -> u64,
-) -> Result<OutboxTables, String> {
-    let mut conn = open(path)?;
-    let q = outbox_queries(audit);
-    let named = [
-        ("export.state_log", Some(q.state_log)),
-        ("export.outbox", q.outbox),
-        ("export.out_queue", Some(q.out_queue)),
-        ("export.processed", Some(q.processed)),
-    ];
-    for (name, sql) in named {
-        if let Some(sql) = sql {
-            conn.prepare(sql)
-                .map_err(|e| format!("audit.{name} cannot run on {}: {e}", path.display()))?;
-        }
-    }
-    crate::workload::outbox::checker::tables::read_with(&mut conn, q, now)
         .map_err(|e| format!("reading {} through audit.export.*: {e}", path.display()))
 }
 

@@ -9,27 +9,19 @@
 //! of the layers below it (core, model, config and engine).
 
 use super::client::HttpClient;
+use super::mapping::{Mapping, RequestTemplate};
 use super::service_db;
 use crate::clock::Clock;
 use crate::scenario::api::AuditConfig;
 use std::path::{Path, PathBuf};
-
-/// Which of the contract's exports holds a workload's tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Export {
-    /// `GET /v1/export` (or the mapped `[audit] request`).
-    Groups,
-    /// `GET /v1/outbox/export` (or the outbox's `[audit] request`).
-    Outbox,
-}
 
 /// A workload's reader of an HTTP target's tables.
 pub trait HttpReader {
     /// The tables it reads.
     type Tables;
 
-    /// The export that holds them.
-    fn export(&self) -> Export;
+    /// The request of the export that holds them (one of `mapping`'s).
+    fn export<'m>(&self, mapping: &'m Mapping) -> &'m RequestTemplate;
 
     /// The tables of the saved export at `path`, read during `read`
     /// (start, end: clock ns).
@@ -126,7 +118,7 @@ impl HttpSource<'_> {
         }
         let export = self.run_dir.join("export.json");
         let read_start = clock.now();
-        let exported = self.export_to(reader.export(), &export);
+        let exported = self.export_to(reader.export(self.client.mapping()), &export);
         let read_end = clock.now();
         exported
             .map_err(|e| format!("the export could not be read: {e}"))
@@ -146,17 +138,14 @@ impl HttpSource<'_> {
         }
         let before = self.run_dir.join("export-before.json");
         let read = self
-            .export_to(reader.export(), &before)
+            .export_to(reader.export(self.client.mapping()), &before)
             .and_then(|_| reader.parse_export(&before, [0, 0]));
         let _ = std::fs::remove_file(&before);
         read.map(Some)
     }
 
-    /// Sends `export`'s request and saves the answer to `to`.
-    pub fn export_to(&self, export: Export, to: &Path) -> Result<u64, String> {
-        match export {
-            Export::Groups => self.rt.block_on(self.client.export_to(to)),
-            Export::Outbox => self.rt.block_on(self.client.outbox_export_to(to)),
-        }
+    /// Sends the export request `req` and saves the answer to `to`.
+    pub fn export_to(&self, req: &RequestTemplate, to: &Path) -> Result<u64, String> {
+        self.rt.block_on(self.client.export_to(req, to))
     }
 }

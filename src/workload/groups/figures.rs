@@ -8,8 +8,13 @@
 //! layers below it (core).
 
 use crate::fault_kind::FaultKind;
+use crate::history::OpKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// The groups workload's op kinds, in report order (every groups figure
+/// is keyed by these, and only these).
+pub const OP_KINDS: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
 
 /// The groups figures of a run: top-level keys of `summary.json`
 /// (`crate::summary::Summary::put`).

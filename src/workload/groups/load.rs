@@ -15,8 +15,9 @@ use crate::scenario::api::{AuditConfig, EventRows, GroupIds};
 use crate::scenario::{self};
 use crate::statements::GroupsVariant;
 use crate::target::http::export::read_export;
+use crate::target::http::mapping::{Mapping, RequestTemplate};
 use crate::target::http::service_db;
-use crate::target::http::source::{Export, HttpReader, HttpSource};
+use crate::target::http::source::{HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::sqlite::SqliteTarget;
 use crate::target::{Setup, Target};
@@ -43,9 +44,10 @@ fn refuse_used_run_id(
     shard: crate::shard::Shard,
 ) -> Result<(), RunError> {
     let before = run_dir.join("export-before.json");
-    src.export_to(Export::Groups, &before).map_err(|e| {
-        RunError::Target(format!("cannot read the target's rows before the run: {e}"))
-    })?;
+    src.export_to(&src.client().mapping().export, &before)
+        .map_err(|e| {
+            RunError::Target(format!("cannot read the target's rows before the run: {e}"))
+        })?;
     let mut tables = Tables::default();
     read_export(&before, namespace, &mut tables).map_err(RunError::Target)?;
     let _ = std::fs::remove_file(&before);
@@ -77,8 +79,8 @@ struct Reader<'a> {
 impl HttpReader for Reader<'_> {
     type Tables = Tables;
 
-    fn export(&self) -> Export {
-        Export::Groups
+    fn export<'m>(&self, mapping: &'m Mapping) -> &'m RequestTemplate {
+        &mapping.export
     }
 
     fn parse_export(

@@ -29,7 +29,6 @@
 //! report, ui and server).
 
 use crate::exit_code::ExitCode;
-use crate::history::OpKind;
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
 use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
@@ -73,7 +72,8 @@ impl ShardMerge for GroupsMerge {
         rt: &tokio::runtime::Runtime,
         to: &Path,
     ) -> Result<(), String> {
-        rt.block_on(client.export_to(to)).map(|_| ())
+        rt.block_on(client.export_to(&client.mapping().export, to))
+            .map(|_| ())
     }
 
     fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError> {
@@ -102,7 +102,7 @@ impl ShardMerge for GroupsMerge {
 
         let s0 = &m.parts[0].summary;
         let duration_s = m.duration_s();
-        let fig = m.figures(&OpKind::ALL, duration_s);
+        let fig = m.figures(&crate::workload::groups::figures::OP_KINDS, duration_s);
         let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| m.sum_maps(f);
         let accepted = h.facts.events.values().filter(|e| e.acked).count() as u64;
         let mut resolved_scenario = s0.resolved_scenario.clone();

@@ -86,11 +86,9 @@ impl Workload for Groups {
 
     fn check_target(
         &self,
-        opts: &crate::workload::groups::probe::ProbeOptions,
+        opts: &crate::probe_report::ProbeOptions,
         out: &mut dyn std::io::Write,
-    ) -> Option<
-        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
-    > {
+    ) -> Option<Result<crate::probe_report::Report, crate::probe_report::ProbeError>> {
         Some(crate::workload::groups::probe::check_target(opts, out))
     }
 }
@@ -197,7 +195,7 @@ impl WorkloadRun for GroupsRun {
     }
 
     fn op_kinds(&self) -> &'static [OpKind] {
-        &OpKind::ALL
+        &crate::workload::groups::figures::OP_KINDS
     }
 
     fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {

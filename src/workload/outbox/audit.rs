@@ -20,8 +20,8 @@ use crate::audit_error::AuditError;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::audit_tables::Located;
 use crate::history::{Entry, Footer};
-use crate::target::http::outbox_export::read_outbox_export;
 use crate::workload::outbox::checker::{check_all, tables, OutboxFacts};
+use crate::workload::outbox::export::read_outbox_export;
 
 /// Judges the outbox run folder `f` again from its files and its final
 /// tables (`target.db`, read within `f.limits`, or `export.json`): its
@@ -66,7 +66,7 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
             Located::ServiceDb(db, source) => {
                 let audit = p.scenario.audit.clone().unwrap_or_default();
                 let mut conn = crate::audit_db::open_untrusted(&db, f.limits)?;
-                let queries = crate::target::http::service_db::outbox_queries(&audit);
+                let queries = crate::workload::outbox::service_db::queries(&audit);
                 let t = tables::read_with(&mut conn, queries, &|| 0).map_err(|e| conn.error(&e))?;
                 (t, source)
             }

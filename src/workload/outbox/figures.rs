@@ -6,7 +6,11 @@
 //! Layer: model. May import the modules of its own layer and of the
 //! layers below it (core).
 
+use crate::history::OpKind;
 use serde::{Deserialize, Serialize};
+
+/// The outbox workload's op kinds: one attempt of one delivery.
+pub const OP_KINDS: [OpKind; 1] = [OpKind::Handle];
 
 /// The outbox's part of `summary.json` (`crate::summary::Summary::put`):
 /// one top-level key, `outbox`.

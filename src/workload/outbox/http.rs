@@ -29,13 +29,13 @@ use crate::prepare::RunError;
 use crate::scenario::api::AuditConfig;
 use crate::scenario::Scenario;
 use crate::statements::OutboxVariant;
-use crate::target::http::outbox_export::read_outbox_export;
-use crate::target::http::service_db;
-use crate::target::http::source::{Export, HttpReader, HttpSource};
+use crate::target::http::mapping::{Mapping, RequestTemplate};
+use crate::target::http::source::{HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::{Setup, Target};
 use crate::workload::outbox::checker::tables::OutboxTables;
 use crate::workload::outbox::config::OutboxConfig;
+use crate::workload::outbox::export::read_outbox_export;
 use crate::workload::outbox::http_runtime::{run_outbox_http, OutboxHttpPlan};
 use crate::workload::outbox::runtime::OutboxOutcome;
 use crate::workload::traits::Ran;
@@ -82,8 +82,8 @@ struct Reader;
 impl HttpReader for Reader {
     type Tables = OutboxTables;
 
-    fn export(&self) -> Export {
-        Export::Outbox
+    fn export<'m>(&self, mapping: &'m Mapping) -> &'m RequestTemplate {
+        &mapping.outbox_export
     }
 
     fn parse_export(&self, path: &Path, [start, end]: [u64; 2]) -> Result<OutboxTables, String> {
@@ -99,7 +99,7 @@ impl HttpReader for Reader {
         audit: &AuditConfig,
         now: &dyn Fn() -> u64,
     ) -> Result<OutboxTables, String> {
-        service_db::read_outbox_final(db, audit, now)
+        crate::workload::outbox::service_db::read_final(db, audit, now)
     }
 }
 

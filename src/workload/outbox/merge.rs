@@ -51,15 +51,15 @@
 //! the reports.
 
 use crate::exit_code::ExitCode;
-use crate::history::{reader, Entry, OpKind};
+use crate::history::{reader, Entry};
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
 use crate::scenario::Scenario;
 use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::target::http::client::HttpClient;
-use crate::target::http::outbox_export::read_outbox_export;
 use crate::workload::outbox::checker::{check_all, OutboxFacts};
 use crate::workload::outbox::config::OutboxConfig;
+use crate::workload::outbox::export::read_outbox_export;
 use crate::workload::outbox::figures::{OutboxFigures, OutboxSummary};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -88,7 +88,8 @@ impl ShardMerge for OutboxMerge {
         rt: &tokio::runtime::Runtime,
         to: &Path,
     ) -> Result<(), String> {
-        rt.block_on(client.outbox_export_to(to)).map(|_| ())
+        rt.block_on(client.export_to(&client.mapping().outbox_export, to))
+            .map(|_| ())
     }
 
     fn judge(&self, m: &Merged<'_>) -> Result<Summary, MergeError> {
@@ -137,7 +138,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
     let partial = parts.iter().any(|p| p.summary.partial);
     let (expect, thresholds) = parts[0].scenario.expectation();
     let duration_s = m.duration_s();
-    let fig = m.figures(&OpKind::OUTBOX, duration_s);
+    let fig = m.figures(&crate::workload::outbox::figures::OP_KINDS, duration_s);
     let cfg = parts[0]
         .scenario
         .part::<OutboxConfig>()

@@ -22,59 +22,13 @@ pub mod compare;
 pub mod config;
 pub mod coverage;
 pub mod figures;
+pub mod header;
 pub mod human;
 pub mod prepare;
 pub mod run;
+pub use super::attempt_end::AttemptEnd;
 use super::machine::{Next, StepMachine};
 use crate::history::{CompletionType, OpResult};
-
-/// How one attempt ended, for the queue and the counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttemptEnd {
-    /// Ran through `handle.ack`: the bench acks the delivery.
-    Acked,
-    /// A `fail-if` held (a lost compare-and-swap).
-    CasLost,
-    /// A crash fault ended it after a step.
-    Crashed,
-    /// A SQLite error, too many rows, or the step bound.
-    Error,
-    /// The user abandoned it between steps (second Ctrl-C).
-    Aborted,
-}
-
-impl AttemptEnd {
-    /// The response header in which the reference server names how a
-    /// delivery's failed attempt ended (its 503): what the bench counts
-    /// it as (a lost compare-and-swap, a crash, an error), read from the
-    /// name, not from the error's words.
-    pub const HEADER: &'static str = "x-specstorm-attempt-end";
-
-    /// Every end, for [`AttemptEnd::from_name`].
-    pub const ALL: [AttemptEnd; 5] = [
-        AttemptEnd::Acked,
-        AttemptEnd::CasLost,
-        AttemptEnd::Crashed,
-        AttemptEnd::Error,
-        AttemptEnd::Aborted,
-    ];
-
-    /// The end's name in [`AttemptEnd::HEADER`].
-    pub fn name(self) -> &'static str {
-        match self {
-            AttemptEnd::Acked => "acked",
-            AttemptEnd::CasLost => "cas_lost",
-            AttemptEnd::Crashed => "crashed",
-            AttemptEnd::Error => "error",
-            AttemptEnd::Aborted => "aborted",
-        }
-    }
-
-    /// The end a header names; None for a name that is none of them.
-    pub fn from_name(name: &str) -> Option<AttemptEnd> {
-        AttemptEnd::ALL.into_iter().find(|e| e.name() == name)
-    }
-}
 
 /// How an attempt ends after a step whose machine said `next`, in every
 /// runtime alike (in-process, the reference server): None while it goes
@@ -148,10 +102,14 @@ pub mod checker;
 pub mod explore;
 pub mod explore_constants;
 pub mod explore_invariants;
+pub mod explore_main;
+pub mod export;
 pub mod http;
 pub mod http_runtime;
 pub mod lease;
+pub mod live;
 pub mod merge;
 pub mod probe;
 pub mod runtime;
+pub mod service_db;
 pub mod shard;

@@ -17,8 +17,9 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::target::http::outbox_export::read_outbox_export;
-use crate::workload::groups::probe::{judge, Answer, Probe, ProbeError, ProbeOptions, Report};
+use crate::probe_report::{ProbeError, ProbeOptions, Report};
+use crate::target::http::probe::{judge, Answer, Probe};
+use crate::workload::outbox::export::read_outbox_export;
 use std::io::Write;
 
 /// Runs the probe on a current-thread tokio runtime, writing each check's

@@ -14,7 +14,7 @@
 
 use super::figures::{OutboxFigures, OutboxSummary};
 use super::prepare::{describe, prepare, OutboxPrepared};
-use crate::history::{Entry, Header, OpKind, OutboxHeader};
+use crate::history::{Entry, Header, OpKind};
 use crate::live::Live;
 use crate::prepare::{RunError, RunOptions};
 use crate::scenario::{Scenario, TargetKind};
@@ -25,6 +25,7 @@ use crate::target::{Setup, Target};
 use crate::verdict::CheckResult;
 use crate::workload::outbox::checker::{self as checks, OutboxFacts};
 use crate::workload::outbox::config::OutboxConfig;
+use crate::workload::outbox::header::{self, OutboxHeader};
 use crate::workload::outbox::runtime::{run_outbox, OutboxOutcome, OutboxPlan};
 use crate::workload::parts::{CompareRow, HumanParts};
 use crate::workload::traits::{LoadCx, Loaded, Ran, SummaryCx, Workload, WorkloadRun};
@@ -123,7 +124,7 @@ impl Workload for Outbox {
     }
 
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
-        crate::explore::main_outbox(opts)
+        super::explore_main::main(opts)
     }
 
     fn human(&self, s: &Summary) -> HumanParts {
@@ -140,11 +141,9 @@ impl Workload for Outbox {
 
     fn check_target(
         &self,
-        opts: &crate::workload::groups::probe::ProbeOptions,
+        opts: &crate::probe_report::ProbeOptions,
         out: &mut dyn std::io::Write,
-    ) -> Option<
-        Result<crate::workload::groups::probe::Report, crate::workload::groups::probe::ProbeError>,
-    > {
+    ) -> Option<Result<crate::probe_report::Report, crate::probe_report::ProbeError>> {
         Some(crate::workload::outbox::probe::check_target(opts, out))
     }
 }
@@ -185,11 +184,14 @@ impl WorkloadRun for OutboxRun {
 
     fn header(&self, h: &mut Header) {
         let cfg = self.config();
-        h.outbox = Some(OutboxHeader {
-            messages: cfg.messages,
-            deliveries: cfg.deliveries,
-            max_attempts: cfg.max_attempts,
-        });
+        header::put(
+            h,
+            OutboxHeader {
+                messages: cfg.messages,
+                deliveries: cfg.deliveries,
+                max_attempts: cfg.max_attempts,
+            },
+        );
     }
 
     fn workers(&self) -> usize {
@@ -197,7 +199,7 @@ impl WorkloadRun for OutboxRun {
     }
 
     fn op_kinds(&self) -> &'static [OpKind] {
-        &OpKind::OUTBOX
+        &crate::workload::outbox::figures::OP_KINDS
     }
 
     fn load(&mut self, cx: &LoadCx<'_>) -> Result<Loaded, RunError> {

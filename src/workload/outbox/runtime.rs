@@ -18,7 +18,7 @@ use crate::draws::draw_rng;
 use crate::fault_kind::FaultKind;
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step};
-use crate::live::{Live, OutboxLive};
+use crate::live::Live;
 use crate::nemesis::Recorder;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, Worker};
@@ -27,6 +27,7 @@ use crate::statements::OutboxVariant;
 use crate::target::sqlite::client::{Journal, StepError};
 use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::lease::{Leases, Settle};
+use crate::workload::outbox::live::OutboxLive;
 use crate::workload::outbox::{attempt_result, end_after, AttemptEnd};
 use crate::workload::{StepMachine, StepOutcome, Value};
 use rand::seq::SliceRandom;
@@ -273,7 +274,7 @@ pub fn run_outbox(plan: &OutboxPlan<'_>, conns: Vec<Connection>) -> OutboxOutcom
         .collect();
     let span = sched.run_threads(handlers, || {
         let q = sh.queue.lock().expect("queue");
-        plan.live.set_outbox(live_figures(sh, &q));
+        plan.live.set_workload(live_figures(sh, &q).to_live());
         q.drained()
     });
     let q = shared.queue.into_inner().expect("queue");

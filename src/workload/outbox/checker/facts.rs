@@ -8,9 +8,7 @@
 //! layers below it (core, model, config, engine and target and nemesis).
 
 use crate::fault_kind::FaultKind;
-use crate::history::{
-    CompletionType, Delivery, Entry, FaultAction, OutboxHeader, ShardHeader, Step,
-};
+use crate::history::{CompletionType, Delivery, Entry, FaultAction, ShardHeader, Step};
 use crate::shard::Shard;
 use crate::verdict::Evidence;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -93,7 +91,7 @@ impl Attempt {
 #[derive(Debug, Clone, Default)]
 pub struct OutboxFacts {
     /// The queue's shape (messages, deliveries, delivery budget).
-    pub header: Option<OutboxHeader>,
+    pub header: Option<crate::workload::outbox::header::OutboxHeader>,
     /// The history is one shard's of a sharded run (its header's record;
     /// None for a whole run, and for a merged one): its queue held only
     /// the messages the shard owns ([`Shard::owns_message`]).
@@ -142,7 +140,7 @@ impl OutboxFacts {
             let e = e.map_err(|e| anyhow::anyhow!("{e}"))?;
             let (kind, c) = match e {
                 Entry::Header(h) => {
-                    f.header = h.outbox;
+                    f.header = crate::workload::outbox::header::of(&h);
                     f.shard = h.shard;
                     f.no_step_log = !h.step_log;
                     continue;

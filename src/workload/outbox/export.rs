@@ -12,6 +12,8 @@
 //! doubtful row as a change can only make AtMostOneStateChange stricter
 //! for services that omit `kind`, never hide a second change.
 //!
+//! The HTTP target streams the answer to the run folder; this reads it.
+//!
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
@@ -62,7 +64,7 @@ pub fn read_outbox_export(path: &Path) -> Result<OutboxTables, String> {
     let shape = |e: String| {
         format!(
             "the outbox export is not the contract's shape ({e}); it begins: {}",
-            super::client::excerpt(&head())
+            crate::target::http::client::excerpt(&head())
         )
     };
     let x: Export = serde_json::from_reader(std::io::BufReader::with_capacity(1 << 20, file))
