@@ -183,6 +183,7 @@ pub fn entry(
             n: n as u32,
             ns: delay.ns(),
         }),
+        txn: None,
     })
 }
 
