@@ -198,6 +198,13 @@ pub struct Header {
     /// `crashed_after` step lies against the counting step).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ingest_steps: Vec<String>,
+    /// The ingest's transaction block (first and last step index) that
+    /// holds both the event-insert step and the counting step, if one
+    /// does: every event row then has its increment or neither
+    /// (targets/README.md, "Transaction blocks"). None: no such block, or
+    /// an older history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest_block: Option<[u32; 2]>,
     /// This run is shard i of n of one sharded run (`--shard i/n`); None
     /// for an ordinary run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

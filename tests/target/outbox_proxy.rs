@@ -224,6 +224,7 @@ fn hand_made_history() -> Vec<Entry> {
         event_step: None,
         namespace: String::new(),
         ingest_steps: Vec::new(),
+        ingest_block: None,
         shard: None,
         merged: None,
         outbox: Some(OutboxHeader {
