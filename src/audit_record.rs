@@ -132,8 +132,8 @@ pub fn refused(run_dir: &Path, workload: &str) -> AuditError {
     // A workload registered at run time is judged by its own run only,
     // unless it brings an audit.
     AuditError::Input(format!(
-        "{} is a run of workload {workload:?}: `specstorm audit` re-judges groups and outbox \
-         runs (for now)",
+        "{} is a run of workload {workload:?}, which this build cannot re-judge: `specstorm \
+         audit` re-judges runs of the workloads built in or registered with an audit",
         run_dir.display()
     ))
 }

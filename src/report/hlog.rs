@@ -169,19 +169,40 @@ impl super::export::Exporter for LatencyLog<'_> {
     }
 }
 
-/// A log's bytes: the interval log format (V2, deflated).
+/// The format version this log follows (HdrHistogram's interval log
+/// format; its readers check this line: HdrHistogram_c refuses a log
+/// without it).
+pub const FORMAT_VERSION: &str = "1.3";
+
+/// The legend line the format's writers put after the header.
+const LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"";
+
+/// A log's bytes: the interval log format (V2, deflated). The header is
+/// written as the format's own writer writes it (a comment, the format
+/// version, `StartTime` with the date, `BaseTime`, then the legend); the
+/// `hdrhistogram` crate writes neither the version nor the legend, so
+/// the header is ours and the crate writes the intervals.
 fn serialize(log: &Log) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::new();
+    let started = log
+        .started
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64();
+    let mut out = format!(
+        "#specstorm latency log: values are ns; tags are <op kind>.<completion type>\n\
+         #[Histogram log format version {FORMAT_VERSION}]\n\
+         #[StartTime: {started:.3} (seconds since epoch), {}]\n\
+         #[BaseTime: {started:.3} (seconds since epoch)]\n",
+        humantime::format_rfc3339_millis(log.started),
+    )
+    .into_bytes();
+    let mut body = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     {
         let mut w = IntervalLogWriterBuilder::new()
-            .add_comment(
-                "specstorm latency log: values are ns; tags are <op kind>.<completion type>",
-            )
-            .with_start_time(log.started)
-            .with_base_time(log.started)
             .with_max_value_divisor(1e6)
-            .begin_log_with(&mut out, &mut serializer)
+            .begin_log_with(&mut body, &mut serializer)
             .context("cannot start the interval log")?;
         for i in &log.intervals {
             let tag = i.tag();
@@ -194,6 +215,16 @@ fn serialize(log: &Log) -> anyhow::Result<Vec<u8>> {
             .map_err(|e| anyhow::anyhow!("cannot write interval {tag}: {e:?}"))?;
         }
     }
+    // The crate's only header line (`#[MaxValueDivisor: ...]`: interval
+    // maxima in ms) belongs before the legend, as every header line does.
+    let header_end = match body.iter().position(|b| *b == b'\n') {
+        Some(n) if body.starts_with(b"#[") => n + 1,
+        _ => 0,
+    };
+    out.extend_from_slice(&body[..header_end]);
+    out.extend_from_slice(LEGEND.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(&body[header_end..]);
     Ok(out)
 }
 

@@ -67,3 +67,23 @@ pub fn fake_server(answer: fn(&str) -> (&'static str, String)) -> u16 {
 pub fn garbage_server() -> u16 {
     fake_server(|_| ("text/plain", "hello".to_owned()))
 }
+
+/// Serves `app` on a loopback port from a thread of its own (a tokio
+/// runtime with two workers, for the life of the test process); returns
+/// its base URL.
+pub fn serve_router(app: axum::Router) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(l.local_addr().unwrap()).unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+    });
+    format!("http://{}", rx.recv().unwrap())
+}

@@ -943,6 +943,60 @@ fn the_latency_log_holds_exactly_the_summary_ops_and_latencies() {
     );
 }
 
+/// The header of `latency.hlog`, line by line, against the interval log
+/// format's text (HdrHistogram's `HistogramLogWriter`: an optional
+/// comment, `#[Histogram log format version 1.3]`, `#[StartTime: <s.ms>
+/// (seconds since epoch), <date>]`, `#[BaseTime: ...]`, then the legend
+/// line), and read the way HdrHistogram_c's `hdr_log_read_header` reads
+/// it: every `#` line up to the first other line is scanned for the
+/// version, which must be 1.0 to 1.3, and a header line longer than its
+/// 128-byte buffer would be cut.
+#[test]
+fn the_latency_log_header_is_the_formats() {
+    let (o, tmp) = small_run(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let bytes = std::fs::read(tmp.path().join("run").join(hlog::FILE)).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let header: Vec<&str> = lines
+        .iter()
+        .copied()
+        .take_while(|l| l.starts_with('#'))
+        .collect();
+    assert!(header.len() <= lines.len());
+    assert!(header.iter().all(|l| l.len() < 128), "{header:?}");
+    let versions: Vec<&str> = header
+        .iter()
+        .filter_map(|l| l.strip_prefix("#[Histogram log format version "))
+        .filter_map(|l| l.strip_suffix(']'))
+        .collect();
+    assert_eq!(versions, ["1.3"], "{header:?}");
+    let at = |p: &str| header.iter().position(|l| l.starts_with(p));
+    let (v, st, bt) = (
+        at("#[Histogram log format version").unwrap(),
+        at("#[StartTime: ").expect("a StartTime line"),
+        at("#[BaseTime: ").expect("a BaseTime line"),
+    );
+    assert!(v < st && st < bt, "{header:?}");
+    let start = header[st]
+        .strip_prefix("#[StartTime: ")
+        .and_then(|l| l.strip_suffix(']'))
+        .unwrap();
+    let (secs, date) = start.split_once(" (seconds since epoch), ").unwrap();
+    let (whole, ms) = secs.split_once('.').unwrap();
+    assert!(whole.parse::<u64>().is_ok() && ms.len() == 3, "{secs}");
+    humantime::parse_rfc3339(date).unwrap_or_else(|e| panic!("{date}: {e}"));
+    assert_eq!(
+        lines[header.len()],
+        "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+    );
+    assert!(
+        lines[header.len() + 1].starts_with("Tag="),
+        "intervals follow the legend: {}",
+        lines[header.len() + 1]
+    );
+}
+
 // ---------------------------------------------------------------- compare
 
 /// A quick compare scenario (both variants, few events), written into `dir`

@@ -124,20 +124,7 @@ fn start_relay(backend: &str) -> String {
         .route("/inbox/{msg}/deliveries/{dup}", put(deliver))
         .route("/admin/outbox-dump", get(dump))
         .with_state(relay);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    format!("http://{}", rx.recv().unwrap())
+    crate::common::http::serve_router(app)
 }
 
 /// How the final tables are read.

@@ -168,19 +168,7 @@ fn cas_losing_upstream() -> String {
             )
         }),
     );
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    format!("http://{}", rx.recv().unwrap())
+    crate::common::http::serve_router(app)
 }
 
 #[test]
