@@ -121,10 +121,7 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str, parts: &Human
         };
         let _ = writeln!(o, "  {:<24} {v}", r.invariant);
         if let Some(f) = r.examples.first().or(r.unknown_examples.first()) {
-            let _ = writeln!(o, "    {}", f.explanation);
-            for e in f.evidence.iter().take(8) {
-                let _ = writeln!(o, "      {:>10.6}s  {}", e.t as f64 / 1e9, e.what);
-            }
+            finding_lines(&mut o, f, "    ");
         }
         for n in &r.notes {
             let _ = writeln!(o, "    note: {n}");
@@ -178,4 +175,14 @@ fn wal_line(w: &WalReport) -> String {
         ),
     };
     format!("WAL: peak {:.1} MB{checkpoints}", w.peak_bytes as f64 / 1e6)
+}
+
+/// A finding as the terminal prints it under its invariant: the
+/// explanation, then its timeline (at most 8 ops and steps, in time
+/// order), each line after `indent`. `junit.xml` carries the same text.
+pub fn finding_lines(o: &mut String, f: &crate::verdict::Finding, indent: &str) {
+    let _ = writeln!(o, "{indent}{}", f.explanation);
+    for e in f.evidence.iter().take(8) {
+        let _ = writeln!(o, "{indent}  {:>10.6}s  {}", e.t as f64 / 1e9, e.what);
+    }
 }

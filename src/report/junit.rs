@@ -3,7 +3,17 @@
 //! threshold, and one `run` case for what stops a run from being judged
 //! (an unusable target, an interruption). A case fails when the run's
 //! expectation for it is not met; the failure message is the violation's
-//! explanation (or why the expected violation was not found).
+//! explanation (or why the expected violation was not found), and its
+//! text the evidence as the terminal prints it (explanation and
+//! timeline), because CI systems show the text, not the attribute.
+//!
+//! The file follows Jenkins' `junit-10.xsd`, the schema CI systems read
+//! (a test validates it with `xmllint --schema`): a suite carries `time`,
+//! `timestamp`, `hostname` and `<properties>` (scenario, variant, seed,
+//! target). `quick-junit` writes the data model; it also writes a
+//! `skipped` count on the root `<testsuites>`, which that schema does not
+//! allow (the suites carry their own), so [`render`] drops that one
+//! attribute.
 //!
 //! Layer: report, ui and server. May import the modules of its own layer
 //! and of the layers below it (core, model, config, engine, target and
@@ -34,6 +44,19 @@ impl super::export::Exporter for Junit {
 /// The test suite of one run: `<scenario>/<variant>`.
 pub fn suite(summary: &Summary, results: &[CheckResult]) -> TestSuite {
     let mut suite = TestSuite::new(format!("{}/{}", summary.scenario, summary.variant));
+    suite.set_time(std::time::Duration::from_secs_f64(
+        summary.duration_s.max(0.0),
+    ));
+    describe_suite(
+        &mut suite,
+        &summary.provenance.started_utc,
+        [
+            ("scenario", summary.scenario.clone()),
+            ("variant", summary.variant.clone()),
+            ("seed", summary.seed.to_string()),
+            ("target", summary.target.clone()),
+        ],
+    );
     let mut run = TestCase::new("run", run_status(summary));
     run.set_classname("specstorm");
     run.set_time(std::time::Duration::from_secs_f64(
@@ -51,6 +74,7 @@ pub fn suite(summary: &Summary, results: &[CheckResult]) -> TestSuite {
         } else {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
             s.set_message(format!("threshold breached: {}", t.describe()));
+            s.set_description(format!("threshold breached: {}", t.describe()));
             s.set_type("threshold");
             s
         };
@@ -66,8 +90,17 @@ pub fn suite(summary: &Summary, results: &[CheckResult]) -> TestSuite {
 /// error, with the reason.
 pub fn failed_suite(scenario: &str, variant: &str, code: ExitCode, reason: &str) -> TestSuite {
     let mut suite = TestSuite::new(format!("{scenario}/{variant}"));
+    describe_suite(
+        &mut suite,
+        &humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        [
+            ("scenario", scenario.to_string()),
+            ("variant", variant.to_string()),
+        ],
+    );
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
     status.set_message(reason.to_string());
+    status.set_description(reason.to_string());
     status.set_type(format!("exit {}", code.code()));
     let mut case = TestCase::new("run", status);
     case.set_classname("specstorm");
@@ -80,7 +113,45 @@ pub fn failed_suite(scenario: &str, variant: &str, code: ExitCode, reason: &str)
 pub fn render(name: &str, suites: Vec<TestSuite>) -> anyhow::Result<String> {
     let mut report = Report::new(name.to_string());
     report.add_test_suites(suites);
-    Ok(report.to_string()?)
+    Ok(without_root_skipped(&report.to_string()?))
+}
+
+/// The suite's `timestamp` (the run's UTC start), the `hostname` it ran
+/// on, and its `<properties>`.
+fn describe_suite<const N: usize>(
+    suite: &mut TestSuite,
+    started_utc: &str,
+    properties: [(&str, String); N],
+) {
+    if !started_utc.is_empty() {
+        suite.extra.insert("timestamp".into(), started_utc.into());
+    }
+    if let Ok(host) = nix::unistd::gethostname() {
+        suite
+            .extra
+            .insert("hostname".into(), host.to_string_lossy().as_ref().into());
+    }
+    for (name, value) in properties {
+        suite.add_property((name.to_string(), value));
+    }
+}
+
+/// `xml` with the `skipped` attribute of its root `<testsuites>` start
+/// tag removed (see the module doc). quick-junit writes that tag as one
+/// line of plain attributes whose values are escaped, so no value holds
+/// a `"` or a `>`.
+fn without_root_skipped(xml: &str) -> String {
+    let Some(open) = xml.find("<testsuites") else {
+        return xml.to_string();
+    };
+    let end = open + xml[open..].find('>').unwrap_or(0);
+    let tag = &xml[open..end];
+    let Some(at) = tag.find(" skipped=\"") else {
+        return xml.to_string();
+    };
+    let value_end =
+        at + " skipped=\"".len() + tag[at + " skipped=\"".len()..].find('"').unwrap_or(0) + 1;
+    format!("{}{}{}", &xml[..open + at], &tag[value_end..], &xml[end..])
 }
 
 /// Interrupted and unusable-target runs are errors: nothing was judged.
@@ -89,6 +160,7 @@ fn run_status(summary: &Summary) -> TestCaseStatus {
         Some(code @ (ExitCode::Interrupted | ExitCode::Target)) => {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
             s.set_message(summary.exit.rule.clone());
+            s.set_description(summary.exit.rule.clone());
             s.set_type(if code == ExitCode::Interrupted {
                 "interrupted"
             } else {
@@ -125,14 +197,37 @@ fn invariant_status(summary: &Summary, r: &CheckResult) -> TestCaseStatus {
     let explanation = r
         .first_explanation()
         .unwrap_or_else(|| "(no explanation recorded)".to_string());
+    // The text CI systems show: the first finding with its timeline, as
+    // the terminal prints it, then the notes the verdict rests on.
+    let mut body = String::new();
+    if let Some(f) = r.examples.first().or(r.unknown_examples.first()) {
+        super::human::finding_lines(&mut body, f, "");
+    }
+    for n in &r.notes {
+        body.push_str(&format!("note: {n}\n"));
+    }
+    if body.is_empty() {
+        body = explanation.clone();
+    }
     let failure = |message: String, ty: &str| {
         let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
         s.set_message(message);
         s.set_type(ty.to_string());
-        s.set_description(explanation.clone());
+        s.set_description(body.clone());
         s
     };
     match (r.verdict, expected_violated) {
+        // A `holds` over a run that left something unexercised rests on
+        // nothing there (the run exits 4): say so instead of passing.
+        (Verdict::Holds, false) if !summary.coverage.gaps.is_empty() => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!(
+                "{} holds over a run that did not exercise: {}",
+                r.invariant,
+                summary.coverage.gaps.join("; ")
+            ));
+            s
+        }
         (Verdict::Holds, false) | (Verdict::Violated, true) => TestCaseStatus::success(),
         (Verdict::Violated, false) => failure(
             format!("{} violated ({}): {explanation}", r.invariant, r.violations),
@@ -155,7 +250,24 @@ fn invariant_status(summary: &Summary, r: &CheckResult) -> TestCaseStatus {
         (Verdict::Unknown, false) => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(format!("{} unknown: {explanation}", r.invariant));
+            s.set_description(body.clone());
             s
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_root_skipped;
+
+    #[test]
+    fn only_the_roots_skipped_attribute_goes() {
+        let xml = "<?xml version=\"1.0\"?>\n<testsuites name=\"a&quot;b\" tests=\"2\" skipped=\"1\" failures=\"0\" errors=\"0\">\n<testsuite name=\"s\" tests=\"2\" skipped=\"1\">";
+        assert_eq!(
+            without_root_skipped(xml),
+            "<?xml version=\"1.0\"?>\n<testsuites name=\"a&quot;b\" tests=\"2\" failures=\"0\" errors=\"0\">\n<testsuite name=\"s\" tests=\"2\" skipped=\"1\">"
+        );
+        let none = "<testsuites name=\"x\" tests=\"0\">";
+        assert_eq!(without_root_skipped(none), none);
     }
 }

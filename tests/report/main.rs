@@ -8,5 +8,6 @@ mod common;
 
 mod dashboard;
 mod expectations;
+mod junit_schema;
 mod report;
 mod server;
