@@ -124,8 +124,13 @@ impl Fuzzer {
 
     /// The points of the op with `key` before its executed steps
     /// `1..bound(program)`: what a request's header carries.
+    /// A program that cannot branch runs its n-th step as executed step
+    /// n, so no point is asked for inside one of its transaction blocks
+    /// ([`point_allowed`]; the server would not perform it).
     pub fn points(&self, key: u64, program: &OpProgram) -> Vec<(usize, Delay)> {
+        let linear = bound(program) == program.steps.len();
         (1..bound(program))
+            .filter(|&n| !linear || point_allowed(program, n))
             .filter_map(|n| self.at(key, n).map(|d| (n, d)))
             .collect()
     }
@@ -178,6 +183,7 @@ pub fn entry(
             n: n as u32,
             ns: delay.ns(),
         }),
+        txn: None,
     })
 }
 
@@ -194,14 +200,15 @@ pub fn bound(program: &OpProgram) -> usize {
 }
 
 /// Whether another worker's statements may run between program step `i`
-/// and the step executed before it: where a point may fall. Every step
-/// runs in autocommit today, so everywhere; once statement files can hold
-/// a transaction block, a point inside one (its steps after its first)
-/// would break the block's atomicity the variant relies on, and this is
-/// the one place that must say no.
+/// and the step executed before it: where a point may fall. Not inside a
+/// transaction block (a step of one after its first): the block holds
+/// its snapshot or the write lock across its steps, and a delay there
+/// would only hold other workers up (IMMEDIATE) or fail the block more
+/// often (DEFERRED), never interleave a statement the block's atomicity
+/// lets in. Before a block's first step, and between autocommit steps,
+/// it may.
 pub fn point_allowed(program: &OpProgram, i: usize) -> bool {
-    let _ = (program, i);
-    true
+    program.txn_of(i).is_none_or(|t| t.first == i)
 }
 
 #[cfg(test)]

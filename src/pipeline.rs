@@ -117,6 +117,7 @@ fn execute(
         event_step: None,
         namespace: String::new(),
         ingest_steps: Vec::new(),
+        ingest_block: None,
         shard: shard.clone(),
         merged: None,
         workload_part: Default::default(),

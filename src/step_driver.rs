@@ -1,5 +1,6 @@
 //! The one step driver: runs an op's step machine to its end on a SQLite
-//! connection, one statement per step in autocommit, for every workload
+//! connection, one statement per step in autocommit, or the steps of a
+//! transaction block as one transaction, for every workload
 //! and every place steps run (the in-process load of groups and of the
 //! outbox, the reference server's pool and its outbox handler). The
 //! caller's [`StepHooks`] say what happens around each step (an abort, a
@@ -8,17 +9,29 @@
 //!
 //! abort? -> the schedule fuzzer's point (not before an op's first step,
 //! nor where [`crate::fuzz::point_allowed`] says no: inside a transaction
-//! block) -> before the step (a pause) -> the statement -> after it (the
-//! step log) -> an error ends the op -> the machine advances -> a crash
-//! ends the op -> the machine's end ends it.
+//! block) -> BEGIN, at a block's first step -> before the step (a pause)
+//! -> the statement -> after it (the step log) -> an error ends the op
+//! (inside a block: ROLLBACK, and a busy one runs the block again from
+//! BEGIN) -> the machine advances -> a crash ends the op (inside a block:
+//! ROLLBACK first) -> COMMIT, at a block's last step or where the op
+//! ends inside it -> the machine's end ends it.
+//!
+//! Why a busy block runs again from BEGIN and never re-steps: a DEFERRED
+//! block that read and then met SQLITE_BUSY or SQLITE_BUSY_SNAPSHOT on
+//! its write holds a snapshot another writer has moved past; no retry of
+//! the statement inside that transaction can succeed, only a new one
+//! (sqlite.org/lang_transaction.html, "BEGIN DEFERRED"). What a rolled-back
+//! attempt returned is forgotten: the machine is put back as it was at
+//! BEGIN, so the columns and `changed_any` the op ends with are those of
+//! what committed.
 //!
 //! Target-and-nemesis layer: imports the SQLite client (`exec_step`), the
 //! step machine, the stop signals' causes and the schedule fuzzer's
 //! delays; the engine's own driver once the client is a trait.
 
 use crate::control::AbortCause;
-use crate::statements::{OpProgram, StepDef};
-use crate::target::sqlite::client::{exec_step, Journal, StepError};
+use crate::statements::{OpProgram, StepDef, Txn};
+use crate::target::sqlite::client::{exec_step, exec_step_in_txn, Journal, StepError};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
 
@@ -44,6 +57,9 @@ pub enum End {
         step: usize,
         /// The machine's answer after that step.
         next: Next,
+        /// The step was inside a transaction block, which was rolled back
+        /// (nothing of it applied; the machine is as it was at BEGIN).
+        rolled_back: bool,
     },
     /// The machine ended the op (`next` is not `Continue`).
     Done(Next),
@@ -98,8 +114,70 @@ pub trait StepHooks<'p> {
         false
     }
 
+    /// A transaction block's BEGIN (attempt `attempt`, 0 the first)
+    /// succeeded: what [`StepHooks::after`] hears from here until the
+    /// block commits or is rolled back belongs to this attempt.
+    fn begun(&mut self, _txn: &'p Txn, _attempt: u32) {}
+
+    /// The attempt of a block was rolled back ([`Rollback`] says why and
+    /// whether it runs again): the hook forgets the attempt's steps and
+    /// records the rollback.
+    fn rolled_back(&mut self, _r: &Rollback<'p>) {}
+
+    /// The block committed: BEGIN started at `begin`, COMMIT returned at
+    /// `commit` (on [`StepHooks::now`]).
+    fn committed(&mut self, _txn: &'p Txn, _begin: u64, _commit: u64) {}
+
     /// The op's completion from how it ended and the machine's state.
     fn end(self, m: &StepMachine<'p>, end: End) -> Self::Out;
+}
+
+/// How many times a block rolled back on SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT
+/// or SQLITE_LOCKED runs again from BEGIN within one op before the op
+/// ends as `fail` (targets/README.md, "Transaction blocks").
+pub const TXN_RETRIES: u32 = 16;
+
+/// One rolled-back attempt of a transaction block.
+#[derive(Debug, Clone)]
+pub struct Rollback<'p> {
+    /// The block.
+    pub txn: &'p Txn,
+    /// The step that failed or crashed (the block's first when BEGIN did).
+    pub step: usize,
+    /// The attempt (0 the first).
+    pub attempt: u32,
+    /// SQLite's extended result code; None for a crash fault or an end
+    /// the machine decided (too many rows).
+    pub code: Option<i32>,
+    /// When the failing statement (or BEGIN) started and ended.
+    pub wait: (u64, u64),
+    /// The block runs again from BEGIN.
+    pub retried: bool,
+}
+
+/// An open transaction block: the block, the machine as it was at BEGIN,
+/// when BEGIN started.
+struct Open<'p> {
+    txn: &'p Txn,
+    before: StepMachine<'p>,
+    begin: u64,
+}
+
+/// Rolls back the open transaction, if SQLite has not already (some
+/// errors roll back on their own; ROLLBACK then has nothing to do).
+fn rollback(conn: &Connection) {
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+}
+
+/// Whether an error lets the block run again: busy or locked, read from
+/// SQLite's code, never its message.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Runs one op of `program` with `builtins` on `conn` (whose journal is
@@ -113,8 +191,24 @@ pub fn drive<'p, H: StepHooks<'p>>(
 ) -> H::Out {
     let mut m = StepMachine::new(program, builtins);
     let mut n = 0usize;
+    let mut open: Option<Open<'p>> = None;
+    // Attempts of the current block so far (0 before its first BEGIN).
+    let mut attempt = 0u32;
     loop {
         if let Some((cause, why)) = hooks.abort() {
+            if let Some(o) = open.take() {
+                rollback(conn);
+                m = o.before;
+                let t = hooks.now();
+                hooks.rolled_back(&Rollback {
+                    txn: o.txn,
+                    step: m.current().unwrap_or(o.txn.first),
+                    attempt,
+                    code: None,
+                    wait: (t, t),
+                    retried: false,
+                });
+            }
             return hooks.end(&m, End::Aborted(cause, why));
         }
         let Some(i) = m.current() else {
@@ -129,32 +223,194 @@ pub fn drive<'p, H: StepHooks<'p>>(
                 hooks.fuzzed(n, step, delay, start, end);
             }
         }
+        if open.is_none() {
+            if let Some(txn) = program.txn_of(i) {
+                if journal == Journal::Off {
+                    return hooks.end(
+                        &m,
+                        End::Failed {
+                            step: i,
+                            message: "transaction blocks need a rollback journal: \
+                                      journal_mode = off has none (targets/README.md)"
+                                .into(),
+                            maybe_applied: false,
+                        },
+                    );
+                }
+                let begin = hooks.now();
+                if let Err(e) = conn.execute_batch(txn.mode.begin_sql()) {
+                    let end = hooks.now();
+                    rollback(conn);
+                    let retried = is_busy(&e) && attempt < TXN_RETRIES;
+                    hooks.rolled_back(&Rollback {
+                        txn,
+                        step: i,
+                        attempt,
+                        code: e.sqlite_error().map(|f| f.extended_code),
+                        wait: (begin, end),
+                        retried,
+                    });
+                    attempt += 1;
+                    if retried {
+                        continue;
+                    }
+                    return hooks.end(
+                        &m,
+                        End::Failed {
+                            step: i,
+                            message: format!("BEGIN: {e}"),
+                            maybe_applied: false,
+                        },
+                    );
+                }
+                hooks.begun(txn, attempt);
+                open = Some(Open {
+                    txn,
+                    before: m.clone(),
+                    begin,
+                });
+            }
+        }
         hooks.before(n, i, step);
         let start = hooks.now();
-        let r = exec_step(conn, journal, step, &m.params());
+        let r = if open.is_some() {
+            exec_step_in_txn(conn, journal, step, &m.params())
+        } else {
+            exec_step(conn, journal, step, &m.params())
+        };
         let stop = hooks.now();
         hooks.after(i, start, stop, &r);
+        n += 1;
         let next = match r {
             Ok(out) => m.advance(out),
-            Err(StepError {
-                message,
-                maybe_applied,
-                ..
-            }) => {
+            Err(e) => {
+                if let Some(o) = open.take() {
+                    // Nothing of the block applied once it is rolled back.
+                    rollback(conn);
+                    m = o.before;
+                    let retried = e.busy && attempt < TXN_RETRIES;
+                    hooks.rolled_back(&Rollback {
+                        txn: o.txn,
+                        step: i,
+                        attempt,
+                        code: e.code,
+                        wait: (start, stop),
+                        retried,
+                    });
+                    attempt += 1;
+                    if retried {
+                        continue;
+                    }
+                    return hooks.end(
+                        &m,
+                        End::Failed {
+                            step: i,
+                            message: format!("{} (transaction block rolled back)", e.message),
+                            maybe_applied: false,
+                        },
+                    );
+                }
                 return hooks.end(
                     &m,
                     End::Failed {
                         step: i,
-                        message,
-                        maybe_applied,
+                        message: e.message,
+                        maybe_applied: e.maybe_applied,
                     },
-                )
+                );
             }
         };
-        if hooks.crash(n, i, step) {
-            return hooks.end(&m, End::Crashed { step: i, next });
+        if hooks.crash(n - 1, i, step) {
+            let rolled_back = if let Some(o) = open.take() {
+                // A dead process's transaction is rolled back before its
+                // connection is used again.
+                rollback(conn);
+                m = o.before;
+                hooks.rolled_back(&Rollback {
+                    txn: o.txn,
+                    step: i,
+                    attempt,
+                    code: None,
+                    wait: (stop, stop),
+                    retried: false,
+                });
+                true
+            } else {
+                false
+            };
+            return hooks.end(
+                &m,
+                End::Crashed {
+                    step: i,
+                    next,
+                    rolled_back,
+                },
+            );
         }
-        n += 1;
+        if let Some(o) = open.take() {
+            if next == Next::Continue && i != o.txn.last {
+                open = Some(o);
+            } else if !matches!(next, Next::Continue | Next::Stopped { .. } | Next::Finished) {
+                // The op failed inside the block (more than one row): the
+                // block is rolled back, not committed half-way.
+                rollback(conn);
+                m = o.before;
+                hooks.rolled_back(&Rollback {
+                    txn: o.txn,
+                    step: i,
+                    attempt,
+                    code: None,
+                    wait: (stop, stop),
+                    retried: false,
+                });
+                return hooks.end(
+                    &m,
+                    End::Failed {
+                        step: i,
+                        message: format!("{next:?} inside a transaction block (rolled back)"),
+                        maybe_applied: false,
+                    },
+                );
+            } else {
+                let c0 = hooks.now();
+                if let Err(e) = conn.execute_batch("COMMIT") {
+                    let c1 = hooks.now();
+                    let busy = is_busy(&e);
+                    rollback(conn);
+                    if busy {
+                        // A busy COMMIT leaves the transaction open (SQLite
+                        // says so); rolled back here, nothing applied.
+                        m = o.before;
+                        let retried = attempt < TXN_RETRIES;
+                        hooks.rolled_back(&Rollback {
+                            txn: o.txn,
+                            step: i,
+                            attempt,
+                            code: e.sqlite_error().map(|f| f.extended_code),
+                            wait: (c0, c1),
+                            retried,
+                        });
+                        attempt += 1;
+                        if retried {
+                            continue;
+                        }
+                    }
+                    // Any other failure of COMMIT leaves its outcome
+                    // unknown: may have applied.
+                    return hooks.end(
+                        &m,
+                        End::Failed {
+                            step: i,
+                            message: format!("COMMIT: {e}"),
+                            maybe_applied: !busy,
+                        },
+                    );
+                }
+                let c1 = hooks.now();
+                hooks.committed(o.txn, o.begin, c1);
+                attempt = 0;
+            }
+        }
         if next != Next::Continue {
             return hooks.end(&m, End::Done(next));
         }

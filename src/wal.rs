@@ -207,6 +207,7 @@ fn bound(
         detail: Some(detail),
         op: None,
         fuzz: None,
+        txn: None,
     }));
     Some(t1 - t0)
 }

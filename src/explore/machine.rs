@@ -8,18 +8,66 @@
 
 use crate::explore::db::{encode_value, show};
 use crate::statements::OpProgram;
-use crate::target::sqlite::client::{exec_step, Journal};
+use crate::target::sqlite::client::{exec_step, exec_step_in_txn, Journal};
 use crate::workload::{Next, StepMachine, StepOutcome};
 use rusqlite::Connection;
 
-/// Runs the current step of `m` on `db`. Returns the op's next move (None:
-/// the statement failed, which ends the op), the outcome's rows changed,
-/// and what the statement answered, for the trace.
-pub fn run_step(m: &mut StepMachine<'_>, db: &Connection) -> (Option<Next>, u64, String) {
+/// Runs the current step of `m` on `db`: one step, or, where the step
+/// opens a transaction block, every step of the block as one move (a
+/// committed block is one atomic step of the search; docs/groups.md,
+/// "Transaction blocks in the explorer", argues why that is sound). Returns
+/// the op's next move (None: a statement failed, which ends the op; a
+/// block's changes are then undone, as its ROLLBACK does), each executed
+/// step's index and rows changed, and what the statements answered, for
+/// the trace.
+pub fn run_step(
+    m: &mut StepMachine<'_>,
+    db: &Connection,
+) -> (Option<Next>, Vec<(usize, u64)>, String) {
+    let i = m.current().expect("a choice names a running machine");
+    let Some(txn) = m.program().txn_of(i).copied() else {
+        let (next, changes, said) = one_step(m, db, false);
+        return (next, vec![(i, changes)], said);
+    };
+    db.execute_batch("SAVEPOINT explored_block")
+        .expect("a savepoint on the explored database");
+    let mut ran = Vec::new();
+    let mut said = Vec::new();
+    let next = loop {
+        let at = m.current().expect("a block's steps run until it ends");
+        let (next, changes, s) = one_step(m, db, true);
+        ran.push((at, changes));
+        said.push(format!("{}: {s}", m.program().steps[at].name));
+        match next {
+            Some(Next::Continue) if at != txn.last => {}
+            Some(Next::Continue | Next::Stopped { .. } | Next::Finished) => break next,
+            // A failure inside the block rolls it all back.
+            _ => break None,
+        }
+    };
+    let end = if next.is_some() {
+        "RELEASE explored_block"
+    } else {
+        ran.clear();
+        "ROLLBACK TO explored_block; RELEASE explored_block"
+    };
+    db.execute_batch(end)
+        .expect("closing a savepoint on the explored database");
+    (next, ran, said.join("; "))
+}
+
+/// Runs the current step of `m` on `db` (inside an open block when
+/// `in_txn`).
+fn one_step(m: &mut StepMachine<'_>, db: &Connection, in_txn: bool) -> (Option<Next>, u64, String) {
     let step = m.current_step().expect("a choice names a running machine");
     // The explorer reads the database after every step instead of an
     // error's `maybe_applied`, so the conservative journal costs nothing.
-    match exec_step(db, Journal::Off, step, &m.params()) {
+    let r = if in_txn {
+        exec_step_in_txn(db, Journal::Off, step, &m.params())
+    } else {
+        exec_step(db, Journal::Off, step, &m.params())
+    };
+    match r {
         Ok(out) => {
             let said = answered(&step.columns, &out);
             let changes = out.changes;
@@ -55,7 +103,16 @@ fn answered(columns: &[String], out: &StepOutcome) -> String {
 /// The name of the step the machine runs next (`op.step`), for the trace.
 pub fn statement(p: &OpProgram, m: &StepMachine<'_>) -> String {
     let i = m.current().expect("a choice names a running machine");
-    format!("{}.{}", p.op, p.steps[i].name)
+    match p.txn_of(i) {
+        Some(t) if t.first == i && t.last > i => format!(
+            "{}.{}..{} ({} block)",
+            p.op,
+            p.steps[i].name,
+            p.steps[t.last].name,
+            t.mode.name()
+        ),
+        _ => format!("{}.{}", p.op, p.steps[i].name),
+    }
 }
 
 /// Appends a machine's position and the values its steps read so far.

@@ -200,6 +200,13 @@ pub struct Header {
     /// `crashed_after` step lies against the counting step).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ingest_steps: Vec<String>,
+    /// The ingest's transaction block (first and last step index) that
+    /// holds both the event-insert step and the counting step, if one
+    /// does: every event row then has its increment or neither
+    /// (targets/README.md, "Transaction blocks"). None: no such block, or
+    /// an older history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest_block: Option<[u32; 2]>,
     /// This run is shard i of n of one sharded run (`--shard i/n`); None
     /// for an ordinary run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -564,6 +571,33 @@ pub enum BenchAction {
     /// The schedule fuzzer's yield or sleep before a step of op `op`
     /// (`crate::fuzz`): it holds up only that op's worker.
     Fuzz,
+    /// A transaction block of op `op` was rolled back (a statement of it
+    /// failed, or a crash fault hit it) and, when `txn.retried`, runs
+    /// again from BEGIN (targets/README.md, "Transaction blocks"). The
+    /// rolled-back attempt's steps are not in the step log: nothing of
+    /// them applied.
+    TxnRollback,
+}
+
+/// One rolled-back attempt of a transaction block ([`BenchEntry`]'s `txn`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnRollback {
+    /// The block's first step.
+    pub block: String,
+    /// The step whose failure (or crash) rolled it back; the block's first
+    /// step also when BEGIN itself failed.
+    pub step: String,
+    /// The attempt rolled back (0: the first).
+    pub attempt: u32,
+    /// SQLite's extended result code of the failure (5 SQLITE_BUSY, 517
+    /// SQLITE_BUSY_SNAPSHOT, 6 SQLITE_LOCKED, ...); None for a crash fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// How long the failing statement (or BEGIN) ran, ns: its wait for the
+    /// lock, 0 when it failed at once.
+    pub wait_ns: u64,
+    /// The block runs again from BEGIN.
+    pub retried: bool,
 }
 
 /// The schedule fuzzer's choice at one point of an op ([`BenchEntry`]'s
@@ -602,6 +636,9 @@ pub struct BenchEntry {
     /// The fuzzer's choice, for [`BenchAction::Fuzz`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuzz: Option<FuzzChoice>,
+    /// The rolled-back attempt, for [`BenchAction::TxnRollback`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub txn: Option<TxnRollback>,
 }
 
 /// One line of `history.jsonl`.

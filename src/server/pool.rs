@@ -19,7 +19,7 @@ use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
 use crate::statements::OpProgram;
 use crate::target::sqlite::client::{Journal, StepError};
-use crate::workload::groups::runtime::run_steps;
+use crate::workload::groups::runtime::{run_steps_txn, TxnNote};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
 use crate::workload::StepOutcome;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
@@ -254,29 +254,52 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>, pauses: &Contro
         };
         // The steps are reported only by the fault hook's crash answer: no
         // copies of step names for the ops no crash is planned for.
-        let mut ran = Ran {
+        let ran = Ran {
             record: job.faults.crash_after.is_some(),
             ..Ran::default()
         };
-        let (kind, result) = run_steps(
+        // Where the open transaction block's attempt began in the step
+        // report: a rollback forgets its steps.
+        let mark = std::cell::Cell::new(0usize);
+        let ran = std::cell::RefCell::new(ran);
+        let (kind, result) = run_steps_txn(
             (&conn, journal),
             program,
             builtins,
             &job.faults,
-            || None,
-            |d| {
-                pauses.sleep(d);
-            },
-            || 0,
-            |i, _, _, r| ran.step(program, i, r),
-            |_, _, _| {},
-            // The bench recorded the fuzzer's points when it sent them.
-            |_, _, _, _, _| {},
+            (
+                || None,
+                |d| {
+                    pauses.sleep(d);
+                },
+                || 0,
+            ),
+            (
+                |i, _, _, r| ran.borrow_mut().step(program, i, r),
+                |_, _, _| {},
+                // The bench recorded the fuzzer's points when it sent them.
+                |_, _, _, _, _| {},
+                |note: TxnNote<'_, '_>| {
+                    let mut ran = ran.borrow_mut();
+                    match note {
+                        TxnNote::Begun => {
+                            mark.set(ran.steps.len());
+                            ran.busy = false;
+                        }
+                        TxnNote::RolledBack(_) => {
+                            let m = mark.get();
+                            ran.steps.truncate(m);
+                        }
+                        TxnNote::Committed(_) => {}
+                    }
+                },
+            ),
             |m, n| match counting {
                 Some(c) => ingest_result(m, n, c),
                 None => resolve_result(m, n),
             },
         );
+        let ran = ran.into_inner();
         tracing::trace!(op = ?job.op, ?kind, ?result, "op done");
         if let Reply::Groups(r) = job.reply {
             let _ = r.send(OpAnswer {

@@ -16,8 +16,8 @@ use super::origin;
 use super::scratch::{self, Scratch};
 use super::sql_error::sqlite_message;
 use super::{
-    Block, FileError, GroupsVariant, OpProgram, ParamSource, StatementFile, StepDef, StopIf,
-    INGEST_BUILTINS, RESOLVE_BUILTINS,
+    Block, FileError, GroupsVariant, OpProgram, ParamSource, StatementFile, StepDef, StopIf, Txn,
+    TxnMode, INGEST_BUILTINS, RESOLVE_BUILTINS,
 };
 
 /// Columns `export.events` must return, in this order.
@@ -331,8 +331,15 @@ pub(super) fn compile_op(
     // Column name -> (step, column) of the latest earlier step returning it.
     let mut env: HashMap<String, (usize, usize)> = HashMap::new();
     let mut steps = Vec::with_capacity(blocks.len());
+    let mut txns = Vec::new();
+    // The block open at this step: its mode and first step (the parser
+    // has checked that blocks are closed and do not nest).
+    let mut open: Option<(TxnMode, usize)> = None;
 
     for (index, block) in blocks.iter().enumerate() {
+        if let Some(mode) = block.begin {
+            open = Some((mode, index));
+        }
         let stmt = prepare_one(file, conn, block)?;
         let mut params = Vec::with_capacity(stmt.parameter_count());
         for i in 1..=stmt.parameter_count() {
@@ -357,7 +364,34 @@ pub(super) fn compile_op(
                     ),
                 ));
             };
+            if let (Some((TxnMode::Batch, first)), ParamSource::Column { step, .. }) =
+                (open, &source)
+            {
+                if *step >= first {
+                    return Err(err(
+                        block.line,
+                        format!(
+                            "`{}`: parameter `:{name}` is a column of `{op}.{}`, in the \
+                             same batch: a batch's parameters are bound before it is sent, \
+                             so no statement of a batch reads another's result (use \
+                             `begin: immediate` for that)",
+                            block.name,
+                            steps_name(blocks[*step])
+                        ),
+                    ));
+                }
+            }
             params.push(source);
+        }
+        if let (Some((TxnMode::Batch, _)), Some(_)) = (open, block.stop_if) {
+            return Err(err(
+                block.line,
+                format!(
+                    "`{}`: `stop-if` inside a batch: a batch runs all its statements \
+                     (use `begin: immediate` to stop part-way)",
+                    block.name
+                ),
+            ));
         }
 
         let columns = step_columns(&stmt, builtins)
@@ -407,12 +441,30 @@ pub(super) fn compile_op(
             readonly,
             undone_on_constraint: origin::undone_on_constraint(&block.sql, schema),
         });
+        if block.commit {
+            if let Some((mode, first)) = open.take() {
+                txns.push(Txn {
+                    mode,
+                    first,
+                    last: index,
+                });
+            }
+        }
     }
     Ok(OpProgram {
         op: op.to_string(),
         builtins: builtins.to_vec(),
         steps,
+        txns,
     })
+}
+
+/// The step part of an op step's name.
+fn steps_name(block: &Block) -> &str {
+    block
+        .name
+        .split_once('.')
+        .map_or(block.name.as_str(), |(_, s)| s)
 }
 
 /// Prepares an export: no parameters, read-only, exactly the canonical

@@ -129,6 +129,10 @@ pub struct Block {
     pub goto: Option<BranchSpec>,
     /// `-- fail-if: COND` (outbox only): the op ends as a natural failure.
     pub fail_if: Option<BranchSpec>,
+    /// `-- begin: MODE`: this step opens a transaction block.
+    pub begin: Option<TxnMode>,
+    /// `-- end: commit`: this step closes the open transaction block.
+    pub commit: bool,
     /// The SQL text of the block, comments and surrounding blank lines kept
     /// as written (SQLite ignores them), trailing whitespace trimmed.
     pub sql: String,
@@ -163,7 +167,8 @@ pub enum ParamSource {
     },
 }
 
-/// One step of an op: one statement, run alone in autocommit.
+/// One step of an op: one statement, run alone in autocommit, or as part
+/// of its op's transaction block ([`OpProgram::txns`]).
 #[derive(Debug, Clone)]
 pub struct StepDef {
     /// The step part of the block name (`s1` for `ingest.s1`).
@@ -203,6 +208,64 @@ pub struct StepDef {
     pub undone_on_constraint: bool,
 }
 
+/// How a transaction block runs (`-- begin: MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnMode {
+    /// `BEGIN DEFERRED`: the first read takes a snapshot, the first write
+    /// the write lock; a write after a read fails at once (SQLITE_BUSY or
+    /// SQLITE_BUSY_SNAPSHOT) when another connection wrote in between.
+    Deferred,
+    /// `BEGIN IMMEDIATE`: the write lock is taken at BEGIN, where the
+    /// busy timeout applies; nothing later in the block waits for it.
+    Immediate,
+    /// D1's `db.batch([...])`: the statements run in order as one
+    /// transaction, any error rolls back all. Its parameters are bound
+    /// before the batch is sent, so no statement reads a column of another
+    /// in the same batch, and no `stop-if` sits inside it. Runs as `BEGIN
+    /// IMMEDIATE` (D1 runs a batch alone).
+    Batch,
+}
+
+impl TxnMode {
+    /// The mode as written after `-- begin:`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TxnMode::Deferred => "deferred",
+            TxnMode::Immediate => "immediate",
+            TxnMode::Batch => "batch",
+        }
+    }
+
+    /// The statement that opens a block of this mode.
+    pub fn begin_sql(self) -> &'static str {
+        match self {
+            TxnMode::Deferred => "BEGIN DEFERRED",
+            TxnMode::Immediate | TxnMode::Batch => "BEGIN IMMEDIATE",
+        }
+    }
+}
+
+/// A transaction block of an op: its steps `first..=last` run as one
+/// transaction on the worker's connection (targets/README.md,
+/// "Transaction blocks").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Txn {
+    /// The mode.
+    pub mode: TxnMode,
+    /// Index of the block's first step.
+    pub first: usize,
+    /// Index of its last step.
+    pub last: usize,
+}
+
+impl Txn {
+    /// Whether step `i` belongs to the block.
+    pub fn holds(&self, i: usize) -> bool {
+        (self.first..=self.last).contains(&i)
+    }
+}
+
 /// The steps of one op kind, in file order.
 #[derive(Debug, Clone)]
 pub struct OpProgram {
@@ -212,6 +275,16 @@ pub struct OpProgram {
     pub builtins: Vec<&'static str>,
     /// The steps, in file order.
     pub steps: Vec<StepDef>,
+    /// The op's transaction blocks, in step order, disjoint; steps outside
+    /// every block run alone in autocommit.
+    pub txns: Vec<Txn>,
+}
+
+impl OpProgram {
+    /// The transaction block step `i` belongs to, if any.
+    pub fn txn_of(&self, i: usize) -> Option<&Txn> {
+        self.txns.iter().find(|t| t.holds(i))
+    }
 }
 
 /// A statement file checked against the `groups` workload.

@@ -124,6 +124,16 @@ pub fn compile_outbox(file: &StatementFile) -> Result<OutboxVariant, FileError> 
                 format!("`{}`: `counts` is a groups directive", block.name),
             ));
         }
+        if block.begin.is_some() || block.commit {
+            return Err(err(
+                block.line,
+                format!(
+                    "`{}`: transaction blocks (`begin`, `end`) are a groups feature; \
+                     an outbox handler's steps each run alone in autocommit",
+                    block.name
+                ),
+            ));
+        }
         if block.stop_if.is_some() {
             return Err(err(
                 block.line,

@@ -19,12 +19,14 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::{Block, BranchSpec, CondSpec, FileError, StatementFile, StopIf};
+use super::{Block, BranchSpec, CondSpec, FileError, StatementFile, StopIf, TxnMode};
 
 /// Directive words the format knows. Any other `-- word: value` line in a
 /// directive position is an error, so that a typo never silently disables a
 /// stop condition.
-const DIRECTIVES: [&str; 5] = ["stop-if", "counts", "goto-if", "goto", "fail-if"];
+const DIRECTIVES: [&str; 7] = [
+    "stop-if", "counts", "goto-if", "goto", "fail-if", "begin", "end",
+];
 
 impl FileError {
     /// A file error for `file` at 1-based `line` (0: the whole file).
@@ -110,6 +112,8 @@ pub fn parse(path: &Path, text: &str) -> Result<StatementFile, FileError> {
                     goto_if: None,
                     goto: None,
                     fail_if: None,
+                    begin: None,
+                    commit: false,
                     sql: String::new(),
                 });
                 sql_lines.clear();
@@ -235,12 +239,29 @@ pub fn parse(path: &Path, text: &str) -> Result<StatementFile, FileError> {
                     line: lineno,
                 });
             }
+            "begin" => {
+                block.begin = Some(parse_begin(value).map_err(|r| err(lineno, r))?);
+            }
+            "end" => {
+                if value.trim() != "commit" {
+                    return Err(err(
+                        lineno,
+                        format!(
+                            "bad `end` value `{}` (expected `commit`: the step that \
+                             closes a transaction block)",
+                            value.trim()
+                        ),
+                    ));
+                }
+                block.commit = true;
+            }
             _ => unreachable!("DIRECTIVES lists every directive matched here"),
         }
     }
     if let Some(block) = blocks.last_mut() {
         finish_block(block, &sql_lines, has_sql).map_err(|r| err(block.line, r))?;
     }
+    check_txns(&blocks).map_err(|(line, r)| err(line, r))?;
 
     Ok(StatementFile {
         path: path.to_path_buf(),
@@ -248,6 +269,94 @@ pub fn parse(path: &Path, text: &str) -> Result<StatementFile, FileError> {
         text: text.to_string(),
         blocks,
     })
+}
+
+/// Parses a `begin` value: `deferred`, `immediate` or `batch`.
+fn parse_begin(value: &str) -> Result<TxnMode, String> {
+    match value.trim() {
+        "deferred" => Ok(TxnMode::Deferred),
+        "immediate" => Ok(TxnMode::Immediate),
+        "batch" => Ok(TxnMode::Batch),
+        other => Err(format!(
+            "bad `begin` value `{other}` (expected `deferred`, `immediate` or `batch`)"
+        )),
+    }
+}
+
+/// The op of an op step (`OP.STEP`, `OP` other than `export`).
+fn op_of(block: &Block) -> Option<&str> {
+    block
+        .name
+        .split_once('.')
+        .map(|(op, _)| op)
+        .filter(|op| *op != "export")
+}
+
+/// Enforces the shape of transaction blocks: `begin` and `end` only on op
+/// steps; every block opened by `begin` is closed by `end: commit` on a
+/// later (or the same) step of the same op; blocks do not nest. Errors
+/// name the offending block's `-- name:` line (the opening one for a
+/// block never closed).
+fn check_txns(blocks: &[Block]) -> Result<(), (usize, String)> {
+    let mut open: Option<&Block> = None;
+    let never_closed = |o: &Block| {
+        (
+            o.line,
+            format!(
+                "the transaction block opened at `{}` is never closed: put \
+                 `-- end: commit` on its last step (a block lies within one op)",
+                o.name
+            ),
+        )
+    };
+    for b in blocks {
+        let op = op_of(b);
+        if let Some(o) = open {
+            if op != op_of(o) {
+                return Err(never_closed(o));
+            }
+        }
+        if (b.begin.is_some() || b.commit) && op.is_none() {
+            return Err((
+                b.line,
+                format!(
+                    "`{}`: `begin` and `end` mark transaction blocks of op steps \
+                     (`OP.STEP`), not of `schema` or `export.TABLE`",
+                    b.name
+                ),
+            ));
+        }
+        if b.begin.is_some() {
+            if let Some(o) = open {
+                return Err((
+                    b.line,
+                    format!(
+                        "`{}` opens a transaction block inside the one opened at `{}` \
+                         (line {}): blocks do not nest; close it first with `-- end: commit`",
+                        b.name, o.name, o.line
+                    ),
+                ));
+            }
+            open = Some(b);
+        }
+        if b.commit {
+            if open.is_none() {
+                return Err((
+                    b.line,
+                    format!(
+                        "`{}`: `end: commit` with no open transaction block (open one \
+                         with `-- begin: deferred|immediate|batch` on its first step)",
+                        b.name
+                    ),
+                ));
+            }
+            open = None;
+        }
+    }
+    match open {
+        Some(o) => Err(never_closed(o)),
+        None => Ok(()),
+    }
 }
 
 /// Lowercase hex SHA-256 of `bytes`.

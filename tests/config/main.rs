@@ -10,3 +10,4 @@ mod input_caps;
 mod scenario_golden;
 mod scenario_validation;
 mod statement_files;
+mod txn_blocks;

@@ -18,4 +18,5 @@ mod outbox_api_mapping;
 mod outbox_http;
 mod outbox_proxy;
 mod sqlite_client;
+mod txn_blocks;
 mod wal;

@@ -213,6 +213,7 @@ fn hand_made_history() -> Vec<Entry> {
         event_step: None,
         namespace: String::new(),
         ingest_steps: Vec::new(),
+        ingest_block: None,
         shard: None,
         merged: None,
         workload_part: OutboxHeader {

@@ -141,6 +141,7 @@ impl Hist {
                 event_step: Some(0),
                 namespace: String::new(),
                 ingest_steps: vec!["s1".into(), "s2".into(), "s3".into()],
+                ingest_block: None,
                 shard: None,
                 merged: None,
             })],
@@ -1531,6 +1532,7 @@ fn simulate(seed: u64, naive: bool, step_log: bool, crashes: bool) -> SimOut {
             event_step: Some(0),
             namespace: String::new(),
             ingest_steps: vec![],
+            ingest_block: None,
             shard: None,
             merged: None,
         })],
@@ -2630,4 +2632,56 @@ fn a_duplicate_never_stored_after_an_indeterminate_attempt_is_stranded() {
         stranded.by_cause.keys().collect::<Vec<_>>(),
         ["answered duplicate but never stored, after an indeterminate attempt"]
     );
+}
+
+// ---------------------------------------------------------------------------
+// A one-block ingest (the header's ingest_block): a row without its
+// increment is a violation of CountExact, not a stranded event
+// ---------------------------------------------------------------------------
+
+/// A stand-in for a target whose "batch" commits its statements one by
+/// one: its worker crashed after s1 committed, so the event row is stored
+/// and its increment is not. With the header's one-block ingest this is a
+/// partial effect; the same history of an autocommit design is a
+/// stranded event, and CountExact holds.
+#[test]
+fn a_batch_that_commits_one_by_one_is_caught_as_a_partial_effect() {
+    for block in [None, Some([0, 2])] {
+        let mut h = Hist::with_header(true, 2, &["s1", "s2", "s3"], Some(0), 3);
+        if let Entry::Header(hd) = &mut h.entries[0] {
+            hd.ingest_block = block;
+        }
+        h.ingest_counted("e1", "f1", 10);
+        let crashed = OpResult {
+            error: Some("crash fault after step s1".into()),
+            crashed_after: Some("s1".into()),
+            ..Default::default()
+        };
+        h.ingest(
+            "e2",
+            "f1",
+            30,
+            vec![st("s1", 31, 32, 1)],
+            End::Info(33, crashed),
+        );
+        let t = tables(&[("e1", "f1"), ("e2", "f1")], &[("f1", "open", 1)]);
+        let r = count_exact(&h, &t);
+        let (_, stranded) = all(&h, &t);
+        assert_eq!(stranded.total, Some(1), "the row has no increment");
+        match block {
+            None => assert_eq!(r.violations, 0, "{}", expls(&r)),
+            Some(_) => {
+                assert_eq!(r.violations, 1, "{}", expls(&r));
+                assert!(expls(&r).contains("a partial effect"), "{}", expls(&r));
+            }
+        }
+    }
+    // A correct one-block history: the row and its increment.
+    let mut h = Hist::with_header(true, 2, &["s1", "s2", "s3"], Some(0), 3);
+    if let Entry::Header(hd) = &mut h.entries[0] {
+        hd.ingest_block = Some([0, 2]);
+    }
+    h.ingest_counted("e1", "f1", 10);
+    let r = count_exact(&h, &tables(&[("e1", "f1")], &[("f1", "open", 1)]));
+    assert_eq!(r.violations, 0, "{}", expls(&r));
 }

@@ -47,6 +47,7 @@ impl Hist {
                 event_step: Some(0),
                 namespace: String::new(),
                 ingest_steps: vec!["s1".into(), "s2".into(), "s3".into()],
+                ingest_block: None,
                 shard: None,
                 merged: None,
             })],

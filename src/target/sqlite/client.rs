@@ -37,6 +37,9 @@ pub struct StepError {
     /// database's files could not be written (a full disk). No design's
     /// fault; the target can no longer be used.
     pub storage: bool,
+    /// SQLite's extended result code (e.g. 517, SQLITE_BUSY_SNAPSHOT), when
+    /// the error came from SQLite.
+    pub code: Option<i32>,
 }
 
 /// Whether SQLite can undo a statement on a connection: with
@@ -127,6 +130,30 @@ pub fn exec_step(
     step: &StepDef,
     params: &[&Value],
 ) -> Result<StepOutcome, StepError> {
+    exec(conn, journal, step, params, false)
+}
+
+/// Executes one step of an open transaction block on `conn`, as
+/// [`exec_step`] does, but leaves the transaction to its caller (the step
+/// driver): an error neither rolls back nor is read as the step's alone,
+/// since the caller rolls the whole block back.
+pub fn exec_step_in_txn(
+    conn: &Connection,
+    journal: Journal,
+    step: &StepDef,
+    params: &[&Value],
+) -> Result<StepOutcome, StepError> {
+    exec(conn, journal, step, params, true)
+}
+
+/// [`exec_step`], or [`exec_step_in_txn`] when `in_txn`.
+fn exec(
+    conn: &Connection,
+    journal: Journal,
+    step: &StepDef,
+    params: &[&Value],
+    in_txn: bool,
+) -> Result<StepOutcome, StepError> {
     let undone_on_constraint = step.undone_on_constraint && journal == Journal::RollsBack;
     let fail = |e: rusqlite::Error| {
         let code = e.sqlite_error_code();
@@ -141,6 +168,7 @@ pub fn exec_step(
             maybe_applied: !step.readonly && !rolled_back,
             busy,
             storage: matches!(code, Some(ErrorCode::DiskFull | ErrorCode::SystemIoFailure)),
+            code: e.sqlite_error().map(|f| f.extended_code),
         }
     };
     let mut stmt = conn.prepare_cached(&step.sql).map_err(|e| StepError {
@@ -173,7 +201,7 @@ pub fn exec_step(
     };
     if let Err(e) = ran {
         let mut err = fail(e);
-        if !conn.is_autocommit() {
+        if !in_txn && !conn.is_autocommit() {
             // The statement left a transaction open (not expected of a
             // step): what it did is not known to be undone, so it stays
             // indeterminate; the rollback frees the connection.
@@ -182,7 +210,7 @@ pub fn exec_step(
         }
         return Err(err);
     }
-    if !conn.is_autocommit() {
+    if !in_txn && !conn.is_autocommit() {
         // The statement checker refuses transaction control; this guards the
         // invariant that every step runs alone, whatever slipped through.
         let _ = conn.execute_batch("ROLLBACK");
@@ -191,6 +219,7 @@ pub fn exec_step(
             maybe_applied: false,
             busy: false,
             storage: false,
+            code: None,
         });
     }
     // changes() keeps the last write's count on this connection: a read-only

@@ -202,11 +202,14 @@ impl<'v> World for GroupsWorld<'v> {
                     .as_mut()
                     .expect("choices offers running workers");
                 let name = statement(&self.variant.ingest, m);
-                let step = m.current().expect("running");
-                let (next, changes, mut said) = run_step(m, db);
+                let (next, ran, mut said) = run_step(m, db);
                 // The spec's S3: `done` and `dirty` change with the counting
-                // step itself, when it changed the group's row.
-                if step == self.variant.counting_step && changes > 0 {
+                // step itself, when it changed the group's row (in a block:
+                // with the block that holds it, once it committed).
+                let counted = ran
+                    .iter()
+                    .any(|&(i, c)| i == self.variant.counting_step && c > 0);
+                if next.is_some() && counted {
                     s.done[event] = true;
                     s.dirty[fp] = true;
                 }

@@ -182,6 +182,11 @@ impl WorkloadRun for GroupsRun {
         h.counting_step = v.counting_step as u32;
         h.event_step = v.event_step.map(|i| i as u32);
         h.ingest_steps = v.ingest.steps.iter().map(|s| s.name.clone()).collect();
+        h.ingest_block = v.event_step.and_then(|e| {
+            let t = v.ingest.txn_of(e)?;
+            t.holds(v.counting_step)
+                .then_some([t.first as u32, t.last as u32])
+        });
         h.namespace = self.namespace.clone();
     }
 

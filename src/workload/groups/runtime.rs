@@ -324,72 +324,99 @@ fn drive<'p>(
     let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
     let batch = std::cell::RefCell::new(Batch::default());
     batch.borrow_mut().push(&Entry::Invoke(invoke));
-    let (kind, result) = run_steps(
+    // The steps of the open block's attempt: logged when it commits, with
+    // COMMIT's return as their end (their effect became visible then);
+    // forgotten when it is rolled back (they did not happen).
+    let pending: std::cell::RefCell<Option<Vec<Step>>> = std::cell::RefCell::new(None);
+    let (kind, result) = run_steps_txn(
         conn,
         program,
         builtins,
         faults,
-        || {
-            let c = &plan.control;
-            c.abort_cause().map(|cause| (cause, c.reason(cause)))
-        },
-        |d| {
-            // A stopping load cuts a pause short (faults act while it runs).
-            plan.control.sleep(d);
-        },
-        || plan.clock.now(),
-        |i, start, end, r| {
-            let (changes, rows, error, error_kind, maybe_applied) = match r {
-                Ok(out) => (out.changes, out.rows.len() as u64, None, None, false),
-                Err(e) => {
-                    if e.storage {
-                        plan.control
-                            .fail(storage_failure(&program.steps[i].name, e));
+        (
+            || {
+                let c = &plan.control;
+                c.abort_cause().map(|cause| (cause, c.reason(cause)))
+            },
+            |d| {
+                // A stopping load cuts a pause short (faults act while it runs).
+                plan.control.sleep(d);
+            },
+            || plan.clock.now(),
+        ),
+        (
+            |i, start, end, r| {
+                let (changes, rows, error, error_kind, maybe_applied) = match r {
+                    Ok(out) => (out.changes, out.rows.len() as u64, None, None, false),
+                    Err(e) => {
+                        if e.storage {
+                            plan.control
+                                .fail(storage_failure(&program.steps[i].name, e));
+                        }
+                        (
+                            0,
+                            0,
+                            Some(e.message.clone()),
+                            Some(e.kind()),
+                            e.maybe_applied,
+                        )
                     }
-                    (
-                        0,
-                        0,
-                        Some(e.message.clone()),
-                        Some(e.kind()),
-                        e.maybe_applied,
-                    )
+                };
+                let s = Step {
+                    op,
+                    idx: i as u32,
+                    step: program.steps[i].name.clone(),
+                    start,
+                    end: Some(end),
+                    changes,
+                    rows,
+                    error,
+                    error_kind,
+                    maybe_applied,
+                };
+                match pending.borrow_mut().as_mut() {
+                    Some(p) => p.push(s),
+                    None => batch.borrow_mut().push(&Entry::Step(s)),
                 }
-            };
-            batch.borrow_mut().push(&Entry::Step(Step {
-                op,
-                idx: i as u32,
-                step: program.steps[i].name.clone(),
-                start,
-                end: Some(end),
-                changes,
-                rows,
-                error,
-                error_kind,
-                maybe_applied,
-            }));
-        },
-        |fault, i, pause| {
-            let step = program.steps[i].name.clone();
-            let detail = match pause {
-                Some(d) => format!("pause {d:?} before {step}"),
-                None => format!("crash after {step}"),
-            };
-            batch.borrow_mut().push(&plan.nemesis.inject_entry(
-                fault,
-                op,
-                Some(step),
-                Some(detail),
-            ));
-        },
-        |n, step, delay, start, end| {
-            batch.borrow_mut().push(&crate::fuzz::entry(
-                op,
-                (n, Some(&step.name)),
-                delay,
-                (start, end),
-                false,
-            ));
-        },
+            },
+            |fault, i, pause| {
+                let step = program.steps[i].name.clone();
+                let detail = match pause {
+                    Some(d) => format!("pause {d:?} before {step}"),
+                    None => format!("crash after {step}"),
+                };
+                batch.borrow_mut().push(&plan.nemesis.inject_entry(
+                    fault,
+                    op,
+                    Some(step),
+                    Some(detail),
+                ));
+            },
+            |n, step, delay, start, end| {
+                batch.borrow_mut().push(&crate::fuzz::entry(
+                    op,
+                    (n, Some(&step.name)),
+                    delay,
+                    (start, end),
+                    false,
+                ));
+            },
+            |note: TxnNote<'_, 'p>| match note {
+                TxnNote::Begun => *pending.borrow_mut() = Some(Vec::new()),
+                TxnNote::RolledBack(r) => {
+                    *pending.borrow_mut() = None;
+                    batch.borrow_mut().push(&txn_rollback_entry(op, program, r));
+                }
+                TxnNote::Committed(t) => {
+                    let steps = pending.borrow_mut().take().unwrap_or_default();
+                    let mut b = batch.borrow_mut();
+                    for mut s in steps {
+                        s.end = Some(t);
+                        b.push(&Entry::Step(s));
+                    }
+                }
+            },
+        ),
         interpret,
     );
     let t1 = plan.clock.now();
@@ -406,6 +433,45 @@ fn drive<'p>(
     ));
     plan.sink.send(batch);
     (kind, (t0, t1, result))
+}
+
+/// The history's record of a rolled-back attempt of a transaction block
+/// of op `op`.
+pub fn txn_rollback_entry(
+    op: u64,
+    program: &OpProgram,
+    r: &crate::step_driver::Rollback<'_>,
+) -> Entry {
+    let block = program.steps[r.txn.first].name.clone();
+    let step = program.steps[r.step].name.clone();
+    let why = match r.code {
+        Some(code) => format!("SQLite error {code}"),
+        None => "crash fault or failed op".to_string(),
+    };
+    let then = if r.retried {
+        "running the block again from BEGIN"
+    } else {
+        "the op ends"
+    };
+    Entry::Bench(crate::history::BenchEntry {
+        t: r.wait.0,
+        end: r.wait.1,
+        action: crate::history::BenchAction::TxnRollback,
+        detail: Some(format!(
+            "block {block} attempt {} rolled back at {step} ({why}); {then}",
+            r.attempt
+        )),
+        op: Some(op),
+        fuzz: None,
+        txn: Some(crate::history::TxnRollback {
+            block,
+            step,
+            attempt: r.attempt,
+            code: r.code,
+            wait_ns: r.wait.1.saturating_sub(r.wait.0),
+            retried: r.retried,
+        }),
+    })
 }
 
 /// Why the target can no longer be used after `step` failed with a
@@ -447,6 +513,51 @@ pub fn run_steps<'p>(
     on_fuzz: impl FnMut(usize, &'p StepDef, Delay, u64, u64),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 ) -> (CompletionType, OpResult) {
+    run_steps_txn(
+        conn,
+        program,
+        builtins,
+        faults,
+        (abort, pause, now),
+        (on_step, on_fault, on_fuzz, |_: TxnNote<'_, 'p>| {}),
+        interpret,
+    )
+}
+
+/// What [`run_steps_txn`]'s `on_txn` hears of a transaction block.
+#[derive(Debug)]
+pub enum TxnNote<'a, 'p> {
+    /// BEGIN succeeded: the steps `on_step` hears from here belong to
+    /// this attempt until it commits or is rolled back.
+    Begun,
+    /// The attempt was rolled back: its steps did not happen.
+    RolledBack(&'a crate::step_driver::Rollback<'p>),
+    /// The attempt committed; COMMIT returned at this instant (on the
+    /// caller's clock).
+    Committed(u64),
+}
+
+/// [`run_steps`], with `on_txn` told of each transaction block's BEGIN and
+/// rollback (the step log drops a rolled-back attempt's steps).
+#[allow(clippy::type_complexity)]
+pub fn run_steps_txn<'p, A, P, N, S, F, Z, T>(
+    conn: (&Connection, Journal),
+    program: &'p OpProgram,
+    builtins: Vec<Value>,
+    faults: &OpFaults,
+    (abort, pause, now): (A, P, N),
+    (on_step, on_fault, on_fuzz, on_txn): (S, F, Z, T),
+    interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
+) -> (CompletionType, OpResult)
+where
+    A: Fn() -> Option<(AbortCause, String)>,
+    P: Fn(Duration),
+    N: Fn() -> u64,
+    S: FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
+    F: FnMut(u32, usize, Option<Duration>),
+    Z: FnMut(usize, &'p StepDef, Delay, u64, u64),
+    T: FnMut(TxnNote<'_, 'p>),
+{
     crate::step_driver::drive(
         conn,
         program,
@@ -460,6 +571,7 @@ pub fn run_steps<'p>(
             on_step,
             on_fault,
             on_fuzz,
+            on_txn,
             interpret,
         },
     )
@@ -468,7 +580,7 @@ pub fn run_steps<'p>(
 /// [`run_steps`]'s closures as the step driver's hooks: a groups op's
 /// faults are drawn by program step, and its end reads as a groups
 /// completion.
-struct GroupsHooks<'p, 'f, A, P, N, S, F, Z, I> {
+struct GroupsHooks<'p, 'f, A, P, N, S, F, Z, T, I> {
     program: &'p OpProgram,
     faults: &'f OpFaults,
     abort: A,
@@ -477,11 +589,12 @@ struct GroupsHooks<'p, 'f, A, P, N, S, F, Z, I> {
     on_step: S,
     on_fault: F,
     on_fuzz: Z,
+    on_txn: T,
     interpret: I,
 }
 
-impl<'p, A, P, N, S, F, Z, I> crate::step_driver::StepHooks<'p>
-    for GroupsHooks<'p, '_, A, P, N, S, F, Z, I>
+impl<'p, A, P, N, S, F, Z, T, I> crate::step_driver::StepHooks<'p>
+    for GroupsHooks<'p, '_, A, P, N, S, F, Z, T, I>
 where
     A: Fn() -> Option<(AbortCause, String)>,
     P: Fn(Duration),
@@ -489,6 +602,7 @@ where
     S: FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
     F: FnMut(u32, usize, Option<Duration>),
     Z: FnMut(usize, &'p StepDef, Delay, u64, u64),
+    T: FnMut(TxnNote<'_, 'p>),
     I: Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 {
     type Out = (CompletionType, OpResult);
@@ -530,6 +644,18 @@ where
         }
     }
 
+    fn begun(&mut self, _txn: &'p crate::statements::Txn, _attempt: u32) {
+        (self.on_txn)(TxnNote::Begun);
+    }
+
+    fn rolled_back(&mut self, r: &crate::step_driver::Rollback<'p>) {
+        (self.on_txn)(TxnNote::RolledBack(r));
+    }
+
+    fn committed(&mut self, _txn: &'p crate::statements::Txn, _begin: u64, commit: u64) {
+        (self.on_txn)(TxnNote::Committed(commit));
+    }
+
     fn end(self, m: &StepMachine<'p>, end: crate::step_driver::End) -> Self::Out {
         use crate::step_driver::End;
         // `fail` only if nothing of the op can have happened.
@@ -560,7 +686,26 @@ where
                     ..Default::default()
                 },
             ),
-            End::Crashed { step, next } => {
+            End::Crashed {
+                step,
+                rolled_back: true,
+                ..
+            } => {
+                // The worker died inside a transaction block, which SQLite
+                // rolled back: nothing of the block applied (the machine is
+                // as it was at BEGIN). Its client still never heard, and
+                // sends the event again (`crashed_after`).
+                let name = &self.program.steps[step].name;
+                let result = OpResult {
+                    error: Some(format!(
+                        "crash fault after step {name} inside a transaction block (rolled back)"
+                    )),
+                    crashed_after: Some(name.clone()),
+                    ..Default::default()
+                };
+                (unless_applied(false), result)
+            }
+            End::Crashed { step, next, .. } => {
                 // The worker died here: whatever the op did so far stays,
                 // and nobody hears how it ended. What the statements did
                 // is kept for the step log's reader (an op that would have

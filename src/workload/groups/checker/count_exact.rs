@@ -35,6 +35,23 @@
 //! loose in the safe direction. Successful resolves' returned counts are
 //! not used here: they are NoMissedRegression's to judge.
 //!
+//! One-block ingest (the header's `ingest_block`: the event-insert step
+//! and the counting step lie in one transaction block). Then also
+//! event_count(G) >= |A(G)|, so with the bound above the count equals the
+//! group's event rows. Sound: SQLite commits a block's statements
+//! together or none of them (the bench refuses blocks with `journal_mode
+//! = off`, and ATTACH, where that fails); a rolled-back block, a crash
+//! inside one (rolled back before the connection is used again) and a
+//! COMMIT of unknown outcome leave both the row and its increment or
+//! neither; a retry of a stored event stops at its insert, inside its
+//! block, having changed nothing; and only counting steps change a count
+//! (`check` refuses any other writer of the count column). So every row
+//! of G came with exactly one increment of G's count, and a row without
+//! its increment (what an autocommit design reports as a stranded event)
+//! is a broken promise of atomicity here: a violation, not a weakness.
+//! It reads the final rows only, so it holds for a cut history too; not
+//! where the service prunes rows (`audit.events = "pruned"`).
+//!
 //! A violation is visible at the first instant the evidence shows it: the
 //! earliest probe outside its bounds, else the final snapshot's read.
 //!
@@ -86,6 +103,11 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
         }
     }
     let cut = facts.completeness.is_cut();
+    let one_block = facts
+        .header
+        .as_ref()
+        .and_then(|h| h.ingest_block)
+        .filter(|_| !tables.events_pruned);
     let snapshot = tables.read_start;
     let mut with_row = HashSet::new();
     let mut bounded = 0u64;
@@ -174,7 +196,9 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
         let over_rows = !tables.events_pruned && c > n_rows as i128;
         // A cut history bounds the count from below only.
         let over_hi = !cut && c > hi as i128;
-        let snapshot_bad = c < lo as i128 || over_hi || over_rows;
+        // A one-block ingest: every row came with its increment.
+        let under_rows = one_block.is_some() && c < n_rows as i128;
+        let snapshot_bad = c < lo as i128 || over_hi || over_rows || under_rows;
         if let Some(mut f) = probe_finding {
             failed.insert(key);
             if snapshot_bad {
@@ -228,6 +252,22 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
                 ),
             };
             (exp(lo, hi), why, evidence)
+        } else if under_rows {
+            let [first, last] = one_block.expect("under_rows needs a block");
+            (
+                format!(
+                    "event_count = |A(G)| = {n_rows} event rows (the ingest inserts the row and \
+                     counts it in one transaction block, steps {first}..={last})"
+                ),
+                format!(
+                    "a partial effect: error_events holds {n_rows} rows for the group but the \
+                     count is {count}: {} row(s) without their increment, which a committed \
+                     block cannot leave (not a stranded event: the block promised both or \
+                     neither)",
+                    n_rows as i128 - c
+                ),
+                Vec::new(),
+            )
         } else {
             (
                 format!("event_count <= |A(G)| = {n_rows} event rows"),
