@@ -551,3 +551,34 @@ fn the_spawned_server_gets_sigterm_without_a_kill_program_on_path() {
         "server.log:\n{log}"
     );
 }
+
+/// CountExact's one-block rule rests on the bench (or the server it
+/// spawns) running the variant's blocks. A service at `target.url` runs
+/// statements of its own, so a block variant named there claims nothing:
+/// the header carries no `ingest_block`, and an autocommit service whose
+/// crashes strand events is judged as autocommit (holds), not as a
+/// broken block.
+#[test]
+fn a_block_variant_named_against_an_external_service_claims_no_atomicity() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start_on("groups-atomic", &tmp.path().join("ext.db"));
+    let out = tmp.path().join("run");
+    let txn = format!("{}/targets/sqlite/groups-txn.sql", root().display());
+    let o = specstorm(&[
+        "run",
+        "scenarios/http-external.toml",
+        "-q",
+        "--set",
+        "stop.events=500",
+        "--set",
+        &format!("target.url=\"{}\"", server.url),
+        "--set",
+        &format!("variant={txn:?}"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let header: serde_json::Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
+    assert!(header.get("ingest_block").is_none(), "{header}");
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::text(&o));
+}

@@ -182,7 +182,11 @@ impl WorkloadRun for GroupsRun {
         h.counting_step = v.counting_step as u32;
         h.event_step = v.event_step.map(|i| i as u32);
         h.ingest_steps = v.ingest.steps.iter().map(|s| s.name.clone()).collect();
-        h.ingest_block = v.event_step.and_then(|e| {
+        // CountExact's one-block rule rests on the bench (or the reference
+        // server it spawns) running this very file's blocks; a service at
+        // `target.url` runs statements of its own, whatever `variant` says.
+        let runs_this_file = self.p.scenario.target.url.is_none();
+        h.ingest_block = v.event_step.filter(|_| runs_this_file).and_then(|e| {
             let t = v.ingest.txn_of(e)?;
             t.holds(v.counting_step)
                 .then_some([t.first as u32, t.last as u32])
