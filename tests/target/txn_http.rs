@@ -58,7 +58,11 @@ fn the_one_block_ingest_holds_on_the_spawned_server_and_crashes_inside_it_strand
     let inside = history
         .lines()
         .filter(|l| l.contains(r#""kind":"crash","action":"inject""#))
-        .filter(|l| ["s1", "s2", "s3"].iter().any(|s| l.contains(&format!(r#""step":"{s}""#))))
+        .filter(|l| {
+            ["s1", "s2", "s3"]
+                .iter()
+                .any(|s| l.contains(&format!(r#""step":"{s}""#)))
+        })
         .count();
     assert!(inside > 0, "some crash landed inside the block");
     // The server rolled each back: its answer reports no step that ran.
@@ -68,7 +72,10 @@ fn the_one_block_ingest_holds_on_the_spawned_server_and_crashes_inside_it_strand
         .collect();
     assert_eq!(crashed.len(), inside, "one answer per crash");
     for l in &crashed {
-        assert!(l.contains(r#"\"steps\":[]"#), "a step survived the rollback: {l}");
+        assert!(
+            l.contains(r#"\"steps\":[]"#),
+            "a step survived the rollback: {l}"
+        );
     }
     let stranded = &s["stranded_events"];
     assert_eq!(stranded["total"], 0, "{stranded}");
