@@ -10,9 +10,10 @@
 //! layers below it (core and model).
 
 use super::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
-use super::{LoadModel, Scenario, TargetKind, Workload};
+use super::{Scenario, TargetKind, Workload};
 use crate::fault_kind::FaultKind;
 use crate::summary::{merge_figures, skeleton_common};
+use crate::workload::groups::config::{GroupsScenario, LoadModel};
 use crate::workload::groups::figures as groups_figures;
 use crate::workload::outbox::figures as outbox_figures;
 
@@ -26,7 +27,7 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
         Workload::Groups => {
             let mut v =
                 skeleton_common(&groups_figures::OP_KINDS, &GROUPS_INVARIANTS, &faults, wal);
-            let open = s.load.model == LoadModel::Open;
+            let open = s.load().model == LoadModel::Open;
             merge_figures(
                 &mut v,
                 groups_figures::skeleton(&GROUPS_INVARIANTS, &faults, open),

@@ -38,12 +38,16 @@ pub trait KeyPlace {
 pub struct SectionSpec {
     /// Its name, as the scenario writes it (`[name]`).
     pub table: &'static str,
-    /// The scenario's table it comes right after in the list of tables an
-    /// unknown key's error names. (Serde writes every part where
-    /// `Scenario::parts` stands, after `[explore]`: a section the saved
-    /// `scenario.toml` must show elsewhere needs `Scenario` to write its
-    /// parts at their `follows`.)
+    /// The scenario's field it is written right after (in the saved
+    /// `scenario.toml` and the summary's `resolved_scenario`), whether or
+    /// not that field itself is written. Sections that follow the same
+    /// field are written in the registry's order.
     pub follows: &'static str,
+    /// The scenario's table it comes right after in the list of tables an
+    /// unknown key's error names (a table of the common key schema).
+    pub listed_after: &'static str,
+    /// What it is in a scenario of another workload.
+    pub elsewhere: fn(workload: &str) -> Elsewhere,
     /// Its keys, their kinds and defaults (filled only when the scenario
     /// runs the owning workload).
     pub fields: &'static [Field],
@@ -52,6 +56,19 @@ pub struct SectionSpec {
     /// Its type's JSON schema, for the key schema's drift test.
     #[cfg(test)]
     pub schema: fn() -> schemars::Schema,
+}
+
+/// What a workload's section is in a scenario of another workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elsewhere {
+    /// Refused when given, with this reason (None: "[table] only applies
+    /// to workload = ..."), and absent from the resolved scenario.
+    Refused(Option<&'static str>),
+    /// Filled with its defaults, as the tables that predate the registry
+    /// always were (a summary's `resolved_scenario` shows them), but
+    /// neither written in the saved `scenario.toml` nor to be set: the
+    /// scenario's own workload refuses it when given.
+    Filled,
 }
 
 /// What the loader knows of a workload's own sections.
@@ -64,6 +81,9 @@ pub struct WorkloadSections {
     /// another, ...), run where the loader checks which keys belong to
     /// the workload.
     pub check: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
+    /// Its checks that span its sections' keys, run where the loader checks
+    /// `[stop]`.
+    pub keys: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
     /// Its bounds that span several keys, run with the loader's `limits`.
     pub limits: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
     /// A comment the saved `scenario.toml` puts right after the header of
@@ -103,10 +123,25 @@ pub fn spec_of(table: &str) -> Option<&'static SectionSpec> {
     owner_of(table).map(|(_, s)| s)
 }
 
-/// The sections that come right after the scenario's table `table`.
-pub fn following(table: &str) -> impl Iterator<Item = &'static SectionSpec> + '_ {
+/// The sections named right after the scenario's table `table` in the
+/// list of tables.
+pub fn listed_after(table: &str) -> impl Iterator<Item = &'static SectionSpec> + '_ {
     workloads()
         .into_iter()
         .flat_map(|w| w.sections.iter())
-        .filter(move |s| s.follows == table)
+        .filter(move |s| s.listed_after == table)
+}
+
+/// The sections written right after the scenario's field `field`.
+pub fn following(field: &str) -> impl Iterator<Item = &'static SectionSpec> + '_ {
+    workloads()
+        .into_iter()
+        .flat_map(|w| w.sections.iter())
+        .filter(move |s| s.follows == field)
+}
+
+/// Whether a scenario of `workload` has the table `spec` of `owner`
+/// (filled with its defaults when not given).
+pub fn filled_in(owner: &str, spec: &SectionSpec, workload: &str) -> bool {
+    owner == workload || (spec.elsewhere)(workload) == Elsewhere::Filled
 }

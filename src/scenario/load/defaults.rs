@@ -73,22 +73,20 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
         }
     }
     for section in SCHEMA {
-        // An outbox scenario has no [min_evidence] (its invariants are
-        // others).
-        if section.name == "min_evidence" && outbox {
-            continue;
-        }
         fill_table(root, section.name, section.fields);
     }
-    // A workload's own sections only in a scenario of that workload: a
-    // scenario of another resolves exactly as before it had them.
+    // A workload's own sections in a scenario of that workload, and in
+    // others' where their spec says so: each scenario resolves exactly as
+    // before the sections moved to their workloads.
     let workload = root
         .get("workload")
         .and_then(Item::as_str)
         .map_or_else(super::schema::default_workload, str::to_owned);
-    if let Some(own) = crate::scenario::section::of(&workload) {
+    for own in crate::scenario::section::workloads() {
         for spec in own.sections {
-            fill_table(root, spec.table, spec.fields);
+            if crate::scenario::section::filled_in(own.workload, spec, &workload) {
+                fill_table(root, spec.table, spec.fields);
+            }
         }
     }
     super::faults::fill_fault_defaults(root, outbox);

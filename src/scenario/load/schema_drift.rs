@@ -26,7 +26,7 @@ use super::expectations::VARIANT_FIELDS;
 use super::faults::{fault_keys, FAULT_FIELDS, FAULT_KINDS, TOXICS};
 use super::schema::{Field, Kind, SCHEMA};
 use super::values::check_value;
-use crate::scenario::{Expect, Explore, MinEvidence, Scenario, Threshold};
+use crate::scenario::{Expect, Explore, Scenario, Threshold};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
@@ -492,11 +492,18 @@ fn filled(text: &str) -> Result<Scenario, String> {
 fn the_filled_defaults_deserialize_to_the_types_own() {
     let groups = filled("").unwrap();
     assert_eq!(groups.explore, Explore::default());
-    assert_eq!(groups.min_evidence, Some(MinEvidence::default()));
     for w in crate::scenario::section::workloads() {
         let s = filled(&format!("workload = \"{}\"\n", w.workload)).unwrap();
-        let tables: Vec<&str> = s.parts.tables().collect();
-        let own: Vec<&str> = w.sections.iter().map(|spec| spec.table).collect();
+        let mut tables: Vec<&str> = s.parts.tables().collect();
+        // Its own tables, and the others' that its scenarios are filled
+        // with.
+        let mut own: Vec<&str> = own_sections()
+            .into_iter()
+            .filter(|(owner, spec)| crate::scenario::section::filled_in(owner, spec, w.workload))
+            .map(|(_, spec)| spec.table)
+            .collect();
+        tables.sort_unstable();
+        own.sort_unstable();
         assert_eq!(tables, own, "{}", w.workload);
     }
     for kind in FAULT_KINDS {
@@ -517,6 +524,11 @@ fn the_filled_defaults_deserialize_to_the_types_own() {
     let entry = filled("[[variants]]\nvariant = \"groups-naive\"\n").unwrap();
     assert_eq!(entry.variant, "groups-naive");
 }
+
+/// The fields `Scenario`'s `Serialize` writes parts after.
+const WRITTEN_FIELDS: &[&str] = &[
+    "target", "stop", "explore", "api", "audit", "faults", "fuzz",
+];
 
 /// A workload's section must be a table of its own (no table of the
 /// common schema, no other workload's) placed after a common table, with
@@ -540,9 +552,15 @@ fn every_workload_section_is_a_table_of_its_own_after_a_common_one() {
         if sections[..i].iter().any(|(_, s)| s.table == spec.table) {
             problems.push(format!("[{}] is owned twice", spec.table));
         }
-        if !common.contains(&spec.follows) {
+        if !common.contains(&spec.listed_after) {
             problems.push(format!(
-                "{owner}'s [{}] follows {:?}, no common table",
+                "{owner}'s [{}] is listed after {:?}, no common table",
+                spec.table, spec.listed_after
+            ));
+        }
+        if !WRITTEN_FIELDS.contains(&spec.follows) {
+            problems.push(format!(
+                "{owner}'s [{}] follows {:?}, no field `Scenario` writes parts after",
                 spec.table, spec.follows
             ));
         }

@@ -5,7 +5,7 @@
 //! May import: its sibling files and `scenario`'s types.
 
 use super::faults::unset_fault_keys;
-use super::workload::{GROUPS_ONLY, NOT_REGISTERED};
+use super::workload::NOT_REGISTERED;
 use crate::scenario::Scenario;
 use toml_edit::{DocumentMut, Item};
 
@@ -22,8 +22,14 @@ impl Scenario {
             // Groups' keys mean nothing to outbox and are refused when
             // given: the saved scenario leaves them out, so it loads again.
             let mut doc: DocumentMut = text.parse().expect("toml output parses");
-            for table in GROUPS_ONLY {
-                doc.remove(table);
+            // Another workload's sections, filled as they always were, are
+            // refused when given: the saved scenario leaves them out.
+            for table in self.parts.tables() {
+                if crate::scenario::section::owner_of(table)
+                    .is_some_and(|(owner, _)| owner != self.workload.name())
+                {
+                    doc.remove(table);
+                }
             }
             if let Some(stop) = doc.get_mut("stop").and_then(Item::as_table_like_mut) {
                 stop.remove("events");

@@ -13,6 +13,7 @@ use super::faults::check_faults;
 use super::schema::quoted_list;
 use super::schema::{section_fields, table_names, SCHEMA};
 use super::values::{check_value, describe};
+use crate::scenario::section::Elsewhere;
 use crate::scenario::Scenario;
 use toml_edit::DocumentMut;
 
@@ -34,20 +35,20 @@ pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), Scenari
         if let Some(field) = top.fields.iter().find(|f| f.key == key) {
             check_value(ctx, &[key], field.kind, item)?;
         } else if let Some(fields) = section_fields(key).filter(|_| !key.is_empty()) {
-            if let Some((owner, _)) = crate::scenario::section::owner_of(key) {
+            if let Some((owner, spec)) = crate::scenario::section::owner_of(key) {
+                // A section filled in other workloads' scenarios is refused
+                // there by that workload's checks, after the keys.
                 if owner != ctx.workload {
-                    return Err(ctx.error(
-                        &[key],
-                        format!("[{key}] only applies to workload = \"{owner}\""),
-                    ));
+                    if let Elsewhere::Refused(reason) = (spec.elsewhere)(&ctx.workload) {
+                        return Err(ctx.error(
+                            &[key],
+                            reason.map_or_else(
+                                || format!("[{key}] only applies to workload = \"{owner}\""),
+                                str::to_owned,
+                            ),
+                        ));
+                    }
                 }
-            }
-            if key == "min_evidence" && ctx.outbox {
-                return Err(ctx.error(
-                    &[key],
-                    "[min_evidence] applies to the groups workload's invariants; the outbox \
-                     workload's evidence is its queue (every message delivered)",
-                ));
             }
             let Some(table) = item.as_table_like() else {
                 return Err(ctx.error(

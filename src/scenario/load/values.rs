@@ -11,8 +11,9 @@
 use super::context::{display_path, Context};
 use super::error::ScenarioError;
 use super::limits;
-use super::schema::{quoted_list, Kind, U32_MAX};
+use super::schema::{quoted_list, Kind};
 use crate::scenario::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
+use crate::scenario::key_schema::U32_MAX;
 use crate::scenario::Threshold;
 use std::fmt::Write as _;
 use toml_edit::{Item, TableLike, Value};

@@ -11,7 +11,7 @@
 
 use crate::scenario::key_schema::{field, Field, Kind, MAX_WORKERS, U32_MAX};
 use crate::scenario::part::{read_part, Section};
-use crate::scenario::section::{KeyPlace, SectionSpec, WorkloadSections, WORKLOADS};
+use crate::scenario::section::{Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS};
 use crate::scenario::{humantime_serde_compat, Scenario, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -94,12 +94,15 @@ static OUTBOX_SECTIONS: WorkloadSections = WorkloadSections {
     sections: &[SectionSpec {
         table: OutboxConfig::TABLE,
         follows: "explore",
+        listed_after: "explore",
+        elsewhere: |_| Elsewhere::Refused(None),
         fields: FIELDS,
         read: read_part::<OutboxConfig>,
         #[cfg(test)]
         schema: || schemars::schema_for!(OutboxConfig),
     }],
     check: check_lease,
+    keys: |_, _| Ok(()),
     limits: check_queue,
     unset_note,
 };
