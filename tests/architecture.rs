@@ -122,6 +122,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             // its runtime, so that the loader reads it without an upward
             // import (it finds it through the registry's link-time list).
             "scenario::section",
+            "scenario::serialize",
+            "workload::groups::config",
             "workload::outbox::config",
             "statements",
             "statements::check",
