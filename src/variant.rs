@@ -1,7 +1,7 @@
 //! Finding a scenario's variant: a statement file on disk (relative to the
 //! scenario file's folder) or a built-in one compiled into the binary (the
-//! files shipped in `targets/sqlite/`), so the embedded default scenario
-//! runs from any folder.
+//! files shipped in `targets/sqlite/`, each workload's listed in its
+//! registry entry), so the embedded default scenario runs from any folder.
 //!
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
@@ -11,39 +11,16 @@ use crate::statements::{
 };
 use std::path::{Path, PathBuf};
 
-/// Built-in variants: (name, file path shown, text).
-pub const BUILTIN: [(&str, &str, &str); 5] = [
-    (
-        "groups-atomic",
-        "targets/sqlite/groups-atomic.sql",
-        include_str!("../targets/sqlite/groups-atomic.sql"),
-    ),
-    (
-        "groups-naive",
-        "targets/sqlite/groups-naive.sql",
-        include_str!("../targets/sqlite/groups-naive.sql"),
-    ),
-    (
-        "outbox-protocol",
-        "targets/sqlite/outbox-protocol.sql",
-        include_str!("../targets/sqlite/outbox-protocol.sql"),
-    ),
-    (
-        "outbox-naive-no-outbox",
-        "targets/sqlite/outbox-naive-no-outbox.sql",
-        include_str!("../targets/sqlite/outbox-naive-no-outbox.sql"),
-    ),
-    (
-        "outbox-naive-no-redo",
-        "targets/sqlite/outbox-naive-no-redo.sql",
-        include_str!("../targets/sqlite/outbox-naive-no-redo.sql"),
-    ),
-];
+/// The built-in variants, each workload's (`crate::scenario::section`):
+/// (name, file path shown, text).
+pub fn builtin() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    crate::scenario::section::built_in_variants().map(|b| (b.name, b.path, b.text))
+}
 
 /// Where a variant's text comes from.
 pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, String), FileError> {
     if !variant.ends_with(".sql") {
-        if let Some((_, path, text)) = BUILTIN.iter().find(|(n, _, _)| *n == variant) {
+        if let Some((_, path, text)) = builtin().find(|(n, _, _)| *n == variant) {
             return Ok((
                 PathBuf::from(format!("<built-in {variant}> {path}")),
                 text.to_string(),
@@ -54,7 +31,7 @@ pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, St
             line: 0,
             reason: format!(
                 "no built-in variant named {variant:?} (built-in: {}); a statement file path must end in .sql",
-                BUILTIN.map(|b| b.0).join(", ")
+                builtin().map(|b| b.0).collect::<Vec<_>>().join(", ")
             ),
         });
     }

@@ -18,9 +18,10 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use super::key_schema::Field;
+use super::key_schema::{Field, Shape};
 use super::part::ReadPart;
 use super::Scenario;
+use crate::fault_kind::FaultKind;
 use crate::scenario::ScenarioError;
 
 /// Where a workload's check points when it refuses a key: the loader's
@@ -89,6 +90,66 @@ pub struct WorkloadSections {
     /// A comment the saved `scenario.toml` puts right after the header of
     /// one of its tables (a key left unset, and what that means).
     pub unset_note: fn(&Scenario, &str) -> Option<&'static str>,
+    /// Its built-in variants (`variant = "<name>"`), compiled into the
+    /// binary.
+    pub variants: &'static [BuiltIn],
+    /// The variant a scenario of it runs when it names none (and lists no
+    /// `[[variants]]`); None: the key schema's default.
+    pub default_variant: Option<&'static str>,
+    /// Its invariants, by their spec names, in report order: what
+    /// `expect` may name.
+    pub invariants: &'static [&'static str],
+    /// Whether it takes `stop.events` (else the key is refused when given
+    /// and left out of the saved scenario).
+    pub stop_events: bool,
+    /// The keys `[api]` takes in a scenario of it.
+    pub api: &'static [(&'static str, Shape)],
+    /// The keys `[audit]` takes in a scenario of it.
+    pub audit: &'static [(&'static str, Shape)],
+    /// `[audit] request`'s default when `[audit]` is given (None: serde's,
+    /// the contract's `GET /v1/export`).
+    pub audit_request: Option<&'static str>,
+    /// The export queries `audit.sqlite` needs: (key, the canonical table,
+    /// an example), and the page that defines those tables.
+    pub export_queries: (
+        &'static [(&'static str, &'static str, &'static str)],
+        &'static str,
+    ),
+    /// A crash fault's `ops` when not given (None: the fault schema's).
+    pub crash_ops: Option<&'static str>,
+    /// The `[explore]` keys of its world (besides the shared bounds): given
+    /// on another workload's scenario with another value than their
+    /// default, they are refused.
+    pub explore_keys: &'static [&'static str],
+    /// Its checks of its `[explore]` world.
+    pub explore_check: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
+    /// The figures `summary.json` has for a scenario of it, as JSON with
+    /// zeros, given the scenario's fault kinds and whether its run
+    /// watches a WAL (`crate::scenario::figures`).
+    pub skeleton: fn(&Scenario, &[FaultKind], bool) -> serde_json::Value,
+}
+
+/// A built-in variant: its name, the file path it shows, its text.
+pub struct BuiltIn {
+    /// `variant = "<name>"`.
+    pub name: &'static str,
+    /// The shipped file it is (`targets/sqlite/<name>.sql`).
+    pub path: &'static str,
+    /// The file's text.
+    pub text: &'static str,
+}
+
+/// Every built-in variant, in the registry's order.
+pub fn built_in_variants() -> impl Iterator<Item = &'static BuiltIn> {
+    workloads().into_iter().flat_map(|w| w.variants.iter())
+}
+
+/// The workload whose built-in variant is `name`, if any.
+pub fn built_in_owner(name: &str) -> Option<&'static str> {
+    workloads()
+        .into_iter()
+        .find(|w| w.variants.iter().any(|v| v.name == name))
+        .map(|w| w.workload)
 }
 
 /// Every workload's sections, gathered at link time.

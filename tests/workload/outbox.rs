@@ -4,13 +4,13 @@
 //! edge), the scenario keys, and small end-to-end runs on SQLite.
 
 use specstorm::history::{CompletionType, Delivery, Step};
-use specstorm::scenario::invariants::OUTBOX_INVARIANTS;
 use specstorm::statements::{compile_groups, compile_outbox, parse, Cond, StopIf};
 use specstorm::verdict::Verdict;
 use specstorm::workload::outbox::checker::{
     self as outbox, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow,
 };
 use specstorm::workload::outbox::config::OutboxConfig;
+use specstorm::workload::outbox::config::OUTBOX_INVARIANTS;
 use specstorm::workload::outbox::header::OutboxHeader;
 use specstorm::workload::{Next, StepMachine, StepOutcome, Value};
 use std::path::Path;

@@ -1,7 +1,8 @@
-//! Defaults: `name` (the file stem), `variant` (the outbox's, or the
+//! Defaults: `name` (the file stem), `variant` (the workload's, or the
 //! first `[[variants]]` entry's), the spec's explore fingerprints under
-//! any given, every key of [`SCHEMA`] left out, each fault's kind's
-//! keys (`faults`), and an outbox scenario's `[audit] request`.
+//! any given, every key of [`SCHEMA`] and of the workloads' sections left
+//! out, each fault's kind's keys (`faults`), and the workload's `[audit]
+//! request`.
 //!
 //! May import: its sibling files, `scenario`'s types (and its workload
 //! sections' registry, `crate::scenario::section`) and `crate::variant`.
@@ -17,12 +18,18 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     if !root.contains_key("name") {
         root.insert("name", toml_edit::value(name));
     }
-    let outbox = root.get("workload").and_then(Item::as_str) == Some("outbox");
-    if outbox && !root.contains_key("variant") && !root.contains_key("variants") {
-        root.insert("variant", toml_edit::value("outbox-protocol"));
+    let workload = root
+        .get("workload")
+        .and_then(Item::as_str)
+        .map_or_else(super::schema::default_workload, str::to_owned);
+    let own = crate::scenario::section::of(&workload);
+    if let Some(variant) = own.and_then(|w| w.default_variant) {
+        if !root.contains_key("variant") && !root.contains_key("variants") {
+            root.insert("variant", toml_edit::value(variant));
+        }
     }
-    if outbox {
-        super::api_keys::fill_audit_default(root);
+    if let Some(request) = own.and_then(|w| w.audit_request) {
+        fill_audit_request(root, request);
     }
     // With `[[variants]]`, `variant` defaults to the first entry's, and a
     // `variant` that names an entry means that entry's file.
@@ -78,10 +85,6 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     // A workload's own sections in a scenario of that workload, and in
     // others' where their spec says so: each scenario resolves exactly as
     // before the sections moved to their workloads.
-    let workload = root
-        .get("workload")
-        .and_then(Item::as_str)
-        .map_or_else(super::schema::default_workload, str::to_owned);
     for own in crate::scenario::section::workloads() {
         for spec in own.sections {
             if crate::scenario::section::filled_in(own.workload, spec, &workload) {
@@ -89,7 +92,17 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
             }
         }
     }
-    super::faults::fill_fault_defaults(root, outbox);
+    super::faults::fill_fault_defaults(root, own.and_then(|w| w.crash_ops));
+}
+
+/// A given `[audit]` without `request` gets the workload's (serde's
+/// default is the contract's `GET /v1/export`).
+fn fill_audit_request(root: &mut Table, request: &str) {
+    if let Some(audit) = root.get_mut("audit").and_then(Item::as_table_like_mut) {
+        if !audit.contains_key("request") {
+            audit.insert("request", toml_edit::value(request));
+        }
+    }
 }
 
 /// Inserts into the table `name` (`""`: `root`) each of `fields`' defaults

@@ -160,7 +160,6 @@ pub fn load_str(
         })?;
     }
     // Which invariants `expect` may name depends on the workload.
-    let outbox = doc.get("workload").and_then(Item::as_str) == Some("outbox");
     let registered = doc
         .get("workload")
         .and_then(Item::as_str)
@@ -170,7 +169,6 @@ pub fn load_str(
         text,
         spans: &spans,
         overrides: &overrides,
-        outbox,
         workload: doc
             .get("workload")
             .and_then(Item::as_str)

@@ -168,6 +168,16 @@ pub(super) fn section_fields(name: &str) -> Option<&'static [Field]> {
     }
 }
 
+/// What the loader knows of `workload` (`crate::scenario::section`); a
+/// workload that brings none (one registered at run time, or a name
+/// refused elsewhere) is read with the default workload's rules, as it
+/// always was.
+pub(super) fn rules_of(workload: &str) -> &'static crate::scenario::section::WorkloadSections {
+    crate::scenario::section::of(workload)
+        .or_else(|| crate::scenario::section::of(&default_workload()))
+        .expect("the default workload registers its sections")
+}
+
 /// `workload`'s default, as the top level's entry says it.
 pub(super) fn default_workload() -> String {
     let text = SCHEMA[0]

@@ -2,9 +2,8 @@
 //! cannot drift: `schemars` derives a JSON schema of [`Scenario`] from the
 //! types themselves (in test builds only; `humantime_serde_compat::
 //! Humantime` marks the duration fields), and these tests hold
-//! [`SCHEMA`], [`FAULT_FIELDS`], [`VARIANT_FIELDS`] and `api_keys`'s
-//! `API` and `AUDIT` (with the outbox's `OUTBOX_API`, `OUTBOX_AUDIT`)
-//! against it, and each workload's own sections
+//! [`SCHEMA`], [`FAULT_FIELDS`], [`VARIANT_FIELDS`] and every workload's
+//! `[api]` and `[audit]` keys against it, and each workload's own sections
 //! (`crate::scenario::section`) against their types:
 //!
 //! - every serde field has an entry, and every entry is a serde field;
@@ -19,7 +18,7 @@
 //! May import: its sibling files, `scenario`'s types, `schemars` and
 //! `serde_json`.
 
-use super::api_keys::{self, Shape};
+use super::api_keys::Shape;
 use super::context::Context;
 use super::defaults::fill_defaults;
 use super::expectations::VARIANT_FIELDS;
@@ -229,24 +228,24 @@ fn compare_fields(
     }
 }
 
-/// The keys of both workloads' shapes of one table (serde has one type
-/// for both): `groups`' keys, then the outbox's that groups lacks.
+/// The keys of every workload's shape of one table (serde has one type
+/// for all): the first workload's keys, then each next one's that the
+/// ones before lack.
 fn union(
-    groups: &'static [(&'static str, Shape)],
-    outbox: &'static [(&'static str, Shape)],
+    shape: fn(&crate::scenario::section::WorkloadSections) -> &'static [(&'static str, Shape)],
 ) -> Vec<(&'static str, Shape)> {
-    groups
-        .iter()
-        .chain(
-            outbox
-                .iter()
-                .filter(|(k, _)| !groups.iter().any(|(g, _)| g == k)),
-        )
-        .copied()
-        .collect()
+    let mut all: Vec<(&'static str, Shape)> = Vec::new();
+    for w in crate::scenario::section::workloads() {
+        for (k, s) in shape(w) {
+            if !all.iter().any(|(a, _)| a == k) {
+                all.push((k, *s));
+            }
+        }
+    }
+    all
 }
 
-/// As [`compare_fields`], for `api_keys`'s nested shapes.
+/// As [`compare_fields`], for the nested shapes of `[api]` and `[audit]`.
 fn compare_shape(
     schema: &Schema,
     name: &str,
@@ -320,10 +319,10 @@ fn every_serde_field_has_a_schema_entry_and_every_entry_a_field() {
                 &mut problems,
             );
         } else if key == "api" {
-            let both = union(api_keys::API, api_keys::OUTBOX_API);
+            let both = union(|w| w.api);
             compare_shape(&schema, "[api]", &both, prop, &mut problems);
         } else if key == "audit" {
-            let both = union(api_keys::AUDIT, api_keys::OUTBOX_AUDIT);
+            let both = union(|w| w.audit);
             compare_shape(&schema, "[audit]", &both, prop, &mut problems);
         } else if key == "faults" {
             compare_fields(&schema, "[[faults]]", FAULT_FIELDS, &items(), &mut problems);
@@ -371,7 +370,6 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
         text: "",
         spans: &spans,
         overrides: &[],
-        outbox: false,
         workload: super::schema::default_workload(),
         registered: None,
     };

@@ -15,11 +15,17 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use crate::scenario::key_schema::{field, Field, Kind, MAX_WORKERS, U32_MAX};
+use crate::fault_kind::FaultKind;
+use crate::scenario::key_schema::{field, Field, Kind, Shape, MAX_WORKERS, U32_MAX};
 use crate::scenario::limits::{MAX_HTTP_GROUPS, MAX_RETRIES};
 use crate::scenario::part::{read_part, Section};
-use crate::scenario::section::{Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS};
-use crate::scenario::{humantime_serde_compat, Scenario, ScenarioError, TargetKind};
+use crate::scenario::section::{
+    BuiltIn, Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS,
+};
+use crate::scenario::{
+    humantime_serde_compat, CrashPer, FaultOps, Scenario, ScenarioError, TargetKind,
+};
+use crate::summary::{merge_figures, skeleton_common};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -348,6 +354,99 @@ fn min_evidence_elsewhere(workload: &str) -> Elsewhere {
     }
 }
 
+/// The invariants of the `groups` workload (BacktalkGroups.tla), by their
+/// spec names, in report order: what `expect` may name, and what its
+/// checkers judge (its checker module asserts the two lists agree when it
+/// compiles).
+pub const GROUPS_INVARIANTS: [&str; 4] = [
+    "TypeOK",
+    "OneGroupPerFingerprint",
+    "CountExact",
+    "NoMissedRegression",
+];
+
+/// The groups' built-in variants (the files shipped in `targets/sqlite/`).
+const VARIANTS: &[BuiltIn] = &[
+    BuiltIn {
+        name: "groups-atomic",
+        path: "targets/sqlite/groups-atomic.sql",
+        text: include_str!("../../../targets/sqlite/groups-atomic.sql"),
+    },
+    BuiltIn {
+        name: "groups-naive",
+        path: "targets/sqlite/groups-naive.sql",
+        text: include_str!("../../../targets/sqlite/groups-naive.sql"),
+    },
+];
+
+const REQUEST: Shape = Shape::Val(Kind::Str);
+const MAP: Shape = Shape::Val(Kind::StrMap);
+const STR: Shape = Shape::Val(Kind::Str);
+
+const INGEST: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("body", STR),
+    ("batch", Shape::Val(Kind::Int { min: 1, max: 1000 })),
+    ("envelope", STR),
+    ("items", STR),
+    ("item_id", STR),
+    ("accepted", STR),
+    ("duplicate", STR),
+    ("group_id", STR),
+    ("codes", MAP),
+    ("may_drop", Shape::Val(Kind::Bool)),
+];
+const RESOLVE: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("body", STR),
+    ("resolved", STR),
+    ("event_count", STR),
+    ("status", STR),
+    ("codes", MAP),
+];
+const LOOKUP: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("group_id", STR),
+    ("codes", MAP),
+];
+/// `[api]` of a groups scenario.
+pub const API: &[(&str, Shape)] = &[
+    ("health", REQUEST),
+    ("headers", MAP),
+    (
+        "group_ids",
+        Shape::Val(Kind::OneOf(&["answer", "lookup", "audit"])),
+    ),
+    ("release", STR),
+    ("ingest", Shape::Table(INGEST)),
+    ("resolve", Shape::Table(RESOLVE)),
+    ("lookup", Shape::Table(LOOKUP)),
+];
+const EXPORT: &[(&str, Shape)] = &[("events", STR), ("groups", STR)];
+/// `[audit]` of a groups scenario.
+pub const AUDIT: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("sqlite", STR),
+    ("export", Shape::Table(EXPORT)),
+    ("events", Shape::Val(Kind::OneOf(&["complete", "pruned"]))),
+];
+/// The export queries `audit.sqlite` needs: both.
+const GROUPS_QUERIES: &[(&str, &str, &str)] = &[
+    (
+        "events",
+        "error_events",
+        "\"SELECT id, project, fingerprint, group_id, received_at FROM events\"",
+    ),
+    (
+        "groups",
+        "error_groups",
+        "\"SELECT id, project, fingerprint, status, event_count FROM groups\"",
+    ),
+];
+
 #[linkme::distributed_slice(WORKLOADS)]
 static GROUPS_SECTIONS: WorkloadSections = WorkloadSections {
     workload: "groups",
@@ -405,13 +504,79 @@ static GROUPS_SECTIONS: WorkloadSections = WorkloadSections {
             schema: || schemars::schema_for!(MinEvidence),
         },
     ],
-    check: no_check,
+    check: check_faults,
     keys: check_keys,
     limits: check_key_space,
     unset_note: |_, _| None,
+    variants: VARIANTS,
+    // The key schema's default `variant` is this workload's.
+    default_variant: None,
+    invariants: &GROUPS_INVARIANTS,
+    stop_events: true,
+    api: API,
+    audit: AUDIT,
+    audit_request: None,
+    export_queries: (GROUPS_QUERIES, "docs/groups.md"),
+    crash_ops: None,
+    explore_keys: &["queues", "fingerprints", "resolves", "project"],
+    explore_check,
+    skeleton,
 };
 
-fn no_check(_: &dyn KeyPlace, _: &Scenario) -> Result<(), ScenarioError> {
+/// Every figure `summary.json` has for a groups scenario, as zeros.
+fn skeleton(s: &Scenario, faults: &[FaultKind], wal: bool) -> serde_json::Value {
+    let mut v = skeleton_common(&super::figures::OP_KINDS, &GROUPS_INVARIANTS, faults, wal);
+    let open = s.load().model == LoadModel::Open;
+    merge_figures(
+        &mut v,
+        super::figures::skeleton(&GROUPS_INVARIANTS, faults, open),
+    );
+    v
+}
+
+/// A groups fault hits its own ops, once per op.
+fn check_faults(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
+    for (i, f) in s.faults.iter().enumerate() {
+        let i = i.to_string();
+        if f.ops == Some(FaultOps::Handle) {
+            return Err(at.error(
+                &["faults", &i, "ops"],
+                format!("`faults[{i}].ops` = \"handle\" is the outbox workload's op; groups has ingest and resolve"),
+            ));
+        }
+        if f.per == Some(CrashPer::Step) {
+            return Err(at.error(
+                &["faults", &i, "per"],
+                format!("`faults[{i}].per` = \"step\" is supported by the outbox workload only (for now)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every queued event id needs a fingerprint (the spec's `FpOf` is total
+/// on `Events`); the project must not be empty.
+fn explore_check(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
+    let x = &s.explore;
+    if x.project.trim().is_empty() {
+        return Err(at.error(
+            &["explore", "project"],
+            "`explore.project` must not be empty".into(),
+        ));
+    }
+    for (w, queue) in x.queues.iter().enumerate() {
+        for (i, id) in queue.iter().enumerate() {
+            if !x.fingerprints.contains_key(id) {
+                let (w, i) = (w.to_string(), i.to_string());
+                return Err(at.error(
+                    &["explore", "queues", &w, &i],
+                    format!(
+                        "event {id:?} of `explore.queues[{w}]` has no fingerprint: add `{id} = \"f1\"` (say) to `explore.fingerprints`"
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -33,7 +33,7 @@ impl Workload for Groups {
     }
 
     fn invariants(&self) -> &'static [&'static str] {
-        &crate::scenario::invariants::GROUPS_INVARIANTS
+        &crate::workload::groups::config::GROUPS_INVARIANTS
     }
 
     fn audit(
