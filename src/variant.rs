@@ -6,9 +6,7 @@
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
 
-use crate::statements::{
-    compile_groups, compile_outbox, parse, FileError, GroupsVariant, OutboxVariant,
-};
+use crate::statements::{compile_groups, parse, FileError, GroupsVariant};
 use std::path::{Path, PathBuf};
 
 /// The built-in variants, each workload's (`crate::scenario::section`):
@@ -55,17 +53,4 @@ pub fn load_groups(variant: &str, scenario_dir: Option<&Path>) -> Result<GroupsV
     compile_groups(&parse(&path, &text)?)
 }
 
-/// Locates, parses and checks an outbox variant.
-/// Errors: file, line and reason (exit 2).
-pub fn load_outbox(variant: &str, scenario_dir: Option<&Path>) -> Result<OutboxVariant, FileError> {
-    let (path, text) = locate(variant, scenario_dir)?;
-    compile_outbox(&parse(&path, &text)?)
-}
-
-/// A short name for results: the file stem, or the built-in's name.
-pub fn short_name(variant: &str) -> String {
-    Path::new(variant)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| variant.to_string())
-}
+pub use crate::scenario::short_name;

@@ -43,8 +43,18 @@ impl VariantEntry {
     pub fn name(&self) -> String {
         self.name
             .clone()
-            .unwrap_or_else(|| crate::variant::short_name(&self.variant))
+            .unwrap_or_else(|| short_name(&self.variant))
     }
+}
+
+/// A variant's short name for results: the file stem, or the built-in's
+/// name. (Here, not in `crate::variant`, which finds a built-in variant
+/// through the workloads' sections and so imports the scenario.)
+pub fn short_name(variant: &str) -> String {
+    std::path::Path::new(variant)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| variant.to_string())
 }
 
 /// A resolved scenario: every key present, defaults filled in.

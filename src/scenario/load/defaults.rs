@@ -5,7 +5,7 @@
 //! request`.
 //!
 //! May import: its sibling files, `scenario`'s types (and its workload
-//! sections' registry, `crate::scenario::section`) and `crate::variant`.
+//! sections' registry, `crate::scenario::section`).
 
 use super::schema::{Field, SCHEMA};
 use super::values::table_entries;
@@ -44,7 +44,7 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
             let name = t
                 .get("name")
                 .and_then(Item::as_str)
-                .map_or_else(|| crate::variant::short_name(&v), str::to_string);
+                .map_or_else(|| crate::scenario::short_name(&v), str::to_string);
             Some((v, name))
         })
         .collect();

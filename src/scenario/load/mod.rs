@@ -27,8 +27,8 @@
 //! [`error`] and [`to_toml`] (the resolved scenario as saved).
 //!
 //! May import: the types of `crate::scenario`, `crate::input` (reading
-//! the file), `crate::variant` (a statement file's short name) and
-//! `crate::scenario::figures` (the figures a threshold may name, in
+//! the file), `crate::scenario::section` (the workloads' own sections and
+//! rules) and `crate::scenario::figures` (the figures a threshold may name, in
 //! [`expectations`]) and `crate::scenario::mapping` (the `[api]`
 //! compiler, in [`api_keys`]).
 
