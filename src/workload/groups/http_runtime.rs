@@ -189,7 +189,7 @@ pub fn run_load_http(
         kills,
         live: plan.live.clone(),
         ids,
-        keys: crate::generator::KeySpace::new(&s.keys(), plan.namespace),
+        keys: crate::generator::KeySpace::new(s.keys(), plan.namespace),
     });
     let mut tasks: Vec<Task> = Vec::new();
     for w in 0..s.load().ingesters {
