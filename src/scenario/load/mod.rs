@@ -17,9 +17,10 @@
 //! its `toxic`).
 //!
 //! One file per part of the scenario: [`top`] (the document's keys and
-//! tables, `name`, `variant`), [`target`], [`load_keys`] (`[load]`,
-//! `[stop]`, `[keys]`, `[retry]`), [`explore`], [`workload`] (which keys
-//! belong to which workload, `[outbox]`), [`faults`], [`api_keys`]
+//! tables, `name`, `variant`), [`target`], [`load_keys`] (`[stop]`, and
+//! the checks across a workload's own keys), [`explore`], [`workload`]
+//! (what a scenario of a workload may hold: each built-in workload says
+//! it in its own sections, `crate::scenario::section`), [`faults`], [`api_keys`]
 //! (`[api]`, `[audit]`), [`expectations`] (`expect`, `thresholds`,
 //! `[[variants]]`), [`fuzz`] (`[fuzz]`), [`overrides`] (`--set`), [`schema`] (each key's kind
 //! and default), [`defaults`], [`limits`]; besides them [`context`]
