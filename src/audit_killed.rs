@@ -16,6 +16,7 @@ use crate::history::writer::{lost_batches_bound, BUFFER_BYTES, CHANNEL_CAPACITY,
 use crate::history::{reader, Entry};
 use crate::scenario::Scenario;
 use crate::workload::groups::checker::Completeness;
+use crate::workload::groups::config::GroupsScenario;
 use crate::workload::outbox::config::OutboxConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -72,7 +73,7 @@ pub fn completeness(
 /// thread of its own.
 pub fn in_flight_groups(s: &Scenario) -> u64 {
     let batch = s.api.as_ref().map_or(1, |a| a.ingest.batch.max(1)) as u64;
-    let ops = s.load.ingesters as u64 * batch + s.load.resolvers as u64;
+    let ops = s.load().ingesters as u64 * batch + s.load().resolvers as u64;
     2 * ops + s.faults.len() as u64
 }
 

@@ -11,11 +11,12 @@
 //! watch options, never another command.
 
 use crate::scenario::mapping::Mapping;
-use crate::scenario::{self, LoadModel, Scenario, TargetKind};
+use crate::scenario::{self, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
 use crate::statements::GroupsVariant;
 use crate::target::http::start::shell_word;
 use crate::variant;
+use crate::workload::groups::config::{GroupsScenario, LoadModel};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -228,8 +229,8 @@ pub fn apply_shard(
         }
         s.stop.events = share;
     }
-    if s.load.model == LoadModel::Open {
-        s.load.rate /= shard.count as f64;
+    if s.load().model == LoadModel::Open {
+        s.load_mut().rate /= shard.count as f64;
     }
     Ok(Some(namespace_of(id)))
 }

@@ -122,11 +122,13 @@ const LAYERS: &[(&str, &[&str])] = &[
             // its runtime, so that the loader reads it without an upward
             // import (it finds it through the registry's link-time list).
             "scenario::section",
+            "scenario::serialize",
+            "workload::groups::config",
             "workload::outbox::config",
+            "workload::outbox::statements",
             "statements",
             "statements::check",
             "statements::origin",
-            "statements::outbox",
             "statements::parse",
             "statements::scratch",
             "statements::sql_error",

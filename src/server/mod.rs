@@ -25,9 +25,10 @@ pub mod state;
 
 use crate::exit_code::ExitCode;
 use crate::scenario::SqliteTarget;
-use crate::statements::{FileError, GroupsVariant, OutboxVariant};
+use crate::statements::{FileError, GroupsVariant};
 use crate::target::sqlite::client as sqlite;
-use crate::variant::{load_groups, load_outbox, locate};
+use crate::variant::{load_groups, locate};
+use crate::workload::outbox::statements::{load_outbox, OutboxVariant};
 use pool::Pool;
 use state::AppState;
 use std::io::Write;

@@ -21,6 +21,7 @@ use specstorm::generator::{IngestGenerator, ResolveGenerator};
 use specstorm::nemesis::FaultPlan;
 use specstorm::scenario::{load, Scenario, Workload};
 use specstorm::shard::Shard;
+use specstorm::workload::groups::config::GroupsScenario;
 use specstorm::workload::outbox::config::OutboxConfig;
 use specstorm::workload::outbox::runtime::Queue;
 use std::fmt::Write as _;
@@ -156,7 +157,7 @@ fn groups_cases(out: &mut String, name: &str, s: &Scenario, dir: &Path) {
         &format!("{name} ingest"),
         &ingest_plan(&mut IngestGenerator::new(s, ""), INGEST_OPS, 0),
     );
-    for r in 0..s.load.resolvers.max(1) {
+    for r in 0..s.load().resolvers.max(1) {
         summarise(
             out,
             &format!("{name} resolver {r}"),

@@ -19,6 +19,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+use super::config::GroupsScenario;
 use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};

@@ -8,6 +8,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::config::{GroupsScenario, LoadModel};
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::fuzz::Delay;
@@ -16,7 +17,7 @@ use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::Live;
 use crate::nemesis::{OpFaults, Recorder};
-use crate::scenario::{LoadModel, Scenario};
+use crate::scenario::Scenario;
 use crate::scheduler::{Scheduler, Span, Worker};
 use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
@@ -182,9 +183,9 @@ pub fn next_ingest(gen: &Mutex<IngestGenerator>, live: &Live) -> Option<IngestOp
 /// that never started. When the ingesters ran out of ops (`exhausted`),
 /// every op was started; otherwise op n was due at n / rate. Closed model: 0.
 pub fn missed_ops(s: &Scenario, total: &Stats, load_ns: u64, exhausted: bool) -> u64 {
-    match s.load.model {
+    match s.load().model {
         LoadModel::Open if !exhausted => {
-            let due = (load_ns as f64 / 1e9 * s.load.rate) as u64;
+            let due = (load_ns as f64 / 1e9 * s.load().rate) as u64;
             let started = CompletionType::ALL
                 .iter()
                 .map(|&c| total.count(OpKind::Ingest, c))
@@ -209,7 +210,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let _leaving = Leaving(&shared.ingesters_left);
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
-    let late_after = plan.scenario.load.late_after.as_nanos() as u64;
+    let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
         let Some(op) = next_ingest(&shared.gen, &plan.live) else {
@@ -271,7 +272,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(plan.scenario, plan.namespace, index, plan.shard);
-    let interval = plan.scenario.resolve.interval;
+    let interval = plan.scenario.resolve().interval;
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
         let op = gen.next_op();

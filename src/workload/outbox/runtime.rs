@@ -12,6 +12,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::statements::OutboxVariant;
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::draws::draw_rng;
@@ -23,7 +24,6 @@ use crate::nemesis::Recorder;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, Worker};
 use crate::shard::Shard;
-use crate::statements::OutboxVariant;
 use crate::target::sqlite::client::{Journal, StepError};
 use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::lease::{Leases, Settle};
