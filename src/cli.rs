@@ -243,9 +243,17 @@ pub enum TableFormat {
 /// Options of `specstorm check-target`.
 #[derive(Debug, Args)]
 pub struct CheckTargetArgs {
-    /// Base URL of the service, plain http:// only (no TLS), e.g.
+    /// Base URL of the service, http:// or https://, e.g.
     /// http://127.0.0.1:8080.
     pub url: String,
+    /// An https:// service: a PEM file of CA certificates to trust besides
+    /// the system's roots (the scenario's target.ca_file).
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure_skip_verify")]
+    pub ca_file: Option<PathBuf>,
+    /// An https:// service: do not verify its certificate (staging only;
+    /// the first line says so).
+    #[arg(long)]
+    pub insecure_skip_verify: bool,
     /// Connect timeout and total timeout of every request (e.g. 5s, 500ms).
     #[arg(long, default_value = "5s", value_parser = parse_timeout)]
     pub timeout: Duration,
@@ -323,6 +331,8 @@ pub fn main(cli: Cli) -> ExitCode {
             let opts = ProbeOptions {
                 url: a.url,
                 timeout: a.timeout,
+                ca_file: a.ca_file,
+                insecure_skip_verify: a.insecure_skip_verify,
             };
             let mut out = std::io::stdout();
             let Some(workload) = registry::get(&a.workload) else {

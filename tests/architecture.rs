@@ -194,6 +194,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "target::http::source",
             "target::http::spawn",
             "target::http::start",
+            "target::http::tls",
             "target::http::watchdog",
             "target::sqlite",
             "target::sqlite::client",

@@ -1,6 +1,6 @@
 //! `[target]`: the keys of one target kind are refused on the other, an
 //! HTTP target names exactly one service (a URL, or the spawned reference
-//! server), and a given path is not empty. (`command` and `workdir` are
+//! server), its TLS keys agree, and a given path is not empty. (`command` and `workdir` are
 //! checked with `[api]`, in `api_keys`; `busy_timeout`'s bound in
 //! `limits`.)
 //!
@@ -15,7 +15,12 @@ use crate::scenario::{Target, TargetKind};
 pub(super) fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
     match t.kind {
         TargetKind::Sqlite => {
-            for (key, set) in [("url", t.url.is_some()), ("spawn", t.spawn)] {
+            for (key, set) in [
+                ("url", t.url.is_some()),
+                ("spawn", t.spawn),
+                ("ca_file", t.ca_file.is_some()),
+                ("insecure_skip_verify", t.insecure_skip_verify),
+            ] {
                 if set {
                     return Err(ctx.error(
                         &["target", key],
@@ -51,12 +56,12 @@ pub(super) fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioErro
                      or `spawn = true`",
                     ))
                 }
-                (Some(url), false) if !url.starts_with("http://") => {
+                (Some(url), false)
+                    if !url.starts_with("http://") && !url.starts_with("https://") =>
+                {
                     return Err(ctx.error(
                         &["target", "url"],
-                        format!(
-                    "`target.url` must start with http:// (https is not supported), found {url:?}"
-                ),
+                        format!("`target.url` must start with http:// or https://, found {url:?}"),
                     ))
                 }
                 (Some(_), false) if ctx.is_given(&["target", "path"]) => return Err(ctx.error(
@@ -67,7 +72,38 @@ pub(super) fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioErro
             }
         }
     }
-    Ok(())
+    check_tls(ctx, t)
+}
+
+/// `target.ca_file` names a file, and is not given with
+/// `insecure_skip_verify` (which trusts every certificate: a bundle would
+/// say nothing).
+fn check_tls(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
+    let given = [
+        ("ca_file", t.ca_file.is_some()),
+        ("insecure_skip_verify", t.insecure_skip_verify),
+    ];
+    if let (true, Some((key, _))) = (t.spawn, given.iter().find(|(_, set)| *set)) {
+        return Err(ctx.error(
+            &["target", key],
+            format!(
+                "`target.{key}` applies to an https:// `target.url`; the spawned reference \
+                 server speaks plain http://"
+            ),
+        ));
+    }
+    match &t.ca_file {
+        Some(f) if f.as_os_str().is_empty() => Err(ctx.error(
+            &["target", "ca_file"],
+            "`target.ca_file` must not be empty (a PEM file of CA certificates)",
+        )),
+        Some(_) if t.insecure_skip_verify => Err(ctx.error(
+            &["target", "insecure_skip_verify"],
+            "give either `target.ca_file` (trust its CAs) or `insecure_skip_verify = true` \
+             (trust any certificate), not both",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `target.path`, when given, names a file.

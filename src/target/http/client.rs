@@ -14,6 +14,7 @@ use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::attempt_end::AttemptEnd;
 use crate::workload::groups::IngestOp;
+use super::tls::{client_builder, Tls};
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -185,11 +186,24 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client of `base` (`http://host:port`). Errors: a URL that does not
-    /// parse, or a client that cannot be built.
+    /// A client of `base` (`http://host:port`, or `https://` trusting the
+    /// system's roots). Errors: a URL that does not parse, or a client
+    /// that cannot be built.
     pub fn new(base: &str, connect: Duration, request: Duration) -> anyhow::Result<Self> {
+        Self::with_tls(base, connect, request, &Tls::default())
+    }
+
+    /// [`HttpClient::new`] trusting what `tls` says. Errors: also a CA
+    /// bundle that cannot be read.
+    pub fn with_tls(
+        base: &str,
+        connect: Duration,
+        request: Duration,
+        tls: &Tls,
+    ) -> anyhow::Result<Self> {
         let base = Url::parse(base).map_err(|e| anyhow::anyhow!("bad URL {base:?}: {e}"))?;
-        let client = Client::builder()
+        let client = tls
+            .apply(client_builder())?
             .connect_timeout(connect)
             .timeout(request)
             .pool_max_idle_per_host(1024)
