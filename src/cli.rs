@@ -92,6 +92,11 @@ pub enum Command {
         /// (also without a terminal, or with CI=true).
         #[arg(long)]
         no_tui: bool,
+        /// Keep the dashboard's verdict panel open until a key is pressed
+        /// (default: it closes after 5 s, or at a key, and the summary
+        /// is printed).
+        #[arg(long)]
+        keep_open: bool,
         /// Run as runner i of n sharing one HTTP target (target.url): a
         /// disjoint part of the event ids, stop.events and load.rate.
         #[arg(long, value_name = "I/N", value_parser = crate::shard::Shard::parse, requires = "run_id")]
@@ -160,6 +165,10 @@ pub enum Command {
         /// Plain progress lines on stderr instead of the live dashboard.
         #[arg(long)]
         no_tui: bool,
+        /// Keep the dashboard's verdict panel of each variant open until a
+        /// key is pressed (default: it closes after 5 s, or at a key).
+        #[arg(long)]
+        keep_open: bool,
     },
     /// Validate a scenario and its statement file and print the resolved
     /// configuration, without touching any target.
@@ -415,13 +424,14 @@ pub fn main(cli: Cli) -> ExitCode {
             format,
             quiet,
             no_tui,
+            keep_open,
         } => {
             let opts = CompareOptions {
                 overrides: scenario.overrides(),
                 scenario: scenario.scenario,
                 variants,
                 out,
-                watch: Watch::choose(quiet, no_tui),
+                watch: Watch::choose(quiet, no_tui).keep_open(keep_open),
                 markdown: matches!(format, TableFormat::Md),
             };
             let control = Arc::new(Control::default());
@@ -440,6 +450,7 @@ pub fn main(cli: Cli) -> ExitCode {
             out,
             quiet,
             no_tui,
+            keep_open,
             shard,
             run_id,
         } => {
@@ -447,7 +458,7 @@ pub fn main(cli: Cli) -> ExitCode {
                 overrides: scenario.overrides(),
                 scenario: scenario.scenario,
                 out,
-                watch: Watch::choose(quiet, no_tui),
+                watch: Watch::choose(quiet, no_tui).keep_open(keep_open),
                 summary_on_stderr: false,
                 shard,
                 run_id,

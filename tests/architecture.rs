@@ -259,6 +259,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "report, ui and server",
         &[
             "dashboard",
+            "dashboard::end",
             "dashboard::view",
             "dashboard::view::draw",
             "dashboard::view::panels",

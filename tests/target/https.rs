@@ -30,7 +30,8 @@ fn certs() -> Certs {
     let ca_cert = ca.self_signed(&ca_key).unwrap();
     let issuer = Issuer::new(ca, ca_key);
     let mut leaf = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
-    leaf.distinguished_name.push(DnType::CommonName, "127.0.0.1");
+    leaf.distinguished_name
+        .push(DnType::CommonName, "127.0.0.1");
     let leaf_key = KeyPair::generate().unwrap();
     let leaf_cert = leaf.signed_by(&leaf_key, &issuer).unwrap();
     Certs {
@@ -125,7 +126,11 @@ fn a_run_over_https_trusts_the_scenarios_ca_and_refuses_an_unknown_one() {
     std::fs::write(tmp.path().join("ca.pem"), &ca).unwrap();
 
     // Relative to the scenario file's folder; through the fault proxy.
-    let o = run(tmp.path(), "trusted", &scenario(&url, "ca_file = \"ca.pem\""));
+    let o = run(
+        tmp.path(),
+        "trusted",
+        &scenario(&url, "ca_file = \"ca.pem\""),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let s = summary(&tmp.path().join("trusted"));
     assert_eq!(s["exit"]["code"], 0, "{s}");
@@ -164,7 +169,10 @@ fn insecure_skip_verify_runs_and_every_summary_says_so() {
         target.starts_with(&format!("http {url}")) && target.contains("NOT VERIFIED"),
         "{target}"
     );
-    assert_eq!(s["resolved_scenario"]["target"]["insecure_skip_verify"], true);
+    assert_eq!(
+        s["resolved_scenario"]["target"]["insecure_skip_verify"],
+        true
+    );
     let shown = String::from_utf8_lossy(&o.stdout);
     assert!(shown.contains("NOT VERIFIED"), "{shown}");
 }
@@ -208,7 +216,10 @@ fn an_unreadable_ca_file_is_the_scenarios_fault() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("target.ca_file") && err.contains("nope.pem"), "{err}");
+    assert!(
+        err.contains("target.ca_file") && err.contains("nope.pem"),
+        "{err}"
+    );
 }
 
 #[test]

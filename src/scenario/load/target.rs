@@ -40,37 +40,35 @@ pub(super) fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioErro
                 format!("`target.{key}` must be more than 0s"),
             ));
         }
-        TargetKind::Http => {
-            match (&t.url, t.spawn) {
-                (Some(_), true) => {
-                    return Err(ctx.error(
-                        &["target", "url"],
-                        "give either `target.url` (an external service) or `spawn = true` \
+        TargetKind::Http => match (&t.url, t.spawn) {
+            (Some(_), true) => {
+                return Err(ctx.error(
+                    &["target", "url"],
+                    "give either `target.url` (an external service) or `spawn = true` \
                      (the reference server), not both",
-                    ))
-                }
-                (None, false) => {
-                    return Err(ctx.error(
-                        &["target", "kind"],
-                        "kind = \"http\" needs `target.url` (e.g. \"http://127.0.0.1:8080\") \
+                ))
+            }
+            (None, false) => {
+                return Err(ctx.error(
+                    &["target", "kind"],
+                    "kind = \"http\" needs `target.url` (e.g. \"http://127.0.0.1:8080\") \
                      or `spawn = true`",
-                    ))
-                }
-                (Some(url), false)
-                    if !url.starts_with("http://") && !url.starts_with("https://") =>
-                {
-                    return Err(ctx.error(
-                        &["target", "url"],
-                        format!("`target.url` must start with http:// or https://, found {url:?}"),
-                    ))
-                }
-                (Some(_), false) if ctx.is_given(&["target", "path"]) => return Err(ctx.error(
+                ))
+            }
+            (Some(url), false) if !url.starts_with("http://") && !url.starts_with("https://") => {
+                return Err(ctx.error(
+                    &["target", "url"],
+                    format!("`target.url` must start with http:// or https://, found {url:?}"),
+                ))
+            }
+            (Some(_), false) if ctx.is_given(&["target", "path"]) => {
+                return Err(ctx.error(
                     &["target", "path"],
                     "`target.path` does not apply to an external service (its database is its own)",
-                )),
-                _ => {}
+                ))
             }
-        }
+            _ => {}
+        },
     }
     check_tls(ctx, t)
 }

@@ -9,12 +9,12 @@
 
 use super::mapping::{Mapping, RequestTemplate};
 use super::template::Vars;
+use super::tls::{client_builder, Tls};
 use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::attempt_end::AttemptEnd;
 use crate::workload::groups::IngestOp;
-use super::tls::{client_builder, Tls};
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;

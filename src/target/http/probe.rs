@@ -13,8 +13,8 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::probe_report::{Check, Outcome, ProbeError, ProbeOptions, Report};
 use super::tls::{client_builder, Tls};
+use crate::probe_report::{Check, Outcome, ProbeError, ProbeOptions, Report};
 use reqwest::{Client, RequestBuilder, Url};
 use serde_json::{Map, Value};
 use std::io::Write;
