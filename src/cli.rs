@@ -38,6 +38,31 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// More log lines on stderr (the nemeses, the fault proxy, the
+    /// target): -v info, -vv debug, -vvv trace; warnings are always shown.
+    /// RUST_LOG (e.g. RUST_LOG=specstorm::nemesis=debug) takes precedence.
+    /// `serve` has --log-level instead.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+impl Cli {
+    /// The command line as clap sees it, with the long `--version`
+    /// ([`crate::cli_meta::long_version`]).
+    pub fn command_with_version() -> clap::Command {
+        use clap::CommandFactory;
+        // Once per process: clap keeps a 'static text.
+        let long: &'static str = Box::leak(crate::cli_meta::long_version().into_boxed_str());
+        Cli::command().long_version(long)
+    }
+
+    /// Parses the process's arguments (exits on --help, --version or a
+    /// usage error, as clap does).
+    pub fn parse_args() -> Cli {
+        use clap::FromArgMatches;
+        let matches = Cli::command_with_version().get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
 }
 
 /// The scenario and its command-line overrides (shared by `run` and `check`).
@@ -78,6 +103,7 @@ impl ScenarioArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario (default: the embedded default scenario), audit, save results.
+    #[command(after_long_help = crate::cli_meta::EXIT_CODES)]
     Run {
         /// Scenario file and its overrides.
         #[command(flatten)]
@@ -201,6 +227,16 @@ pub enum Command {
     /// whole space; 1: a violation; 4: a bound cut the search short; 2:
     /// bad input; 130: Ctrl-C (the figures so far are printed).
     Explore(ExploreArgs),
+    /// Print a shell completion script on stdout, e.g.
+    /// `specstorm completions bash > /etc/bash_completion.d/specstorm`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout, e.g. `specstorm man >
+    /// specstorm.1; man ./specstorm.1`.
+    Man,
 }
 
 /// Options of `specstorm explore`.
@@ -319,7 +355,26 @@ pub struct ServeArgs {
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> ExitCode {
+    if !matches!(cli.command, Command::Serve(_)) {
+        crate::cli_meta::init_logging(cli.verbose);
+    }
     match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command_with_version();
+            crate::cli_meta::completions(shell, &mut cmd, &mut std::io::stdout());
+            ExitCode::Met
+        }
+        Command::Man => {
+            match crate::cli_meta::man(Cli::command_with_version(), &mut std::io::stdout()) {
+                Ok(()) => ExitCode::Met,
+                // A closed pipe (`| head`) is no failure of the page.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::Met,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "specstorm: error: man: {e}");
+                    ExitCode::Target
+                }
+            }
+        }
         Command::Explore(a) => explore(&crate::explore::ExploreOptions {
             scenario: a.scenario,
             overrides: a.set,

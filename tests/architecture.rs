@@ -300,6 +300,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "audit_record",
             "audit_tables",
             "cli",
+            "cli_meta",
             "compare",
             // The explore driver (`specstorm explore`); its worlds are
             // workload modules.
