@@ -137,6 +137,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "engine",
         &[
             "fault_hook",
+            "txn_backoff",
             "fuzz",
             "generator",
             "live",

@@ -300,6 +300,20 @@ pub struct Target {
     #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub busy_timeout: Duration,
+    /// A transaction block rolled back on SQLITE_BUSY, BUSY_SNAPSHOT or
+    /// LOCKED runs again from BEGIN up to this many times within one op
+    /// (default 16; 0..=1000).
+    pub txn_retries: u32,
+    /// The wait between such a rollback and the next BEGIN before the first
+    /// rerun, doubling per rerun up to `txn_backoff_max`, half of it drawn
+    /// from the seed (default "0s": no wait).
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
+    #[serde(with = "humantime_serde_compat")]
+    pub txn_backoff: Duration,
+    /// The cap of that doubling wait (default "100ms"; at least `txn_backoff`).
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
+    #[serde(with = "humantime_serde_compat")]
+    pub txn_backoff_max: Duration,
     /// Allow a database that already holds rows; the run then works in its
     /// own namespace of projects (default false: such a database is refused).
     pub reuse: bool,

@@ -79,6 +79,9 @@ pub struct ServeOptions {
     pub synchronous: String,
     /// `PRAGMA busy_timeout`.
     pub busy_timeout: Duration,
+    /// The transaction blocks' retry budget and backoff (its seed; each
+    /// job's key is the pool's).
+    pub txn: crate::txn_backoff::TxnPolicy,
     /// Honour the test-only `x-specstorm-fault` request header (crash and
     /// pause between steps, driven by the bench). Off by default: a server
     /// in production must never crash on a client's say-so.
@@ -179,6 +182,24 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .with_max_level(opts.log_level.level())
         .try_init();
     let variant = Served::load(&opts.variant)?;
+    if let Served::Groups(v) = &variant {
+        if opts.journal_mode.eq_ignore_ascii_case("off") {
+            if let Some(t) = v.ingest.txns.first().or(v.resolve.txns.first()) {
+                let program = if v.ingest.txns.is_empty() {
+                    &v.resolve
+                } else {
+                    &v.ingest
+                };
+                return Err(ServeError::Target(format!(
+                    "--journal-mode off has no rollback journal, and transaction blocks need \
+                     one: {}:{} opens one (`-- begin: {}`)",
+                    v.file.path.display(),
+                    program.steps[t.first].line,
+                    t.mode.name()
+                )));
+            }
+        }
+    }
     if let Some(w) = exposed_hooks(opts) {
         let _ = writeln!(std::io::stderr(), "specstorm: warning: {w}");
     }
@@ -208,7 +229,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .map(|_| sqlite::open(&opts.db, &target))
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(|e| db_err(&e))?;
-    let pool = Arc::new(Pool::start(variant.clone(), conns, workers * 64));
+    let pool = Arc::new(Pool::start(variant.clone(), conns, workers * 64, opts.txn));
     let state = Arc::new(AppState {
         next_tx: outbox::first_tx_id(),
         variant,

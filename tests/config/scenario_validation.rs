@@ -478,6 +478,9 @@ fn empty_file_gets_every_default() {
             journal_mode: "wal".into(),
             synchronous: "normal".into(),
             busy_timeout: Duration::from_secs(5),
+            txn_retries: 16,
+            txn_backoff: Duration::ZERO,
+            txn_backoff_max: Duration::from_millis(100),
             reuse: false,
             url: None,
             spawn: false,
@@ -1704,7 +1707,12 @@ fn a_mapped_scenario_round_trips_through_to_toml() {
 #[test]
 fn the_d1_worker_example_scenarios_load() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/d1-worker");
-    for name in ["d1-atomic.toml", "d1-naive.toml", "d1-compare.toml"] {
+    for name in [
+        "d1-atomic.toml",
+        "d1-naive.toml",
+        "d1-compare.toml",
+        "d1-batch.toml",
+    ] {
         let (s, _) = load(Some(&dir.join(name)), &[]).unwrap_or_else(|e| panic!("{e}"));
         let api = s.api.as_ref().expect("a mapping");
         assert!(

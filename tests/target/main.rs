@@ -20,4 +20,6 @@ mod outbox_http;
 mod outbox_proxy;
 mod sqlite_client;
 mod txn_blocks;
+mod txn_http;
+mod txn_retry_policy;
 mod wal;

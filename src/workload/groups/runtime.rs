@@ -21,6 +21,7 @@ use crate::scheduler::{Scheduler, Span, Worker};
 use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};
+use crate::txn_backoff::TxnPolicy;
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
@@ -249,7 +250,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
             program,
             op.builtins(wall_ms()),
             invoke,
-            &faults,
+            (&faults, op.key),
             |m, n| ingest_result(m, n, counting),
         );
         if result.2.crashed_after.is_some() {
@@ -295,7 +296,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
             &plan.variant.resolve,
             op.builtins(wall_ms()),
             invoke,
-            &faults,
+            (&faults, op.key),
             resolve_result,
         );
         slot.lock().expect("stats slot").record_op(
@@ -318,9 +319,10 @@ fn drive<'p>(
     program: &'p OpProgram,
     builtins: Vec<Value>,
     invoke: Invoke,
-    faults: &OpFaults,
+    (faults, key): (&OpFaults, u64),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 ) -> (CompletionType, (u64, u64, OpResult)) {
+    let policy = TxnPolicy::of(&plan.scenario.target, plan.scenario.seed, key);
     let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
     let batch = std::cell::RefCell::new(Batch::default());
     batch.borrow_mut().push(&Entry::Invoke(invoke));
@@ -328,11 +330,11 @@ fn drive<'p>(
     // COMMIT's return as their end (their effect became visible then);
     // forgotten when it is rolled back (they did not happen).
     let pending: std::cell::RefCell<Option<Vec<Step>>> = std::cell::RefCell::new(None);
-    let (kind, result) = run_steps_txn(
+    let (kind, result) = run_steps_policy(
         conn,
         program,
         builtins,
-        faults,
+        (faults, policy),
         (
             || {
                 let c = &plan.control;
@@ -448,10 +450,14 @@ pub fn txn_rollback_entry(
         Some(code) => format!("SQLite error {code}"),
         None => "crash fault or failed op".to_string(),
     };
-    let then = if r.retried {
-        "running the block again from BEGIN"
-    } else {
-        "the op ends"
+    let backoff_ns = r.backoff.1.saturating_sub(r.backoff.0);
+    let then = match (r.retried, backoff_ns) {
+        (false, _) => "the op ends".to_string(),
+        (true, 0) => "running the block again from BEGIN".to_string(),
+        (true, ns) => format!(
+            "running the block again from BEGIN after a backoff of {:?}",
+            Duration::from_nanos(ns)
+        ),
     };
     Entry::Bench(crate::history::BenchEntry {
         t: r.wait.0,
@@ -470,6 +476,7 @@ pub fn txn_rollback_entry(
             code: r.code,
             wait_ns: r.wait.1.saturating_sub(r.wait.0),
             retried: r.retried,
+            backoff_ns,
         }),
     })
 }
@@ -538,13 +545,48 @@ pub enum TxnNote<'a, 'p> {
 }
 
 /// [`run_steps`], with `on_txn` told of each transaction block's BEGIN and
-/// rollback (the step log drops a rolled-back attempt's steps).
+/// rollback (the step log drops a rolled-back attempt's steps); a busy
+/// block runs again at once, up to the default budget.
 #[allow(clippy::type_complexity)]
 pub fn run_steps_txn<'p, A, P, N, S, F, Z, T>(
     conn: (&Connection, Journal),
     program: &'p OpProgram,
     builtins: Vec<Value>,
     faults: &OpFaults,
+    (abort, pause, now): (A, P, N),
+    (on_step, on_fault, on_fuzz, on_txn): (S, F, Z, T),
+    interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
+) -> (CompletionType, OpResult)
+where
+    A: Fn() -> Option<(AbortCause, String)>,
+    P: Fn(Duration),
+    N: Fn() -> u64,
+    S: FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
+    F: FnMut(u32, usize, Option<Duration>),
+    Z: FnMut(usize, &'p StepDef, Delay, u64, u64),
+    T: FnMut(TxnNote<'_, 'p>),
+{
+    run_steps_policy(
+        conn,
+        program,
+        builtins,
+        (faults, TxnPolicy::default()),
+        (abort, pause, now),
+        (on_step, on_fault, on_fuzz, on_txn),
+        interpret,
+    )
+}
+
+/// [`run_steps_txn`] under the retry `policy` of the scenario's
+/// `target.txn_*` keys: between a busy block's rollback and its next
+/// BEGIN the worker waits the policy's backoff by `pause` (which a stop
+/// cuts short).
+#[allow(clippy::type_complexity)]
+pub fn run_steps_policy<'p, A, P, N, S, F, Z, T>(
+    conn: (&Connection, Journal),
+    program: &'p OpProgram,
+    builtins: Vec<Value>,
+    (faults, policy): (&OpFaults, TxnPolicy),
     (abort, pause, now): (A, P, N),
     (on_step, on_fault, on_fuzz, on_txn): (S, F, Z, T),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
@@ -565,6 +607,7 @@ where
         GroupsHooks {
             program,
             faults,
+            policy,
             abort,
             pause,
             now,
@@ -583,6 +626,7 @@ where
 struct GroupsHooks<'p, 'f, A, P, N, S, F, Z, T, I> {
     program: &'p OpProgram,
     faults: &'f OpFaults,
+    policy: TxnPolicy,
     abort: A,
     pause: P,
     now: N,
@@ -642,6 +686,14 @@ where
             }
             None => false,
         }
+    }
+
+    fn txn_policy(&self) -> TxnPolicy {
+        self.policy
+    }
+
+    fn wait(&mut self, d: Duration) {
+        (self.pause)(d);
     }
 
     fn begun(&mut self, _txn: &'p crate::statements::Txn, _attempt: u32) {

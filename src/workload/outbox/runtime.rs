@@ -607,6 +607,16 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
         self.plan.clock.now()
     }
 
+    fn txn_policy(&self) -> crate::txn_backoff::TxnPolicy {
+        let s = self.plan.scenario;
+        crate::txn_backoff::TxnPolicy::of(&s.target, s.seed, self.faults.key)
+    }
+
+    fn wait(&mut self, d: Duration) {
+        // A stopping load cuts the backoff short.
+        self.plan.control.sleep(d);
+    }
+
     fn after(&mut self, i: usize, start: u64, end: u64, r: &Result<StepOutcome, StepError>) {
         let step = &self.program.steps[i];
         let (changes, rows, error, error_kind, maybe_applied) = match r {
