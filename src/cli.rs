@@ -38,6 +38,31 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// More log lines on stderr (the nemeses, the fault proxy, the
+    /// target): -v info, -vv debug, -vvv trace; warnings are always shown.
+    /// RUST_LOG (e.g. RUST_LOG=specstorm::nemesis=debug) takes precedence.
+    /// `serve` has --log-level instead.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+impl Cli {
+    /// The command line as clap sees it, with the long `--version`
+    /// ([`crate::cli_meta::long_version`]).
+    pub fn command_with_version() -> clap::Command {
+        use clap::CommandFactory;
+        // Once per process: clap keeps a 'static text.
+        let long: &'static str = Box::leak(crate::cli_meta::long_version().into_boxed_str());
+        Cli::command().long_version(long)
+    }
+
+    /// Parses the process's arguments (exits on --help, --version or a
+    /// usage error, as clap does).
+    pub fn parse_args() -> Cli {
+        use clap::FromArgMatches;
+        let matches = Cli::command_with_version().get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
 }
 
 /// The scenario and its command-line overrides (shared by `run` and `check`).
@@ -78,6 +103,7 @@ impl ScenarioArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario (default: the embedded default scenario), audit, save results.
+    #[command(after_long_help = crate::cli_meta::EXIT_CODES)]
     Run {
         /// Scenario file and its overrides.
         #[command(flatten)]
@@ -92,6 +118,11 @@ pub enum Command {
         /// (also without a terminal, or with CI=true).
         #[arg(long)]
         no_tui: bool,
+        /// Keep the dashboard's verdict panel open until a key is pressed
+        /// (default: it closes after 5 s, or at a key, and the summary
+        /// is printed).
+        #[arg(long)]
+        keep_open: bool,
         /// Run as runner i of n sharing one HTTP target (target.url): a
         /// disjoint part of the event ids, stop.events and load.rate.
         #[arg(long, value_name = "I/N", value_parser = crate::shard::Shard::parse, requires = "run_id")]
@@ -160,6 +191,10 @@ pub enum Command {
         /// Plain progress lines on stderr instead of the live dashboard.
         #[arg(long)]
         no_tui: bool,
+        /// Keep the dashboard's verdict panel of each variant open until a
+        /// key is pressed (default: it closes after 5 s, or at a key).
+        #[arg(long)]
+        keep_open: bool,
     },
     /// Validate a scenario and its statement file and print the resolved
     /// configuration, without touching any target.
@@ -192,6 +227,16 @@ pub enum Command {
     /// whole space; 1: a violation; 4: a bound cut the search short; 2:
     /// bad input; 130: Ctrl-C (the figures so far are printed).
     Explore(ExploreArgs),
+    /// Print a shell completion script on stdout, e.g.
+    /// `specstorm completions bash > /etc/bash_completion.d/specstorm`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout, e.g. `specstorm man >
+    /// specstorm.1; man ./specstorm.1`.
+    Man,
 }
 
 /// Options of `specstorm explore`.
@@ -243,9 +288,17 @@ pub enum TableFormat {
 /// Options of `specstorm check-target`.
 #[derive(Debug, Args)]
 pub struct CheckTargetArgs {
-    /// Base URL of the service, plain http:// only (no TLS), e.g.
+    /// Base URL of the service, http:// or https://, e.g.
     /// http://127.0.0.1:8080.
     pub url: String,
+    /// An https:// service: a PEM file of CA certificates to trust besides
+    /// the system's roots (the scenario's target.ca_file).
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure_skip_verify")]
+    pub ca_file: Option<PathBuf>,
+    /// An https:// service: do not verify its certificate (staging only;
+    /// the first line says so).
+    #[arg(long)]
+    pub insecure_skip_verify: bool,
     /// Connect timeout and total timeout of every request (e.g. 5s, 500ms).
     #[arg(long, default_value = "5s", value_parser = parse_timeout)]
     pub timeout: Duration,
@@ -313,7 +366,26 @@ pub struct ServeArgs {
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> ExitCode {
+    if !matches!(cli.command, Command::Serve(_)) {
+        crate::cli_meta::init_logging(cli.verbose);
+    }
     match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command_with_version();
+            crate::cli_meta::completions(shell, &mut cmd, &mut std::io::stdout());
+            ExitCode::Met
+        }
+        Command::Man => {
+            match crate::cli_meta::man(Cli::command_with_version(), &mut std::io::stdout()) {
+                Ok(()) => ExitCode::Met,
+                // A closed pipe (`| head`) is no failure of the page.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::Met,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "specstorm: error: man: {e}");
+                    ExitCode::Target
+                }
+            }
+        }
         Command::Explore(a) => explore(&crate::explore::ExploreOptions {
             scenario: a.scenario,
             overrides: a.set,
@@ -334,6 +406,8 @@ pub fn main(cli: Cli) -> ExitCode {
             let opts = ProbeOptions {
                 url: a.url,
                 timeout: a.timeout,
+                ca_file: a.ca_file,
+                insecure_skip_verify: a.insecure_skip_verify,
             };
             let mut out = std::io::stdout();
             let Some(workload) = registry::get(&a.workload) else {
@@ -423,13 +497,14 @@ pub fn main(cli: Cli) -> ExitCode {
             format,
             quiet,
             no_tui,
+            keep_open,
         } => {
             let opts = CompareOptions {
                 overrides: scenario.overrides(),
                 scenario: scenario.scenario,
                 variants,
                 out,
-                watch: Watch::choose(quiet, no_tui),
+                watch: Watch::choose(quiet, no_tui).keep_open(keep_open),
                 markdown: matches!(format, TableFormat::Md),
             };
             let control = Arc::new(Control::default());
@@ -448,6 +523,7 @@ pub fn main(cli: Cli) -> ExitCode {
             out,
             quiet,
             no_tui,
+            keep_open,
             shard,
             run_id,
         } => {
@@ -455,7 +531,7 @@ pub fn main(cli: Cli) -> ExitCode {
                 overrides: scenario.overrides(),
                 scenario: scenario.scenario,
                 out,
-                watch: Watch::choose(quiet, no_tui),
+                watch: Watch::choose(quiet, no_tui).keep_open(keep_open),
                 summary_on_stderr: false,
                 shard,
                 run_id,

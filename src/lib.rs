@@ -41,6 +41,7 @@ pub mod audit_killed;
 pub mod audit_record;
 pub mod audit_tables;
 pub mod cli;
+pub mod cli_meta;
 pub mod clock;
 pub mod compare;
 pub mod control;

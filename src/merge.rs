@@ -522,7 +522,9 @@ fn final_tables(
     // this read began: it may be taken as after them all.
     let reread = (|| -> Result<(), String> {
         let t = &parts[0].scenario.target;
-        let client = HttpClient::new(&url, t.connect_timeout, t.request_timeout)
+        // The shard's saved scenario holds an absolute `ca_file`.
+        let tls = crate::target::http::tls::Tls::of_target(t, std::path::Path::new("/"));
+        let client = HttpClient::with_tls(&url, t.connect_timeout, t.request_timeout, &tls)
             .map_err(|e| e.to_string())?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -278,8 +278,8 @@ fn execute(
         exit: (summary.exit.code, summary.exit.rule.clone()),
         run_dir: run_dir.display().to_string(),
     });
-    // The dashboard shows the verdicts until a key; then the terminal is
-    // the summary's.
+    // The dashboard shows the verdicts for a few seconds (or until a key);
+    // then the terminal is the summary's.
     watcher.finish();
     // A closed pipe (`| head`) must not turn a finished run into a panic.
     let parts = workload.human(&summary);

@@ -9,16 +9,23 @@
 //! below it (core).
 
 use crate::exit_code::ExitCode;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `specstorm check-target` needs.
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
-    /// The base URL of the service (`http://HOST:PORT`, optionally with a
+    /// The base URL of the service (`http(s)://HOST:PORT`, optionally with a
     /// path prefix that every contract path is appended to).
     pub url: String,
     /// The connect timeout and the total timeout of every request.
     pub timeout: Duration,
+    /// An `https://` service: a PEM bundle of CA certificates trusted
+    /// besides the system's roots.
+    pub ca_file: Option<PathBuf>,
+    /// An `https://` service: trust any certificate (said on the probe's
+    /// first line).
+    pub insecure_skip_verify: bool,
 }
 
 /// Why the probe could not even start; maps to the CLI's exit codes.

@@ -80,6 +80,10 @@ pub(crate) fn saved_scenario(s: &Scenario, base: &Path) -> Scenario {
         let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
         saved.target.workdir = Some(dir.display().to_string());
     }
+    if let Some(ca) = &mut saved.target.ca_file {
+        let abs = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+        *ca = abs.join(&*ca);
+    }
     if let Some(p) = saved.audit.as_mut().and_then(|a| a.sqlite.as_mut()) {
         if !p.starts_with("{run_dir}") && Path::new(p.as_str()).is_relative() {
             let abs = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());

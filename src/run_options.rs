@@ -79,8 +79,17 @@ pub enum Watch {
     Dashboard {
         /// Colors on (false: `NO_COLOR` is set).
         color: bool,
+        /// How long the verdict panel stays after the run, unless a key
+        /// ends it first ([`DASHBOARD_CLOSE_AFTER`]); None (`--keep-open`):
+        /// until a key.
+        close_after: Option<Duration>,
     },
 }
+
+/// How long the dashboard shows the verdicts before it gives the terminal
+/// to the summary (as k6 and oha end by themselves: `run && next` must not
+/// wait for a key).
+pub const DASHBOARD_CLOSE_AFTER: Duration = Duration::from_secs(5);
 
 impl Watch {
     /// The mode for `specstorm run`: quiet with `-q`; the dashboard when
@@ -99,7 +108,22 @@ impl Watch {
         {
             Watch::Lines(Duration::from_secs(2))
         } else {
-            Watch::Dashboard { color }
+            Watch::Dashboard {
+                color,
+                close_after: Some(DASHBOARD_CLOSE_AFTER),
+            }
+        }
+    }
+
+    /// With `keep` (`--keep-open`), the dashboard's verdict panel stays
+    /// until a key is pressed; other modes are unchanged.
+    pub fn keep_open(self, keep: bool) -> Watch {
+        match self {
+            Watch::Dashboard { color, .. } if keep => Watch::Dashboard {
+                color,
+                close_after: None,
+            },
+            w => w,
         }
     }
 }

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 pub use crate::run_options::Watch;
 
 /// A running watcher; [`Watcher::finish`] ends it (the dashboard first
-/// shows the verdicts until a key is pressed). Dropping it ends it too,
-/// without waiting, and gives the terminal back.
+/// shows the verdicts for a few seconds, or until a key is pressed).
+/// Dropping it ends it too, without waiting, and gives the terminal back.
 pub struct Watcher {
     done: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
@@ -43,13 +43,16 @@ impl Watcher {
                         .expect("spawn the progress thread"),
                 )
             }
-            Watch::Dashboard { color } => {
+            Watch::Dashboard { color, close_after } => {
                 control.quiet_signals.store(true, Ordering::Release);
                 let done = done.clone();
                 Some(
                     std::thread::Builder::new()
                         .name("dashboard".into())
-                        .spawn(move || crate::dashboard::run(&live, &control, color, &done))
+                        .spawn(move || {
+                            let end = crate::dashboard::end::EndWait::new(close_after);
+                            crate::dashboard::run(&live, &control, color, &done, end)
+                        })
                         .expect("spawn the dashboard thread"),
                 )
             }
@@ -79,7 +82,8 @@ impl Watcher {
     }
 
     /// Waits for the watcher to end: plain lines stop at once; the
-    /// dashboard shows the verdicts (when the run has them) until a key.
+    /// dashboard shows the verdicts (when the run has them) until its
+    /// close-after time is over or a key is pressed.
     pub fn finish(mut self) {
         self.join();
     }

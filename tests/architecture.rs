@@ -197,6 +197,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "target::http::source",
             "target::http::spawn",
             "target::http::start",
+            "target::http::tls",
             "target::http::watchdog",
             "target::sqlite",
             "target::sqlite::client",
@@ -261,6 +262,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "report, ui and server",
         &[
             "dashboard",
+            "dashboard::end",
             "dashboard::view",
             "dashboard::view::draw",
             "dashboard::view::panels",
@@ -301,6 +303,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "audit_record",
             "audit_tables",
             "cli",
+            "cli_meta",
             "compare",
             // The explore driver (`specstorm explore`); its worlds are
             // workload modules.

@@ -6,6 +6,7 @@
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
+pub mod end;
 pub mod view;
 
 use crate::control::Control;
@@ -18,12 +19,13 @@ use view::UiState;
 /// Frames per second while the run goes.
 const FPS: u32 = 4;
 
-/// Runs the dashboard on the terminal until the run is over and a key was
-/// pressed on the verdict panel (or `done` is set: the run ended without
-/// verdicts; or a signal stopped the run: then nothing waits for a key). Keys: `q` and Ctrl-C stop the run gracefully (a second
-/// Ctrl-C aborts), `?` toggles help. The terminal is restored on the way
-/// out, also after a panic (ratatui's hook).
-pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool) {
+/// Runs the dashboard on the terminal until the run is over and the
+/// verdict panel ended (`end`: its time is over, or a key was pressed), or
+/// `done` is set (the run ended without verdicts), or a signal stopped the
+/// run (then nothing waits for a key). Keys: `q` and Ctrl-C stop the run
+/// gracefully (a second Ctrl-C aborts), `?` toggles help. The terminal is
+/// restored on the way out, also after a panic (ratatui's hook).
+pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool, mut end: end::EndWait) {
     let mut terminal = ratatui::init();
     let mut ui = UiState { help: false, color };
     let mut rates = Rates::new(60);
@@ -51,8 +53,17 @@ pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool) {
             std::thread::sleep(Duration::from_millis(500));
             break;
         }
-        // Waits for a key at most one frame; a resize just redraws.
-        let Ok(true) = event::poll(frame) else {
+        if finished && end.over(Instant::now(), false) {
+            break;
+        }
+        // Waits for a key at most one frame (on the verdict panel, no
+        // longer than it has left); a resize just redraws.
+        let wait = if finished {
+            end.poll_for(Instant::now(), frame)
+        } else {
+            frame
+        };
+        let Ok(true) = event::poll(wait) else {
             continue;
         };
         let Ok(ev) = event::read() else { continue };
@@ -60,7 +71,7 @@ pub fn run(live: &Live, control: &Control, color: bool, done: &AtomicBool) {
         if key.kind != KeyEventKind::Press {
             continue;
         }
-        if finished {
+        if finished && end.over(Instant::now(), true) {
             break;
         }
         let ctrl_c =

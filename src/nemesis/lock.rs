@@ -73,6 +73,10 @@ fn run(
             return;
         }
     };
+    tracing::info!(
+        "lock nemesis: fault {index} on {}, the write lock every {every:?} for {hold:?}",
+        db.display()
+    );
     let mut ticks = Ticks::new(f, every, recorder, load_start, stopping);
     while ticks.wait() {
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {

@@ -35,6 +35,7 @@ use crate::control::Control;
 use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{DroppedResponse, FaultAction, OpKind};
 use crate::target::http::client::describe;
+use crate::target::http::tls::{client_builder, Tls};
 use crate::workload::outbox::AttemptEnd;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -100,11 +101,12 @@ struct Tag {
 }
 
 impl FaultProxy {
-    /// Listens on 127.0.0.1:0 and forwards to `upstream` (http://host:port).
+    /// Listens on 127.0.0.1:0 (plain HTTP) and forwards to `upstream`
+    /// (`http://host:port`, or `https://` trusting the system's roots).
     /// `load_start` is the clock ns at which the load started (fault windows are measured from it).
     ///
     /// Returns once the socket is bound: `url` is ready for requests.
-    /// Errors (as a message): `upstream` is not an `http://` URL, or the
+    /// Errors (as a message): `upstream` is not an `http(s)://` URL, or the
     /// socket, the HTTP client, the runtime or the thread cannot be made.
     pub fn start(
         upstream: &str,
@@ -117,6 +119,7 @@ impl FaultProxy {
             load_start,
             true,
             Arc::new(Control::default()),
+            &Tls::default(),
         )
     }
 
@@ -124,22 +127,26 @@ impl FaultProxy {
     /// answer by its status alone (a service with its own API: its bodies
     /// are not the contract's, and the checkers must not read them as such).
     /// The load's `control`: once it stops, latency toxics wait no more.
+    /// An `https://` upstream is trusted as `tls` says (the target's).
     pub fn start_with(
         upstream: &str,
         recorder: Recorder,
         load_start: u64,
         keep_bodies: bool,
         control: Arc<Control>,
+        tls: &Tls,
     ) -> Result<FaultProxy, String> {
         let base = upstream.trim_end_matches('/').to_string();
         let parsed = reqwest::Url::parse(&base)
             .map_err(|e| format!("fault proxy: bad upstream URL {upstream:?}: {e}"))?;
-        if parsed.scheme() != "http" || parsed.host().is_none() {
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
             return Err(format!(
-                "fault proxy: the upstream must be http://host:port, not {upstream:?}"
+                "fault proxy: the upstream must be http(s)://host:port, not {upstream:?}"
             ));
         }
-        let client = reqwest::Client::builder()
+        let client = tls
+            .apply(client_builder())
+            .map_err(|e| format!("fault proxy: {e}"))?
             .no_proxy()
             .connect_timeout(CONNECT_TIMEOUT)
             .pool_max_idle_per_host(1024)

@@ -288,6 +288,15 @@ pub struct Target {
     #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub startup_timeout: Duration,
+    /// http: a PEM bundle of CA certificates trusted besides the system's
+    /// roots for an `https://` service (relative to the scenario file's
+    /// folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
+    /// http: do not verify the service's TLS certificate (a staging
+    /// service); every summary that names the target says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_verify: bool,
 }
 
 impl Target {

@@ -9,6 +9,7 @@ mod common;
 mod audit;
 mod audit_untrusted;
 mod cli;
+mod cli_basics;
 mod docs;
 mod msrv;
 mod outbox_parity;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 /// A blocking client whose requests give up after 30 s.
 pub fn client() -> reqwest::blocking::Client {
+    specstorm::target::http::tls::install_provider();
     reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()

@@ -205,7 +205,12 @@ fn every_key_refuses_the_same_values_with_the_same_words() {
         &mut out,
         "mapped",
         &mapped,
-        &["audit.sqlite", "audit.export.events"],
+        &[
+            "audit.sqlite",
+            "audit.export.events",
+            "target.ca_file",
+            "target.insecure_skip_verify",
+        ],
         &["api", "audit", "target"],
     );
     insta::assert_snapshot!("keys", out);

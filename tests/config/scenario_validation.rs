@@ -495,6 +495,8 @@ fn empty_file_gets_every_default() {
             command: None,
             workdir: None,
             startup_timeout: Duration::from_secs(60),
+            ca_file: None,
+            insecure_skip_verify: false,
         },
         stop: Stop {
             events: 10000,
@@ -944,10 +946,13 @@ fn http_target_needs_exactly_one_of_url_and_spawn() {
 }
 
 #[test]
-fn http_url_must_be_plain_http() {
-    let e = load_text("[target]\nkind = \"http\"\nurl = \"https://example.com\"\n").unwrap_err();
+fn http_url_must_be_http_or_https() {
+    let e = load_text("[target]\nkind = \"http\"\nurl = \"ftp://example.com\"\n").unwrap_err();
     assert_eq!(e.line(), Some(3), "{e}");
-    assert!(e.reason().contains("must start with http://"), "{e}");
+    assert!(
+        e.reason().contains("must start with http:// or https://"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -259,6 +259,7 @@ fn the_reference_server_stops_on_sigterm_during_a_hook_pause() {
         &["--fault-hooks", "--workers", "2"],
     );
     let url = server.url.clone();
+    specstorm::target::http::tls::install_provider();
     let paused = std::thread::spawn(move || {
         reqwest::blocking::Client::builder()
             .timeout(None)

@@ -7,6 +7,7 @@
 mod common;
 
 mod dashboard;
+mod dashboard_end;
 mod expectations;
 mod junit_schema;
 mod report;

@@ -240,7 +240,10 @@ fn start_service_full(
 ) -> String {
     let backend = Arc::new(Backend {
         url: backend_url.to_string(),
-        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        http: specstorm::target::http::tls::client_builder()
+            .no_proxy()
+            .build()
+            .unwrap(),
         leaky_503s: AtomicU64::new(leaky_503s),
         cap,
         forwarded: AtomicU64::new(0),

@@ -109,6 +109,7 @@ impl Bench {
 }
 
 fn client() -> Client {
+    specstorm::target::http::tls::install_provider();
     Client::builder()
         .timeout(Duration::from_secs(20))
         .no_proxy()
@@ -494,7 +495,7 @@ fn bad_upstream_is_an_error() {
         sink: writer.sink(),
         clock: Clock::start(),
     };
-    for bad in ["not a url", "https://127.0.0.1:1", "unix:/tmp/x"] {
+    for bad in ["not a url", "ftp://127.0.0.1:1", "unix:/tmp/x"] {
         assert!(FaultProxy::start(bad, rec.clone(), 0).is_err(), "{bad}");
     }
 }

@@ -12,6 +12,7 @@ mod check_target;
 mod d1_worker;
 mod fault_proxy;
 mod http_target;
+mod https;
 mod nemesis;
 mod orphans;
 mod outbox_api_mapping;

@@ -116,7 +116,10 @@ async fn dump(State(r): State<Arc<Relay>>, headers: HeaderMap) -> Response {
 fn start_relay(backend: &str) -> String {
     let relay = Arc::new(Relay {
         backend: backend.to_string(),
-        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        http: specstorm::target::http::tls::client_builder()
+            .no_proxy()
+            .build()
+            .unwrap(),
         served: AtomicU64::new(0),
     });
     let app = Router::new()

@@ -71,6 +71,8 @@ pub(super) const SCHEMA: &[Section] = &[
             field("command", Kind::Str, None),
             field("workdir", Kind::Str, None),
             field("startup_timeout", Kind::Duration, Some("\"60s\"")),
+            field("ca_file", Kind::Str, None),
+            field("insecure_skip_verify", Kind::Bool, Some("false")),
         ],
     },
     Section {

@@ -9,6 +9,7 @@
 
 use super::mapping::{Mapping, RequestTemplate};
 use super::template::Vars;
+use super::tls::{client_builder, Tls};
 use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
@@ -185,11 +186,24 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client of `base` (`http://host:port`). Errors: a URL that does not
-    /// parse, or a client that cannot be built.
+    /// A client of `base` (`http://host:port`, or `https://` trusting the
+    /// system's roots). Errors: a URL that does not parse, or a client
+    /// that cannot be built.
     pub fn new(base: &str, connect: Duration, request: Duration) -> anyhow::Result<Self> {
+        Self::with_tls(base, connect, request, &Tls::default())
+    }
+
+    /// [`HttpClient::new`] trusting what `tls` says. Errors: also a CA
+    /// bundle that cannot be read.
+    pub fn with_tls(
+        base: &str,
+        connect: Duration,
+        request: Duration,
+        tls: &Tls,
+    ) -> anyhow::Result<Self> {
         let base = Url::parse(base).map_err(|e| anyhow::anyhow!("bad URL {base:?}: {e}"))?;
-        let client = Client::builder()
+        let client = tls
+            .apply(client_builder())?
             .connect_timeout(connect)
             .timeout(request)
             .pool_max_idle_per_host(1024)

@@ -23,6 +23,7 @@ pub mod service_db;
 pub mod source;
 pub mod spawn;
 pub mod start;
+pub mod tls;
 pub mod watchdog;
 
 // The `[api]` compiler is the config layer's (the loader compiles `[api]`
@@ -50,6 +51,7 @@ use spawn::SpawnedServer;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use tls::Tls;
 
 /// What the load's workers get from an HTTP target.
 pub struct HttpClients {
@@ -65,6 +67,9 @@ pub struct HttpClients {
 pub struct HttpTarget {
     url: String,
     target: scenario::Target,
+    /// What the clients of the service trust (`target.ca_file`,
+    /// `target.insecure_skip_verify`).
+    tls: Tls,
     mapping: Arc<Mapping>,
     db: ServiceDb,
     run_dir: PathBuf,
@@ -105,6 +110,12 @@ impl HttpTarget {
                 .map_err(|e| TargetError::Input(format!("{}: {}", e.path.join("."), e.reason)))?,
         );
         let caps = t.caps();
+        let tls = Tls::of_target(t, x.base);
+        // A bundle that cannot be read is the scenario's fault (exit 2),
+        // found before any service is started.
+        let _ = tls
+            .apply(tls::client_builder())
+            .map_err(|e| TargetError::Input(format!("target.ca_file: {e}")))?;
         let db = ServiceDb::new(s.audit.clone().unwrap_or_default(), x.run_dir, x.base);
         let server_db = t
             .path
@@ -143,6 +154,7 @@ impl HttpTarget {
             proxy: caps.proxy && plan.has(FaultKind::Proxy),
             url,
             target: t.clone(),
+            tls,
             mapping,
             db,
             run_dir: x.run_dir.to_path_buf(),
@@ -207,8 +219,10 @@ impl HttpTarget {
     /// requests hang.
     fn client_of(&self, url: &str) -> Result<HttpClient, TargetError> {
         let t = &self.target;
-        Ok(HttpClient::new(url, t.connect_timeout, t.request_timeout)?
-            .with_mapping(self.mapping.clone()))
+        Ok(
+            HttpClient::with_tls(url, t.connect_timeout, t.request_timeout, &self.tls)?
+                .with_mapping(self.mapping.clone()),
+        )
     }
 
     fn source(&self) -> Result<HttpSource<'_>, TargetError> {
@@ -242,7 +256,11 @@ impl Target for HttpTarget {
     }
 
     fn describe(&self) -> String {
-        format!("http {}", self.url)
+        if self.tls.insecure_skip_verify {
+            format!("http {} [{}]", self.url, tls::INSECURE_NOTE)
+        } else {
+            format!("http {}", self.url)
+        }
     }
 
     fn run<O>(&mut self, load: impl FnOnce(HttpClients) -> O) -> Result<O, TargetError> {
@@ -257,6 +275,7 @@ impl Target for HttpTarget {
                     load_start,
                     self.mapping.contract,
                     self.control.clone(),
+                    &self.tls,
                 )
                 .map_err(|e| TargetError::Target(format!("the fault proxy: {e}")))?,
             )

@@ -6,12 +6,14 @@
 //! probe sends and what it accepts are the workload's own (its `probe`
 //! module).
 //!
-//! Plain `http://` only: the crate is built without TLS. A dead or silent
-//! target never hangs a probe: every request times out.
+//! `http://` or `https://` (trusting the system's roots, a CA bundle, or
+//! with `--insecure-skip-verify` any certificate: see `tls`). A dead or
+//! silent target never hangs a probe: every request times out.
 //!
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::tls::{client_builder, Tls};
 use crate::probe_report::{Check, Outcome, ProbeError, ProbeOptions, Report};
 use reqwest::{Client, RequestBuilder, Url};
 use serde_json::{Map, Value};
@@ -21,28 +23,21 @@ use std::time::Duration;
 /// The longest body excerpt shown in a line (in characters).
 const EXCERPT: usize = 80;
 
-/// Parses and checks the base URL: `http://` only (no TLS in this build),
-/// a host, no query or fragment. A trailing `/` is dropped.
+/// Parses and checks the base URL: `http://` or `https://`, a host, no
+/// query or fragment. A trailing `/` is dropped.
 pub fn parse_base_url(url: &str) -> Result<Url, ProbeError> {
     let usage = |why: String| ProbeError::Usage(format!("invalid target URL {url:?}: {why}"));
     if !url.contains("://") {
         return Err(usage(
-            "it must start with http://, e.g. http://127.0.0.1:8080".into(),
+            "it must start with http:// or https://, e.g. http://127.0.0.1:8080".into(),
         ));
     }
     let mut u = Url::parse(url).map_err(|e| usage(e.to_string()))?;
     match u.scheme() {
-        "http" => {}
-        "https" => {
-            return Err(usage(
-                "https:// is not supported: specstorm is built without TLS; probe the \
-                 service over plain http:// (e.g. its local port, or a TLS-terminating proxy)"
-                    .into(),
-            ))
-        }
+        "http" | "https" => {}
         s => {
             return Err(usage(format!(
-                "scheme {s}:// is not supported; use http://"
+                "scheme {s}:// is not supported; use http:// or https://"
             )))
         }
     }
@@ -103,9 +98,9 @@ pub struct Probe<'a> {
 }
 
 impl<'a> Probe<'a> {
-    /// The probe's client (the options' timeouts, no redirects, no proxy)
-    /// and runtime. Errors: an unusable URL or
-    /// timeout (exit 2), no HTTP client or runtime (exit 3).
+    /// The probe's client (the options' timeouts and TLS trust, no
+    /// redirects, no proxy) and runtime. Errors: an unusable URL, timeout
+    /// or CA bundle (exit 2), no HTTP client or runtime (exit 3).
     pub fn start(
         opts: &ProbeOptions,
         out: &'a mut dyn Write,
@@ -114,7 +109,13 @@ impl<'a> Probe<'a> {
         if opts.timeout.is_zero() {
             return Err(ProbeError::Usage("--timeout must be positive".into()));
         }
-        let client = Client::builder()
+        let tls = Tls {
+            ca_file: opts.ca_file.clone(),
+            insecure_skip_verify: opts.insecure_skip_verify,
+        };
+        let client = tls
+            .apply(client_builder())
+            .map_err(|e| ProbeError::Usage(e.to_string()))?
             .connect_timeout(opts.timeout)
             .timeout(opts.timeout)
             // A conforming target answers directly: show a 3xx as it is.
@@ -132,6 +133,9 @@ impl<'a> Probe<'a> {
             .enable_all()
             .build()
             .map_err(|e| ProbeError::Setup(format!("cannot start the runtime: {e}")))?;
+        if tls.insecure_skip_verify {
+            let _ = writeln!(out, "# WARNING: {}", super::tls::INSECURE_NOTE);
+        }
         let probe = Probe {
             client,
             base: base.as_str().trim_end_matches('/').to_string(),
@@ -257,8 +261,10 @@ mod tests {
             parse_base_url("http://h:1/api/").unwrap().as_str(),
             "http://h:1/api"
         );
-        let e = parse_base_url("https://h").unwrap_err().to_string();
-        assert!(e.contains("without TLS") && e.contains("http://"), "{e}");
+        assert_eq!(
+            parse_base_url("https://h:8443/").unwrap().as_str(),
+            "https://h:8443/"
+        );
         assert!(parse_base_url("localhost:8080").is_err());
         assert!(parse_base_url("ftp://h").is_err());
         assert!(parse_base_url("http://h/?x=1").is_err());
