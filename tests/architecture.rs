@@ -450,6 +450,224 @@ fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
     out
 }
 
+/// Imports of a workload's folder from outside it that are known and owned
+/// elsewhere: (from, to, why). An entry that matches no such import fails
+/// the test, so the list only shrinks.
+const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
+    (
+        "audit",
+        "workload::groups::checker",
+        "the checker's version, which the audit record's workload should give: to come through the trait",
+    ),
+    (
+        "audit_killed",
+        "workload::groups::checker::completeness",
+        "a cut history's rule, shared by both workloads: to move below them",
+    ),
+    (
+        "audit_killed",
+        "workload::outbox::config",
+        "the outbox's kill rule: to come through the trait",
+    ),
+    (
+        "audit_record",
+        "workload::groups::checker",
+        "the checker's version, which the audit record's workload should give: to come through the trait",
+    ),
+    (
+        "audit_record",
+        "workload::groups::figures",
+        "groups' evidence and stranded figures in the audit record: to come through the trait",
+    ),
+    (
+        "audit_tables",
+        "workload::groups::checker::tables",
+        "groups' final tables read back by audit: to come through the workload",
+    ),
+    (
+        "explore",
+        "workload::groups::explore",
+        "the explore report's default choice and groups' world re-exported: to go",
+    ),
+    (
+        "generator",
+        "workload::groups",
+        "groups' ops drawn from the seed: to move into the folder",
+    ),
+    (
+        "live",
+        "workload::groups::figures",
+        "each workload's op kinds chosen by hand: to come from the workload",
+    ),
+    (
+        "live",
+        "workload::outbox::figures",
+        "each workload's op kinds chosen by hand: to come from the workload",
+    ),
+    (
+        "merge_parts",
+        "workload::groups::checker",
+        "the checker's version: to come through the trait",
+    ),
+    (
+        "run_folder",
+        "workload::groups::checker",
+        "the checker's version: to come through the trait",
+    ),
+    (
+        "scenario::figures",
+        "workload::groups::figures",
+        "each workload's figure names for thresholds (h17-config's part)",
+    ),
+    (
+        "scenario::figures",
+        "workload::outbox::figures",
+        "each workload's figure names for thresholds (h17-config's part)",
+    ),
+    (
+        "target::http",
+        "workload::groups::http_runtime",
+        "the nonconforming answers' counter, which the HTTP target owns: to move there",
+    ),
+    (
+        "target::http::client",
+        "workload::groups",
+        "groups' ops sent by the HTTP client: to go behind a trait",
+    ),
+    (
+        "target::http::export",
+        "workload::groups::checker::tables",
+        "groups' rows read from /v1/export: the workload to narrow them",
+    ),
+    (
+        "target::http::service_db",
+        "workload::groups::checker::tables",
+        "groups' rows read from a service's database: the workload to narrow them",
+    ),
+    (
+        "target::sqlite::tables",
+        "workload::groups::checker::tables",
+        "groups' rows read from the SQLite file: the workload to narrow them",
+    ),
+    (
+        "workload::traits",
+        "workload::groups::checker::tables",
+        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
+    ),
+    (
+        "workload::traits",
+        "workload::groups::runtime",
+        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
+    ),
+    (
+        "workload::traits",
+        "workload::outbox::checker::tables",
+        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
+    ),
+    (
+        "workload::traits",
+        "workload::outbox::runtime",
+        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
+    ),
+];
+
+/// Modules outside every workload's folder that may import one: the one
+/// registry names each workload, and the reference server implements both
+/// workloads' protocols (it is the system under test, not the bench).
+fn may_import_a_folder(m: &str) -> bool {
+    m == "workload::registry" || m == "server" || m.starts_with("server::")
+}
+
+/// Outside `src/workload/<name>/` nothing names a workload except the one
+/// registry: no other module imports a module of `workload::<name>`.
+#[test]
+fn only_the_registry_imports_a_workload_folder() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = Graph::read(&src);
+    let problems = folder_imports(&graph, FOLDER_IMPORTS);
+    assert!(
+        problems.is_empty(),
+        "{} import(s) of a workload folder from outside it in src/ (see tests/architecture.rs):\n\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// The folder check on a small tree: an import from outside is found, the
+/// registry's, the server's and the folder's own are not, and a stale
+/// allowance is.
+#[test]
+fn the_folder_check_finds_an_outside_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |name: &str, text: &str| {
+        let p = src.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("lib.rs", "pub mod workload; pub mod other; pub mod server;");
+    write(
+        "workload/mod.rs",
+        "pub mod a; pub mod registry; pub mod shared;",
+    );
+    write("workload/a/mod.rs", "pub mod x;");
+    write(
+        "workload/a/x.rs",
+        "use crate::workload::shared::S;\npub struct X;",
+    );
+    write("workload/shared.rs", "pub struct S;");
+    write("workload/registry.rs", "use super::a::x::X;");
+    write("server/mod.rs", "use crate::workload::a::x::X;");
+    write("other.rs", "use crate::workload::a::x::X;");
+    let g = Graph::read(src);
+    assert_eq!(
+        folder_imports(&g, &[]),
+        ["other imports workload a's workload::a::x: X"]
+    );
+    assert!(folder_imports(&g, &[("other", "workload::a::x", "why")]).is_empty());
+    let stale = folder_imports(
+        &g,
+        &[
+            ("other", "workload::a::x", "why"),
+            ("workload::shared", "workload::a::x", "why"),
+        ],
+    );
+    assert_eq!(
+        stale,
+        ["FOLDER_IMPORTS lists workload::shared -> workload::a::x, which it no longer imports: remove it"]
+    );
+}
+
+fn folder_imports(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut used = BTreeSet::new();
+    for ((a, b), names) in &g.edges {
+        let Some(wb) = workload_of(g, b) else {
+            continue;
+        };
+        if workload_of(g, a).is_some() || may_import_a_folder(a) {
+            continue;
+        }
+        if let Some(k) = allowed.iter().position(|(x, y, _)| x == a && y == b) {
+            used.insert(k);
+            continue;
+        }
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        out.push(format!(
+            "{a} imports workload {wb}'s {b}: {}",
+            names.join(", ")
+        ));
+    }
+    for (k, (a, b, _)) in allowed.iter().enumerate() {
+        if !used.contains(&k) {
+            out.push(format!(
+                "FOLDER_IMPORTS lists {a} -> {b}, which it no longer imports: remove it"
+            ));
+        }
+    }
+    out
+}
+
 /// Every module opens with a doc comment that says what it holds and what
 /// it may import; one that names its layer (`Layer: NAME.`) names the one
 /// [`LAYERS`] gives it.
