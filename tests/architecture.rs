@@ -206,6 +206,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             // to the target's file); WalReport, the summary's figure, is
             // read by report from here, below it.
             "wal",
+            // What a load phase produced on its target: below the
+            // workloads' runtimes and tables, which implement its traits.
+            "workload::ran",
         ],
     ),
     (
@@ -548,26 +551,6 @@ const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
         "target::sqlite::tables",
         "workload::groups::checker::tables",
         "groups' rows read from the SQLite file: the workload to narrow them",
-    ),
-    (
-        "workload::traits",
-        "workload::groups::checker::tables",
-        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
-    ),
-    (
-        "workload::traits",
-        "workload::groups::runtime",
-        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
-    ),
-    (
-        "workload::traits",
-        "workload::outbox::checker::tables",
-        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
-    ),
-    (
-        "workload::traits",
-        "workload::outbox::runtime",
-        "LoadFigures/ReadSpan implemented beside the trait: to move into the folder",
     ),
 ];
 

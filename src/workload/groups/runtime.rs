@@ -724,3 +724,15 @@ where
         }
     }
 }
+
+impl crate::workload::ran::LoadFigures for LoadOutcome {
+    fn ops(&self) -> u64 {
+        self.ops
+    }
+    fn elapsed_ns(&self) -> u64 {
+        self.elapsed_ns
+    }
+    fn take_stats(&mut self) -> crate::stats::Stats {
+        std::mem::take(&mut self.stats)
+    }
+}

@@ -692,3 +692,15 @@ pub fn outbox_end(
         End::Done(next) => end_after(m, program, next).expect("the machine ended the attempt"),
     }
 }
+
+impl crate::workload::ran::LoadFigures for OutboxOutcome {
+    fn ops(&self) -> u64 {
+        self.ops
+    }
+    fn elapsed_ns(&self) -> u64 {
+        self.elapsed_ns
+    }
+    fn take_stats(&mut self) -> crate::stats::Stats {
+        std::mem::take(&mut self.stats)
+    }
+}
