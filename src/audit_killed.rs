@@ -12,10 +12,10 @@
 //! report, ui and server).
 
 use crate::audit_error::AuditError;
+use crate::history::completeness::Completeness;
 use crate::history::writer::{lost_batches_bound, BUFFER_BYTES, CHANNEL_CAPACITY, MIN_LINE_BYTES};
 use crate::history::{reader, Entry};
 use crate::scenario::Scenario;
-use crate::workload::groups::checker::Completeness;
 use crate::workload::outbox::config::OutboxConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -24,32 +24,12 @@ use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OpProgram;
 use crate::stats::Stats;
 use crate::target::http::client::{Answer, HttpClient, Tag};
+use crate::target::http::nonconforming::Nonconforming;
 use crate::workload::groups::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-
-/// Non-conforming answers: how many, and the first few examples.
-#[derive(Debug, Default)]
-pub struct Nonconforming {
-    /// Answers that were not the contract's shape.
-    pub count: AtomicU64,
-    /// The first few, as "what: status body".
-    pub examples: Mutex<Vec<String>>,
-}
-
-impl Nonconforming {
-    /// Counts one non-conforming answer, keeping the first few examples.
-    pub fn note(&self, example: &str) {
-        if self.count.fetch_add(1, Ordering::Relaxed) < 5 {
-            self.examples
-                .lock()
-                .expect("examples")
-                .push(example.to_string());
-        }
-    }
-}
 
 /// Reads (group id, project, fingerprint) of the service's groups from
 /// its own database (`api.group_ids = "audit"`).

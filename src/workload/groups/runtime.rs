@@ -351,7 +351,10 @@ fn drive<'p>(
                     Err(e) => {
                         if e.storage {
                             plan.control
-                                .fail(storage_failure(&program.steps[i].name, e));
+                                .fail(crate::target::sqlite::client::storage_failure(
+                                    &program.steps[i].name,
+                                    e,
+                                ));
                         }
                         (
                             0,
@@ -472,16 +475,6 @@ pub fn txn_rollback_entry(
             retried: r.retried,
         }),
     })
-}
-
-/// Why the target can no longer be used after `step` failed with a
-/// storage error (SQLITE_FULL, SQLITE_IOERR): every later write would fail
-/// the same way, so the load stops and the run exits 3.
-pub fn storage_failure(step: &str, e: &StepError) -> String {
-    format!(
-        "the database could not be written (step {step}: {}); a full disk?",
-        e.message
-    )
 }
 
 /// Runs one op's step machine on `conn` (whose journal is `journal`, read

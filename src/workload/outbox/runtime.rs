@@ -635,7 +635,7 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
             if e.storage {
                 self.plan
                     .control
-                    .fail(crate::workload::groups::runtime::storage_failure(
+                    .fail(crate::target::sqlite::client::storage_failure(
                         &step.name, e,
                     ));
             }

@@ -7,7 +7,6 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-pub mod completeness;
 pub mod count_exact;
 pub mod evidence;
 pub mod facts;
@@ -19,7 +18,7 @@ pub mod stranded;
 pub mod tables;
 pub mod type_ok;
 
-pub use completeness::Completeness;
+pub use crate::history::completeness::Completeness;
 pub use facts::Facts;
 
 use crate::verdict::{CheckResult, Finding};
