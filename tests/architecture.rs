@@ -141,7 +141,6 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "fault_hook",
             "fuzz",
-            "generator",
             "live",
             "nemesis",
             "scheduler",
@@ -154,6 +153,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             // the Workload trait (step 3) puts them behind it.
             "workload",
             "workload::groups",
+            // Its ops drawn from the seed.
+            "workload::groups::generator",
             "workload::machine",
             // How a step program's attempt ended: the HTTP client carries it.
             "workload::attempt_end",
@@ -312,7 +313,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::merge",
             // The outbox's judgement of a merged run.
             "workload::outbox::merge",
-            // The outbox's `specstorm explore` entry.
+            // Each workload's `specstorm explore` entry.
+            "workload::groups::explore_main",
             "workload::outbox::explore_main",
             // What every workload's merge shares (below merge and
             // merge_outbox, so that neither imports the other both ways).
@@ -458,26 +460,6 @@ const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
         "audit_tables",
         "workload::groups::checker::tables",
         "groups' final tables read back by audit: to come through the workload",
-    ),
-    (
-        "explore",
-        "workload::groups::explore",
-        "the explore report's default choice and groups' world re-exported: to go",
-    ),
-    (
-        "generator",
-        "workload::groups",
-        "groups' ops drawn from the seed: to move into the folder",
-    ),
-    (
-        "live",
-        "workload::groups::figures",
-        "each workload's op kinds chosen by hand: to come from the workload",
-    ),
-    (
-        "live",
-        "workload::outbox::figures",
-        "each workload's op kinds chosen by hand: to come from the workload",
     ),
     (
         "merge_parts",

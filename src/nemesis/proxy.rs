@@ -35,7 +35,7 @@ use crate::control::Control;
 use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{DroppedResponse, FaultAction, OpKind};
 use crate::target::http::client::describe;
-use crate::workload::outbox::AttemptEnd;
+use crate::workload::attempt_end::AttemptEnd;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};

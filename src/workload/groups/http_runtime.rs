@@ -13,7 +13,6 @@ use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_hook::fault_header;
 use crate::fault_kind::FaultKind;
-use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::FaultAction;
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
@@ -25,6 +24,7 @@ use crate::statements::OpProgram;
 use crate::stats::Stats;
 use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::target::http::nonconforming::Nonconforming;
+use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use crate::workload::groups::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -83,7 +83,7 @@ struct Shared {
     /// Where resolvers learn group ids besides the answers.
     ids: GroupIdSource,
     /// The key space, to map a (project, fingerprint) read elsewhere to its group.
-    keys: crate::generator::KeySpace,
+    keys: crate::workload::groups::generator::KeySpace,
 }
 
 impl Shared {
@@ -168,7 +168,7 @@ pub fn run_load_http(
         kills,
         live: plan.live.clone(),
         ids,
-        keys: crate::generator::KeySpace::new(&s.keys, plan.namespace),
+        keys: crate::workload::groups::generator::KeySpace::new(&s.keys, plan.namespace),
     });
     let mut tasks: Vec<Task> = Vec::new();
     for w in 0..s.load.ingesters {

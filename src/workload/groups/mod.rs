@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod coverage;
 pub mod figures;
+pub mod generator;
 pub mod human;
 pub(crate) mod load;
 pub mod run;
@@ -240,6 +241,7 @@ pub mod checker;
 pub mod explore;
 pub mod explore_constants;
 pub mod explore_invariants;
+pub mod explore_main;
 pub mod http_runtime;
 pub mod merge;
 pub mod probe;

@@ -11,7 +11,6 @@
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::fuzz::Delay;
-use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::Live;
@@ -21,6 +20,7 @@ use crate::scheduler::{Scheduler, Span, Worker};
 use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};
+use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use crate::generator::CRASH_RESENDS;
+pub use crate::workload::groups::generator::CRASH_RESENDS;
 
 /// What a load run produced, besides the history.
 #[derive(Debug)]
