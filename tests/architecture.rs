@@ -437,39 +437,14 @@ fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
 /// the test, so the list only shrinks.
 const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
     (
-        "audit",
-        "workload::groups::checker",
-        "the checker's version, which the audit record's workload should give: to come through the trait",
-    ),
-    (
         "audit_killed",
         "workload::outbox::config",
         "the outbox's kill rule: to come through the trait",
     ),
     (
-        "audit_record",
-        "workload::groups::checker",
-        "the checker's version, which the audit record's workload should give: to come through the trait",
-    ),
-    (
-        "audit_record",
-        "workload::groups::figures",
-        "groups' evidence and stranded figures in the audit record: to come through the trait",
-    ),
-    (
         "audit_tables",
         "workload::groups::checker::tables",
         "groups' final tables read back by audit: to come through the workload",
-    ),
-    (
-        "merge_parts",
-        "workload::groups::checker",
-        "the checker's version: to come through the trait",
-    ),
-    (
-        "run_folder",
-        "workload::groups::checker",
-        "the checker's version: to come through the trait",
     ),
     (
         "scenario::figures",
