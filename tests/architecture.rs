@@ -437,11 +437,6 @@ fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
 /// the test, so the list only shrinks.
 const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
     (
-        "audit_killed",
-        "workload::outbox::config",
-        "the outbox's kill rule: to come through the trait",
-    ),
-    (
         "audit_tables",
         "workload::groups::checker::tables",
         "groups' final tables read back by audit: to come through the workload",

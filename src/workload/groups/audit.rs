@@ -23,6 +23,7 @@ use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::history::{Entry, Footer};
+use crate::scenario::Scenario;
 use crate::workload::groups::checker::{check_all, Facts};
 use std::path::Path;
 
@@ -83,7 +84,7 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
             unfinished: read.facts.unfinished,
             cut_line_bytes: read.cut_line_bytes,
         },
-        in_flight: crate::audit_killed::in_flight_groups(&p.scenario),
+        in_flight: in_flight(&p.scenario),
         expect: p.scenario.expectation().0,
     })
 }
@@ -143,4 +144,14 @@ pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
         last_t,
         cut_line_bytes,
     })
+}
+
+/// Ops (and their fault records) a killed groups run may not have sent
+/// yet: one request per worker, of up to `api.ingest.batch` events for an
+/// ingester, and a fault record per op at most, plus one per fault with a
+/// thread of its own.
+fn in_flight(s: &Scenario) -> u64 {
+    let batch = s.api.as_ref().map_or(1, |a| a.ingest.batch.max(1)) as u64;
+    let ops = s.load.ingesters as u64 * batch + s.load.resolvers as u64;
+    2 * ops + s.faults.len() as u64
 }
