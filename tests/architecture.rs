@@ -437,11 +437,6 @@ fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
 /// the test, so the list only shrinks.
 const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
     (
-        "audit_tables",
-        "workload::groups::checker::tables",
-        "groups' final tables read back by audit: to come through the workload",
-    ),
-    (
         "scenario::figures",
         "workload::groups::figures",
         "each workload's figure names for thresholds (h17-config's part)",
