@@ -556,7 +556,18 @@ pub fn check_pointer(p: &str) -> Result<(), String> {
             "`{p}`: did you mean `==` (\"POINTER == VALUE\")? A pointer holds no ` = `"
         ))
     } else if p.starts_with('/') {
-        Ok(())
+        // RFC 6901: `~` only as `~0` (a `~`) or `~1` (a `/`). Any other
+        // escape makes every lookup miss, so each answer would be judged
+        // non-conforming at run time instead of the key refused here.
+        let bytes = p.as_bytes();
+        match (0..bytes.len())
+            .find(|&i| bytes[i] == b'~' && !matches!(bytes.get(i + 1), Some(b'0' | b'1')))
+        {
+            Some(_) => Err(format!(
+                "`{p}`: a `~` in a JSON pointer must be `~0` (for `~`) or `~1` (for `/`) (RFC 6901)"
+            )),
+            None => Ok(()),
+        }
     } else {
         Err(format!(
             "`{p}` is no JSON pointer: write it as \"/field\" or \"/items/0/id\" (RFC 6901)"

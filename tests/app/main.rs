@@ -10,6 +10,7 @@ mod audit;
 mod audit_untrusted;
 mod cli;
 mod docs;
+mod msrv;
 mod outbox_parity;
 mod outbox_shard_merge;
 mod outbox_tools;

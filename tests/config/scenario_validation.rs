@@ -1612,6 +1612,29 @@ fn api_keys_and_values_are_checked_with_their_lines() {
 }
 
 #[test]
+fn json_pointers_with_a_bad_escape_are_refused_at_check() {
+    // RFC 6901 knows `~0` and `~1` only; any other `~` makes every lookup
+    // miss, which a run would only show as non-conforming answers.
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\nitem_id = \"/event~2id\"\n"),
+        5,
+        &["`/event~2id`", "`~0`", "`~1`"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.ingest]\naccepted = \"/status~ == created\"\n"),
+        5,
+        &["`/status~`", "RFC 6901"],
+    );
+    assert_refused(
+        &format!("{MAPPED}[api.resolve]\nevent_count = \"/c~\"\n"),
+        5,
+        &["`/c~`"],
+    );
+    // The escapes themselves are pointers.
+    load_text(&format!("{MAPPED}[api.ingest]\nitem_id = \"/a~1b/c~0d\"\n")).unwrap();
+}
+
+#[test]
 fn api_and_audit_apply_to_an_external_http_groups_service() {
     assert_refused(
         "[api]\nhealth = \"GET /up\"\n",

@@ -827,15 +827,34 @@ pub fn describe(e: &reqwest::Error) -> String {
     s
 }
 
+/// The longest wait a `Retry-After` may impose before an op is sent again.
+/// A service (or a proxy in front of it) that answers "in an hour" would
+/// otherwise hold a worker for the rest of the run; a stop ends any wait.
+pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+
 fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
-    resp.headers()
+    let value = resp
+        .headers()
         .get(reqwest::header::RETRY_AFTER)?
         .to_str()
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .map(Duration::from_secs)
+        .ok()?;
+    parse_retry_after(value, std::time::SystemTime::now())
+}
+
+/// A `Retry-After` value (RFC 9110 10.2.3: delay-seconds or an HTTP-date,
+/// in any of the three date forms a recipient must accept) as a wait from
+/// `now`, at most [`RETRY_AFTER_CAP`]; a date in the past is no wait.
+/// None for a value that is neither (the caller's own backoff applies).
+pub fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(now)
+            .unwrap_or(Duration::ZERO),
+    };
+    Some(wait.min(RETRY_AFTER_CAP))
 }
 
 /// The answer of a status that carries no op result: `fail` (rejected),
@@ -946,5 +965,37 @@ mod tests {
         // An op without an item of its id: the answer is not usable.
         let c = op("c");
         assert!(match_items(&[&a, &c, &b], items, "/eid").is_none());
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_every_http_date_form_and_is_capped() {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        // Sun, 06 Nov 1994 08:49:37 GMT, RFC 9110's own example.
+        let at = UNIX_EPOCH + Duration::from_secs(784_111_777);
+        let now = at - Duration::from_secs(7);
+        for form in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(
+                parse_retry_after(form, now),
+                Some(Duration::from_secs(7)),
+                "{form}"
+            );
+        }
+        assert_eq!(parse_retry_after(" 3 ", now), Some(Duration::from_secs(3)));
+        // A date already past: send again at once.
+        let later = at + Duration::from_secs(30);
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", later),
+            Some(Duration::ZERO)
+        );
+        // An hour, by seconds or by date, waits the cap.
+        assert_eq!(parse_retry_after("3600", now), Some(RETRY_AFTER_CAP));
+        let hour = httpdate::fmt_http_date(now + Duration::from_secs(3600));
+        assert_eq!(parse_retry_after(&hour, now), Some(RETRY_AFTER_CAP));
+        assert_eq!(parse_retry_after("soon", SystemTime::now()), None);
+        assert_eq!(parse_retry_after("-1", now), None);
     }
 }

@@ -58,8 +58,9 @@ pub struct AckDisagreements {
 /// Compares the history's acks with `processed`.
 pub fn disagreements(facts: &OutboxFacts, tables: &OutboxTables) -> AckDisagreements {
     let mut d = AckDisagreements::default();
+    let rows = tables.by_msg();
     for &(m, dup) in facts.acked_history.keys() {
-        if !tables.processed_holds(m, dup) {
+        if !rows.processed_holds(m, dup) {
             d.history_only.push((m, dup));
         }
     }
@@ -91,9 +92,10 @@ pub fn disagreements(facts: &OutboxFacts, tables: &OutboxTables) -> AckDisagreem
 pub fn check(facts: &OutboxFacts, tables: &OutboxTables) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let acked = facts.acked_msgs(tables);
+    let rows = tables.by_msg();
     for &m in &acked {
-        let changes = tables.changes_of(m);
-        let outs = tables.out_of(m);
+        let changes = rows.changes_of(m);
+        let outs = rows.out_of(m);
         let ev = || facts.evidence_of(m);
         let expected = format!(
             "acked message {m}: exactly one `change` entry at some version v+1, and \

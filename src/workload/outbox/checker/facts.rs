@@ -240,9 +240,10 @@ impl OutboxFacts {
     /// Message ids acked: some delivery of it acked in the history AND held
     /// by `processed` (`docs/outbox.md`'s "acked").
     pub fn acked_msgs(&self, tables: &super::OutboxTables) -> BTreeSet<i64> {
+        let rows = tables.by_msg();
         self.acked_history
             .keys()
-            .filter(|&&(m, d)| tables.processed_holds(m, d))
+            .filter(|&&(m, d)| rows.processed_holds(m, d))
             .map(|&(m, _)| m)
             .collect()
     }
@@ -252,7 +253,12 @@ impl OutboxFacts {
         self.given_up
             .iter()
             .map(|&(m, _)| m)
-            .filter(|m| !self.acked_history.keys().any(|&(am, _)| am == *m))
+            .filter(|&m| {
+                self.acked_history
+                    .range((m, 0)..=(m, u32::MAX))
+                    .next()
+                    .is_none()
+            })
             .collect()
     }
 

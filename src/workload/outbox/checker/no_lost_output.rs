@@ -36,9 +36,10 @@ pub const NAME: &str = "NoLostOutput";
 pub fn check(facts: &OutboxFacts, tables: &OutboxTables) -> CheckResult {
     let mut r = CheckResult::new(NAME);
     let acked = facts.acked_msgs(tables);
+    let rows = tables.by_msg();
     for &m in &acked {
-        let changes = tables.changes_of(m);
-        if changes.is_empty() || !tables.out_of(m).is_empty() {
+        let changes = rows.changes_of(m);
+        if changes.is_empty() || !rows.out_of(m).is_empty() {
             continue;
         }
         r.violation(finding(
@@ -57,8 +58,8 @@ pub fn check(facts: &OutboxFacts, tables: &OutboxTables) -> CheckResult {
             .map(|&m| {
                 format!(
                     "{m} (changes {}, published {})",
-                    tables.changes_of(m).len(),
-                    tables.out_of(m).len()
+                    rows.changes_of(m).len(),
+                    rows.out_of(m).len()
                 )
             })
             .collect();
