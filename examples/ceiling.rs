@@ -6,6 +6,12 @@
 //! `cargo run --release --example ceiling -- THREADS EVENTS [DB_PATH]`
 //! prints events/s. Compare with a `specstorm run`'s `events_per_s` on the
 //! same database settings (WAL, synchronous=NORMAL).
+//!
+//! With `--txn` (anywhere among the arguments) each event's statements run
+//! as `groups-txn.sql`'s one block does: BEGIN IMMEDIATE, the three
+//! statements (a duplicate stops after the first), COMMIT; a busy BEGIN or
+//! COMMIT rolls back and runs the transaction again, as the bench does
+//! (bench/compare-txn.sh).
 
 use rusqlite::Connection;
 use std::time::Instant;
@@ -44,7 +50,9 @@ fn uuid_like(i: u64) -> String {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let all: Vec<String> = std::env::args().collect();
+    let txn = all.iter().any(|a| a == "--txn");
+    let args: Vec<String> = all.into_iter().filter(|a| a != "--txn").collect();
     let threads: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1);
     let events: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(200_000);
     let dir = tempfile::tempdir().unwrap();
@@ -74,6 +82,10 @@ fn main() {
                     // generates: sequential ids would append to one B-tree
                     // page and flatter SQLite.
                     let id = uuid_like(i);
+                    if txn {
+                        while !ingest_txn(&c, (&id, &p, &f, &gid)) {}
+                        continue;
+                    }
                     let n = c
                         .prepare_cached(S1)
                         .unwrap()
@@ -92,8 +104,46 @@ fn main() {
         }
     });
     let secs = t0.elapsed().as_secs_f64();
+    let mode = if txn {
+        " (one IMMEDIATE transaction each)"
+    } else {
+        ""
+    };
     println!(
-        "ceiling: {threads} threads, {events} events in {secs:.2}s: {:.0} events/s",
+        "ceiling: {threads} threads, {events} events{mode} in {secs:.2}s: {:.0} events/s",
         events as f64 / secs
     );
+}
+
+/// One event as one IMMEDIATE transaction; false when it was rolled back
+/// as busy (the caller runs it again), any other error panics.
+fn ingest_txn(c: &Connection, (id, p, f, gid): (&str, &str, &str, &str)) -> bool {
+    let busy = |e: &rusqlite::Error| {
+        matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    };
+    let run = || -> rusqlite::Result<()> {
+        c.execute_batch("BEGIN IMMEDIATE")?;
+        let n = c
+            .prepare_cached(S1)?
+            .execute(rusqlite::params![id, p, f, gid, 0i64])?;
+        if n > 0 {
+            c.prepare_cached(S2)?
+                .execute(rusqlite::params![gid, p, f])?;
+            c.prepare_cached(S3)?.execute([gid])?;
+        }
+        c.execute_batch("COMMIT")
+    };
+    match run() {
+        Ok(()) => true,
+        Err(e) if busy(&e) => {
+            if !c.is_autocommit() {
+                c.execute_batch("ROLLBACK").unwrap();
+            }
+            false
+        }
+        Err(e) => panic!("{e}"),
+    }
 }

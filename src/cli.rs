@@ -293,6 +293,17 @@ pub struct ServeArgs {
     /// PRAGMA busy_timeout (e.g. 5s, 250ms).
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub busy_timeout: Duration,
+    /// A transaction block rolled back as busy runs again up to this many
+    /// times (the scenario's `target.txn_retries`).
+    #[arg(long, default_value_t = crate::txn_backoff::DEFAULT_RETRIES)]
+    pub txn_retries: u32,
+    /// The wait before a busy block's first rerun, doubling per rerun
+    /// (`target.txn_backoff`; 0s: none).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub txn_backoff: Duration,
+    /// The cap of that wait (`target.txn_backoff_max`).
+    #[arg(long, default_value = "100ms", value_parser = humantime::parse_duration)]
+    pub txn_backoff_max: Duration,
     /// Test only: obey the bench's `x-specstorm-fault` header (crash after
     /// a step, pause before one). Never use in production; on an address
     /// that is not loopback it starts with a warning.
@@ -369,6 +380,13 @@ pub fn main(cli: Cli) -> ExitCode {
                 journal_mode: a.journal_mode,
                 synchronous: a.synchronous,
                 busy_timeout: a.busy_timeout,
+                txn: crate::txn_backoff::TxnPolicy {
+                    retries: a.txn_retries,
+                    backoff: a.txn_backoff,
+                    backoff_max: a.txn_backoff_max.max(a.txn_backoff),
+                    seed: 0,
+                    key: 0,
+                },
                 fault_hooks: a.fault_hooks,
             };
             match serve(&opts) {

@@ -75,6 +75,7 @@ pub mod stats;
 pub mod step_driver;
 pub mod summary;
 pub mod target;
+pub mod txn_backoff;
 pub mod variant;
 pub mod verdict;
 pub mod wal;

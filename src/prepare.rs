@@ -11,11 +11,12 @@
 //! watch options, never another command.
 
 use crate::scenario::mapping::Mapping;
-use crate::scenario::{self, LoadModel, Scenario, TargetKind};
+use crate::scenario::{self, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
 use crate::statements::GroupsVariant;
 use crate::target::http::start::shell_word;
 use crate::variant;
+use crate::workload::groups::config::{GroupsScenario, LoadModel};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -48,6 +49,17 @@ pub struct Prepared {
 /// and the first step of a run). Errors: file, line and reason (exit 2).
 pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
     let p = prepare_offline(path, overrides)?;
+    let file = || {
+        path.map_or("<embedded default>".to_string(), |p| {
+            p.display().to_string()
+        })
+    };
+    // Before a run, not in the audit of a saved one (which ran nothing).
+    if let Some(reason) = blocks_without_journal(&p.scenario, &p.variant) {
+        let line = scenario::key_line(&p.source.text, &["target", "journal_mode"])
+            .map_or(String::new(), |l| format!(":{l}"));
+        return Err(RunError::Input(format!("{}{line}: {reason}", file())));
+    }
     // A mapping's secrets must be in the environment before anything runs.
     if let Err(e) = Mapping::compile(p.scenario.api.as_ref(), p.scenario.audit.as_ref(), true) {
         let file = path.map_or("<embedded default>".to_string(), |p| {
@@ -93,6 +105,35 @@ pub fn prepare_offline(path: Option<&Path>, overrides: &[String]) -> Result<Prep
         source,
         variant,
     })
+}
+
+/// Why `variant` cannot run on the target of `s`: it has a transaction
+/// block, the bench runs it (in process, or on the reference server it
+/// spawns: a service at `target.url` runs its own statements on its own
+/// database), and `journal_mode = off` has no rollback journal, so a
+/// rolled-back block could leave half its writes. Refused before the run,
+/// naming the block's `begin` (the step driver refuses the block at run
+/// time too, for `specstorm serve --journal-mode off`).
+pub fn blocks_without_journal(s: &Scenario, variant: &GroupsVariant) -> Option<String> {
+    let runs_blocks = s.target.kind == TargetKind::Sqlite || s.target.spawn;
+    if !runs_blocks || !s.target.journal_mode.eq_ignore_ascii_case("off") {
+        return None;
+    }
+    let (program, txn) = [&variant.ingest, &variant.resolve]
+        .into_iter()
+        .find_map(|p| p.txns.first().map(|t| (p, t)))?;
+    let step = &program.steps[txn.first];
+    Some(format!(
+        "`target.journal_mode = \"off\"` has no rollback journal, and transaction blocks \
+         need one (a rolled-back block could leave half its writes): {}:{} opens one \
+         (`-- begin: {}` at step {}.{}); use wal (the default), delete, truncate, persist \
+         or memory",
+        variant.file.path.display(),
+        step.line,
+        txn.mode.name(),
+        program.op,
+        step.name
+    ))
 }
 
 /// The command line that reproduces a run (seed made explicit).
@@ -188,8 +229,8 @@ pub fn apply_shard(
         }
         s.stop.events = share;
     }
-    if s.load.model == LoadModel::Open {
-        s.load.rate /= shard.count as f64;
+    if s.load().model == LoadModel::Open {
+        s.load_mut().rate /= shard.count as f64;
     }
     Ok(Some(namespace_of(id)))
 }

@@ -11,8 +11,9 @@
 //! nor where [`crate::fuzz::point_allowed`] says no: inside a transaction
 //! block) -> BEGIN, at a block's first step -> before the step (a pause)
 //! -> the statement -> after it (the step log) -> an error ends the op
-//! (inside a block: ROLLBACK, and a busy one runs the block again from
-//! BEGIN) -> the machine advances -> a crash ends the op (inside a block:
+//! (inside a block: ROLLBACK, and a busy one, within the hooks' retry
+//! budget, waits their backoff and runs the block again from BEGIN;
+//! [`crate::txn_backoff`]) -> the machine advances -> a crash ends the op (inside a block:
 //! ROLLBACK first) -> COMMIT, at a block's last step or where the op
 //! ends inside it -> the machine's end ends it.
 //!
@@ -32,8 +33,10 @@
 use crate::control::AbortCause;
 use crate::statements::{OpProgram, StepDef, Txn};
 use crate::target::sqlite::client::{exec_step, exec_step_in_txn, Journal, StepError};
+use crate::txn_backoff::TxnPolicy;
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
+use std::time::Duration;
 
 /// How an op ended, for [`StepHooks::end`] to read as a completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +127,18 @@ pub trait StepHooks<'p> {
     /// records the rollback.
     fn rolled_back(&mut self, _r: &Rollback<'p>) {}
 
+    /// The retry policy of this op's transaction blocks (the scenario's
+    /// `target.txn_*` keys); the default reruns a busy block at once, up
+    /// to [`crate::txn_backoff::DEFAULT_RETRIES`] times.
+    fn txn_policy(&self) -> TxnPolicy {
+        TxnPolicy::default()
+    }
+
+    /// Waits `d` (never zero) between a block's rollback and its next
+    /// BEGIN; a stop (or a server's shutdown) cuts it short, and the block
+    /// then runs again at once.
+    fn wait(&mut self, d: Duration);
+
     /// The block committed: BEGIN started at `begin`, COMMIT returned at
     /// `commit` (on [`StepHooks::now`]).
     fn committed(&mut self, _txn: &'p Txn, _begin: u64, _commit: u64) {}
@@ -131,11 +146,6 @@ pub trait StepHooks<'p> {
     /// The op's completion from how it ended and the machine's state.
     fn end(self, m: &StepMachine<'p>, end: End) -> Self::Out;
 }
-
-/// How many times a block rolled back on SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT
-/// or SQLITE_LOCKED runs again from BEGIN within one op before the op
-/// ends as `fail` (targets/README.md, "Transaction blocks").
-pub const TXN_RETRIES: u32 = 16;
 
 /// One rolled-back attempt of a transaction block.
 #[derive(Debug, Clone)]
@@ -153,6 +163,9 @@ pub struct Rollback<'p> {
     pub wait: (u64, u64),
     /// The block runs again from BEGIN.
     pub retried: bool,
+    /// When the policy's wait before the next BEGIN started and ended
+    /// (equal when there was none).
+    pub backoff: (u64, u64),
 }
 
 /// An open transaction block: the block, the machine as it was at BEGIN,
@@ -180,6 +193,45 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// Ends the open attempt of `o.txn`: rolls it back (if SQLite has not),
+/// puts the machine back as it was at BEGIN, and, when the failure was
+/// busy and the policy's budget has room, waits the policy's backoff;
+/// then tells the hooks. Returns whether the block runs again.
+#[allow(clippy::too_many_arguments)]
+fn end_attempt<'p, H: StepHooks<'p>>(
+    conn: &Connection,
+    hooks: &mut H,
+    policy: &TxnPolicy,
+    (txn, step): (&'p Txn, usize),
+    attempt: &mut u32,
+    code: Option<i32>,
+    wait: (u64, u64),
+    busy: bool,
+) -> bool {
+    rollback(conn);
+    let retried = busy && *attempt < policy.retries;
+    let t = hooks.now();
+    let mut backoff = (t, t);
+    if retried {
+        let d = policy.wait(*attempt);
+        if !d.is_zero() {
+            hooks.wait(d);
+            backoff.1 = hooks.now();
+        }
+    }
+    hooks.rolled_back(&Rollback {
+        txn,
+        step,
+        attempt: *attempt,
+        code,
+        wait,
+        retried,
+        backoff,
+    });
+    *attempt += 1;
+    retried
+}
+
 /// Runs one op of `program` with `builtins` on `conn` (whose journal is
 /// `journal`, read when it was opened) to its end; see the module's
 /// order of decisions.
@@ -189,6 +241,7 @@ pub fn drive<'p, H: StepHooks<'p>>(
     builtins: Vec<Value>,
     mut hooks: H,
 ) -> H::Out {
+    let policy = hooks.txn_policy();
     let mut m = StepMachine::new(program, builtins);
     let mut n = 0usize;
     let mut open: Option<Open<'p>> = None;
@@ -197,17 +250,19 @@ pub fn drive<'p, H: StepHooks<'p>>(
     loop {
         if let Some((cause, why)) = hooks.abort() {
             if let Some(o) = open.take() {
-                rollback(conn);
                 m = o.before;
                 let t = hooks.now();
-                hooks.rolled_back(&Rollback {
-                    txn: o.txn,
-                    step: m.current().unwrap_or(o.txn.first),
-                    attempt,
-                    code: None,
-                    wait: (t, t),
-                    retried: false,
-                });
+                let at = (o.txn, m.current().unwrap_or(o.txn.first));
+                end_attempt(
+                    conn,
+                    &mut hooks,
+                    &policy,
+                    at,
+                    &mut attempt,
+                    None,
+                    (t, t),
+                    false,
+                );
             }
             return hooks.end(&m, End::Aborted(cause, why));
         }
@@ -240,18 +295,19 @@ pub fn drive<'p, H: StepHooks<'p>>(
                 let begin = hooks.now();
                 if let Err(e) = conn.execute_batch(txn.mode.begin_sql()) {
                     let end = hooks.now();
-                    rollback(conn);
-                    let retried = is_busy(&e) && attempt < TXN_RETRIES;
-                    hooks.rolled_back(&Rollback {
-                        txn,
-                        step: i,
-                        attempt,
-                        code: e.sqlite_error().map(|f| f.extended_code),
-                        wait: (begin, end),
-                        retried,
-                    });
-                    attempt += 1;
-                    if retried {
+                    let code = e.sqlite_error().map(|f| f.extended_code);
+                    let at = (txn, i);
+                    let busy = is_busy(&e);
+                    if end_attempt(
+                        conn,
+                        &mut hooks,
+                        &policy,
+                        at,
+                        &mut attempt,
+                        code,
+                        (begin, end),
+                        busy,
+                    ) {
                         continue;
                     }
                     return hooks.end(
@@ -286,19 +342,18 @@ pub fn drive<'p, H: StepHooks<'p>>(
             Err(e) => {
                 if let Some(o) = open.take() {
                     // Nothing of the block applied once it is rolled back.
-                    rollback(conn);
                     m = o.before;
-                    let retried = e.busy && attempt < TXN_RETRIES;
-                    hooks.rolled_back(&Rollback {
-                        txn: o.txn,
-                        step: i,
-                        attempt,
-                        code: e.code,
-                        wait: (start, stop),
-                        retried,
-                    });
-                    attempt += 1;
-                    if retried {
+                    let at = (o.txn, i);
+                    if end_attempt(
+                        conn,
+                        &mut hooks,
+                        &policy,
+                        at,
+                        &mut attempt,
+                        e.code,
+                        (start, stop),
+                        e.busy,
+                    ) {
                         continue;
                     }
                     return hooks.end(
@@ -324,16 +379,18 @@ pub fn drive<'p, H: StepHooks<'p>>(
             let rolled_back = if let Some(o) = open.take() {
                 // A dead process's transaction is rolled back before its
                 // connection is used again.
-                rollback(conn);
                 m = o.before;
-                hooks.rolled_back(&Rollback {
-                    txn: o.txn,
-                    step: i,
-                    attempt,
-                    code: None,
-                    wait: (stop, stop),
-                    retried: false,
-                });
+                let at = (o.txn, i);
+                end_attempt(
+                    conn,
+                    &mut hooks,
+                    &policy,
+                    at,
+                    &mut attempt,
+                    None,
+                    (stop, stop),
+                    false,
+                );
                 true
             } else {
                 false
@@ -353,16 +410,18 @@ pub fn drive<'p, H: StepHooks<'p>>(
             } else if !matches!(next, Next::Continue | Next::Stopped { .. } | Next::Finished) {
                 // The op failed inside the block (more than one row): the
                 // block is rolled back, not committed half-way.
-                rollback(conn);
                 m = o.before;
-                hooks.rolled_back(&Rollback {
-                    txn: o.txn,
-                    step: i,
-                    attempt,
-                    code: None,
-                    wait: (stop, stop),
-                    retried: false,
-                });
+                let at = (o.txn, i);
+                end_attempt(
+                    conn,
+                    &mut hooks,
+                    &policy,
+                    at,
+                    &mut attempt,
+                    None,
+                    (stop, stop),
+                    false,
+                );
                 return hooks.end(
                     &m,
                     End::Failed {
@@ -375,34 +434,42 @@ pub fn drive<'p, H: StepHooks<'p>>(
                 let c0 = hooks.now();
                 if let Err(e) = conn.execute_batch("COMMIT") {
                     let c1 = hooks.now();
-                    let busy = is_busy(&e);
-                    rollback(conn);
-                    if busy {
+                    if is_busy(&e) {
                         // A busy COMMIT leaves the transaction open (SQLite
                         // says so); rolled back here, nothing applied.
                         m = o.before;
-                        let retried = attempt < TXN_RETRIES;
-                        hooks.rolled_back(&Rollback {
-                            txn: o.txn,
-                            step: i,
-                            attempt,
-                            code: e.sqlite_error().map(|f| f.extended_code),
-                            wait: (c0, c1),
-                            retried,
-                        });
-                        attempt += 1;
-                        if retried {
+                        let code = e.sqlite_error().map(|f| f.extended_code);
+                        let at = (o.txn, i);
+                        if end_attempt(
+                            conn,
+                            &mut hooks,
+                            &policy,
+                            at,
+                            &mut attempt,
+                            code,
+                            (c0, c1),
+                            true,
+                        ) {
                             continue;
                         }
+                        return hooks.end(
+                            &m,
+                            End::Failed {
+                                step: i,
+                                message: format!("COMMIT: {e}"),
+                                maybe_applied: false,
+                            },
+                        );
                     }
                     // Any other failure of COMMIT leaves its outcome
                     // unknown: may have applied.
+                    rollback(conn);
                     return hooks.end(
                         &m,
                         End::Failed {
                             step: i,
                             message: format!("COMMIT: {e}"),
-                            maybe_applied: !busy,
+                            maybe_applied: true,
                         },
                     );
                 }

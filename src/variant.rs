@@ -1,49 +1,24 @@
 //! Finding a scenario's variant: a statement file on disk (relative to the
 //! scenario file's folder) or a built-in one compiled into the binary (the
-//! files shipped in `targets/sqlite/`), so the embedded default scenario
-//! runs from any folder.
+//! files shipped in `targets/sqlite/`, each workload's listed in its
+//! registry entry), so the embedded default scenario runs from any folder.
 //!
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
 
-use crate::statements::{
-    compile_groups, compile_outbox, parse, FileError, GroupsVariant, OutboxVariant,
-};
+use crate::statements::{compile_groups, parse, FileError, GroupsVariant};
 use std::path::{Path, PathBuf};
 
-/// Built-in variants: (name, file path shown, text).
-pub const BUILTIN: [(&str, &str, &str); 5] = [
-    (
-        "groups-atomic",
-        "targets/sqlite/groups-atomic.sql",
-        include_str!("../targets/sqlite/groups-atomic.sql"),
-    ),
-    (
-        "groups-naive",
-        "targets/sqlite/groups-naive.sql",
-        include_str!("../targets/sqlite/groups-naive.sql"),
-    ),
-    (
-        "outbox-protocol",
-        "targets/sqlite/outbox-protocol.sql",
-        include_str!("../targets/sqlite/outbox-protocol.sql"),
-    ),
-    (
-        "outbox-naive-no-outbox",
-        "targets/sqlite/outbox-naive-no-outbox.sql",
-        include_str!("../targets/sqlite/outbox-naive-no-outbox.sql"),
-    ),
-    (
-        "outbox-naive-no-redo",
-        "targets/sqlite/outbox-naive-no-redo.sql",
-        include_str!("../targets/sqlite/outbox-naive-no-redo.sql"),
-    ),
-];
+/// The built-in variants, each workload's (`crate::scenario::section`):
+/// (name, file path shown, text).
+pub fn builtin() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    crate::scenario::section::built_in_variants().map(|b| (b.name, b.path, b.text))
+}
 
 /// Where a variant's text comes from.
 pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, String), FileError> {
     if !variant.ends_with(".sql") {
-        if let Some((_, path, text)) = BUILTIN.iter().find(|(n, _, _)| *n == variant) {
+        if let Some((_, path, text)) = builtin().find(|(n, _, _)| *n == variant) {
             return Ok((
                 PathBuf::from(format!("<built-in {variant}> {path}")),
                 text.to_string(),
@@ -54,7 +29,7 @@ pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, St
             line: 0,
             reason: format!(
                 "no built-in variant named {variant:?} (built-in: {}); a statement file path must end in .sql",
-                BUILTIN.map(|b| b.0).join(", ")
+                builtin().map(|b| b.0).collect::<Vec<_>>().join(", ")
             ),
         });
     }
@@ -78,17 +53,4 @@ pub fn load_groups(variant: &str, scenario_dir: Option<&Path>) -> Result<GroupsV
     compile_groups(&parse(&path, &text)?)
 }
 
-/// Locates, parses and checks an outbox variant.
-/// Errors: file, line and reason (exit 2).
-pub fn load_outbox(variant: &str, scenario_dir: Option<&Path>) -> Result<OutboxVariant, FileError> {
-    let (path, text) = locate(variant, scenario_dir)?;
-    compile_outbox(&parse(&path, &text)?)
-}
-
-/// A short name for results: the file stem, or the built-in's name.
-pub fn short_name(variant: &str) -> String {
-    Path::new(variant)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| variant.to_string())
-}
+pub use crate::scenario::short_name;

@@ -125,11 +125,13 @@ const LAYERS: &[(&str, &[&str])] = &[
             // its runtime, so that the loader reads it without an upward
             // import (it finds it through the registry's link-time list).
             "scenario::section",
+            "scenario::serialize",
+            "workload::groups::config",
             "workload::outbox::config",
+            "workload::outbox::statements",
             "statements",
             "statements::check",
             "statements::origin",
-            "statements::outbox",
             "statements::parse",
             "statements::scratch",
             "statements::sql_error",
@@ -140,6 +142,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "engine",
         &[
             "fault_hook",
+            "txn_backoff",
             "fuzz",
             "live",
             "nemesis",
@@ -437,14 +440,9 @@ fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
 /// the test, so the list only shrinks.
 const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
     (
-        "scenario::figures",
-        "workload::groups::figures",
-        "each workload's figure names for thresholds (h17-config's part)",
-    ),
-    (
-        "scenario::figures",
-        "workload::outbox::figures",
-        "each workload's figure names for thresholds (h17-config's part)",
+        "prepare",
+        "workload::groups::config",
+        "groups' own prepare, not yet in its folder: to move there",
     ),
     (
         "target::http::client",

@@ -599,6 +599,14 @@ pub struct TxnRollback {
     pub wait_ns: u64,
     /// The block runs again from BEGIN.
     pub retried: bool,
+    /// How long the worker then waited before that BEGIN, ns (the
+    /// scenario's `target.txn_backoff`; absent when it did not wait).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub backoff_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The schedule fuzzer's choice at one point of an op ([`BenchEntry`]'s

@@ -1,20 +1,15 @@
 //! The figures `summary.json` has for a scenario, as JSON with zeros (the
 //! skeleton): what a threshold may name, checked before the run. The
-//! common figures are [`crate::summary`]'s; a built-in workload's own are
-//! its figures module's (`crate::workload::<name>::figures`), picked here
-//! by the scenario's `workload` as the loader picks its keys, until the
-//! registry of workloads sits below the config. A test keeps this in step
-//! with real summaries.
+//! common figures are [`crate::summary`]'s; a built-in workload's whole
+//! skeleton is its own (its `skeleton` in `crate::scenario::section`).
+//! A test keeps this in step with real summaries.
 //!
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use super::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
-use super::{LoadModel, Scenario, TargetKind, Workload};
+use super::{Scenario, TargetKind, Workload};
 use crate::fault_kind::FaultKind;
-use crate::summary::{merge_figures, skeleton_common};
-use crate::workload::groups::figures as groups_figures;
-use crate::workload::outbox::figures as outbox_figures;
+use crate::summary::skeleton_common;
 
 /// Every figure `summary.json` has for `s`, as JSON with zeros. An
 /// invariant's `first_violation_s` is in, and breaches its threshold in a
@@ -22,30 +17,18 @@ use crate::workload::outbox::figures as outbox_figures;
 pub fn skeleton(s: &Scenario) -> serde_json::Value {
     let faults: Vec<FaultKind> = s.faults.iter().map(|f| f.kind).collect();
     let wal = watched(s);
-    match s.workload {
-        Workload::Groups => {
-            let mut v =
-                skeleton_common(&groups_figures::OP_KINDS, &GROUPS_INVARIANTS, &faults, wal);
-            let open = s.load.model == LoadModel::Open;
-            merge_figures(
-                &mut v,
-                groups_figures::skeleton(&GROUPS_INVARIANTS, &faults, open),
-            );
-            v
-        }
-        Workload::Outbox => {
-            let mut v =
-                skeleton_common(&outbox_figures::OP_KINDS, &OUTBOX_INVARIANTS, &faults, wal);
-            merge_figures(&mut v, outbox_figures::skeleton());
-            v
-        }
-        // Its own figures are its own; the common ones are every
-        // workload's.
-        Workload::Registered(name) => {
-            let invariants = super::registered::find(name).map_or(&[][..], |r| r.invariants);
-            skeleton_common(&[], invariants, &faults, wal)
-        }
+    if let Some(own) = super::section::of(s.workload.name()) {
+        return (own.skeleton)(s, &faults, wal);
     }
+    // A workload registered at run time: its own figures are its own; the
+    // common ones are every workload's.
+    let invariants = match s.workload {
+        Workload::Registered(name) => {
+            super::registered::find(name).map_or(&[][..], |r| r.invariants)
+        }
+        _ => &[],
+    };
+    skeleton_common(&[], invariants, &faults, wal)
 }
 
 /// Whether a run of `s` watches its target's WAL: `journal_mode = wal` on

@@ -87,6 +87,16 @@ pub struct Field {
     pub default: Option<&'static str>,
 }
 
+/// A key's expected shape below `[api]` and `[audit]`: a value of a kind,
+/// or a table of keys.
+#[derive(Clone, Copy)]
+pub enum Shape {
+    /// A value of this kind.
+    Val(Kind),
+    /// A table of these keys.
+    Table(&'static [(&'static str, Shape)]),
+}
+
 /// A [`Field`], in a const table.
 pub const fn field(key: &'static str, kind: Kind, default: Option<&'static str>) -> Field {
     Field { key, kind, default }

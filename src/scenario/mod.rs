@@ -23,6 +23,7 @@ pub mod part;
 pub mod parts;
 pub mod registered;
 pub mod section;
+mod serialize;
 
 pub use caps::Caps;
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
@@ -42,8 +43,18 @@ impl VariantEntry {
     pub fn name(&self) -> String {
         self.name
             .clone()
-            .unwrap_or_else(|| crate::variant::short_name(&self.variant))
+            .unwrap_or_else(|| short_name(&self.variant))
     }
+}
+
+/// A variant's short name for results: the file stem, or the built-in's
+/// name. (Here, not in `crate::variant`, which finds a built-in variant
+/// through the workloads' sections and so imports the scenario.)
+pub fn short_name(variant: &str) -> String {
+    std::path::Path::new(variant)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| variant.to_string())
 }
 
 /// A resolved scenario: every key present, defaults filled in.
@@ -51,7 +62,7 @@ impl VariantEntry {
 /// Serde refuses unknown keys through [`parts::Parts`] (which reads every
 /// key the fields here leave): `deny_unknown_fields` cannot be had with
 /// `flatten`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Scenario {
     /// Name shown in results (default: the file stem; `default` for the embedded one).
@@ -73,25 +84,19 @@ pub struct Scenario {
     pub thresholds: Vec<Threshold>,
     /// `[target]`: the system under test.
     pub target: Target,
-    /// `[load]`: load model and concurrency.
-    pub load: Load,
     /// `[stop]`: when the load stops.
     pub stop: Stop,
-    /// `[keys]`: projects, fingerprints and their skew.
-    pub keys: Keys,
-    /// `[retry]`: duplicate-id retries of ingests.
-    pub retry: Retry,
-    /// `[resolve]`: the resolvers' pace.
-    pub resolve: Resolve,
     /// `[explore]`: the small world `specstorm explore` searches (default:
     /// the spec's own world). Absent from run folders written before it
     /// existed, hence the serde default.
     #[serde(default)]
     pub explore: Explore,
-    /// The workloads' own sections (present, with their defaults, only
-    /// in a scenario of their workload), each as its workload's type: read
-    /// them with [`Scenario::part`]. Here, after `explore`, so that serde
-    /// writes them where the saved `scenario.toml` always had them.
+    /// The workloads' own sections (present, with their defaults, in a
+    /// scenario of their workload, and where their spec says so in
+    /// others'), each as its workload's type: read them with
+    /// [`Scenario::part`]. Each is written right after the field its spec
+    /// `follows` (the hand-written `Serialize` below), where the saved
+    /// `scenario.toml` always had it.
     #[serde(flatten)]
     pub parts: parts::Parts,
     /// `[api]`: how to speak to an HTTP service with an API of its own
@@ -102,12 +107,6 @@ pub struct Scenario {
     /// the contract's `GET /v1/export`, every event row kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<api::AuditConfig>,
-    /// `[min_evidence]`: per groups invariant, the least evidence under
-    /// which its `holds` becomes `unknown` (see `checker::evidence`).
-    /// Filled with its defaults for groups; None for outbox (and in run
-    /// folders written before it existed: the defaults apply).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_evidence: Option<MinEvidence>,
     /// `[[faults]]`: the nemesis's fault schedule (default: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
@@ -158,66 +157,6 @@ impl Scenario {
     /// Sets the workload section of type `T` (None: takes it out).
     pub fn set_part<T: part::Section>(&mut self, part: Option<T>) {
         self.parts.set(part);
-    }
-
-    /// The number of error groups the keys span: projects * fingerprints.
-    pub fn groups(&self) -> u64 {
-        u64::from(self.keys.projects) * u64::from(self.keys.fingerprints)
-    }
-}
-
-/// `[min_evidence]`: the least evidence (as `checker::evidence` counts
-/// it) each groups invariant needs for its `holds` to stand; below it the
-/// verdict is `unknown`. A violation stands whatever the evidence.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct MinEvidence {
-    /// TypeOK (default 1).
-    #[serde(rename = "TypeOK")]
-    pub type_ok: u64,
-    /// OneGroupPerFingerprint (default 1).
-    #[serde(rename = "OneGroupPerFingerprint")]
-    pub one_group_per_fingerprint: u64,
-    /// CountExact (default 20).
-    #[serde(rename = "CountExact")]
-    pub count_exact: u64,
-    /// NoMissedRegression (default 20).
-    #[serde(rename = "NoMissedRegression")]
-    pub no_missed_regression: u64,
-}
-
-impl Default for MinEvidence {
-    /// Mirrors the loader's defaults (`scenarios/README.md`).
-    fn default() -> Self {
-        MinEvidence {
-            type_ok: 1,
-            one_group_per_fingerprint: 1,
-            count_exact: 20,
-            no_missed_regression: 20,
-        }
-    }
-}
-
-impl MinEvidence {
-    /// The minimum for an invariant by its spec name (None: not a groups
-    /// invariant).
-    pub fn of(&self, invariant: &str) -> Option<u64> {
-        match invariant {
-            "TypeOK" => Some(self.type_ok),
-            "OneGroupPerFingerprint" => Some(self.one_group_per_fingerprint),
-            "CountExact" => Some(self.count_exact),
-            "NoMissedRegression" => Some(self.no_missed_regression),
-            _ => None,
-        }
-    }
-}
-
-impl Scenario {
-    /// The minimum evidence of each groups invariant: `[min_evidence]`,
-    /// or its defaults where a saved scenario predates it.
-    pub fn min_evidence(&self) -> MinEvidence {
-        self.min_evidence.unwrap_or_default()
     }
 }
 
@@ -300,6 +239,20 @@ pub struct Target {
     #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub busy_timeout: Duration,
+    /// A transaction block rolled back on SQLITE_BUSY, BUSY_SNAPSHOT or
+    /// LOCKED runs again from BEGIN up to this many times within one op
+    /// (default 16; 0..=1000).
+    pub txn_retries: u32,
+    /// The wait between such a rollback and the next BEGIN before the first
+    /// rerun, doubling per rerun up to `txn_backoff_max`, half of it drawn
+    /// from the seed (default "0s": no wait).
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
+    #[serde(with = "humantime_serde_compat")]
+    pub txn_backoff: Duration,
+    /// The cap of that doubling wait (default "100ms"; at least `txn_backoff`).
+    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
+    #[serde(with = "humantime_serde_compat")]
+    pub txn_backoff_max: Duration,
     /// Allow a database that already holds rows; the run then works in its
     /// own namespace of projects (default false: such a database is refused).
     pub reuse: bool,
@@ -369,38 +322,6 @@ pub struct SqliteTarget {
     pub reuse: bool,
 }
 
-/// `load.model`: how ops are started.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum LoadModel {
-    /// N workers, each starting its next op when the last one ended.
-    Closed,
-    /// A target rate of ingest ops/s; latency is measured from each op's
-    /// intended start (no coordinated omission).
-    Open,
-}
-
-/// `[load]`: how many workers, and how ops are started.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct Load {
-    /// closed (default) or open.
-    pub model: LoadModel,
-    /// Concurrent ingest workers, each with its own connection (default 8; 1..=1024).
-    pub ingesters: u32,
-    /// Concurrent resolve workers (default 1; 0..=1024).
-    pub resolvers: u32,
-    /// Open model only: target ingest ops/s (attempts, retries included). Required > 0 when open.
-    pub rate: f64,
-    /// Open model only: an op that starts later than its intended start by
-    /// more than this is counted as late (default "1ms").
-    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
-    #[serde(with = "humantime_serde_compat")]
-    pub late_after: Duration,
-}
-
 /// `[stop]`: when the load stops (the first limit reached wins).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -419,59 +340,6 @@ pub struct Stop {
     #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub grace: Duration,
-}
-
-/// `keys.skew`: how events and resolves pick their group.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum Skew {
-    /// Every group equally likely.
-    Uniform,
-    /// `hot_fraction` of picks go to `hot_groups` groups (contention on a few groups).
-    Hot,
-}
-
-/// `[keys]`: the (project, fingerprint) space.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct Keys {
-    /// Number of projects (default 2; >= 1).
-    pub projects: u32,
-    /// Fingerprints per project (default 100; >= 1). Groups = projects * fingerprints.
-    pub fingerprints: u32,
-    /// uniform (default) or hot.
-    pub skew: Skew,
-    /// hot only: how many groups form the hot set (default 4; 1..=groups).
-    pub hot_groups: u32,
-    /// hot only: share of events (and resolves) that go to the hot set (default 0.9; 0..=1).
-    pub hot_fraction: f64,
-}
-
-/// `[retry]`: resending an event with the same id (duplicate-id retries).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct Retry {
-    /// Probability that an event is sent again with the same id (default 0.2; 0..=1).
-    pub probability: f64,
-    /// Extra sends of one event at most (default 2; >= 1 when probability > 0).
-    pub max_retries: u32,
-    /// Share of retries sent soon (racing the first attempt, from another
-    /// worker) rather than later (default 0.5; 0..=1).
-    pub soon_fraction: f64,
-}
-
-/// `[resolve]`: how often each resolver resolves.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct Resolve {
-    /// Pause of each resolver between two resolves (default "1ms"; "0s" = back to back).
-    #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
-    #[serde(with = "humantime_serde_compat")]
-    pub interval: Duration,
 }
 
 /// `[explore]`: the world of `specstorm explore`. For groups,

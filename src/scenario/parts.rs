@@ -45,6 +45,19 @@ impl Parts {
         }
     }
 
+    /// The part of the table `table`, as serde writes it, if present.
+    pub fn serialize_of(&self, table: &str) -> Option<&dyn erased_serde::Serialize> {
+        self.0
+            .iter()
+            .find(|(t, _)| *t == table)
+            .map(|(_, p)| p.as_serialize())
+    }
+
+    /// Takes out the part of the table `table`, if present.
+    pub fn remove(&mut self, table: &str) {
+        self.0.retain(|(t, _)| *t != table);
+    }
+
     /// The tables present.
     pub fn tables(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.0.iter().map(|(table, _)| *table)

@@ -18,9 +18,10 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use super::key_schema::Field;
+use super::key_schema::{Field, Shape};
 use super::part::ReadPart;
 use super::Scenario;
+use crate::fault_kind::FaultKind;
 use crate::scenario::ScenarioError;
 
 /// Where a workload's check points when it refuses a key: the loader's
@@ -38,12 +39,16 @@ pub trait KeyPlace {
 pub struct SectionSpec {
     /// Its name, as the scenario writes it (`[name]`).
     pub table: &'static str,
-    /// The scenario's table it comes right after in the list of tables an
-    /// unknown key's error names. (Serde writes every part where
-    /// `Scenario::parts` stands, after `[explore]`: a section the saved
-    /// `scenario.toml` must show elsewhere needs `Scenario` to write its
-    /// parts at their `follows`.)
+    /// The scenario's field it is written right after (in the saved
+    /// `scenario.toml` and the summary's `resolved_scenario`), whether or
+    /// not that field itself is written. Sections that follow the same
+    /// field are written in the registry's order.
     pub follows: &'static str,
+    /// The scenario's table it comes right after in the list of tables an
+    /// unknown key's error names (a table of the common key schema).
+    pub listed_after: &'static str,
+    /// What it is in a scenario of another workload.
+    pub elsewhere: fn(workload: &str) -> Elsewhere,
     /// Its keys, their kinds and defaults (filled only when the scenario
     /// runs the owning workload).
     pub fields: &'static [Field],
@@ -52,6 +57,19 @@ pub struct SectionSpec {
     /// Its type's JSON schema, for the key schema's drift test.
     #[cfg(test)]
     pub schema: fn() -> schemars::Schema,
+}
+
+/// What a workload's section is in a scenario of another workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elsewhere {
+    /// Refused when given, with this reason (None: "[table] only applies
+    /// to workload = ..."), and absent from the resolved scenario.
+    Refused(Option<&'static str>),
+    /// Filled with its defaults, as the tables that predate the registry
+    /// always were (a summary's `resolved_scenario` shows them), but
+    /// neither written in the saved `scenario.toml` nor to be set: the
+    /// scenario's own workload refuses it when given.
+    Filled,
 }
 
 /// What the loader knows of a workload's own sections.
@@ -64,11 +82,74 @@ pub struct WorkloadSections {
     /// another, ...), run where the loader checks which keys belong to
     /// the workload.
     pub check: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
+    /// Its checks that span its sections' keys, run where the loader checks
+    /// `[stop]`.
+    pub keys: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
     /// Its bounds that span several keys, run with the loader's `limits`.
     pub limits: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
     /// A comment the saved `scenario.toml` puts right after the header of
     /// one of its tables (a key left unset, and what that means).
     pub unset_note: fn(&Scenario, &str) -> Option<&'static str>,
+    /// Its built-in variants (`variant = "<name>"`), compiled into the
+    /// binary.
+    pub variants: &'static [BuiltIn],
+    /// The variant a scenario of it runs when it names none (and lists no
+    /// `[[variants]]`); None: the key schema's default.
+    pub default_variant: Option<&'static str>,
+    /// Its invariants, by their spec names, in report order: what
+    /// `expect` may name.
+    pub invariants: &'static [&'static str],
+    /// Whether it takes `stop.events` (else the key is refused when given
+    /// and left out of the saved scenario).
+    pub stop_events: bool,
+    /// The keys `[api]` takes in a scenario of it.
+    pub api: &'static [(&'static str, Shape)],
+    /// The keys `[audit]` takes in a scenario of it.
+    pub audit: &'static [(&'static str, Shape)],
+    /// `[audit] request`'s default when `[audit]` is given (None: serde's,
+    /// the contract's `GET /v1/export`).
+    pub audit_request: Option<&'static str>,
+    /// The export queries `audit.sqlite` needs: (key, the canonical table,
+    /// an example), and the page that defines those tables.
+    pub export_queries: (
+        &'static [(&'static str, &'static str, &'static str)],
+        &'static str,
+    ),
+    /// A crash fault's `ops` when not given (None: the fault schema's).
+    pub crash_ops: Option<&'static str>,
+    /// The `[explore]` keys of its world (besides the shared bounds): given
+    /// on another workload's scenario with another value than their
+    /// default, they are refused.
+    pub explore_keys: &'static [&'static str],
+    /// Its checks of its `[explore]` world.
+    pub explore_check: fn(&dyn KeyPlace, &Scenario) -> Result<(), ScenarioError>,
+    /// The figures `summary.json` has for a scenario of it, as JSON with
+    /// zeros, given the scenario's fault kinds and whether its run
+    /// watches a WAL (`crate::scenario::figures`).
+    pub skeleton: fn(&Scenario, &[FaultKind], bool) -> serde_json::Value,
+}
+
+/// A built-in variant: its name, the file path it shows, its text.
+pub struct BuiltIn {
+    /// `variant = "<name>"`.
+    pub name: &'static str,
+    /// The shipped file it is (`targets/sqlite/<name>.sql`).
+    pub path: &'static str,
+    /// The file's text.
+    pub text: &'static str,
+}
+
+/// Every built-in variant, in the registry's order.
+pub fn built_in_variants() -> impl Iterator<Item = &'static BuiltIn> {
+    workloads().into_iter().flat_map(|w| w.variants.iter())
+}
+
+/// The workload whose built-in variant is `name`, if any.
+pub fn built_in_owner(name: &str) -> Option<&'static str> {
+    workloads()
+        .into_iter()
+        .find(|w| w.variants.iter().any(|v| v.name == name))
+        .map(|w| w.workload)
 }
 
 /// Every workload's sections, gathered at link time.
@@ -103,10 +184,25 @@ pub fn spec_of(table: &str) -> Option<&'static SectionSpec> {
     owner_of(table).map(|(_, s)| s)
 }
 
-/// The sections that come right after the scenario's table `table`.
-pub fn following(table: &str) -> impl Iterator<Item = &'static SectionSpec> + '_ {
+/// The sections named right after the scenario's table `table` in the
+/// list of tables.
+pub fn listed_after(table: &str) -> impl Iterator<Item = &'static SectionSpec> + '_ {
     workloads()
         .into_iter()
         .flat_map(|w| w.sections.iter())
-        .filter(move |s| s.follows == table)
+        .filter(move |s| s.listed_after == table)
+}
+
+/// The sections written right after the scenario's field `field`.
+pub fn following(field: &str) -> impl Iterator<Item = &'static SectionSpec> + '_ {
+    workloads()
+        .into_iter()
+        .flat_map(|w| w.sections.iter())
+        .filter(move |s| s.follows == field)
+}
+
+/// Whether a scenario of `workload` has the table `spec` of `owner`
+/// (filled with its defaults when not given).
+pub fn filled_in(owner: &str, spec: &SectionSpec, workload: &str) -> bool {
+    owner == workload || (spec.elsewhere)(workload) == Elsewhere::Filled
 }

@@ -11,8 +11,9 @@
 //! nemesis and workload).
 
 use crate::scenario::SqliteTarget;
-use crate::statements::{GroupsVariant, OutboxVariant};
+use crate::statements::GroupsVariant;
 use crate::target::sqlite::client as sqlite;
+use crate::workload::outbox::statements::OutboxVariant;
 use crate::workload::Value;
 use axum::body::Bytes;
 use rusqlite::Connection;
@@ -66,7 +67,9 @@ pub fn groups_sections(v: &GroupsVariant) -> Vec<Section> {
 /// The sections of the outbox export (a variant without `export.outbox`
 /// exports `"outbox": []`).
 pub fn outbox_sections(v: &OutboxVariant) -> Vec<Section> {
-    use crate::statements::{OUTBOX_COLUMNS, OUT_QUEUE_COLUMNS, PROCESSED_COLUMNS};
+    use crate::workload::outbox::statements::{
+        OUTBOX_COLUMNS, OUT_QUEUE_COLUMNS, PROCESSED_COLUMNS,
+    };
     vec![
         Section {
             key: "state_log",

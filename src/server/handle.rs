@@ -18,6 +18,7 @@ use crate::history::{CompletionType, OpResult};
 use crate::statements::OpProgram;
 use crate::statements::StepDef;
 use crate::target::sqlite::client::{Journal, StepError};
+use crate::txn_backoff::TxnPolicy;
 use crate::workload::outbox::AttemptEnd;
 use crate::workload::StepOutcome;
 use crate::workload::{StepMachine, Value};
@@ -52,14 +53,15 @@ pub struct HandleAnswer {
 }
 
 /// Runs `handle` for `op` on `conn` with the hook's faults; its pauses
-/// wait on `pauses` (a stop cuts them short).
+/// and the transaction blocks' backoff (`policy`) wait on `pauses` (a stop
+/// cuts them short).
 pub fn run_handle(
     conn: &Connection,
     journal: Journal,
     program: &OpProgram,
     op: &HandleOp,
     hook: &HandleHook,
-    pauses: &crate::control::Control,
+    (pauses, policy): (&crate::control::Control, TxnPolicy),
 ) -> HandleAnswer {
     let builtins = vec![
         Value::Int(op.msg_id),
@@ -71,6 +73,7 @@ pub fn run_handle(
         conn,
         hook,
         pauses,
+        policy,
         paused: Vec::new(),
         crashed_once: false,
         published: None,
@@ -112,6 +115,7 @@ struct HookFaults<'a> {
     conn: &'a Connection,
     hook: &'a HandleHook,
     pauses: &'a crate::control::Control,
+    policy: TxnPolicy,
     paused: Vec<&'a str>,
     crashed_once: bool,
     /// The rowid of this attempt's last publish (the step named `publish`).
@@ -133,6 +137,15 @@ impl<'a> crate::step_driver::StepHooks<'a> for &mut HookFaults<'a> {
             // Cut short when the server shuts down.
             self.pauses.sleep(*d);
         }
+    }
+
+    fn txn_policy(&self) -> TxnPolicy {
+        self.policy
+    }
+
+    fn wait(&mut self, d: std::time::Duration) {
+        // Cut short when the server shuts down.
+        self.pauses.sleep(d);
     }
 
     fn fuzz(&mut self, n: usize) -> Option<crate::fuzz::Delay> {

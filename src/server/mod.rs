@@ -25,9 +25,10 @@ pub mod state;
 
 use crate::exit_code::ExitCode;
 use crate::scenario::SqliteTarget;
-use crate::statements::{FileError, GroupsVariant, OutboxVariant};
+use crate::statements::{FileError, GroupsVariant};
 use crate::target::sqlite::client as sqlite;
-use crate::variant::{load_groups, load_outbox, locate};
+use crate::variant::{load_groups, locate};
+use crate::workload::outbox::statements::{load_outbox, OutboxVariant};
 use pool::Pool;
 use state::AppState;
 use std::io::Write;
@@ -79,6 +80,9 @@ pub struct ServeOptions {
     pub synchronous: String,
     /// `PRAGMA busy_timeout`.
     pub busy_timeout: Duration,
+    /// The transaction blocks' retry budget and backoff (its seed; each
+    /// job's key is the pool's).
+    pub txn: crate::txn_backoff::TxnPolicy,
     /// Honour the test-only `x-specstorm-fault` request header (crash and
     /// pause between steps, driven by the bench). Off by default: a server
     /// in production must never crash on a client's say-so.
@@ -179,6 +183,24 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .with_max_level(opts.log_level.level())
         .try_init();
     let variant = Served::load(&opts.variant)?;
+    if let Served::Groups(v) = &variant {
+        if opts.journal_mode.eq_ignore_ascii_case("off") {
+            if let Some(t) = v.ingest.txns.first().or(v.resolve.txns.first()) {
+                let program = if v.ingest.txns.is_empty() {
+                    &v.resolve
+                } else {
+                    &v.ingest
+                };
+                return Err(ServeError::Target(format!(
+                    "--journal-mode off has no rollback journal, and transaction blocks need \
+                     one: {}:{} opens one (`-- begin: {}`)",
+                    v.file.path.display(),
+                    program.steps[t.first].line,
+                    t.mode.name()
+                )));
+            }
+        }
+    }
     if let Some(w) = exposed_hooks(opts) {
         let _ = writeln!(std::io::stderr(), "specstorm: warning: {w}");
     }
@@ -208,7 +230,7 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .map(|_| sqlite::open(&opts.db, &target))
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(|e| db_err(&e))?;
-    let pool = Arc::new(Pool::start(variant.clone(), conns, workers * 64));
+    let pool = Arc::new(Pool::start(variant.clone(), conns, workers * 64, opts.txn));
     let state = Arc::new(AppState {
         next_tx: outbox::first_tx_id(),
         variant,

@@ -19,7 +19,8 @@ use crate::history::{CompletionType, HookStep, OpResult};
 use crate::nemesis::OpFaults;
 use crate::statements::OpProgram;
 use crate::target::sqlite::client::{Journal, StepError};
-use crate::workload::groups::runtime::{run_steps_txn, TxnNote};
+use crate::txn_backoff::TxnPolicy;
+use crate::workload::groups::runtime::{run_steps_policy, TxnNote};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp, ResolveOp};
 use crate::workload::StepOutcome;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
@@ -126,7 +127,8 @@ pub struct Pool {
 impl Pool {
     /// Starts one worker thread per connection; `queue` is the channel's
     /// capacity (jobs waiting beyond it wait, asynchronously, for a slot).
-    pub fn start(variant: Served, conns: Vec<Connection>, queue: usize) -> Self {
+    /// Transaction blocks run under `txn` (`specstorm serve --txn-*`).
+    pub fn start(variant: Served, conns: Vec<Connection>, queue: usize, txn: TxnPolicy) -> Self {
         let queue = queue.max(1);
         let (tx, rx) = crossbeam_channel::bounded::<Job>(queue);
         let pauses = Arc::new(Control::default());
@@ -137,7 +139,7 @@ impl Pool {
                 let (rx, variant, pauses) = (rx.clone(), variant.clone(), pauses.clone());
                 std::thread::Builder::new()
                     .name(format!("sqlite-worker-{w}"))
-                    .spawn(move || worker(&variant, conn, rx, &pauses))
+                    .spawn(move || worker(&variant, conn, rx, &pauses, (txn, w as u64)))
                     .expect("spawn sqlite worker")
             })
             .collect();
@@ -223,9 +225,19 @@ impl Pool {
     }
 }
 
-fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>, pauses: &Control) {
+/// Worker `w`'s loop; its jobs' backoff draws are keyed by (`w`, the
+/// job's number on it): over HTTP the bench does not order the server's
+/// jobs, so the key only has to differ between jobs.
+fn worker(
+    variant: &Served,
+    conn: Connection,
+    rx: Receiver<Job>,
+    pauses: &Control,
+    (txn, w): (TxnPolicy, u64),
+) {
     let journal = Journal::of(&conn);
-    for job in rx {
+    for (j, job) in rx.into_iter().enumerate() {
+        let policy = txn.for_op((w << 40) ^ j as u64);
         // The client is gone (its request was dropped): not running the op
         // is one of the outcomes it must already allow for.
         if job.reply.is_closed() {
@@ -234,7 +246,7 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>, pauses: &Contro
         }
         let (program, builtins, counting) = match (&job.op, variant) {
             (Op::Handle(op, hook), Served::Outbox(v)) => {
-                let answer = run_handle(&conn, journal, &v.handle, op, hook, pauses);
+                let answer = run_handle(&conn, journal, &v.handle, op, hook, (pauses, policy));
                 tracing::trace!(?op, ?answer, "delivery done");
                 if let Reply::Outbox(r) = job.reply {
                     let _ = r.send(answer);
@@ -262,11 +274,11 @@ fn worker(variant: &Served, conn: Connection, rx: Receiver<Job>, pauses: &Contro
         // report: a rollback forgets its steps.
         let mark = std::cell::Cell::new(0usize);
         let ran = std::cell::RefCell::new(ran);
-        let (kind, result) = run_steps_txn(
+        let (kind, result) = run_steps_policy(
             (&conn, journal),
             program,
             builtins,
-            &job.faults,
+            (&job.faults, policy),
             (
                 || None,
                 |d| {

@@ -319,7 +319,7 @@ fn check_resolve(file: &StatementFile, resolve: &OpProgram) -> Result<(), FileEr
 
 /// Prepares the steps of one op in order, resolving each parameter to a
 /// built-in or to a column of an earlier step.
-pub(super) fn compile_op(
+pub fn compile_op(
     file: &StatementFile,
     conn: &Scratch,
     schema: &str,
@@ -469,7 +469,7 @@ fn steps_name(block: &Block) -> &str {
 
 /// Prepares an export: no parameters, read-only, exactly the canonical
 /// columns in the canonical order. Returns its SQL.
-pub(super) fn compile_export(
+pub fn compile_export(
     file: &StatementFile,
     conn: &Scratch,
     block: &Block,

@@ -11,16 +11,20 @@
 
 mod check;
 mod origin;
-mod outbox;
 mod parse;
 mod scratch;
 mod sql_error;
 
 pub use check::compile_groups;
-pub use outbox::{
-    compile_outbox, OutboxVariant, HANDLE_BUILTINS, MAX_MACHINE_STEPS, OUTBOX_COLUMNS,
-    OUT_QUEUE_COLUMNS, PROCESSED_COLUMNS,
-};
+// What a workload's own compile (`crate::workload::outbox::statements`)
+// builds on: an op's steps and an export prepared on the scratch database.
+pub use check::{compile_export, compile_op};
+pub use scratch::{open as open_scratch, Scratch};
+
+/// Most steps one op attempt may execute (jumps included): a backward
+/// jump (the outbox's redo, "load the head again") could otherwise loop
+/// for ever under contention. An attempt that reaches it ends as `fail`.
+pub const MAX_MACHINE_STEPS: usize = 64;
 pub use parse::parse;
 
 use std::fmt;

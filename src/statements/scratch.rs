@@ -35,7 +35,7 @@ pub(super) const REFUSED_WHY: &str = "a statement file may not ATTACH or DETACH 
 
 /// The scratch database of one check: a connection (through `Deref`) that
 /// refuses what reaches outside it, and what it refused last.
-pub(super) struct Scratch {
+pub struct Scratch {
     conn: Connection,
     refused: Refusals,
 }
@@ -66,7 +66,7 @@ impl Scratch {
 /// functions of [`sql_guard::REFUSED_FUNCTIONS`] for the statements the
 /// caller prepares on it. Errors: the statement's line, and SQLite's reason
 /// or the refusal.
-pub(super) fn open(file: &StatementFile, schema: &Block) -> Result<Scratch, FileError> {
+pub fn open(file: &StatementFile, schema: &Block) -> Result<Scratch, FileError> {
     let err = |line: usize, reason: String| FileError::at(&file.path, line, reason);
     let mut conn = Connection::open_in_memory()
         .map_err(|e| err(0, format!("cannot open a scratch SQLite database: {e}")))?;

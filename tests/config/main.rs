@@ -11,3 +11,5 @@ mod scenario_golden;
 mod scenario_validation;
 mod statement_files;
 mod txn_blocks;
+mod txn_policy_keys;
+mod txn_refusals;

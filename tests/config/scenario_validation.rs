@@ -3,6 +3,7 @@
 
 use specstorm::fault_kind::FaultKind;
 use specstorm::scenario::*;
+use specstorm::workload::groups::config::*;
 use specstorm::workload::outbox::config::OutboxConfig;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -172,7 +173,10 @@ fn resolvers_out_of_range() {
     );
     // 0 resolvers is allowed: an ingest-only run.
     assert_eq!(
-        load_text("[load]\nresolvers = 0\n").unwrap().load.resolvers,
+        load_text("[load]\nresolvers = 0\n")
+            .unwrap()
+            .load()
+            .resolvers,
         0
     );
 }
@@ -207,7 +211,7 @@ fn open_model_needs_a_rate() {
         &["needs `load.rate` > 0"],
     );
     let s = load_text("[load]\nmodel = \"open\"\nrate = 500\n").unwrap();
-    assert_eq!((s.load.model, s.load.rate), (LoadModel::Open, 500.0));
+    assert_eq!((s.load().model, s.load().rate), (LoadModel::Open, 500.0));
 }
 
 #[test]
@@ -250,7 +254,7 @@ fn probabilities_and_fractions_outside_0_1_or_nan() {
     assert_eq!(
         load_text("[keys]\nhot_fraction = 1\n")
             .unwrap()
-            .keys
+            .keys()
             .hot_fraction,
         1.0
     );
@@ -276,7 +280,7 @@ fn keys_that_would_make_the_bench_hold_too_much_are_refused_with_why() {
     assert_eq!(
         load_with("", &["retry.max_retries=100"])
             .unwrap()
-            .retry
+            .retry()
             .max_retries,
         100
     );
@@ -320,7 +324,7 @@ fn max_retries_zero_with_retries() {
     );
     // Without retries, 0 is consistent.
     let s = load_text("[retry]\nprobability = 0\nmax_retries = 0\n").unwrap();
-    assert_eq!(s.retry.max_retries, 0);
+    assert_eq!(s.retry().max_retries, 0);
 }
 
 #[test]
@@ -348,7 +352,7 @@ fn hot_groups_zero_or_more_than_groups() {
     assert_eq!(
         load_text("[keys]\nhot_groups = 0\n")
             .unwrap()
-            .keys
+            .keys()
             .hot_groups,
         0
     );
@@ -467,7 +471,7 @@ fn unreadable_file() {
 #[test]
 fn empty_file_gets_every_default() {
     let s = load_text("").unwrap();
-    let expected = Scenario {
+    let mut expected = Scenario {
         name: "test".into(),
         workload: Workload::Groups,
         variant: "groups-atomic".into(),
@@ -478,6 +482,9 @@ fn empty_file_gets_every_default() {
             journal_mode: "wal".into(),
             synchronous: "normal".into(),
             busy_timeout: Duration::from_secs(5),
+            txn_retries: 16,
+            txn_backoff: Duration::ZERO,
+            txn_backoff_max: Duration::from_millis(100),
             reuse: false,
             url: None,
             spawn: false,
@@ -489,44 +496,44 @@ fn empty_file_gets_every_default() {
             workdir: None,
             startup_timeout: Duration::from_secs(60),
         },
-        load: Load {
-            model: LoadModel::Closed,
-            ingesters: 8,
-            resolvers: 1,
-            rate: 0.0,
-            late_after: Duration::from_millis(1),
-        },
         stop: Stop {
             events: 10000,
             duration: None,
             grace: Duration::from_secs(30),
         },
-        keys: Keys {
-            projects: 2,
-            fingerprints: 100,
-            skew: Skew::Uniform,
-            hot_groups: 4,
-            hot_fraction: 0.9,
-        },
-        retry: Retry {
-            probability: 0.2,
-            max_retries: 2,
-            soon_fraction: 0.5,
-        },
-        resolve: Resolve {
-            interval: Duration::from_millis(1),
-        },
         explore: Explore::default(),
         parts: Default::default(),
         api: None,
         audit: None,
-        min_evidence: Some(MinEvidence::default()),
         faults: vec![],
         fuzz: Some(specstorm::scenario::Fuzz::default()),
         expect: Expect::holds(),
         thresholds: vec![],
         variants: vec![],
     };
+    expected.set_part(Some(Load {
+        model: LoadModel::Closed,
+        ingesters: 8,
+        resolvers: 1,
+        rate: 0.0,
+        late_after: Duration::from_millis(1),
+    }));
+    expected.set_part(Some(Keys {
+        projects: 2,
+        fingerprints: 100,
+        skew: Skew::Uniform,
+        hot_groups: 4,
+        hot_fraction: 0.9,
+    }));
+    expected.set_part(Some(Retry {
+        probability: 0.2,
+        max_retries: 2,
+        soon_fraction: 0.5,
+    }));
+    expected.set_part(Some(Resolve {
+        interval: Duration::from_millis(1),
+    }));
+    expected.set_part(Some(MinEvidence::default()));
     assert_eq!(s, expected);
     assert_eq!(s.groups(), 200);
 }
@@ -560,15 +567,15 @@ fn overrides_are_applied() {
         ],
     )
     .unwrap();
-    assert_eq!(s.load.ingesters, 4);
+    assert_eq!(s.load().ingesters, 4);
     assert_eq!(s.stop.duration, Some(Duration::from_secs(5)));
-    assert_eq!(s.keys.skew, Skew::Hot);
+    assert_eq!(s.keys().skew, Skew::Hot);
     let t = &s.target;
     assert_eq!(t.path.as_deref(), Some(Path::new("/tmp/x.db")));
     assert!(t.reuse);
     assert_eq!(s.variant, "groups-naive");
-    assert_eq!(s.retry.probability, 0.5);
-    assert_eq!(s.resolve.interval, Duration::from_millis(3));
+    assert_eq!(s.retry().probability, 0.5);
+    assert_eq!(s.resolve().interval, Duration::from_millis(3));
     // A key that holds a string takes the text as written.
     assert_eq!(s.name, "true");
 }
@@ -584,7 +591,7 @@ fn later_override_wins_and_reaches_into_inline_tables() {
         ],
     )
     .unwrap();
-    assert_eq!(s.load.ingesters, 6);
+    assert_eq!(s.load().ingesters, 6);
     let t = &s.target;
     assert_eq!(
         (t.journal_mode.as_str(), t.synchronous.as_str()),
@@ -709,12 +716,12 @@ fn shipped_scenarios_say_what_the_docs_say() {
         (
             d.variant.as_str(),
             d.stop.events,
-            d.load.ingesters,
-            d.load.resolvers
+            d.load().ingesters,
+            d.load().resolvers
         ),
         ("groups-atomic", 20000, 8, 2)
     );
-    assert_eq!((d.keys.skew, d.retry.probability), (Skew::Hot, 0.2));
+    assert_eq!((d.keys().skew, d.retry().probability), (Skew::Hot, 0.2));
     assert_eq!(
         shipped("default.toml").0,
         Scenario {
@@ -726,17 +733,17 @@ fn shipped_scenarios_say_what_the_docs_say() {
     let (a, _) = shipped("groups-atomic.toml");
     assert_eq!(a.variant, "../targets/sqlite/groups-atomic.sql");
     assert_eq!((a.stop.events, a.stop.duration), (200000, None));
-    assert_eq!((a.load.ingesters, a.load.resolvers), (32, 2));
-    assert_eq!((a.retry.probability, a.retry.max_retries), (0.2, 2));
+    assert_eq!((a.load().ingesters, a.load().resolvers), (32, 2));
+    assert_eq!((a.retry().probability, a.retry().max_retries), (0.2, 2));
     assert_eq!(
-        (a.keys.skew, a.keys.hot_groups, a.keys.hot_fraction),
+        (a.keys().skew, a.keys().hot_groups, a.keys().hot_fraction),
         (Skew::Hot, 4, 0.5)
     );
     assert_eq!(
-        (a.keys.projects, a.keys.fingerprints, a.groups()),
+        (a.keys().projects, a.keys().fingerprints, a.groups()),
         (4, 250, 1000)
     );
-    assert_eq!(a.resolve.interval, Duration::ZERO);
+    assert_eq!(a.resolve().interval, Duration::ZERO);
 
     let (n, _) = shipped("groups-naive.toml");
     assert_eq!(n.variant, "../targets/sqlite/groups-naive.sql");
@@ -746,17 +753,17 @@ fn shipped_scenarios_say_what_the_docs_say() {
     );
     // Same load as the atomic run, so the two compare.
     assert_eq!(
-        (&n.load, &n.keys, &n.retry, &n.resolve),
-        (&a.load, &a.keys, &a.retry, &a.resolve)
+        (&n.load(), &n.keys(), &n.retry(), &n.resolve()),
+        (&a.load(), &a.keys(), &a.retry(), &a.resolve())
     );
 
     let (s, _) = shipped("smoke.toml");
     assert_eq!(
         (
             s.stop.events,
-            s.load.ingesters,
-            s.load.resolvers,
-            s.keys.skew
+            s.load().ingesters,
+            s.load().resolvers,
+            s.keys().skew
         ),
         (2000, 4, 1, Skew::Hot)
     );
@@ -787,7 +794,10 @@ fn shipped_scenarios_stop_on_counts() {
 #[test]
 fn min_evidence_defaults_and_partial_tables() {
     let s = load_text("").unwrap();
-    assert_eq!(s.min_evidence, Some(MinEvidence::default()));
+    assert_eq!(
+        s.part::<MinEvidence>().copied(),
+        Some(MinEvidence::default())
+    );
     assert_eq!(
         MinEvidence::default(),
         MinEvidence {
@@ -819,15 +829,21 @@ fn min_evidence_defaults_and_partial_tables() {
             ..MinEvidence::default()
         }
     );
-    assert_eq!(s.min_evidence.unwrap().of("CountExact"), Some(7));
+    assert_eq!(
+        s.part::<MinEvidence>().copied().unwrap().of("CountExact"),
+        Some(7)
+    );
     // The saved scenario says it, and loads to the same.
     let text = s.to_toml();
     assert!(text.contains("[min_evidence]\nTypeOK = 0\n"), "{text}");
     let back = load_str("test", Some(Path::new("resolved.toml")), &text, &[]).unwrap();
-    assert_eq!(back.min_evidence, s.min_evidence);
+    assert_eq!(
+        back.part::<MinEvidence>().copied(),
+        s.part::<MinEvidence>().copied()
+    );
     // A scenario saved before it existed gets the defaults.
     let mut old = s.clone();
-    old.min_evidence = None;
+    old.set_part::<MinEvidence>(None);
     assert_eq!(old.min_evidence(), MinEvidence::default());
 }
 
@@ -865,7 +881,7 @@ fn min_evidence_errors_name_the_line() {
     );
     // An outbox scenario resolves without it.
     let s = load_text("workload = \"outbox\"\n").unwrap();
-    assert_eq!(s.min_evidence, None);
+    assert_eq!(s.part::<MinEvidence>().copied(), None);
     assert!(!s.to_toml().contains("min_evidence"));
 }
 
@@ -1699,7 +1715,12 @@ fn a_mapped_scenario_round_trips_through_to_toml() {
 #[test]
 fn the_d1_worker_example_scenarios_load() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/d1-worker");
-    for name in ["d1-atomic.toml", "d1-naive.toml", "d1-compare.toml"] {
+    for name in [
+        "d1-atomic.toml",
+        "d1-naive.toml",
+        "d1-compare.toml",
+        "d1-batch.toml",
+    ] {
         let (s, _) = load(Some(&dir.join(name)), &[]).unwrap_or_else(|e| panic!("{e}"));
         let api = s.api.as_ref().expect("a mapping");
         assert!(

@@ -20,6 +20,7 @@ use specstorm::draws::op_key;
 use specstorm::nemesis::FaultPlan;
 use specstorm::scenario::{load, Scenario, Workload};
 use specstorm::shard::Shard;
+use specstorm::workload::groups::config::GroupsScenario;
 use specstorm::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use specstorm::workload::outbox::config::OutboxConfig;
 use specstorm::workload::outbox::runtime::Queue;
@@ -156,7 +157,7 @@ fn groups_cases(out: &mut String, name: &str, s: &Scenario, dir: &Path) {
         &format!("{name} ingest"),
         &ingest_plan(&mut IngestGenerator::new(s, ""), INGEST_OPS, 0),
     );
-    for r in 0..s.load.resolvers.max(1) {
+    for r in 0..s.load().resolvers.max(1) {
         summarise(
             out,
             &format!("{name} resolver {r}"),

@@ -161,3 +161,47 @@ fn d1_worker_compare_holds_atomic_and_catches_naive() {
         );
     }
 }
+
+/// The batch variant (each event's statements in one `db.batch([...])`,
+/// one D1 transaction): `specstorm run examples/d1-worker/d1-batch.toml`
+/// keeps every invariant. Gated as the compare is (`SPECSTORM_D1=1`).
+#[test]
+fn d1_worker_batch_holds() {
+    if std::env::var("SPECSTORM_D1").as_deref() != Ok("1") {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{SKIP}");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    install(&root.join("examples/d1-worker"));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("batch");
+    let o = command()
+        .args([
+            "run",
+            "examples/d1-worker/d1-batch.toml",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("WRANGLER_SEND_METRICS", "false")
+        .output()
+        .expect("run specstorm");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n--- service.log (tail)\n{}",
+        text(&o),
+        service_log_tail(&out)
+    );
+    let s = json(&out.join("summary.json"));
+    for name in [
+        "TypeOK",
+        "OneGroupPerFingerprint",
+        "CountExact",
+        "NoMissedRegression",
+    ] {
+        assert_eq!(s["invariants"][name]["verdict"], "holds", "{name}: {s:#}");
+    }
+    assert!(s["events"].as_u64().is_some_and(|n| n > 0), "{s:#}");
+}

@@ -19,4 +19,6 @@ mod outbox_http;
 mod outbox_proxy;
 mod sqlite_client;
 mod txn_blocks;
+mod txn_http;
+mod txn_retry_policy;
 mod wal;

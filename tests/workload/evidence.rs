@@ -8,10 +8,10 @@ use specstorm::fault_kind::FaultKind;
 use specstorm::history::{
     Completion, Entry, FaultAction, FaultEntry, Header, Invoke, OpKind, OpResult, Step,
 };
-use specstorm::scenario::MinEvidence;
 use specstorm::verdict::{CheckResult, Verdict};
 use specstorm::workload::groups::checker::evidence::{self, EvidenceReport};
 use specstorm::workload::groups::checker::{check_all, Facts, GroupRow, Tables};
+use specstorm::workload::groups::config::MinEvidence;
 
 use crate::common::run::run_into;
 use crate::common::summary;

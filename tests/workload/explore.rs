@@ -888,7 +888,7 @@ fn outbox_explorer(
     file: &str,
     x: &Explore,
 ) -> specstorm::explore::Report<specstorm::workload::outbox::explore::Choice> {
-    let v = specstorm::variant::load_outbox(file, None).unwrap();
+    let v = specstorm::workload::outbox::statements::load_outbox(file, None).unwrap();
     explore_outbox(&v, x, Bounds::default(), Restore::Serialize, |_| {}).unwrap()
 }
 

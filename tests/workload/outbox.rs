@@ -4,14 +4,15 @@
 //! edge), the scenario keys, and small end-to-end runs on SQLite.
 
 use specstorm::history::{CompletionType, Delivery, Step};
-use specstorm::scenario::invariants::OUTBOX_INVARIANTS;
-use specstorm::statements::{compile_groups, compile_outbox, parse, Cond, StopIf};
+use specstorm::statements::{compile_groups, parse, Cond, StopIf};
 use specstorm::verdict::Verdict;
 use specstorm::workload::outbox::checker::{
     self as outbox, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow,
 };
 use specstorm::workload::outbox::config::OutboxConfig;
+use specstorm::workload::outbox::config::OUTBOX_INVARIANTS;
 use specstorm::workload::outbox::header::OutboxHeader;
+use specstorm::workload::outbox::statements::compile_outbox;
 use specstorm::workload::{Next, StepMachine, StepOutcome, Value};
 use std::path::Path;
 use std::process::Output;
@@ -207,7 +208,7 @@ fn groups_refuses_the_branch_directives() {
 
 // ------------------------------------------------------------ step machine
 
-fn protocol() -> specstorm::statements::OutboxVariant {
+fn protocol() -> specstorm::workload::outbox::statements::OutboxVariant {
     compile_outbox(&parse(Path::new("p.sql"), &protocol_text()).unwrap()).unwrap()
 }
 

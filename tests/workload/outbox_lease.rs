@@ -3,8 +3,8 @@
 //! run where pauses hold attempts past their lease, the deliveries overlap,
 //! and every invariant still holds.
 
-use specstorm::scenario::invariants::OUTBOX_INVARIANTS;
 use specstorm::workload::outbox::config::OutboxConfig;
+use specstorm::workload::outbox::config::OUTBOX_INVARIANTS;
 use specstorm::workload::outbox::runtime::Queue;
 use std::time::{Duration, Instant};
 

@@ -1,11 +1,13 @@
 // The groups design (specs/BacktalkGroups.tla, docs/groups.md) as a
 // Cloudflare Worker on D1: error events grouped into issues by fingerprint.
 //
-// Like the production system it stands for, it uses NO transactions and NO
-// D1 batch(): every statement is awaited on its own, so statements of
-// concurrent requests interleave freely between two awaits. That is the
-// design under test; specstorm loads this Worker through its API mapping
-// (examples/d1-worker/*.toml) and audits the D1 file afterwards.
+// Like the production system it stands for, its atomic and naive variants
+// use NO transactions and NO D1 batch(): every statement is awaited on its
+// own, so statements of concurrent requests interleave freely between two
+// awaits. That is the design under test; specstorm loads this Worker
+// through its API mapping (examples/d1-worker/*.toml) and audits the D1
+// file afterwards. The batch variant sends each event's statements as one
+// D1 batch() instead: one transaction, all or nothing.
 //
 // Its API and schema are its own, deliberately not specstorm's HTTP contract:
 //   GET  /healthz                                  -> 200 "ok" once the schema exists
@@ -21,6 +23,9 @@
 //   naive (or groups-naive): the counting step reads the state with a SELECT,
 //     then, in a separate statement, writes the regression decided from the
 //     value read: a resolve between the two is lost (the bug the bench must catch).
+//   batch (or groups-batch): the three ingest statements of one event in one
+//     db.batch([...]), which D1 runs as one transaction (in order, any error
+//     rolls back all): no event row without its count, ever.
 // TOKEN (optional secret or var): when set, every /api/ request must carry
 // `Authorization: Bearer <TOKEN>` (401 otherwise). /healthz stays open.
 // D1_LATENCY_MS (optional var, default 0): a wait before every statement,
@@ -34,13 +39,15 @@ export interface Env {
   D1_LATENCY_MS?: string;
 }
 
-type Variant = "atomic" | "naive";
+type Variant = "atomic" | "naive" | "batch";
 
 const VARIANTS: Record<string, Variant> = {
   atomic: "atomic",
   naive: "naive",
   "groups-atomic": "atomic",
   "groups-naive": "naive",
+  batch: "batch",
+  "groups-batch": "batch",
 };
 
 const MAX_EVENTS = 100;
@@ -113,6 +120,13 @@ class Db {
 
   async all<T>(sql: string, ...params: unknown[]): Promise<T[]> {
     return (await (await this.stmt(sql, params)).all<T>()).results;
+  }
+
+  /** The statements as one D1 batch: one round trip (one latency wait),
+   *  run by D1 as one transaction, in order; any error rolls back all. */
+  async batch(statements: [string, unknown[]][]): Promise<D1Result[]> {
+    if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
+    return this.db.batch(statements.map(([sql, params]) => this.db.prepare(sql).bind(...params)));
   }
 }
 
@@ -201,9 +215,43 @@ function parseEnvelope(body: unknown): EventIn[] {
   });
 }
 
-/** One event, step by step (docs/groups.md), each statement awaited alone. */
+/** One event as one D1 batch (the batch variant). Every parameter is bound
+ *  before the batch is sent, so no statement can stop the batch on what an
+ *  earlier one did: the duplicate check lives in the SQL instead. The issue
+ *  is created first (harmless for a duplicate: its issue exists), the count
+ *  is taken only when the event's row is not there yet, and the event row
+ *  is inserted last; all three in one transaction, so the count and the row
+ *  are both there or neither is, and a duplicate changes nothing. The
+ *  insert's changes say created or duplicate. */
+async function ingestBatch(db: Db, project: string, ev: EventIn, gid: string) {
+  const results = await db.batch([
+    [
+      `INSERT OR IGNORE INTO issues (id, project, fp, state, times_seen)
+       VALUES (?1, ?2, ?3, 'unresolved', 0)`,
+      [gid, project, ev.fingerprint],
+    ],
+    [
+      `UPDATE issues
+          SET times_seen = times_seen + 1,
+              state = CASE WHEN state = 'resolved' THEN 'regressed' ELSE state END
+        WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM events WHERE event_id = ?2)`,
+      [gid, ev.event_id],
+    ],
+    [
+      `INSERT OR IGNORE INTO events (event_id, project, fp, group_id, message, release, ts)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
+      [ev.event_id, project, ev.fingerprint, gid, ev.message, ev.release, Date.now()],
+    ],
+  ]);
+  const created = results[2].meta.changes > 0;
+  return { event_id: ev.event_id, status: created ? "created" : "duplicate", group: gid };
+}
+
+/** One event, step by step (docs/groups.md), each statement awaited alone
+ *  (atomic, naive), or as one batch (batch). */
 async function ingestOne(db: Db, variant: Variant, project: string, ev: EventIn) {
   const gid = await groupId(project, ev.fingerprint);
+  if (variant === "batch") return ingestBatch(db, project, ev, gid);
 
   // s1: the event row; a retry of the same id changes nothing and stops here.
   const s1 = await db.run(

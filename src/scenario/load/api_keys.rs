@@ -1,5 +1,6 @@
 //! The loader's checks of `[api]` and `[audit]` (see `scenario::api`):
-//! their keys and value types while the file still keeps its spans, then,
+//! their keys and value types while the file still keeps its spans (each
+//! workload's keys are its own, `crate::scenario::section`), then,
 //! on the typed scenario, what spans several keys (a mapping only for an
 //! external HTTP service, export queries only with `sqlite`, templates,
 //! pointers, codes and `${NAME}` secrets through the mapping compiler).
@@ -9,166 +10,13 @@
 
 use super::context::Context;
 use super::error::ScenarioError;
-use super::schema::Kind;
 use super::values::{check_value, describe};
 use crate::scenario::mapping::Mapping;
-use crate::scenario::{Scenario, TargetKind, Workload};
+use crate::scenario::{Scenario, TargetKind};
 use toml_edit::Item;
 
-/// A key's expected shape.
-#[derive(Clone, Copy)]
-pub(super) enum Shape {
-    Val(Kind),
-    Table(&'static [(&'static str, Shape)]),
-}
-
+pub(super) use crate::scenario::key_schema::Shape;
 use Shape::{Table, Val};
-
-const REQUEST: Shape = Val(Kind::Str);
-const MAP: Shape = Val(Kind::StrMap);
-const STR: Shape = Val(Kind::Str);
-
-const INGEST: &[(&str, Shape)] = &[
-    ("request", REQUEST),
-    ("headers", MAP),
-    ("body", STR),
-    ("batch", Val(Kind::Int { min: 1, max: 1000 })),
-    ("envelope", STR),
-    ("items", STR),
-    ("item_id", STR),
-    ("accepted", STR),
-    ("duplicate", STR),
-    ("group_id", STR),
-    ("codes", MAP),
-    ("may_drop", Val(Kind::Bool)),
-];
-const RESOLVE: &[(&str, Shape)] = &[
-    ("request", REQUEST),
-    ("headers", MAP),
-    ("body", STR),
-    ("resolved", STR),
-    ("event_count", STR),
-    ("status", STR),
-    ("codes", MAP),
-];
-const LOOKUP: &[(&str, Shape)] = &[
-    ("request", REQUEST),
-    ("headers", MAP),
-    ("group_id", STR),
-    ("codes", MAP),
-];
-/// `[api]`.
-pub(super) const API: &[(&str, Shape)] = &[
-    ("health", REQUEST),
-    ("headers", MAP),
-    (
-        "group_ids",
-        Val(Kind::OneOf(&["answer", "lookup", "audit"])),
-    ),
-    ("release", STR),
-    ("ingest", Table(INGEST)),
-    ("resolve", Table(RESOLVE)),
-    ("lookup", Table(LOOKUP)),
-];
-const EXPORT: &[(&str, Shape)] = &[("events", STR), ("groups", STR)];
-/// `[audit]`.
-pub(super) const AUDIT: &[(&str, Shape)] = &[
-    ("request", REQUEST),
-    ("sqlite", STR),
-    ("export", Table(EXPORT)),
-    ("events", Val(Kind::OneOf(&["complete", "pruned"]))),
-];
-const HANDLE: &[(&str, Shape)] = &[
-    ("request", REQUEST),
-    ("headers", MAP),
-    ("body", STR),
-    ("acked", STR),
-    ("sent_msg_id", STR),
-    ("sent_ver", STR),
-    ("codes", MAP),
-];
-/// `[api]` of an outbox scenario: groups' request kinds and group ids
-/// mean nothing there, and are unknown keys.
-pub(super) const OUTBOX_API: &[(&str, Shape)] = &[
-    ("health", REQUEST),
-    ("headers", MAP),
-    ("handle", Table(HANDLE)),
-];
-/// The outbox's canonical tables (`docs/outbox.md`, "The tables").
-const OUTBOX_EXPORT: &[(&str, Shape)] = &[
-    ("state_log", STR),
-    ("outbox", STR),
-    ("out_queue", STR),
-    ("processed", STR),
-];
-/// `[audit]` of an outbox scenario (no `events`: it has no event rows).
-pub(super) const OUTBOX_AUDIT: &[(&str, Shape)] = &[
-    ("request", REQUEST),
-    ("sqlite", STR),
-    ("export", Table(OUTBOX_EXPORT)),
-];
-/// The export queries `audit.sqlite` needs, per workload: (key, the
-/// canonical table, an example).
-const GROUPS_QUERIES: &[(&str, &str, &str)] = &[
-    (
-        "events",
-        "error_events",
-        "\"SELECT id, project, fingerprint, group_id, received_at FROM events\"",
-    ),
-    (
-        "groups",
-        "error_groups",
-        "\"SELECT id, project, fingerprint, status, event_count FROM groups\"",
-    ),
-];
-const OUTBOX_QUERIES: &[(&str, &str, &str)] = &[
-    (
-        "state_log",
-        "state_log",
-        "\"SELECT ver, msg_id, tx_id, kind FROM state_log\"",
-    ),
-    (
-        "out_queue",
-        "out_queue",
-        "\"SELECT seq, msg_id, ver FROM out_queue\"",
-    ),
-    (
-        "processed",
-        "processed",
-        "\"SELECT msg_id, dup_id FROM processed\"",
-    ),
-];
-
-/// The keys of `[api]` for a scenario of the outbox workload or not.
-pub(super) fn api_shape(outbox: bool) -> &'static [(&'static str, Shape)] {
-    if outbox {
-        OUTBOX_API
-    } else {
-        API
-    }
-}
-
-/// The keys of `[audit]` for a scenario of the outbox workload or not.
-pub(super) fn audit_shape(outbox: bool) -> &'static [(&'static str, Shape)] {
-    if outbox {
-        OUTBOX_AUDIT
-    } else {
-        AUDIT
-    }
-}
-
-/// An outbox scenario's `[audit] request` defaults to the contract's
-/// outbox export (serde's default is groups' `GET /v1/export`).
-pub(super) fn fill_audit_default(root: &mut toml_edit::Table) {
-    if let Some(audit) = root.get_mut("audit").and_then(Item::as_table_like_mut) {
-        if !audit.contains_key("request") {
-            audit.insert(
-                "request",
-                toml_edit::value(crate::scenario::api::CONTRACT_OUTBOX_EXPORT),
-            );
-        }
-    }
-}
 
 /// Refuses unknown keys and values of the wrong type below `[name]`.
 pub(super) fn check_table(
@@ -209,12 +57,10 @@ pub(super) fn check_table(
 /// What spans several keys: `[api]` and `[audit]` apply to a run
 /// against an HTTP service the bench does not spawn; the mapping compiles
 /// (templates, pointers, codes, secrets present in the environment);
-/// `sqlite` comes with the workload's `export` queries (groups: both;
-/// outbox: all but `export.outbox`, which a design without an outbox
-/// lacks); `command` with `url`.
+/// `sqlite` comes with the workload's `export` queries (its
+/// `export_queries`, `crate::scenario::section`); `command` with `url`.
 pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
     let t = &s.target;
-    let outbox = s.workload == Workload::Outbox;
     for (key, given) in [("api", s.api.is_some()), ("audit", s.audit.is_some())] {
         if !given {
             continue;
@@ -262,11 +108,7 @@ pub(super) fn check_mapping(ctx: &Context, s: &Scenario) -> Result<(), ScenarioE
                 return Err(ctx.error(&["audit", "sqlite"], "`audit.sqlite` is empty"))
             }
             Some(_) => {
-                let (queries, page) = if outbox {
-                    (OUTBOX_QUERIES, "docs/outbox.md")
-                } else {
-                    (GROUPS_QUERIES, "docs/groups.md")
-                };
+                let (queries, page) = super::schema::rules_of(s.workload.name()).export_queries;
                 for (k, table, example) in queries {
                     if !has(k) {
                         return Err(ctx.error(

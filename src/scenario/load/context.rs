@@ -49,8 +49,6 @@ pub(super) struct Context<'a> {
     /// The file as parsed, before overrides: it keeps the spans.
     pub(super) spans: &'a Document<&'a str>,
     pub(super) overrides: &'a [Override],
-    /// `workload = "outbox"` (after overrides).
-    pub(super) outbox: bool,
     /// The workload's name (after overrides; its default when unset).
     pub(super) workload: String,
     /// A workload registered at run time (after overrides).

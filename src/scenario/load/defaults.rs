@@ -1,10 +1,11 @@
-//! Defaults: `name` (the file stem), `variant` (the outbox's, or the
+//! Defaults: `name` (the file stem), `variant` (the workload's, or the
 //! first `[[variants]]` entry's), the spec's explore fingerprints under
-//! any given, every key of [`SCHEMA`] left out, each fault's kind's
-//! keys (`faults`), and an outbox scenario's `[audit] request`.
+//! any given, every key of [`SCHEMA`] and of the workloads' sections left
+//! out, each fault's kind's keys (`faults`), and the workload's `[audit]
+//! request`.
 //!
 //! May import: its sibling files, `scenario`'s types (and its workload
-//! sections' registry, `crate::scenario::section`) and `crate::variant`.
+//! sections' registry, `crate::scenario::section`).
 
 use super::schema::{Field, SCHEMA};
 use super::values::table_entries;
@@ -17,12 +18,18 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
     if !root.contains_key("name") {
         root.insert("name", toml_edit::value(name));
     }
-    let outbox = root.get("workload").and_then(Item::as_str) == Some("outbox");
-    if outbox && !root.contains_key("variant") && !root.contains_key("variants") {
-        root.insert("variant", toml_edit::value("outbox-protocol"));
+    let workload = root
+        .get("workload")
+        .and_then(Item::as_str)
+        .map_or_else(super::schema::default_workload, str::to_owned);
+    let own = crate::scenario::section::of(&workload);
+    if let Some(variant) = own.and_then(|w| w.default_variant) {
+        if !root.contains_key("variant") && !root.contains_key("variants") {
+            root.insert("variant", toml_edit::value(variant));
+        }
     }
-    if outbox {
-        super::api_keys::fill_audit_default(root);
+    if let Some(request) = own.and_then(|w| w.audit_request) {
+        fill_audit_request(root, request);
     }
     // With `[[variants]]`, `variant` defaults to the first entry's, and a
     // `variant` that names an entry means that entry's file.
@@ -37,7 +44,7 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
             let name = t
                 .get("name")
                 .and_then(Item::as_str)
-                .map_or_else(|| crate::variant::short_name(&v), str::to_string);
+                .map_or_else(|| crate::scenario::short_name(&v), str::to_string);
             Some((v, name))
         })
         .collect();
@@ -73,25 +80,29 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
         }
     }
     for section in SCHEMA {
-        // An outbox scenario has no [min_evidence] (its invariants are
-        // others).
-        if section.name == "min_evidence" && outbox {
-            continue;
-        }
         fill_table(root, section.name, section.fields);
     }
-    // A workload's own sections only in a scenario of that workload: a
-    // scenario of another resolves exactly as before it had them.
-    let workload = root
-        .get("workload")
-        .and_then(Item::as_str)
-        .map_or_else(super::schema::default_workload, str::to_owned);
-    if let Some(own) = crate::scenario::section::of(&workload) {
+    // A workload's own sections in a scenario of that workload, and in
+    // others' where their spec says so: each scenario resolves exactly as
+    // before the sections moved to their workloads.
+    for own in crate::scenario::section::workloads() {
         for spec in own.sections {
-            fill_table(root, spec.table, spec.fields);
+            if crate::scenario::section::filled_in(own.workload, spec, &workload) {
+                fill_table(root, spec.table, spec.fields);
+            }
         }
     }
-    super::faults::fill_fault_defaults(root, outbox);
+    super::faults::fill_fault_defaults(root, own.and_then(|w| w.crash_ops));
+}
+
+/// A given `[audit]` without `request` gets the workload's (serde's
+/// default is the contract's `GET /v1/export`).
+fn fill_audit_request(root: &mut Table, request: &str) {
+    if let Some(audit) = root.get_mut("audit").and_then(Item::as_table_like_mut) {
+        if !audit.contains_key("request") {
+            audit.insert("request", toml_edit::value(request));
+        }
+    }
 }
 
 /// Inserts into the table `name` (`""`: `root`) each of `fields`' defaults

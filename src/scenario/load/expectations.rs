@@ -3,9 +3,9 @@
 //! (figures `summary.json` has for this scenario) and the `[[variants]]`
 //! entries, each with its own.
 //!
-//! May import: its sibling files, `scenario`'s types, `crate::variant`
-//! (a statement file's short name) and `crate::scenario::figures` (the
-//! figures `summary.json` has).
+//! May import: its sibling files, `scenario`'s types (a statement file's
+//! short name among them) and `crate::scenario::figures` (the figures
+//! `summary.json` has).
 
 use super::context::{display_path, Context};
 use super::error::ScenarioError;
@@ -70,7 +70,7 @@ pub(super) fn check_variants(ctx: &Context, item: &Item) -> Result<(), ScenarioE
         let name = entry
             .get("name")
             .and_then(Item::as_str)
-            .map_or_else(|| crate::variant::short_name(variant), str::to_string);
+            .map_or_else(|| crate::scenario::short_name(variant), str::to_string);
         if names.contains(&name) {
             return Err(ctx.error(
                 &["variants", &i],

@@ -1,89 +1,50 @@
 //! `[explore]`: the small world `specstorm explore` searches. Each
-//! workload's keys are refused on the other's scenario; the groups world's
-//! queued events need fingerprints.
+//! workload's world has its keys (`crate::scenario::section`): another
+//! workload's keys are refused on its scenario, and its own checks run.
 //!
-//! May import: its sibling files and `scenario`'s types.
+//! May import: its sibling files, `scenario`'s types and its workload
+//! sections' registry, `crate::scenario::section`.
 
 use super::context::Context;
 use super::error::ScenarioError;
 use crate::scenario::Scenario;
 
-/// The keys of the other workload's world are refused when given with a
-/// value other than their default. Groups:
-/// every queued event id needs a fingerprint (the spec's `FpOf` is total
-/// on `Events`); the project must not be empty. (The outbox world's keys
-/// are checked by their ranges.)
+/// The keys of another workload's world are refused when given with a
+/// value other than their default; then the workload's own checks of its
+/// world. (A workload without a world of its own, one registered at run
+/// time, takes no `[explore]` at all: refused with the workload.)
 pub(super) fn check_explore(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
-    let x = &s.explore;
-    let outbox = s.workload == crate::scenario::Workload::Outbox;
-    let (theirs, ours, who) = if outbox {
-        (EXPLORE_GROUPS_KEYS, EXPLORE_OUTBOX_KEYS, "outbox")
-    } else {
-        (EXPLORE_OUTBOX_KEYS, EXPLORE_GROUPS_KEYS, "groups")
+    let Some(own) = crate::scenario::section::of(s.workload.name()) else {
+        return Ok(());
     };
+    let who = own.workload;
     // A saved scenario (a run folder's scenario.toml) lists every key with
     // its value: the other world's keys at their defaults are no mistake.
-    let d = crate::scenario::Explore::default();
-    let at_default = |key: &str| match key {
-        "queues" => x.queues == d.queues,
-        "fingerprints" => x.fingerprints == d.fingerprints,
-        "resolves" => x.resolves == d.resolves,
-        "project" => x.project == d.project,
-        "messages" => x.messages == d.messages,
-        "deliveries" => x.deliveries == d.deliveries,
-        "handlers" => x.handlers == d.handlers,
-        "fails" => x.fails == d.fails,
-        "redeliveries" => x.redeliveries == d.redeliveries,
-        _ => false,
-    };
-    for key in theirs {
-        if ctx.is_given(&["explore", key]) && !at_default(key) {
-            return Err(ctx.error(
-                &["explore", key],
-                format!(
-                    "`explore.{key}` belongs to the {} world; the {who} world of \
-                     workload = \"{who}\" has {}",
-                    if outbox { "groups" } else { "outbox" },
-                    ours.iter()
-                        .map(|k| format!("`explore.{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
+    let given = serde_json::to_value(&s.explore).expect("explore serializes");
+    let default =
+        serde_json::to_value(crate::scenario::Explore::default()).expect("explore serializes");
+    let at_default = |key: &str| given.get(key) == default.get(key);
+    for other in crate::scenario::section::workloads() {
+        if other.workload == who {
+            continue;
         }
-    }
-    if outbox {
-        return Ok(());
-    }
-    if x.project.trim().is_empty() {
-        return Err(ctx.error(
-            &["explore", "project"],
-            "`explore.project` must not be empty",
-        ));
-    }
-    for (w, queue) in x.queues.iter().enumerate() {
-        for (i, id) in queue.iter().enumerate() {
-            if !x.fingerprints.contains_key(id) {
-                let (w, i) = (w.to_string(), i.to_string());
+        for key in other.explore_keys {
+            if ctx.is_given(&["explore", key]) && !at_default(key) {
                 return Err(ctx.error(
-                    &["explore", "queues", &w, &i],
+                    &["explore", key],
                     format!(
-                        "event {id:?} of `explore.queues[{w}]` has no fingerprint: add `{id} = \"f1\"` (say) to `explore.fingerprints`"
+                        "`explore.{key}` belongs to the {} world; the {who} world of \
+                         workload = \"{who}\" has {}",
+                        other.workload,
+                        own.explore_keys
+                            .iter()
+                            .map(|k| format!("`explore.{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 ));
             }
         }
     }
-    Ok(())
+    (own.explore_check)(ctx, s)
 }
-
-/// `[explore]` keys of the groups world (besides the shared bounds).
-const EXPLORE_GROUPS_KEYS: &[&str] = &["queues", "fingerprints", "resolves", "project"];
-/// `[explore]` keys of the outbox world (besides the shared bounds).
-const EXPLORE_OUTBOX_KEYS: &[&str] = &[
-    "messages",
-    "deliveries",
-    "handlers",
-    "fails",
-    "redeliveries",
-];

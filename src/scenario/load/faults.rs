@@ -289,9 +289,9 @@ fn check_fault(ctx: &Context, index: usize, entry: &dyn TableLike) -> Result<(),
     Ok(())
 }
 
-/// Into each `[[faults]]` entry, the defaults of its kind (an outbox
-/// crash hits `handle`).
-pub(super) fn fill_fault_defaults(root: &mut Table, outbox: bool) {
+/// Into each `[[faults]]` entry, the defaults of its kind (a crash's
+/// `ops`: the workload's `crash_ops`, when it has one).
+pub(super) fn fill_fault_defaults(root: &mut Table, crash_ops: Option<&'static str>) {
     // check_keys made sure `faults` is an array of tables, each with a
     // valid kind (and toxic for the proxy).
     let entries: Vec<&mut dyn TableLike> = match root.get_mut("faults") {
@@ -318,9 +318,8 @@ pub(super) fn fill_fault_defaults(root: &mut Table, outbox: bool) {
         let kind = kind.as_str();
         let keys = fault_keys(kind, toxic.as_deref());
         for (key, default) in keys {
-            // An outbox crash hits the only op there is.
             let default = match (key, kind) {
-                ("ops", "crash") if outbox => Some("\"handle\""),
+                ("ops", "crash") => crash_ops.or(default),
                 _ => default,
             };
             if let Some(default) = default {

@@ -12,7 +12,7 @@
 
 use super::context::Context;
 use super::error::ScenarioError;
-use crate::scenario::{Scenario, TargetKind, Workload};
+use crate::scenario::Scenario;
 use std::time::Duration;
 
 /// How far ahead (in ops) a "later" retry may land, at most.
@@ -65,27 +65,9 @@ pub(super) fn check(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
-    match s.workload {
-        Workload::Groups if s.target.kind == TargetKind::Http && s.groups() > MAX_HTTP_GROUPS => {
-            let at: &[&str] = if ctx.is_given(&["keys", "fingerprints"]) {
-                &["keys", "fingerprints"]
-            } else {
-                &["keys", "projects"]
-            };
-            Err(ctx.error(
-                at,
-                format!(
-                    "over HTTP the key space may hold at most {MAX_HTTP_GROUPS} groups, found \
-                     projects * fingerprints = {}: the bench keeps a slot per group for the id \
-                     the service names, allocated before the load",
-                    s.groups()
-                ),
-            ))
-        }
-        // A workload's own bounds (`crate::scenario::section`).
-        w => match crate::scenario::section::of(w.name()) {
-            Some(own) => (own.limits)(ctx, s),
-            None => Ok(()),
-        },
+    // A workload's own bounds (`crate::scenario::section`).
+    match crate::scenario::section::of(s.workload.name()) {
+        Some(own) => (own.limits)(ctx, s),
+        None => Ok(()),
     }
 }

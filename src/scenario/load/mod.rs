@@ -17,9 +17,10 @@
 //! its `toxic`).
 //!
 //! One file per part of the scenario: [`top`] (the document's keys and
-//! tables, `name`, `variant`), [`target`], [`load_keys`] (`[load]`,
-//! `[stop]`, `[keys]`, `[retry]`), [`explore`], [`workload`] (which keys
-//! belong to which workload, `[outbox]`), [`faults`], [`api_keys`]
+//! tables, `name`, `variant`), [`target`], [`load_keys`] (`[stop]`, and
+//! the checks across a workload's own keys), [`explore`], [`workload`]
+//! (what a scenario of a workload may hold: each built-in workload says
+//! it in its own sections, `crate::scenario::section`), [`faults`], [`api_keys`]
 //! (`[api]`, `[audit]`), [`expectations`] (`expect`, `thresholds`,
 //! `[[variants]]`), [`fuzz`] (`[fuzz]`), [`overrides`] (`--set`), [`schema`] (each key's kind
 //! and default), [`defaults`], [`limits`]; besides them [`context`]
@@ -27,8 +28,8 @@
 //! [`error`] and [`to_toml`] (the resolved scenario as saved).
 //!
 //! May import: the types of `crate::scenario`, `crate::input` (reading
-//! the file), `crate::variant` (a statement file's short name) and
-//! `crate::scenario::figures` (the figures a threshold may name, in
+//! the file), `crate::scenario::section` (the workloads' own sections and
+//! rules) and `crate::scenario::figures` (the figures a threshold may name, in
 //! [`expectations`]) and `crate::scenario::mapping` (the `[api]`
 //! compiler, in [`api_keys`]).
 
@@ -160,7 +161,6 @@ pub fn load_str(
         })?;
     }
     // Which invariants `expect` may name depends on the workload.
-    let outbox = doc.get("workload").and_then(Item::as_str) == Some("outbox");
     let registered = doc
         .get("workload")
         .and_then(Item::as_str)
@@ -170,7 +170,6 @@ pub fn load_str(
         text,
         spans: &spans,
         overrides: &overrides,
-        outbox,
         workload: doc
             .get("workload")
             .and_then(Item::as_str)

@@ -6,10 +6,7 @@
 //! May import: its sibling files and `crate::scenario::section` (the
 //! workloads' own sections).
 
-use super::limits::MAX_RETRIES;
-pub(super) use crate::scenario::key_schema::{
-    field, quoted_list, Field, Kind, MAX_WORKERS, U32_MAX,
-};
+pub(super) use crate::scenario::key_schema::{field, quoted_list, Field, Kind, MAX_WORKERS};
 
 pub(super) const JOURNAL_MODES: &[&str] =
     &["wal", "delete", "truncate", "persist", "memory", "off"];
@@ -54,6 +51,9 @@ pub(super) const SCHEMA: &[Section] = &[
             field("journal_mode", Kind::OneOf(JOURNAL_MODES), Some("\"wal\"")),
             field("synchronous", Kind::OneOf(SYNCHRONOUS), Some("\"normal\"")),
             field("busy_timeout", Kind::Duration, Some("\"5s\"")),
+            field("txn_retries", Kind::Int { min: 0, max: 1000 }, Some("16")),
+            field("txn_backoff", Kind::Duration, Some("\"0s\"")),
+            field("txn_backoff_max", Kind::Duration, Some("\"100ms\"")),
             field("reuse", Kind::Bool, Some("false")),
             field("url", Kind::Str, None),
             field("spawn", Kind::Bool, Some("false")),
@@ -74,34 +74,6 @@ pub(super) const SCHEMA: &[Section] = &[
         ],
     },
     Section {
-        name: "load",
-        fields: &[
-            field(
-                "model",
-                Kind::OneOf(&["closed", "open"]),
-                Some("\"closed\""),
-            ),
-            field(
-                "ingesters",
-                Kind::Int {
-                    min: 1,
-                    max: MAX_WORKERS,
-                },
-                Some("8"),
-            ),
-            field(
-                "resolvers",
-                Kind::Int {
-                    min: 0,
-                    max: MAX_WORKERS,
-                },
-                Some("1"),
-            ),
-            field("rate", Kind::Rate, Some("0.0")),
-            field("late_after", Kind::Duration, Some("\"1ms\"")),
-        ],
-    },
-    Section {
         name: "stop",
         fields: &[
             field(
@@ -118,61 +90,6 @@ pub(super) const SCHEMA: &[Section] = &[
             field("duration", Kind::Duration, Some("\"0s\"")),
             field("grace", Kind::Duration, Some("\"30s\"")),
         ],
-    },
-    Section {
-        name: "keys",
-        fields: &[
-            field(
-                "projects",
-                Kind::Int {
-                    min: 1,
-                    max: U32_MAX,
-                },
-                Some("2"),
-            ),
-            field(
-                "fingerprints",
-                Kind::Int {
-                    min: 1,
-                    max: U32_MAX,
-                },
-                Some("100"),
-            ),
-            field(
-                "skew",
-                Kind::OneOf(&["uniform", "hot"]),
-                Some("\"uniform\""),
-            ),
-            // 0 is refused only with skew = hot, where the hot set is used.
-            field(
-                "hot_groups",
-                Kind::Int {
-                    min: 0,
-                    max: U32_MAX,
-                },
-                Some("4"),
-            ),
-            field("hot_fraction", Kind::Fraction, Some("0.9")),
-        ],
-    },
-    Section {
-        name: "retry",
-        fields: &[
-            field("probability", Kind::Fraction, Some("0.2")),
-            field(
-                "max_retries",
-                Kind::Int {
-                    min: 0,
-                    max: MAX_RETRIES as i64,
-                },
-                Some("2"),
-            ),
-            field("soon_fraction", Kind::Fraction, Some("0.5")),
-        ],
-    },
-    Section {
-        name: "resolve",
-        fields: &[field("interval", Kind::Duration, Some("\"1ms\""))],
     },
     // Mirrors `Explore::default()`: the spec's own world.
     Section {
@@ -232,23 +149,7 @@ pub(super) const SCHEMA: &[Section] = &[
             field("max_sleep", Kind::Duration, Some("\"500us\"")),
         ],
     },
-    // Mirrors `MinEvidence::default()`; groups only.
-    Section {
-        name: "min_evidence",
-        fields: &[
-            field("TypeOK", MIN_EVIDENCE, Some("1")),
-            field("OneGroupPerFingerprint", MIN_EVIDENCE, Some("1")),
-            field("CountExact", MIN_EVIDENCE, Some("20")),
-            field("NoMissedRegression", MIN_EVIDENCE, Some("20")),
-        ],
-    },
 ];
-
-/// A `[min_evidence]` entry: a count of evidence (`checker::evidence`).
-const MIN_EVIDENCE: Kind = Kind::Int {
-    min: 0,
-    max: i64::MAX,
-};
 
 /// The field at `path` (`["load", "ingesters"]`, or `["seed"]`), if any:
 /// of [`SCHEMA`] or of a workload's own section.
@@ -270,6 +171,16 @@ pub(super) fn section_fields(name: &str) -> Option<&'static [Field]> {
     }
 }
 
+/// What the loader knows of `workload` (`crate::scenario::section`); a
+/// workload that brings none (one registered at run time, or a name
+/// refused elsewhere) is read with the default workload's rules, as it
+/// always was.
+pub(super) fn rules_of(workload: &str) -> &'static crate::scenario::section::WorkloadSections {
+    crate::scenario::section::of(workload)
+        .or_else(|| crate::scenario::section::of(&default_workload()))
+        .expect("the default workload registers its sections")
+}
+
 /// `workload`'s default, as the top level's entry says it.
 pub(super) fn default_workload() -> String {
     let text = SCHEMA[0]
@@ -283,12 +194,12 @@ pub(super) fn default_workload() -> String {
 }
 
 /// Every table's name in the order a scenario lists them: [`SCHEMA`]'s,
-/// each followed by the workload sections that come after it.
+/// each followed by the workload sections listed after it.
 pub(super) fn table_names() -> Vec<&'static str> {
     let mut names = Vec::new();
     for s in &SCHEMA[1..] {
         names.push(s.name);
-        names.extend(crate::scenario::section::following(s.name).map(|w| w.table));
+        names.extend(crate::scenario::section::listed_after(s.name).map(|w| w.table));
     }
     names
 }

@@ -2,9 +2,8 @@
 //! cannot drift: `schemars` derives a JSON schema of [`Scenario`] from the
 //! types themselves (in test builds only; `humantime_serde_compat::
 //! Humantime` marks the duration fields), and these tests hold
-//! [`SCHEMA`], [`FAULT_FIELDS`], [`VARIANT_FIELDS`] and `api_keys`'s
-//! `API` and `AUDIT` (with the outbox's `OUTBOX_API`, `OUTBOX_AUDIT`)
-//! against it, and each workload's own sections
+//! [`SCHEMA`], [`FAULT_FIELDS`], [`VARIANT_FIELDS`] and every workload's
+//! `[api]` and `[audit]` keys against it, and each workload's own sections
 //! (`crate::scenario::section`) against their types:
 //!
 //! - every serde field has an entry, and every entry is a serde field;
@@ -19,14 +18,14 @@
 //! May import: its sibling files, `scenario`'s types, `schemars` and
 //! `serde_json`.
 
-use super::api_keys::{self, Shape};
+use super::api_keys::Shape;
 use super::context::Context;
 use super::defaults::fill_defaults;
 use super::expectations::VARIANT_FIELDS;
 use super::faults::{fault_keys, FAULT_FIELDS, FAULT_KINDS, TOXICS};
 use super::schema::{Field, Kind, SCHEMA};
 use super::values::check_value;
-use crate::scenario::{Expect, Explore, MinEvidence, Scenario, Threshold};
+use crate::scenario::{Expect, Explore, Scenario, Threshold};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
@@ -229,24 +228,24 @@ fn compare_fields(
     }
 }
 
-/// The keys of both workloads' shapes of one table (serde has one type
-/// for both): `groups`' keys, then the outbox's that groups lacks.
+/// The keys of every workload's shape of one table (serde has one type
+/// for all): the first workload's keys, then each next one's that the
+/// ones before lack.
 fn union(
-    groups: &'static [(&'static str, Shape)],
-    outbox: &'static [(&'static str, Shape)],
+    shape: fn(&crate::scenario::section::WorkloadSections) -> &'static [(&'static str, Shape)],
 ) -> Vec<(&'static str, Shape)> {
-    groups
-        .iter()
-        .chain(
-            outbox
-                .iter()
-                .filter(|(k, _)| !groups.iter().any(|(g, _)| g == k)),
-        )
-        .copied()
-        .collect()
+    let mut all: Vec<(&'static str, Shape)> = Vec::new();
+    for w in crate::scenario::section::workloads() {
+        for (k, s) in shape(w) {
+            if !all.iter().any(|(a, _)| a == k) {
+                all.push((k, *s));
+            }
+        }
+    }
+    all
 }
 
-/// As [`compare_fields`], for `api_keys`'s nested shapes.
+/// As [`compare_fields`], for the nested shapes of `[api]` and `[audit]`.
 fn compare_shape(
     schema: &Schema,
     name: &str,
@@ -320,10 +319,10 @@ fn every_serde_field_has_a_schema_entry_and_every_entry_a_field() {
                 &mut problems,
             );
         } else if key == "api" {
-            let both = union(api_keys::API, api_keys::OUTBOX_API);
+            let both = union(|w| w.api);
             compare_shape(&schema, "[api]", &both, prop, &mut problems);
         } else if key == "audit" {
-            let both = union(api_keys::AUDIT, api_keys::OUTBOX_AUDIT);
+            let both = union(|w| w.audit);
             compare_shape(&schema, "[audit]", &both, prop, &mut problems);
         } else if key == "faults" {
             compare_fields(&schema, "[[faults]]", FAULT_FIELDS, &items(), &mut problems);
@@ -371,7 +370,6 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
         text: "",
         spans: &spans,
         overrides: &[],
-        outbox: false,
         workload: super::schema::default_workload(),
         registered: None,
     };
@@ -492,11 +490,18 @@ fn filled(text: &str) -> Result<Scenario, String> {
 fn the_filled_defaults_deserialize_to_the_types_own() {
     let groups = filled("").unwrap();
     assert_eq!(groups.explore, Explore::default());
-    assert_eq!(groups.min_evidence, Some(MinEvidence::default()));
     for w in crate::scenario::section::workloads() {
         let s = filled(&format!("workload = \"{}\"\n", w.workload)).unwrap();
-        let tables: Vec<&str> = s.parts.tables().collect();
-        let own: Vec<&str> = w.sections.iter().map(|spec| spec.table).collect();
+        let mut tables: Vec<&str> = s.parts.tables().collect();
+        // Its own tables, and the others' that its scenarios are filled
+        // with.
+        let mut own: Vec<&str> = own_sections()
+            .into_iter()
+            .filter(|(owner, spec)| crate::scenario::section::filled_in(owner, spec, w.workload))
+            .map(|(_, spec)| spec.table)
+            .collect();
+        tables.sort_unstable();
+        own.sort_unstable();
         assert_eq!(tables, own, "{}", w.workload);
     }
     for kind in FAULT_KINDS {
@@ -517,6 +522,11 @@ fn the_filled_defaults_deserialize_to_the_types_own() {
     let entry = filled("[[variants]]\nvariant = \"groups-naive\"\n").unwrap();
     assert_eq!(entry.variant, "groups-naive");
 }
+
+/// The fields `Scenario`'s `Serialize` writes parts after.
+const WRITTEN_FIELDS: &[&str] = &[
+    "target", "stop", "explore", "api", "audit", "faults", "fuzz",
+];
 
 /// A workload's section must be a table of its own (no table of the
 /// common schema, no other workload's) placed after a common table, with
@@ -540,9 +550,15 @@ fn every_workload_section_is_a_table_of_its_own_after_a_common_one() {
         if sections[..i].iter().any(|(_, s)| s.table == spec.table) {
             problems.push(format!("[{}] is owned twice", spec.table));
         }
-        if !common.contains(&spec.follows) {
+        if !common.contains(&spec.listed_after) {
             problems.push(format!(
-                "{owner}'s [{}] follows {:?}, no common table",
+                "{owner}'s [{}] is listed after {:?}, no common table",
+                spec.table, spec.listed_after
+            ));
+        }
+        if !WRITTEN_FIELDS.contains(&spec.follows) {
+            problems.push(format!(
+                "{owner}'s [{}] follows {:?}, no field `Scenario` writes parts after",
                 spec.table, spec.follows
             ));
         }

@@ -1,6 +1,7 @@
 //! `[target]`: the keys of one target kind are refused on the other, an
 //! HTTP target names exactly one service (a URL, or the spawned reference
-//! server), and a given path is not empty. (`command` and `workdir` are
+//! server), a given path is not empty, and the transaction blocks'
+//! backoff cap is not below its first wait. (`command` and `workdir` are
 //! checked with `[api]`, in `api_keys`; `busy_timeout`'s bound in
 //! `limits`.)
 //!
@@ -13,6 +14,22 @@ use crate::scenario::{Target, TargetKind};
 /// The keys of one target kind must not be set on the other, and an HTTP
 /// target needs exactly one of `url` and `spawn = true`.
 pub(super) fn check_target(ctx: &Context, t: &Target) -> Result<(), ScenarioError> {
+    if t.txn_backoff_max < t.txn_backoff {
+        let key = if ctx.is_given(&["target", "txn_backoff_max"]) {
+            "txn_backoff_max"
+        } else {
+            "txn_backoff"
+        };
+        return Err(ctx.error(
+            &["target", key],
+            format!(
+                "`target.txn_backoff_max` ({}) must be at least `target.txn_backoff` ({}): \
+                 it caps the doubling wait between a block's rollback and its next BEGIN",
+                humantime::format_duration(t.txn_backoff_max),
+                humantime::format_duration(t.txn_backoff)
+            ),
+        ));
+    }
     match t.kind {
         TargetKind::Sqlite => {
             for (key, set) in [("url", t.url.is_some()), ("spawn", t.spawn)] {

@@ -1,43 +1,59 @@
 //! The resolved scenario as TOML, as a run folder saves it
 //! (`scenario.toml`): every key present, unset ones as comments saying
-//! what they mean, and nothing an outbox scenario would refuse.
+//! what they mean, and nothing the scenario's workload would refuse.
 //!
 //! May import: its sibling files and `scenario`'s types.
 
 use super::faults::unset_fault_keys;
-use super::workload::{GROUPS_ONLY, NOT_REGISTERED};
+use super::workload::NOT_REGISTERED;
 use crate::scenario::Scenario;
 use toml_edit::{DocumentMut, Item};
 
 impl Scenario {
     /// The resolved configuration as TOML, every key present (a key whose
-    /// value is "not set" appears as a comment; an outbox scenario leaves
-    /// out groups' `[load]`, `[keys]`, `[retry]`, `[resolve]`,
-    /// `stop.events`, `[api]`'s groups keys and `audit.events`; one of a
-    /// workload registered at run time also the tables it does not take).
+    /// value is "not set" appears as a comment), but none the scenario's
+    /// workload refuses when given (another workload's tables it is filled
+    /// with, `stop.events` where it does not apply, `[api]` and `[audit]`
+    /// keys of another workload; one of a workload registered at run time
+    /// also the tables it does not take).
     /// Loading this text gives the same scenario back.
     pub fn to_toml(&self) -> String {
         let mut text = toml::to_string(self).expect("a Scenario always serializes to TOML");
-        if self.workload != crate::scenario::Workload::Groups {
-            // Groups' keys mean nothing to outbox and are refused when
-            // given: the saved scenario leaves them out, so it loads again.
+        let own = crate::scenario::section::of(self.workload.name());
+        if own.is_none_or(|own| !own.stop_events || self.parts.tables().any(|t| !own_table(own, t)))
+            || self.api.is_some()
+            || self.audit.is_some()
+        {
+            // What the workload refuses when given (another workload's
+            // tables, `stop.events`, `[api]` and `[audit]` keys it does not
+            // take) is left out, so that the saved scenario loads again.
             let mut doc: DocumentMut = text.parse().expect("toml output parses");
-            for table in GROUPS_ONLY {
-                doc.remove(table);
-            }
-            if let Some(stop) = doc.get_mut("stop").and_then(Item::as_table_like_mut) {
-                stop.remove("events");
-            }
-            // Likewise groups' request kinds in `[api]`, and `audit.events`.
-            if let Some(api) = doc.get_mut("api").and_then(Item::as_table_like_mut) {
-                for key in ["group_ids", "release", "ingest", "resolve", "lookup"] {
-                    api.remove(key);
+            let rules = super::schema::rules_of(self.workload.name());
+            for table in self.parts.tables() {
+                if crate::scenario::section::owner_of(table)
+                    .is_some_and(|(owner, _)| owner != self.workload.name())
+                {
+                    doc.remove(table);
                 }
             }
-            if let Some(audit) = doc.get_mut("audit").and_then(Item::as_table_like_mut) {
-                audit.remove("events");
+            if !own.is_some_and(|own| own.stop_events) {
+                if let Some(stop) = doc.get_mut("stop").and_then(Item::as_table_like_mut) {
+                    stop.remove("events");
+                }
             }
-            if let crate::scenario::Workload::Registered(_) = self.workload {
+            for (table, shape) in [("api", rules.api), ("audit", rules.audit)] {
+                if let Some(t) = doc.get_mut(table).and_then(Item::as_table_like_mut) {
+                    let foreign: Vec<String> = t
+                        .iter()
+                        .map(|(k, _)| k.to_owned())
+                        .filter(|k| !shape.iter().any(|(s, _)| s == k))
+                        .collect();
+                    for key in foreign {
+                        t.remove(&key);
+                    }
+                }
+            }
+            if own.is_none() {
                 // A registered workload takes none of the built-in ones'
                 // tables (refused when given): left out too.
                 for table in NOT_REGISTERED {
@@ -48,7 +64,6 @@ impl Scenario {
         }
         // Serde leaves out None values; say what they mean instead.
         let sqlite = &self.target;
-        let own = crate::scenario::section::of(self.workload.name());
         let mut faults = self.faults.iter();
         let mut out = String::new();
         for line in text.lines() {
@@ -71,4 +86,9 @@ impl Scenario {
         }
         out
     }
+}
+
+/// Whether `table` is one of `own`'s sections.
+fn own_table(own: &crate::scenario::section::WorkloadSections, table: &str) -> bool {
+    own.sections.iter().any(|s| s.table == table)
 }

@@ -11,20 +11,20 @@ use super::error::ScenarioError;
 use super::expectations::check_variants;
 use super::faults::check_faults;
 use super::schema::quoted_list;
-use super::schema::{section_fields, table_names, SCHEMA};
+use super::schema::{rules_of, section_fields, table_names, SCHEMA};
 use super::values::{check_value, describe};
+use crate::scenario::section::Elsewhere;
 use crate::scenario::Scenario;
 use toml_edit::DocumentMut;
 
-/// Variants built into the bench; any other variant must be a statement file
-/// (a path ending in `.sql`).
-const BUILTIN_VARIANTS: &[&str] = &[
-    "groups-atomic",
-    "groups-naive",
-    "outbox-protocol",
-    "outbox-naive-no-outbox",
-    "outbox-naive-no-redo",
-];
+/// Variants built into the bench (each workload's, in the registry's
+/// order); any other variant must be a statement file (a path ending in
+/// `.sql`).
+fn builtin_variants() -> Vec<&'static str> {
+    crate::scenario::section::built_in_variants()
+        .map(|v| v.name)
+        .collect()
+}
 
 /// Refuses unknown keys, values of the wrong type and per-key impossible
 /// values, in the order they appear.
@@ -34,20 +34,20 @@ pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), Scenari
         if let Some(field) = top.fields.iter().find(|f| f.key == key) {
             check_value(ctx, &[key], field.kind, item)?;
         } else if let Some(fields) = section_fields(key).filter(|_| !key.is_empty()) {
-            if let Some((owner, _)) = crate::scenario::section::owner_of(key) {
+            if let Some((owner, spec)) = crate::scenario::section::owner_of(key) {
+                // A section filled in other workloads' scenarios is refused
+                // there by that workload's checks, after the keys.
                 if owner != ctx.workload {
-                    return Err(ctx.error(
-                        &[key],
-                        format!("[{key}] only applies to workload = \"{owner}\""),
-                    ));
+                    if let Elsewhere::Refused(reason) = (spec.elsewhere)(&ctx.workload) {
+                        return Err(ctx.error(
+                            &[key],
+                            reason.map_or_else(
+                                || format!("[{key}] only applies to workload = \"{owner}\""),
+                                str::to_owned,
+                            ),
+                        ));
+                    }
                 }
-            }
-            if key == "min_evidence" && ctx.outbox {
-                return Err(ctx.error(
-                    &[key],
-                    "[min_evidence] applies to the groups workload's invariants; the outbox \
-                     workload's evidence is its queue (every message delivered)",
-                ));
             }
             let Some(table) = item.as_table_like() else {
                 return Err(ctx.error(
@@ -71,9 +71,9 @@ pub(super) fn check_keys(ctx: &Context, doc: &DocumentMut) -> Result<(), Scenari
                 check_value(ctx, &[key, sub], field.kind, item)?;
             }
         } else if key == "api" {
-            api_keys::check_table(ctx, &[key], item, api_keys::api_shape(ctx.outbox))?;
+            api_keys::check_table(ctx, &[key], item, rules_of(&ctx.workload).api)?;
         } else if key == "audit" {
-            api_keys::check_table(ctx, &[key], item, api_keys::audit_shape(ctx.outbox))?;
+            api_keys::check_table(ctx, &[key], item, rules_of(&ctx.workload).audit)?;
         } else if key == "faults" {
             check_faults(ctx, item)?;
         } else if key == "variants" {
@@ -111,17 +111,17 @@ pub(super) fn check_name_and_variant(ctx: &Context, s: &Scenario) -> Result<(), 
             &["variant"],
             format!(
                 "`variant` must not be empty: give a statement file (.sql) or one of {}",
-                quoted_list(BUILTIN_VARIANTS)
+                quoted_list(&builtin_variants())
             ),
         ));
     }
-    if !s.variant.ends_with(".sql") && !BUILTIN_VARIANTS.contains(&s.variant.as_str()) {
+    if !s.variant.ends_with(".sql") && !builtin_variants().contains(&s.variant.as_str()) {
         return Err(ctx.error(
             &["variant"],
             format!(
                 "unknown built-in variant {:?}: expected one of {}, or a statement file path ending in .sql",
                 s.variant,
-                quoted_list(BUILTIN_VARIANTS)
+                quoted_list(&builtin_variants())
             ),
         ));
     }

@@ -11,8 +11,8 @@
 use super::context::{display_path, Context};
 use super::error::ScenarioError;
 use super::limits;
-use super::schema::{quoted_list, Kind, U32_MAX};
-use crate::scenario::invariants::{GROUPS_INVARIANTS, OUTBOX_INVARIANTS};
+use super::schema::{quoted_list, Kind};
+use crate::scenario::key_schema::U32_MAX;
 use crate::scenario::Threshold;
 use std::fmt::Write as _;
 use toml_edit::{Item, TableLike, Value};
@@ -249,15 +249,12 @@ pub(super) fn check_expect(
     item: &Item,
 ) -> Result<(), Option<String>> {
     let key = display_path(path);
-    let known: &[&str] = match ctx.registered {
-        Some(r) => r.invariants,
-        None if ctx.outbox => &OUTBOX_INVARIANTS,
-        None => &GROUPS_INVARIANTS,
-    };
-    let workload = match ctx.registered {
-        Some(r) => r.name,
-        None if ctx.outbox => "outbox",
-        None => "groups",
+    let (known, workload): (&[&str], &str) = match ctx.registered {
+        Some(r) => (r.invariants, r.name),
+        None => {
+            let own = super::schema::rules_of(&ctx.workload);
+            (own.invariants, own.workload)
+        }
     };
     if let Some(text) = item.as_str() {
         return if text == "holds" {

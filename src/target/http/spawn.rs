@@ -195,6 +195,15 @@ impl Launch {
             .args([
                 "--busy-timeout",
                 &humantime::format_duration(t.busy_timeout).to_string(),
+            ])
+            .args(["--txn-retries", &t.txn_retries.to_string()])
+            .args([
+                "--txn-backoff",
+                &humantime::format_duration(t.txn_backoff).to_string(),
+            ])
+            .args([
+                "--txn-backoff-max",
+                &humantime::format_duration(t.txn_backoff_max).to_string(),
             ]);
         if self.fault_hooks {
             cmd.arg("--fault-hooks");

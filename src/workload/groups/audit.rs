@@ -19,6 +19,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+use super::config::GroupsScenario;
 use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
@@ -157,7 +158,7 @@ pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
 /// thread of its own.
 fn in_flight(s: &Scenario) -> u64 {
     let batch = s.api.as_ref().map_or(1, |a| a.ingest.batch.max(1)) as u64;
-    let ops = s.load.ingesters as u64 * batch + s.load.resolvers as u64;
+    let ops = s.load().ingesters as u64 * batch + s.load().resolvers as u64;
     2 * ops + s.faults.len() as u64
 }
 

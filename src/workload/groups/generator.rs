@@ -8,8 +8,9 @@
 //! below it (core, model and config).
 
 use crate::scenario::limits::{LATER_WINDOW, MAX_RETRIES};
-use crate::scenario::{Keys, Retry, Scenario, Skew};
+use crate::scenario::Scenario;
 use crate::shard::Shard;
+use crate::workload::groups::config::{GroupsScenario, Keys, LoadModel, Retry, Skew};
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -165,14 +166,13 @@ impl IngestGenerator {
     /// The scenario is this shard's (`stop.events` and `load.rate` already
     /// its share); the keys stay the run's, so shards contend on groups.
     pub fn sharded(scenario: &Scenario, namespace: &str, shard: Option<Shard>) -> Self {
-        let open_rate =
-            (scenario.load.model == crate::scenario::LoadModel::Open).then_some(scenario.load.rate);
+        let open_rate = (scenario.load().model == LoadModel::Open).then_some(scenario.load().rate);
         IngestGenerator {
             rng: ChaCha8Rng::seed_from_u64(Shard::seed(shard, scenario.seed)),
             seed: Shard::seed(shard, scenario.seed),
-            keys: KeySpace::new(&scenario.keys, namespace),
-            retry: scenario.retry.clone(),
-            soon_window: 2 * scenario.load.ingesters.max(1) as u64,
+            keys: KeySpace::new(scenario.keys(), namespace),
+            retry: scenario.retry().clone(),
+            soon_window: 2 * scenario.load().ingesters.max(1) as u64,
             max_events: scenario.stop.events,
             fresh: 0,
             seq: 0,
@@ -305,7 +305,7 @@ impl ResolveGenerator {
         let seed = Shard::seed(shard, scenario.seed) ^ (0x5EED_0000_0000_0000 | (index as u64 + 1));
         ResolveGenerator {
             rng: ChaCha8Rng::seed_from_u64(seed.rotate_left(17)),
-            keys: KeySpace::new(&scenario.keys, namespace),
+            keys: KeySpace::new(scenario.keys(), namespace),
             stream: index + 1,
             n: 0,
         }
@@ -408,7 +408,7 @@ mod tests {
                     &format!("retry.soon_fraction={soon}"),
                     &format!("seed={seed}"),
                 ]);
-                s.retry.max_retries = most;
+                s.retry_mut().max_retries = most;
                 let mut g = IngestGenerator::new(&s, "");
                 let mut peak = 0;
                 for _ in 0..100_000 {

@@ -9,6 +9,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::config::GroupsScenario;
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_hook::fault_header;
@@ -158,7 +159,7 @@ pub fn run_load_http(
         client,
         gen: Mutex::new(IngestGenerator::sharded(s, plan.namespace, plan.shard)),
         next_op: AtomicU64::new(0),
-        ingesters_left: AtomicUsize::new(s.load.ingesters as usize),
+        ingesters_left: AtomicUsize::new(s.load().ingesters as usize),
         learned: (0..s.groups()).map(|_| OnceLock::new()).collect(),
         nonconforming,
         target: TargetWatch::new(s, kills, sched.started()),
@@ -168,14 +169,18 @@ pub fn run_load_http(
         kills,
         live: plan.live.clone(),
         ids,
-        keys: crate::workload::groups::generator::KeySpace::new(&s.keys, plan.namespace),
+        keys: crate::workload::groups::generator::KeySpace::new(s.keys(), plan.namespace),
     });
     let mut tasks: Vec<Task> = Vec::new();
-    for w in 0..s.load.ingesters {
+    for w in 0..s.load().ingesters {
         tasks.push(Box::pin(ingester(shared.clone(), w)));
     }
-    for r in 0..s.load.resolvers {
-        tasks.push(Box::pin(resolver(shared.clone(), s.load.ingesters + r, r)));
+    for r in 0..s.load().resolvers {
+        tasks.push(Box::pin(resolver(
+            shared.clone(),
+            s.load().ingesters + r,
+            r,
+        )));
     }
     let mut background: Vec<Task> = Vec::new();
     if let GroupIdSource::Database(read) = &shared.ids {
@@ -263,7 +268,7 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
     let shared = &*shared;
     let plan = shared;
     let slot = shared.live.slot(worker as usize);
-    let late_after = plan.scenario.load.late_after.as_nanos() as u64;
+    let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     let batch = shared.client.mapping().ingest.batch.max(1) as usize;
     'ops: while !plan.control.stopped() {
         // Up to `batch` ops per request (envelope APIs); one otherwise.
@@ -418,7 +423,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
     let plan = shared;
     let slot = shared.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(&plan.scenario, &plan.namespace, index, plan.shard);
-    let interval = plan.scenario.resolve.interval;
+    let interval = plan.scenario.resolve().interval;
     while !plan.control.stopped() {
         let op = gen.next_op();
         // Group ids are the service's: resolve only groups it has named.

@@ -6,8 +6,8 @@
 //! layers below it (core, model, config, engine and target and nemesis).
 
 use super::figures::GroupsFigures;
-use crate::scenario::invariants::GROUPS_INVARIANTS;
 use crate::summary::Summary;
+use crate::workload::groups::config::GROUPS_INVARIANTS;
 use crate::workload::parts::HumanParts;
 use std::fmt::Write;
 

@@ -9,6 +9,7 @@
 //! App layer (the groups workload's implementation): imports the engine,
 //! the targets and the nemesis.
 
+use super::config::GroupsScenario;
 use crate::clock::Clock;
 use crate::prepare::{holds_rows, Prepared, RunError};
 use crate::scenario::api::{AuditConfig, EventRows, GroupIds};
@@ -112,7 +113,7 @@ pub(super) fn sqlite_phase(
     x: &Setup<'_>,
     plan: &LoadPlan<'_>,
 ) -> Result<Phase, RunError> {
-    let l = &p.scenario.load;
+    let l = &p.scenario.load();
     let workers = l.ingesters as usize + l.resolvers as usize;
     let mut target = SqliteTarget::prepare(x, &p.variant.schema, &p.variant.file, workers)?;
     let load = target.run(|mut conns| {

@@ -28,6 +28,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+use super::config::GroupsScenario;
 use crate::exit_code::ExitCode;
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
@@ -52,13 +53,13 @@ impl ShardMerge for GroupsMerge {
 
     fn unshare(&self, s: &mut Scenario) {
         s.stop.events = 0;
-        s.load.rate = 0.0;
+        s.load_mut().rate = 0.0;
     }
 
     fn whole(&self, parts: &[Part]) -> Scenario {
         let mut scenario = parts[0].scenario.clone();
         scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
-        scenario.load.rate = parts.iter().map(|p| p.scenario.load.rate).sum();
+        scenario.load_mut().rate = parts.iter().map(|p| p.scenario.load().rate).sum();
         scenario
     }
 
@@ -107,7 +108,7 @@ impl ShardMerge for GroupsMerge {
         let accepted = h.facts.events.values().filter(|e| e.acked).count() as u64;
         let mut resolved_scenario = s0.resolved_scenario.clone();
         resolved_scenario["stop"]["events"] = serde_json::json!(m.scenario.stop.events);
-        resolved_scenario["load"]["rate"] = serde_json::json!(m.scenario.load.rate);
+        resolved_scenario["load"]["rate"] = serde_json::json!(m.scenario.load().rate);
         let shard_figures: Vec<GroupsFigures> = m
             .parts
             .iter()

@@ -8,6 +8,7 @@
 //! below it (core, model and config).
 
 pub mod compare;
+pub mod config;
 pub mod coverage;
 pub mod figures;
 pub mod generator;

@@ -7,11 +7,12 @@
 //! App layer (the groups workload's implementation): imports the checkers,
 //! the report's summary types and [`super::load`].
 
+use super::config::{GroupsScenario, LoadModel};
 use super::figures::GroupsFigures;
 use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase};
 use crate::history::{CompletionType, Entry, Header, OpKind};
 use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
-use crate::scenario::{self, Scenario, TargetKind};
+use crate::scenario::{Scenario, TargetKind};
 use crate::statements::StatementFile;
 use crate::summary::{self, Summary};
 use crate::verdict::CheckResult;
@@ -32,7 +33,7 @@ impl Workload for Groups {
     }
 
     fn invariants(&self) -> &'static [&'static str] {
-        &crate::scenario::invariants::GROUPS_INVARIANTS
+        &crate::workload::groups::config::GROUPS_INVARIANTS
     }
 
     fn audit(
@@ -195,7 +196,7 @@ impl WorkloadRun for GroupsRun {
     }
 
     fn workers(&self) -> usize {
-        let l = &self.p.scenario.load;
+        let l = &self.p.scenario.load();
         (l.ingesters + l.resolvers) as usize
     }
 
@@ -285,7 +286,7 @@ impl WorkloadRun for GroupsRun {
             .map(|&c| cx.stats.count(OpKind::Resolve, c))
             .sum();
         if sc.target.kind == TargetKind::Http
-            && sc.load.resolvers > 0
+            && sc.load().resolvers > 0
             && resolves_sent == 0
             && !cx.interrupted
         {
@@ -296,7 +297,7 @@ impl WorkloadRun for GroupsRun {
                     .into(),
             );
         }
-        s.open_model = (sc.load.model == scenario::LoadModel::Open).then(|| {
+        s.open_model = (sc.load().model == LoadModel::Open).then(|| {
             BTreeMap::from([
                 ("late".to_string(), cx.stats.late),
                 ("missed".to_string(), load.missed),

@@ -8,6 +8,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::config::{GroupsScenario, LoadModel};
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::fuzz::Delay;
@@ -15,11 +16,12 @@ use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::Live;
 use crate::nemesis::{OpFaults, Recorder};
-use crate::scenario::{LoadModel, Scenario};
+use crate::scenario::Scenario;
 use crate::scheduler::{Scheduler, Span, Worker};
 use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};
+use crate::txn_backoff::TxnPolicy;
 use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
@@ -181,9 +183,9 @@ pub fn next_ingest(gen: &Mutex<IngestGenerator>, live: &Live) -> Option<IngestOp
 /// that never started. When the ingesters ran out of ops (`exhausted`),
 /// every op was started; otherwise op n was due at n / rate. Closed model: 0.
 pub fn missed_ops(s: &Scenario, total: &Stats, load_ns: u64, exhausted: bool) -> u64 {
-    match s.load.model {
+    match s.load().model {
         LoadModel::Open if !exhausted => {
-            let due = (load_ns as f64 / 1e9 * s.load.rate) as u64;
+            let due = (load_ns as f64 / 1e9 * s.load().rate) as u64;
             let started = CompletionType::ALL
                 .iter()
                 .map(|&c| total.count(OpKind::Ingest, c))
@@ -208,7 +210,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let _leaving = Leaving(&shared.ingesters_left);
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
-    let late_after = plan.scenario.load.late_after.as_nanos() as u64;
+    let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
         let Some(op) = next_ingest(&shared.gen, &plan.live) else {
@@ -249,7 +251,7 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
             program,
             op.builtins(wall_ms()),
             invoke,
-            &faults,
+            (&faults, op.key),
             |m, n| ingest_result(m, n, counting),
         );
         if result.2.crashed_after.is_some() {
@@ -270,7 +272,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let plan = shared.plan;
     let slot = plan.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(plan.scenario, plan.namespace, index, plan.shard);
-    let interval = plan.scenario.resolve.interval;
+    let interval = plan.scenario.resolve().interval;
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
         let op = gen.next_op();
@@ -295,7 +297,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
             &plan.variant.resolve,
             op.builtins(wall_ms()),
             invoke,
-            &faults,
+            (&faults, op.key),
             resolve_result,
         );
         slot.lock().expect("stats slot").record_op(
@@ -318,9 +320,10 @@ fn drive<'p>(
     program: &'p OpProgram,
     builtins: Vec<Value>,
     invoke: Invoke,
-    faults: &OpFaults,
+    (faults, key): (&OpFaults, u64),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
 ) -> (CompletionType, (u64, u64, OpResult)) {
+    let policy = TxnPolicy::of(&plan.scenario.target, plan.scenario.seed, key);
     let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
     let batch = std::cell::RefCell::new(Batch::default());
     batch.borrow_mut().push(&Entry::Invoke(invoke));
@@ -328,11 +331,11 @@ fn drive<'p>(
     // COMMIT's return as their end (their effect became visible then);
     // forgotten when it is rolled back (they did not happen).
     let pending: std::cell::RefCell<Option<Vec<Step>>> = std::cell::RefCell::new(None);
-    let (kind, result) = run_steps_txn(
+    let (kind, result) = run_steps_policy(
         conn,
         program,
         builtins,
-        faults,
+        (faults, policy),
         (
             || {
                 let c = &plan.control;
@@ -451,10 +454,14 @@ pub fn txn_rollback_entry(
         Some(code) => format!("SQLite error {code}"),
         None => "crash fault or failed op".to_string(),
     };
-    let then = if r.retried {
-        "running the block again from BEGIN"
-    } else {
-        "the op ends"
+    let backoff_ns = r.backoff.1.saturating_sub(r.backoff.0);
+    let then = match (r.retried, backoff_ns) {
+        (false, _) => "the op ends".to_string(),
+        (true, 0) => "running the block again from BEGIN".to_string(),
+        (true, ns) => format!(
+            "running the block again from BEGIN after a backoff of {:?}",
+            Duration::from_nanos(ns)
+        ),
     };
     Entry::Bench(crate::history::BenchEntry {
         t: r.wait.0,
@@ -473,6 +480,7 @@ pub fn txn_rollback_entry(
             code: r.code,
             wait_ns: r.wait.1.saturating_sub(r.wait.0),
             retried: r.retried,
+            backoff_ns,
         }),
     })
 }
@@ -531,13 +539,48 @@ pub enum TxnNote<'a, 'p> {
 }
 
 /// [`run_steps`], with `on_txn` told of each transaction block's BEGIN and
-/// rollback (the step log drops a rolled-back attempt's steps).
+/// rollback (the step log drops a rolled-back attempt's steps); a busy
+/// block runs again at once, up to the default budget.
 #[allow(clippy::type_complexity)]
 pub fn run_steps_txn<'p, A, P, N, S, F, Z, T>(
     conn: (&Connection, Journal),
     program: &'p OpProgram,
     builtins: Vec<Value>,
     faults: &OpFaults,
+    (abort, pause, now): (A, P, N),
+    (on_step, on_fault, on_fuzz, on_txn): (S, F, Z, T),
+    interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
+) -> (CompletionType, OpResult)
+where
+    A: Fn() -> Option<(AbortCause, String)>,
+    P: Fn(Duration),
+    N: Fn() -> u64,
+    S: FnMut(usize, u64, u64, &Result<StepOutcome, StepError>),
+    F: FnMut(u32, usize, Option<Duration>),
+    Z: FnMut(usize, &'p StepDef, Delay, u64, u64),
+    T: FnMut(TxnNote<'_, 'p>),
+{
+    run_steps_policy(
+        conn,
+        program,
+        builtins,
+        (faults, TxnPolicy::default()),
+        (abort, pause, now),
+        (on_step, on_fault, on_fuzz, on_txn),
+        interpret,
+    )
+}
+
+/// [`run_steps_txn`] under the retry `policy` of the scenario's
+/// `target.txn_*` keys: between a busy block's rollback and its next
+/// BEGIN the worker waits the policy's backoff by `pause` (which a stop
+/// cuts short).
+#[allow(clippy::type_complexity)]
+pub fn run_steps_policy<'p, A, P, N, S, F, Z, T>(
+    conn: (&Connection, Journal),
+    program: &'p OpProgram,
+    builtins: Vec<Value>,
+    (faults, policy): (&OpFaults, TxnPolicy),
     (abort, pause, now): (A, P, N),
     (on_step, on_fault, on_fuzz, on_txn): (S, F, Z, T),
     interpret: impl Fn(&StepMachine<'p>, Next) -> (CompletionType, OpResult),
@@ -558,6 +601,7 @@ where
         GroupsHooks {
             program,
             faults,
+            policy,
             abort,
             pause,
             now,
@@ -576,6 +620,7 @@ where
 struct GroupsHooks<'p, 'f, A, P, N, S, F, Z, T, I> {
     program: &'p OpProgram,
     faults: &'f OpFaults,
+    policy: TxnPolicy,
     abort: A,
     pause: P,
     now: N,
@@ -635,6 +680,14 @@ where
             }
             None => false,
         }
+    }
+
+    fn txn_policy(&self) -> TxnPolicy {
+        self.policy
+    }
+
+    fn wait(&mut self, d: Duration) {
+        (self.pause)(d);
     }
 
     fn begun(&mut self, _txn: &'p crate::statements::Txn, _attempt: u32) {

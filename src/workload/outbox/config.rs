@@ -9,10 +9,14 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use crate::scenario::key_schema::{field, Field, Kind, MAX_WORKERS, U32_MAX};
+use crate::fault_kind::FaultKind;
+use crate::scenario::key_schema::{field, quoted_list, Field, Kind, Shape, MAX_WORKERS, U32_MAX};
 use crate::scenario::part::{read_part, Section};
-use crate::scenario::section::{KeyPlace, SectionSpec, WorkloadSections, WORKLOADS};
-use crate::scenario::{humantime_serde_compat, Scenario, ScenarioError};
+use crate::scenario::section::{
+    self, BuiltIn, Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS,
+};
+use crate::scenario::{humantime_serde_compat, FaultOps, Scenario, ScenarioError};
+use crate::summary::{merge_figures, skeleton_common};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -88,21 +92,191 @@ const FIELDS: &[Field] = &[
     field("lease", Kind::Duration, Some("\"0s\"")),
 ];
 
+/// The invariants of the `outbox` workload (exactly_once_none_atomic.tla,
+/// as `docs/outbox.md` defines them), by their spec names, in report
+/// order: what `expect` may name, and what its checkers judge (its
+/// checker module asserts the two lists agree when it compiles).
+pub const OUTBOX_INVARIANTS: [&str; 5] = [
+    "TypeOK",
+    "AtMostOneStateChange",
+    "AtMostOneOutQueueMsg",
+    "ConsistentStateAndOutQueue",
+    "NoLostOutput",
+];
+
+/// The outbox's built-in variants (the files shipped in `targets/sqlite/`).
+const VARIANTS: &[BuiltIn] = &[
+    BuiltIn {
+        name: "outbox-protocol",
+        path: "targets/sqlite/outbox-protocol.sql",
+        text: include_str!("../../../targets/sqlite/outbox-protocol.sql"),
+    },
+    BuiltIn {
+        name: "outbox-naive-no-outbox",
+        path: "targets/sqlite/outbox-naive-no-outbox.sql",
+        text: include_str!("../../../targets/sqlite/outbox-naive-no-outbox.sql"),
+    },
+    BuiltIn {
+        name: "outbox-naive-no-redo",
+        path: "targets/sqlite/outbox-naive-no-redo.sql",
+        text: include_str!("../../../targets/sqlite/outbox-naive-no-redo.sql"),
+    },
+];
+
+const REQUEST: Shape = Shape::Val(Kind::Str);
+const MAP: Shape = Shape::Val(Kind::StrMap);
+const STR: Shape = Shape::Val(Kind::Str);
+
+const HANDLE: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("headers", MAP),
+    ("body", STR),
+    ("acked", STR),
+    ("sent_msg_id", STR),
+    ("sent_ver", STR),
+    ("codes", MAP),
+];
+/// `[api]` of an outbox scenario: groups' request kinds and group ids
+/// mean nothing there, and are unknown keys.
+pub const OUTBOX_API: &[(&str, Shape)] = &[
+    ("health", REQUEST),
+    ("headers", MAP),
+    ("handle", Shape::Table(HANDLE)),
+];
+/// The outbox's canonical tables (`docs/outbox.md`, "The tables").
+const OUTBOX_EXPORT: &[(&str, Shape)] = &[
+    ("state_log", STR),
+    ("outbox", STR),
+    ("out_queue", STR),
+    ("processed", STR),
+];
+/// `[audit]` of an outbox scenario (no `events`: it has no event rows).
+pub const OUTBOX_AUDIT: &[(&str, Shape)] = &[
+    ("request", REQUEST),
+    ("sqlite", STR),
+    ("export", Shape::Table(OUTBOX_EXPORT)),
+];
+/// The export queries `audit.sqlite` needs: all but `export.outbox`,
+/// which a design without an outbox lacks.
+const OUTBOX_QUERIES: &[(&str, &str, &str)] = &[
+    (
+        "state_log",
+        "state_log",
+        "\"SELECT ver, msg_id, tx_id, kind FROM state_log\"",
+    ),
+    (
+        "out_queue",
+        "out_queue",
+        "\"SELECT seq, msg_id, ver FROM out_queue\"",
+    ),
+    (
+        "processed",
+        "processed",
+        "\"SELECT msg_id, dup_id FROM processed\"",
+    ),
+];
+
 #[linkme::distributed_slice(WORKLOADS)]
 static OUTBOX_SECTIONS: WorkloadSections = WorkloadSections {
     workload: "outbox",
     sections: &[SectionSpec {
         table: OutboxConfig::TABLE,
         follows: "explore",
+        listed_after: "explore",
+        elsewhere: |_| Elsewhere::Refused(None),
         fields: FIELDS,
         read: read_part::<OutboxConfig>,
         #[cfg(test)]
         schema: || schemars::schema_for!(OutboxConfig),
     }],
-    check: check_lease,
+    check: check_scenario,
+    keys: |_, _| Ok(()),
     limits: check_queue,
     unset_note,
+    variants: VARIANTS,
+    default_variant: Some("outbox-protocol"),
+    invariants: &OUTBOX_INVARIANTS,
+    stop_events: false,
+    api: OUTBOX_API,
+    audit: OUTBOX_AUDIT,
+    audit_request: Some(crate::scenario::api::CONTRACT_OUTBOX_EXPORT),
+    export_queries: (OUTBOX_QUERIES, "docs/outbox.md"),
+    // A crash hits the only op there is.
+    crash_ops: Some("\"handle\""),
+    explore_keys: &[
+        "messages",
+        "deliveries",
+        "handlers",
+        "fails",
+        "redeliveries",
+    ],
+    // The world's keys are checked by their ranges.
+    explore_check: |_, _| Ok(()),
+    skeleton,
 };
+
+/// Every figure `summary.json` has for an outbox scenario, as zeros.
+fn skeleton(_: &Scenario, faults: &[FaultKind], wal: bool) -> serde_json::Value {
+    let mut v = skeleton_common(&super::figures::OP_KINDS, &OUTBOX_INVARIANTS, faults, wal);
+    merge_figures(&mut v, super::figures::skeleton());
+    v
+}
+
+/// What an outbox scenario may not hold: another workload's tables (that
+/// its scenarios are filled with) or `stop.events` given, another
+/// workload's built-in variant, a fault on another workload's ops; then
+/// `outbox.lease`'s bound.
+fn check_scenario(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
+    for w in section::workloads() {
+        for spec in w.sections {
+            if w.workload == "outbox" || (spec.elsewhere)("outbox") != Elsewhere::Filled {
+                continue;
+            }
+            let table = spec.table;
+            if at.is_given(&[table]) {
+                return Err(at.error(
+                    &[table],
+                    format!(
+                        "[{table}] does not apply to workload = \"outbox\" (its load is set in \
+                         [outbox]: messages, deliveries, handlers, max_attempts, lease)"
+                    ),
+                ));
+            }
+        }
+    }
+    if at.is_given(&["stop", "events"]) {
+        return Err(at.error(
+            &["stop", "events"],
+            "`stop.events` does not apply to workload = \"outbox\": the run ends when its \
+             queue drains (outbox.messages x outbox.deliveries), or at `stop.duration`"
+                .into(),
+        ));
+    }
+    if let Some(other) = section::built_in_owner(&s.variant).filter(|o| *o != "outbox") {
+        let own: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        return Err(at.error(
+            &["variant"],
+            format!(
+                "{:?} is a {other} variant; workload = \"outbox\" runs an outbox statement \
+                 file or one of {}",
+                s.variant,
+                quoted_list(&own)
+            ),
+        ));
+    }
+    for (i, f) in s.faults.iter().enumerate() {
+        let i = i.to_string();
+        if matches!(f.ops, Some(FaultOps::Ingest | FaultOps::Resolve)) {
+            return Err(at.error(
+                &["faults", &i, "ops"],
+                format!(
+                    "`faults[{i}].ops`: the outbox workload's only op is \"handle\" (or \"all\")"
+                ),
+            ));
+        }
+    }
+    check_lease(at, s)
+}
 
 /// `outbox.lease`: at least 1ms when set. A shorter lease would expire
 /// during nearly every attempt's first statement, so every delivery would

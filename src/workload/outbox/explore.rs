@@ -26,11 +26,11 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
+use super::statements::OutboxVariant;
 use crate::explore::db::{encode_value, rows_of};
 use crate::explore::machine::{machine_key, run_step, statement};
 use crate::explore::world::{ExploreError, StepLabel, Violation, World};
 use crate::scenario::Explore;
-use crate::statements::OutboxVariant;
 use crate::workload::outbox::checker::OutboxTables;
 use crate::workload::outbox::explore_constants::{Constants, Delivery};
 use crate::workload::outbox::explore_invariants;

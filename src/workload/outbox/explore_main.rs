@@ -7,13 +7,13 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+use super::statements::OutboxVariant;
 use crate::exit_code::ExitCode;
 use crate::explore::{
     bounds_of, explore_world, restore_name, Bounds, ExploreError, ExploreOptions, Report, Restore,
 };
 use crate::prepare::RunError;
 use crate::scenario::Explore;
-use crate::statements::OutboxVariant;
 pub use crate::workload::outbox::explore::OutboxWorld;
 use std::io::Write;
 

@@ -24,11 +24,11 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+use super::statements::OutboxVariant;
 use crate::live::Live;
 use crate::prepare::RunError;
 use crate::scenario::api::AuditConfig;
 use crate::scenario::Scenario;
-use crate::statements::OutboxVariant;
 use crate::target::http::mapping::{Mapping, RequestTemplate};
 use crate::target::http::source::{HttpReader, HttpSource};
 use crate::target::http::HttpTarget;

@@ -22,6 +22,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::statements::OutboxVariant;
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::draws::draw_rng;
@@ -33,7 +34,6 @@ use crate::live::Live;
 use crate::nemesis::Recorder;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, TargetWatch, Task};
-use crate::statements::OutboxVariant;
 use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::target::http::nonconforming::Nonconforming;
 use crate::workload::outbox::config::OutboxConfig;

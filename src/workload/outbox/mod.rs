@@ -113,3 +113,4 @@ pub mod probe;
 pub mod runtime;
 pub mod service_db;
 pub mod shard;
+pub mod statements;

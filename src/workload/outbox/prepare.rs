@@ -6,10 +6,9 @@
 //! App layer: imports the config, the statement files and the run's
 //! errors; never a command.
 
+use super::statements::OutboxVariant;
 use crate::prepare::RunError;
 use crate::scenario::{self, Scenario};
-use crate::statements::OutboxVariant;
-use crate::variant;
 use std::path::Path;
 
 /// An outbox scenario and its checked variant, before anything runs.
@@ -28,7 +27,7 @@ pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<OutboxPrepar
     let (scenario, source) =
         scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
     let dir = path.map(|p| p.parent().unwrap_or(Path::new(".")).to_path_buf());
-    let variant = variant::load_outbox(&scenario.variant, dir.as_deref())
+    let variant = super::statements::load_outbox(&scenario.variant, dir.as_deref())
         .map_err(|e| RunError::Input(e.to_string()))?;
     let names: Vec<&str> = variant
         .handle

@@ -94,7 +94,7 @@ impl Workload for Outbox {
     }
 
     fn invariants(&self) -> &'static [&'static str] {
-        &crate::scenario::invariants::OUTBOX_INVARIANTS
+        &crate::workload::outbox::config::OUTBOX_INVARIANTS
     }
 
     fn audit(

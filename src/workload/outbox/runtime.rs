@@ -12,6 +12,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::statements::OutboxVariant;
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::draws::draw_rng;
@@ -23,7 +24,6 @@ use crate::nemesis::Recorder;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, Worker};
 use crate::shard::Shard;
-use crate::statements::OutboxVariant;
 use crate::target::sqlite::client::{Journal, StepError};
 use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::lease::{Leases, Settle};
@@ -605,6 +605,16 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
 
     fn now(&self) -> u64 {
         self.plan.clock.now()
+    }
+
+    fn txn_policy(&self) -> crate::txn_backoff::TxnPolicy {
+        let s = self.plan.scenario;
+        crate::txn_backoff::TxnPolicy::of(&s.target, s.seed, self.faults.key)
+    }
+
+    fn wait(&mut self, d: Duration) {
+        // A stopping load cuts the backoff short.
+        self.plan.control.sleep(d);
     }
 
     fn after(&mut self, i: usize, start: u64, end: u64, r: &Result<StepOutcome, StepError>) {

@@ -46,8 +46,8 @@
 
 use super::facts::FaultWindow;
 use super::{Facts, Tables};
-use crate::scenario::MinEvidence;
 use crate::verdict::{CheckResult, Finding, Verdict};
+use crate::workload::groups::config::MinEvidence;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What each invariant's evidence counts, in words (findings and docs).

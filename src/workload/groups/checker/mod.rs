@@ -32,7 +32,7 @@ pub use crate::summary::FIRST_CHECKER_VERSION;
 
 /// The invariants of each workload, by their spec names, in report order.
 /// They live in the config layer, which checks `expect` against them.
-pub use crate::scenario::invariants::GROUPS_INVARIANTS;
+pub use crate::workload::groups::config::GROUPS_INVARIANTS;
 pub use tables::{GroupRow, Tables};
 
 // Each listed name is its checker's: the list cannot drift from the

@@ -530,7 +530,7 @@ fn stale_read(
 /// The `variant` value that makes `specstorm explore` run the history's
 /// variant: a built-in's name, else its statement file.
 fn explore_variant(name: &str) -> String {
-    if crate::variant::BUILTIN.iter().any(|(n, _, _)| *n == name) || name.ends_with(".sql") {
+    if crate::variant::builtin().any(|(n, _, _)| n == name) || name.ends_with(".sql") {
         name.to_string()
     } else {
         format!("{name}.sql")

@@ -28,7 +28,7 @@ use crate::verdict::{CheckResult, Evidence, Finding};
 // Each listed name is its checker's: the list cannot drift from the
 // checkers without failing the build.
 const _: () = assert!(crate::scenario::invariants::same_names(
-    &crate::scenario::invariants::OUTBOX_INVARIANTS,
+    &crate::workload::outbox::config::OUTBOX_INVARIANTS,
     &[
         type_ok::NAME,
         at_most_one_state_change::NAME,
@@ -40,7 +40,7 @@ const _: () = assert!(crate::scenario::invariants::same_names(
 
 /// Every outbox checker's result (TypeOK, AtMostOneStateChange,
 /// AtMostOneOutQueueMsg, ConsistentStateAndOutQueue, NoLostOutput: the
-/// order of [`crate::scenario::invariants::OUTBOX_INVARIANTS`]) and the liveness report.
+/// order of [`crate::workload::outbox::config::OUTBOX_INVARIANTS`]) and the liveness report.
 /// The history of one shard of several is not judged alone
 /// ([`shard::report`]): the run and its audit both come here, so they
 /// agree; `specstorm merge` judges the merged history.
@@ -61,7 +61,7 @@ pub fn check_all(facts: &OutboxFacts, tables: &OutboxTables) -> (Vec<CheckResult
 /// Every outbox invariant `unknown` for one reason (the final tables could
 /// not be read): used where a verdict would be unsound.
 pub fn all_unknown(explanation: &str) -> Vec<CheckResult> {
-    crate::scenario::invariants::OUTBOX_INVARIANTS
+    crate::workload::outbox::config::OUTBOX_INVARIANTS
         .iter()
         .map(|name| {
             let mut r = CheckResult::new(name);

@@ -182,7 +182,7 @@ pub struct ExportQueries<'a> {
 
 impl<'a> ExportQueries<'a> {
     /// A statement file's exports.
-    pub fn of(variant: &'a crate::statements::OutboxVariant) -> Self {
+    pub fn of(variant: &'a crate::workload::outbox::statements::OutboxVariant) -> Self {
         ExportQueries {
             state_log: &variant.export_state_log,
             outbox: variant.export_outbox.as_deref(),
@@ -197,7 +197,7 @@ impl<'a> ExportQueries<'a> {
 /// Errors: SQLite's (an export failing on the real database).
 pub fn read(
     conn: &mut Connection,
-    variant: &crate::statements::OutboxVariant,
+    variant: &crate::workload::outbox::statements::OutboxVariant,
     now: &dyn Fn() -> u64,
 ) -> rusqlite::Result<OutboxTables> {
     read_with(conn, ExportQueries::of(variant), now)
@@ -227,7 +227,7 @@ pub fn read_with(
 /// An export statement failed.
 pub fn read_rows(
     conn: &rusqlite::Connection,
-    variant: &crate::statements::OutboxVariant,
+    variant: &crate::workload::outbox::statements::OutboxVariant,
 ) -> rusqlite::Result<OutboxTables> {
     read_rows_with(conn, ExportQueries::of(variant))
 }

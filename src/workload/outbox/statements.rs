@@ -10,24 +10,24 @@
 //! what SQLite says. Branch targets and the columns a condition names are
 //! checked here, before anything runs.
 //!
+//! It sits in the outbox's folder, in the config layer (below its runtime),
+//! beside its scenario section (`super::config`), which lists its
+//! built-in variants.
+//!
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
 
-use super::check::{compile_export, compile_op};
-use super::{
-    Block, BranchSpec, Cond, CondSpec, FileError, OpProgram, StatementFile, StepDef, StopIf,
+use crate::statements::{
+    compile_export, compile_op, open_scratch, parse, Block, BranchSpec, Cond, CondSpec, FileError,
+    OpProgram, StatementFile, StepDef, StopIf,
 };
+use std::path::Path;
 
 /// Built-in parameters of the outbox `handle` op, in
-/// [`super::ParamSource::Builtin`] order: the message id, the delivery's
+/// [`crate::statements::ParamSource::Builtin`] order: the message id, the delivery's
 /// duplicate number (1..=D), the attempt's transaction id (unique per
 /// delivery attempt, whatever the queue does) and wall-clock unix ms.
 pub const HANDLE_BUILTINS: [&str; 4] = ["msg_id", "dup_id", "tx_id", "now_ms"];
-
-/// Most steps one `handle` attempt may execute (jumps included): a
-/// backward jump (the redo's "load the head again") could otherwise loop
-/// for ever under contention. An attempt that reaches it ends as `fail`.
-pub const MAX_MACHINE_STEPS: usize = 64;
 
 /// Columns `export.state_log` must return, in this order.
 pub const STATE_LOG_COLUMNS: [&str; 4] = ["ver", "msg_id", "tx_id", "kind"];
@@ -78,7 +78,7 @@ pub struct OutboxVariant {
 ///   on a statement that returns no columns, or a column condition names a
 ///   column the step does not return;
 /// - any error of the groups checks on statements, parameters, columns and
-///   exports (see [`super::compile_groups`]).
+///   exports (see [`crate::statements::compile_groups`]).
 pub fn compile_outbox(file: &StatementFile) -> Result<OutboxVariant, FileError> {
     let err = |line: usize, reason: String| FileError::at(&file.path, line, reason);
     let mut schema: Option<&Block> = None;
@@ -193,7 +193,7 @@ pub fn compile_outbox(file: &StatementFile) -> Result<OutboxVariant, FileError> 
         ));
     }
 
-    let conn = super::scratch::open(file, schema)?;
+    let conn = open_scratch(file, schema)?;
     let mut program = compile_op(
         file,
         &conn,
@@ -325,4 +325,12 @@ fn compile_cond(
             })
         }
     }
+}
+
+/// Locates, parses and checks an outbox variant (a statement file, or a
+/// built-in one, `crate::variant::locate`).
+/// Errors: file, line and reason (exit 2).
+pub fn load_outbox(variant: &str, scenario_dir: Option<&Path>) -> Result<OutboxVariant, FileError> {
+    let (path, text) = crate::variant::locate(variant, scenario_dir)?;
+    compile_outbox(&parse(&path, &text)?)
 }
