@@ -40,7 +40,7 @@ use crate::audit_record::{
     audit_exit, compare, read_saved, read_summary, reconcile, recorded_changes, refused,
     verdict_name, Audit, AuditFolder,
 };
-use crate::workload::groups::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
+use crate::summary::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use std::path::Path;
 
 /// File the audit writes into the run folder.

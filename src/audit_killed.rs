@@ -12,12 +12,9 @@
 //! report, ui and server).
 
 use crate::audit_error::AuditError;
+use crate::history::completeness::Completeness;
 use crate::history::writer::{lost_batches_bound, BUFFER_BYTES, CHANNEL_CAPACITY, MIN_LINE_BYTES};
 use crate::history::{reader, Entry};
-use crate::scenario::Scenario;
-use crate::workload::groups::checker::Completeness;
-use crate::workload::groups::config::GroupsScenario;
-use crate::workload::outbox::config::OutboxConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -67,25 +64,10 @@ pub fn completeness(
     }
 }
 
-/// Ops (and their fault records) a killed groups run may not have sent
-/// yet: one request per worker, of up to `api.ingest.batch` events for an
-/// ingester, and a fault record per op at most, plus one per fault with a
-/// thread of its own.
-pub fn in_flight_groups(s: &Scenario) -> u64 {
-    let batch = s.api.as_ref().map_or(1, |a| a.ingest.batch.max(1)) as u64;
-    let ops = s.load().ingesters as u64 * batch + s.load().resolvers as u64;
-    2 * ops + s.faults.len() as u64
-}
-
-/// [`in_flight_groups`] for an outbox run: one attempt per handler.
-pub fn in_flight_outbox(s: &Scenario) -> u64 {
-    let handlers = s.part::<OutboxConfig>().map_or(0, |o| o.handlers) as u64;
-    2 * handlers + s.faults.len() as u64
-}
-
 /// The note of a run that saved no verdicts. `footer`: its history has
 /// one; `cut_line_bytes`: a cut last line was left out; `in_flight`: see
-/// [`in_flight_groups`]; `summary`: its `summary.json` (a run that failed,
+/// [`crate::audit_record::Rejudged::in_flight`] (each workload's audit
+/// counts them); `summary`: its `summary.json` (a run that failed,
 /// e.g. its history could not be written, says why there).
 pub fn killed(
     footer: bool,

@@ -9,11 +9,12 @@
 
 use crate::audit_error::AuditError;
 use crate::exit_code::ExitCode;
+use crate::figures::{EvidenceReport, Stranded};
 use crate::scenario::Expect;
-use crate::summary::{self, Coverage, Exit, ThresholdOutcome};
+use crate::summary::{
+    self, Coverage, Exit, ThresholdOutcome, CHECKER_VERSION, FIRST_CHECKER_VERSION,
+};
 use crate::verdict::{CheckResult, Verdict};
-use crate::workload::groups::checker::stranded::Stranded;
-use crate::workload::groups::checker::{CHECKER_VERSION, FIRST_CHECKER_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -35,7 +36,7 @@ pub struct Audit {
     /// Per invariant, the chances the history gave it to see a violation
     /// (and per fault with a duration, those while it was active).
     #[serde(default)]
-    pub evidence: crate::workload::groups::checker::evidence::EvidenceReport,
+    pub evidence: EvidenceReport,
     /// Whether every invariant's verdict, violations and unknowns equal
     /// the run's (`checks.json`), and the history is the one it recorded.
     pub same_as_run: bool,
@@ -100,7 +101,7 @@ pub struct Rejudged {
     /// What the history exercised.
     pub coverage: Coverage,
     /// The chances the history gave each invariant.
-    pub evidence: crate::workload::groups::checker::evidence::EvidenceReport,
+    pub evidence: EvidenceReport,
     /// The history as read.
     pub history: HistoryRead,
     /// Ops (and fault records) a killed run may not have sent yet

@@ -3,19 +3,15 @@
 //! `variant.sql`'s export queries, a service audited from its own database
 //! through the scenario's, an HTTP run's `export.json`; and, for a run
 //! killed before it read them, the database the kill left, where the
-//! folder holds one. [`final_tables`] reads a groups run's.
+//! folder holds one. Each workload's audit reads its own tables from
+//! where [`locate`] finds them.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
 use crate::scenario::{Scenario, TargetKind};
-use crate::statements::GroupsVariant;
-use crate::target::http::export::read_export;
-use crate::target::sqlite::tables::{read_tables, read_tables_with};
-use crate::workload::groups::checker::Tables;
 use std::path::{Path, PathBuf};
 
 /// Where a run folder's final tables are, for either workload: found by
@@ -132,50 +128,4 @@ pub(crate) fn locate(
             )?))
         }
     }
-}
-
-/// The final tables of a groups run folder, and where they were read
-/// from ([`locate`] says where). Errors: as [`locate`]; a file that cannot
-/// be read (exit 3).
-pub(crate) fn final_tables(
-    run_dir: &Path,
-    p: &crate::prepare::Prepared,
-    namespace: &str,
-    killed: bool,
-    cut: bool,
-    limits: Limits,
-) -> Result<(Tables, String), AuditError> {
-    match locate(run_dir, &p.scenario, killed, cut)? {
-        Located::Db(db, source) => Ok((read_db(&db, &p.variant, namespace, limits)?, source)),
-        Located::ServiceDb(db, source) => {
-            let audit = p.scenario.audit.clone().unwrap_or_default();
-            let mut conn = open_untrusted(&db, limits)?;
-            let t = read_tables_with(
-                &mut conn,
-                crate::target::http::service_db::queries(&audit),
-                namespace,
-                &|| 0,
-            )
-            .map_err(|e| conn.error(&e))?;
-            Ok((t, source))
-        }
-        Located::Export(export) => {
-            let mut t = Tables::default();
-            read_export(&export, namespace, &mut t).map_err(AuditError::Unreadable)?;
-            Ok((t, "export.json".into()))
-        }
-    }
-}
-
-/// Reads the final tables of a saved database through the variant's
-/// export queries, trusting neither (see [`crate::audit_db`]). Errors:
-/// unreadable (exit 3), naming a stop by the budget or a refusal.
-pub(crate) fn read_db(
-    db: &Path,
-    variant: &GroupsVariant,
-    namespace: &str,
-    limits: Limits,
-) -> Result<Tables, AuditError> {
-    let mut conn = open_untrusted(db, limits)?;
-    read_tables(&mut conn, variant, namespace, &|| 0).map_err(|e| conn.error(&e))
 }

@@ -2,7 +2,7 @@
 //! implementation against the invariants of its TLA+ spec.
 //!
 //! Jepsen's decomposition, one module per job: [`scenario`] (config) ->
-//! [`generator`] (ops) -> [`client`] (a target executing step machines of
+//! [`workload::groups::generator`] (ops) -> [`client`] (a target executing step machines of
 //! [`workload`], one statement per step) driven by [`runtime`] (the
 //! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
 //! [`report`] (summary, JSON, human output). [`server`] is the reference
@@ -53,7 +53,6 @@ pub mod fault_hook;
 pub mod fault_kind;
 pub mod figures;
 pub mod fuzz;
-pub mod generator;
 pub mod history;
 pub mod input;
 pub mod live;

@@ -72,6 +72,9 @@ pub struct RunInfo {
 pub struct Live {
     /// What the run is.
     pub info: RunInfo,
+    /// The run's workload's op kinds, in report order: the snapshot
+    /// lists these only.
+    kinds: &'static [OpKind],
     slots: Vec<Mutex<Stats>>,
     /// Fresh events generated so far.
     pub generated: AtomicU64,
@@ -98,10 +101,17 @@ pub struct Verdicts {
 }
 
 impl Live {
-    /// Live figures for `workers` workers (one slot each).
-    pub fn new(info: RunInfo, workers: usize, faults: Option<Arc<FaultPlan>>) -> Self {
+    /// Live figures for `workers` workers (one slot each) of a run whose
+    /// workload has the op kinds `kinds` (in report order).
+    pub fn new(
+        info: RunInfo,
+        kinds: &'static [OpKind],
+        workers: usize,
+        faults: Option<Arc<FaultPlan>>,
+    ) -> Self {
         Live {
             info,
+            kinds,
             slots: (0..workers.max(1))
                 .map(|_| Mutex::new(Stats::default()))
                 .collect(),
@@ -160,16 +170,7 @@ impl Live {
         let stats = self.merged();
         let mut ops = BTreeMap::new();
         let mut latency = BTreeMap::new();
-        // The run's workload's kinds: an outbox run counts only `handle`
-        // (a groups run never does, so its view is unchanged).
-        let outbox = crate::workload::outbox::figures::OP_KINDS
-            .iter()
-            .any(|&k| CompletionType::ALL.iter().any(|&c| stats.count(k, c) > 0));
-        let kinds: &[OpKind] = if outbox {
-            &crate::workload::outbox::figures::OP_KINDS
-        } else {
-            &crate::workload::groups::figures::OP_KINDS
-        };
+        let kinds = self.kinds;
         for &k in kinds {
             ops.insert(
                 k.name().to_string(),
@@ -395,6 +396,7 @@ mod tests {
                 stop_duration: Some(Duration::from_secs(10)),
                 ..Default::default()
             },
+            &[OpKind::Ingest, OpKind::Resolve],
             1,
             None,
         );
@@ -433,7 +435,7 @@ mod tests {
 
     #[test]
     fn slots_merge_into_the_snapshot() {
-        let live = Live::new(RunInfo::default(), 2, None);
+        let live = Live::new(RunInfo::default(), &[OpKind::Ingest], 2, None);
         live.slot(0)
             .lock()
             .unwrap()

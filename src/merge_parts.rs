@@ -261,7 +261,7 @@ impl Merged<'_> {
             started_utc: humantime::format_rfc3339_millis(started).to_string(),
             command,
             // The merge judges with the checkers of this binary.
-            checker_version: crate::workload::groups::checker::CHECKER_VERSION,
+            checker_version: crate::summary::CHECKER_VERSION,
             ..self.parts[0].summary.provenance.clone()
         }
     }

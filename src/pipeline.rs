@@ -149,6 +149,7 @@ fn execute(
             stop_events: w.stop_events(),
             stop_duration: s.stop.duration,
         },
+        w.op_kinds(),
         w.workers(),
         Some(nemesis.plan.clone()),
     ));

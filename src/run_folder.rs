@@ -118,7 +118,7 @@ pub(crate) fn provenance(
         variant_sha256: file.sha256.clone(),
         started_utc: humantime::format_rfc3339_millis(started).to_string(),
         command: reproduce_command(opts, seed),
-        checker_version: crate::workload::groups::checker::CHECKER_VERSION,
+        checker_version: crate::summary::CHECKER_VERSION,
     }
 }
 

@@ -22,6 +22,16 @@ pub struct Shard {
 }
 
 impl Shard {
+    /// Why this shard of several is not judged alone (every workload's
+    /// verdicts of it say it).
+    pub fn not_judged(self) -> String {
+        format!(
+            "not judged: shard {}/{} holds only its own ops, while the target holds \
+             every shard's rows; merge the shards (specstorm merge) to audit the run",
+            self.index, self.count
+        )
+    }
+
     /// Parses `i/n`. Errors: not two integers, n = 0, or i >= n (the text
     /// says which).
     pub fn parse(text: &str) -> Result<Shard, String> {

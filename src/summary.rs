@@ -66,11 +66,20 @@ pub struct Provenance {
     /// The command that reproduces the run.
     pub command: String,
     /// The version of the checkers that judged the run
-    /// ([`crate::workload::groups::checker::CHECKER_VERSION`]); 1 for a folder written
+    /// ([`CHECKER_VERSION`]); 1 for a folder written
     /// before it was recorded.
     #[serde(default = "first_checker_version")]
     pub checker_version: u32,
 }
+
+/// The version of the rules the checkers of this build apply (every
+/// workload's: a change to any workload's rules raises it), recorded in
+/// every run folder (`summary.json`, `provenance.checker_version`; a folder without
+/// it was judged by version 1). Raised whenever a rule changes so that the
+/// same history and tables can get another verdict: `specstorm audit` then
+/// reports the new verdicts as the checkers' change, not as a folder that
+/// was tampered with (`docs/cli.md`, "Auditing a run folder").
+pub const CHECKER_VERSION: u32 = 2;
 
 /// The checker version of a run folder that records none
 /// (`crate::workload::groups::checker` re-exports it).

@@ -6,7 +6,7 @@
 //!
 //! [`world`] is the interface a workload implements (each workload's
 //! world, its invariants and its `specstorm explore` entry are its own,
-//! reached through the registry); the groups world's entry is still here;
+//! reached through the registry);
 //! [`search`] is the breadth-first search, [`db`] the database and its
 //! snapshots, [`trace`] the counterexample's rendering.
 //!
@@ -21,25 +21,22 @@ pub mod search;
 pub mod trace;
 pub mod world;
 
-pub use crate::workload::groups::explore::GroupsWorld;
 pub use db::Restore;
 pub use options::ExploreOptions;
 pub use search::{search, Bounds, Counterexample, Figures, Outcome, Verdict};
 pub use world::{ExploreError, StepLabel, Violation, World};
 
 use crate::exit_code::ExitCode;
-use crate::prepare::{prepare, RunError};
 use crate::scenario::Explore;
-use crate::statements::GroupsVariant;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The search of one world over one statement file, and its rendered
-/// report; `C` is the world's choice type (groups' by default).
+/// report; `C` is the world's choice type.
 #[derive(Debug)]
-pub struct Report<C = crate::workload::groups::explore::Choice> {
+pub struct Report<C> {
     /// The search's outcome.
     pub outcome: Outcome<C>,
     /// The report as printed on stdout (counterexample, figures, verdict).
@@ -48,22 +45,6 @@ pub struct Report<C = crate::workload::groups::explore::Choice> {
     /// whole space, 1 a violation, 4 a bound cut the search short, 130
     /// interrupted.
     pub code: ExitCode,
-}
-
-/// Explores the world `x` over `variant` within `bounds` (None: those of
-/// `x`, 0 meaning none); progress lines go to `progress` about once a
-/// second.
-///
-/// # Errors
-/// The schema or an export statement failed on the explorer's database.
-pub fn explore_groups(
-    variant: &GroupsVariant,
-    x: &Explore,
-    bounds: Bounds,
-    restore: Restore,
-    progress: impl FnMut(&str),
-) -> Result<Report, ExploreError> {
-    explore_world(&GroupsWorld::new(variant, x), bounds, restore, progress)
 }
 
 /// Searches `world` and renders the report (counterexample, figures,
@@ -139,71 +120,6 @@ pub fn explore_world<W: World>(
 
 fn rate(n: u64, t: Duration) -> f64 {
     n as f64 / t.as_secs_f64().max(1e-9)
-}
-
-/// One line saying which world is explored.
-pub fn describe_world(x: &Explore) -> String {
-    let queues: Vec<String> = x
-        .queues
-        .iter()
-        .enumerate()
-        .map(|(w, q)| format!("{} runs {}", GroupsWorld::worker_name(w), q.join(", ")))
-        .collect();
-    let fps: Vec<String> = x
-        .fingerprints
-        .iter()
-        .filter(|(e, _)| x.queues.iter().flatten().any(|q| q == *e))
-        .map(|(e, f)| format!("{e}->{f}"))
-        .collect();
-    format!(
-        "{}; fingerprints {}; one resolver, {} resolve(s)",
-        queues.join("; "),
-        fps.join(", "),
-        x.resolves
-    )
-}
-
-/// `specstorm explore` on a groups scenario: loads the scenario and its
-/// statement file, searches, prints the report on stdout (progress on
-/// stderr); returns the exit code: 0, 1, 4, 130 as [`Report::code`]; 2 for
-/// a bad scenario or statement file; 3 when the explorer's database
-/// refused the file's schema or exports. The workload registry hands each
-/// scenario to its workload's explorer.
-pub fn main_groups(opts: &ExploreOptions) -> ExitCode {
-    let p = match prepare(opts.scenario.as_deref(), &opts.overrides) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
-            return e.exit_code();
-        }
-    };
-    let x = &p.scenario.explore;
-    let bounds = bounds_of(opts, x);
-    let _ = writeln!(
-        std::io::stdout(),
-        "# explore {} ({}): {}; :now_ms = {}; snapshots by {}",
-        p.scenario.variant,
-        p.variant.file.path.display(),
-        describe_world(x),
-        x.now_ms,
-        restore_name(opts.restore)
-    );
-    let quiet = opts.quiet;
-    match explore_groups(&p.variant, x, bounds, opts.restore, |line| {
-        if !quiet {
-            let _ = writeln!(std::io::stderr(), "{line}");
-        }
-    }) {
-        Ok(r) => {
-            let _ = write!(std::io::stdout(), "{}", r.text);
-            r.code
-        }
-        Err(e) => {
-            let e = RunError::Target(format!("explore: {e}"));
-            let _ = writeln!(std::io::stderr(), "specstorm: error: {e}");
-            e.exit_code()
-        }
-    }
 }
 
 /// The search's bounds, and Ctrl-C (SIGINT, SIGTERM) to stop it: the

@@ -7,6 +7,7 @@
 //! Layer: model. May import the modules of its own layer and of the layers
 //! below it (core).
 
+pub mod completeness;
 pub mod part;
 pub mod reader;
 pub mod writer;

@@ -36,7 +36,7 @@ use crate::fault_hook::{drop_detail, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{DroppedResponse, FaultAction, OpKind};
 use crate::target::http::client::describe;
 use crate::target::http::tls::{client_builder, Tls};
-use crate::workload::outbox::AttemptEnd;
+use crate::workload::attempt_end::AttemptEnd;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};

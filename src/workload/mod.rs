@@ -11,6 +11,7 @@ pub mod groups;
 pub mod machine;
 pub mod outbox;
 pub mod parts;
+pub mod ran;
 pub mod registry;
 pub mod traits;
 pub mod value;

@@ -17,11 +17,11 @@
 
 use sha2::{Digest, Sha256};
 use specstorm::draws::op_key;
-use specstorm::generator::{IngestGenerator, ResolveGenerator};
 use specstorm::nemesis::FaultPlan;
 use specstorm::scenario::{load, Scenario, Workload};
 use specstorm::shard::Shard;
 use specstorm::workload::groups::config::GroupsScenario;
+use specstorm::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use specstorm::workload::outbox::config::OutboxConfig;
 use specstorm::workload::outbox::runtime::Queue;
 use std::fmt::Write as _;

@@ -4,8 +4,9 @@
 //! through the binary (the atomic file holds everywhere; the naive file's
 //! shortest NoMissedRegression counterexample).
 
-use specstorm::explore::{explore_groups, Bounds, Restore, Verdict};
+use specstorm::explore::{Bounds, Restore, Verdict};
 use specstorm::scenario::Explore;
+use specstorm::workload::groups::explore_main::explore_groups;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::process::Command;
 
@@ -228,7 +229,11 @@ fn world(
 
 const SPEC_FPS: &[(&str, &str)] = &[("e1", "f1"), ("e2", "f1"), ("e3", "f2")];
 
-fn explorer(x: &Explore, naive: bool, restore: Restore) -> specstorm::explore::Report {
+fn explorer(
+    x: &Explore,
+    naive: bool,
+    restore: Restore,
+) -> specstorm::explore::Report<specstorm::workload::groups::explore::Choice> {
     let name = if naive {
         "groups-naive"
     } else {
@@ -275,7 +280,10 @@ fn small_worlds_match_the_brute_force() {
 }
 
 /// The explorer over a shipped file by its name in targets/sqlite/.
-fn explore_file(file: &str, x: &Explore) -> specstorm::explore::Report {
+fn explore_file(
+    file: &str,
+    x: &Explore,
+) -> specstorm::explore::Report<specstorm::workload::groups::explore::Choice> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("targets/sqlite")
         .join(file);

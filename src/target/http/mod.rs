@@ -17,6 +17,7 @@
 
 pub mod client;
 pub mod export;
+pub mod nonconforming;
 pub mod probe;
 pub mod service;
 pub mod service_db;
@@ -42,9 +43,9 @@ use crate::nemesis::proxy::FaultProxy;
 use crate::nemesis::Recorder;
 use crate::scenario::{self, SqliteTarget as Pragmas};
 use crate::wal::{WalKeeper, WalReport};
-use crate::workload::groups::http_runtime::Nonconforming;
 use client::HttpClient;
 use mapping::Mapping;
+use nonconforming::Nonconforming;
 use service::Service;
 use source::{HttpSource, ServiceDb};
 use spawn::SpawnedServer;

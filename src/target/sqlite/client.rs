@@ -230,3 +230,13 @@ fn exec(
         rows: rows_out,
     })
 }
+
+/// Why the target can no longer be used after `step` failed with a
+/// storage error (SQLITE_FULL, SQLITE_IOERR): every later write would fail
+/// the same way, so the load stops and the run exits 3.
+pub fn storage_failure(step: &str, e: &StepError) -> String {
+    format!(
+        "the database could not be written (step {step}: {}); a full disk?",
+        e.message
+    )
+}

@@ -2,7 +2,7 @@
 //! run again over the saved `history.jsonl` (as [`Facts`]) and the final
 //! tables (`target.db` read through the saved `variant.sql`'s export
 //! statements for an in-process SQLite run, `export.json` for an HTTP run,
-//! found by [`crate::audit_tables::final_tables`]); [`crate::audit`]
+//! found by [`final_tables`]); [`crate::audit`]
 //! compares the verdicts with the run's and decides the exit.
 //!
 //! The final rows are a probe of every resolved group (NoMissedRegression),
@@ -20,10 +20,16 @@
 //! report, ui and server).
 
 use super::config::GroupsScenario;
+use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::history::{Entry, Footer};
+use crate::scenario::Scenario;
+use crate::statements::GroupsVariant;
+use crate::target::http::export::read_export;
+use crate::target::sqlite::tables::{read_tables, read_tables_with};
+use crate::workload::groups::checker::Tables;
 use crate::workload::groups::checker::{check_all, Facts};
 use std::path::Path;
 
@@ -36,7 +42,7 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
     let read = read_history(f.history)?;
     let header = read.facts.header.clone().expect("read_history checks it");
-    let (mut tables, source) = crate::audit_tables::final_tables(
+    let (mut tables, source) = final_tables(
         f.run_dir,
         &p,
         &header.namespace,
@@ -84,7 +90,7 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
             unfinished: read.facts.unfinished,
             cut_line_bytes: read.cut_line_bytes,
         },
-        in_flight: crate::audit_killed::in_flight_groups(&p.scenario),
+        in_flight: in_flight(&p.scenario),
         expect: p.scenario.expectation().0,
     })
 }
@@ -144,4 +150,62 @@ pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
         last_t,
         cut_line_bytes,
     })
+}
+
+/// Ops (and their fault records) a killed groups run may not have sent
+/// yet: one request per worker, of up to `api.ingest.batch` events for an
+/// ingester, and a fault record per op at most, plus one per fault with a
+/// thread of its own.
+fn in_flight(s: &Scenario) -> u64 {
+    let batch = s.api.as_ref().map_or(1, |a| a.ingest.batch.max(1)) as u64;
+    let ops = s.load().ingesters as u64 * batch + s.load().resolvers as u64;
+    2 * ops + s.faults.len() as u64
+}
+
+/// The final tables of a groups run folder, and where they were read
+/// from ([`crate::audit_tables::locate`] says where). Errors: as [`crate::audit_tables::locate`]; a file that cannot
+/// be read (exit 3).
+fn final_tables(
+    run_dir: &Path,
+    p: &crate::prepare::Prepared,
+    namespace: &str,
+    killed: bool,
+    cut: bool,
+    limits: Limits,
+) -> Result<(Tables, String), AuditError> {
+    match crate::audit_tables::locate(run_dir, &p.scenario, killed, cut)? {
+        crate::audit_tables::Located::Db(db, source) => {
+            Ok((read_db(&db, &p.variant, namespace, limits)?, source))
+        }
+        crate::audit_tables::Located::ServiceDb(db, source) => {
+            let audit = p.scenario.audit.clone().unwrap_or_default();
+            let mut conn = open_untrusted(&db, limits)?;
+            let t = read_tables_with(
+                &mut conn,
+                crate::target::http::service_db::queries(&audit),
+                namespace,
+                &|| 0,
+            )
+            .map_err(|e| conn.error(&e))?;
+            Ok((t, source))
+        }
+        crate::audit_tables::Located::Export(export) => {
+            let mut t = Tables::default();
+            read_export(&export, namespace, &mut t).map_err(AuditError::Unreadable)?;
+            Ok((t, "export.json".into()))
+        }
+    }
+}
+
+/// Reads the final tables of a saved database through the variant's
+/// export queries, trusting neither (see [`crate::audit_db`]). Errors:
+/// unreadable (exit 3), naming a stop by the budget or a refusal.
+fn read_db(
+    db: &Path,
+    variant: &GroupsVariant,
+    namespace: &str,
+    limits: Limits,
+) -> Result<Tables, AuditError> {
+    let mut conn = open_untrusted(db, limits)?;
+    read_tables(&mut conn, variant, namespace, &|| 0).map_err(|e| conn.error(&e))
 }

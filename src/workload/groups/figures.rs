@@ -43,62 +43,9 @@ pub struct GroupsFigures {
     pub evidence: EvidenceReport,
 }
 
-/// How many events are stranded, in all and per cause.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stranded {
-    /// Stranded events in all; None: the history cannot tell (see `notes`).
-    pub total: Option<u64>,
-    /// Stranded events per cause (how the inserting attempt ended).
-    pub by_cause: BTreeMap<String, u64>,
-    /// A few stranded event ids with the op that inserted them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub examples: Vec<(String, u64)>,
-    /// Events in the table that may or may not have been counted (an
-    /// indeterminate attempt, not Done): stranded or not, nobody can say.
-    #[serde(default)]
-    pub undetermined: u64,
-    /// What the figures rest on, or why there are none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-impl Default for Stranded {
-    fn default() -> Self {
-        Stranded {
-            total: Some(0),
-            by_cause: BTreeMap::new(),
-            examples: Vec::new(),
-            undetermined: 0,
-            notes: Vec::new(),
-        }
-    }
-}
-
-/// The evidence of a run: per invariant, and per fault with a duration.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EvidenceReport {
-    /// Per invariant (spec name): the evidence of the whole run.
-    pub invariants: BTreeMap<String, u64>,
-    /// Per fault with a duration (its index in `[[faults]]`, as text), if
-    /// it was ever active: the evidence gathered while it was.
-    #[serde(default)]
-    pub faults: BTreeMap<String, FaultEvidence>,
-}
-
-/// The evidence gathered while one fault was active.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FaultEvidence {
-    /// The fault's kind (`kill`, `lock`).
-    pub kind: String,
-    /// Windows in which it was active (start to stop).
-    pub windows: u64,
-    /// Time it was active in all, s (a window never stopped: until the
-    /// final read began).
-    pub active_s: f64,
-    /// Per invariant (spec name): evidence whose interval overlaps one of
-    /// its windows.
-    pub invariants: BTreeMap<String, u64>,
-}
+// What every audit record has (audit.json's `stranded` and `evidence`):
+// shared, below the folders.
+pub use crate::figures::{EvidenceReport, FaultEvidence, Stranded};
 
 /// The groups figures of a skeleton of a scenario with `faults` (and an
 /// open load model when `open_model`), whose invariants are `invariants`:

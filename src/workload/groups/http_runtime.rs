@@ -14,7 +14,6 @@ use crate::clock::Clock;
 use crate::control::Control;
 use crate::fault_hook::fault_header;
 use crate::fault_kind::FaultKind;
-use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::FaultAction;
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind};
@@ -25,32 +24,13 @@ use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OpProgram;
 use crate::stats::Stats;
 use crate::target::http::client::{Answer, HttpClient, Tag};
+use crate::target::http::nonconforming::Nonconforming;
+use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use crate::workload::groups::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-
-/// Non-conforming answers: how many, and the first few examples.
-#[derive(Debug, Default)]
-pub struct Nonconforming {
-    /// Answers that were not the contract's shape.
-    pub count: AtomicU64,
-    /// The first few, as "what: status body".
-    pub examples: Mutex<Vec<String>>,
-}
-
-impl Nonconforming {
-    /// Counts one non-conforming answer, keeping the first few examples.
-    pub fn note(&self, example: &str) {
-        if self.count.fetch_add(1, Ordering::Relaxed) < 5 {
-            self.examples
-                .lock()
-                .expect("examples")
-                .push(example.to_string());
-        }
-    }
-}
 
 /// Reads (group id, project, fingerprint) of the service's groups from
 /// its own database (`api.group_ids = "audit"`).
@@ -104,7 +84,7 @@ struct Shared {
     /// Where resolvers learn group ids besides the answers.
     ids: GroupIdSource,
     /// The key space, to map a (project, fingerprint) read elsewhere to its group.
-    keys: crate::generator::KeySpace,
+    keys: crate::workload::groups::generator::KeySpace,
 }
 
 impl Shared {
@@ -189,7 +169,7 @@ pub fn run_load_http(
         kills,
         live: plan.live.clone(),
         ids,
-        keys: crate::generator::KeySpace::new(s.keys(), plan.namespace),
+        keys: crate::workload::groups::generator::KeySpace::new(s.keys(), plan.namespace),
     });
     let mut tasks: Vec<Task> = Vec::new();
     for w in 0..s.load().ingesters {

@@ -70,7 +70,7 @@ impl Workload for Groups {
     }
 
     fn explore(&self, opts: &crate::explore::ExploreOptions) -> crate::exit_code::ExitCode {
-        crate::explore::main_groups(opts)
+        crate::workload::groups::explore_main::main(opts)
     }
 
     fn human(&self, s: &Summary) -> HumanParts {

@@ -12,7 +12,6 @@ use super::config::{GroupsScenario, LoadModel};
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::fuzz::Delay;
-use crate::generator::{IngestGenerator, ResolveGenerator};
 use crate::history::writer::{Batch, HistorySink};
 use crate::history::{Completion, CompletionType, Entry, Invoke, OpKind, OpResult, Step};
 use crate::live::Live;
@@ -23,6 +22,7 @@ use crate::statements::{GroupsVariant, OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};
 use crate::txn_backoff::TxnPolicy;
+use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use crate::generator::CRASH_RESENDS;
+pub use crate::workload::groups::generator::CRASH_RESENDS;
 
 /// What a load run produced, besides the history.
 #[derive(Debug)]
@@ -354,7 +354,10 @@ fn drive<'p>(
                     Err(e) => {
                         if e.storage {
                             plan.control
-                                .fail(storage_failure(&program.steps[i].name, e));
+                                .fail(crate::target::sqlite::client::storage_failure(
+                                    &program.steps[i].name,
+                                    e,
+                                ));
                         }
                         (
                             0,
@@ -480,16 +483,6 @@ pub fn txn_rollback_entry(
             backoff_ns,
         }),
     })
-}
-
-/// Why the target can no longer be used after `step` failed with a
-/// storage error (SQLITE_FULL, SQLITE_IOERR): every later write would fail
-/// the same way, so the load stops and the run exits 3.
-pub fn storage_failure(step: &str, e: &StepError) -> String {
-    format!(
-        "the database could not be written (step {step}: {}); a full disk?",
-        e.message
-    )
 }
 
 /// Runs one op's step machine on `conn` (whose journal is `journal`, read
@@ -775,5 +768,17 @@ where
             }
             End::Done(next) => (self.interpret)(m, next),
         }
+    }
+}
+
+impl crate::workload::ran::LoadFigures for LoadOutcome {
+    fn ops(&self) -> u64 {
+        self.ops
+    }
+    fn elapsed_ns(&self) -> u64 {
+        self.elapsed_ns
+    }
+    fn take_stats(&mut self) -> crate::stats::Stats {
+        std::mem::take(&mut self.stats)
     }
 }

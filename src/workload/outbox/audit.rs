@@ -20,6 +20,7 @@ use crate::audit_error::AuditError;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::audit_tables::Located;
 use crate::history::{Entry, Footer};
+use crate::scenario::Scenario;
 use crate::workload::outbox::checker::{check_all, tables, OutboxFacts};
 use crate::workload::outbox::export::read_outbox_export;
 
@@ -90,7 +91,17 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
             unfinished,
             cut_line_bytes,
         },
-        in_flight: crate::audit_killed::in_flight_outbox(&p.scenario),
+        in_flight: in_flight(&p.scenario),
         expect: p.scenario.expectation().0,
     })
+}
+
+/// Attempts (and their fault records) a killed outbox run may not have
+/// sent yet: one attempt per handler, a fault record per attempt at most,
+/// plus one per fault with a thread of its own.
+fn in_flight(s: &Scenario) -> u64 {
+    let handlers = s
+        .part::<crate::workload::outbox::config::OutboxConfig>()
+        .map_or(0, |o| o.handlers) as u64;
+    2 * handlers + s.faults.len() as u64
 }

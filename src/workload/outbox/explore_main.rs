@@ -19,7 +19,7 @@ use std::io::Write;
 
 /// Explores the outbox world of `x` (messages, deliveries, handlers,
 /// Fail() and redelivery budgets) over `variant`, as
-/// [`crate::explore::explore_groups`].
+/// [`crate::workload::groups::explore_main::explore_groups`].
 ///
 /// # Errors
 /// The schema or an export statement failed on the explorer's database.
@@ -35,7 +35,7 @@ pub fn explore_outbox(
 
 /// `specstorm explore` on an outbox scenario (`workload = "outbox"`): its
 /// statement file over the `[explore]` outbox world; exit codes as
-/// [`crate::explore::main_groups`].
+/// [`crate::workload::groups::explore_main::main`].
 pub fn main(opts: &ExploreOptions) -> ExitCode {
     let p = match crate::workload::outbox::prepare::prepare(
         opts.scenario.as_deref(),

@@ -35,7 +35,7 @@ use crate::nemesis::Recorder;
 use crate::scenario::{CrashPer, FaultOps, Scenario};
 use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::target::http::client::{Answer, HttpClient, Tag};
-use crate::workload::groups::http_runtime::Nonconforming;
+use crate::target::http::nonconforming::Nonconforming;
 use crate::workload::outbox::config::OutboxConfig;
 use crate::workload::outbox::runtime::{OutboxOutcome, Queue};
 use crate::workload::outbox::AttemptEnd;

@@ -645,7 +645,7 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
             if e.storage {
                 self.plan
                     .control
-                    .fail(crate::workload::groups::runtime::storage_failure(
+                    .fail(crate::target::sqlite::client::storage_failure(
                         &step.name, e,
                     ));
             }
@@ -700,5 +700,17 @@ pub fn outbox_end(
             (end, kind, result)
         }
         End::Done(next) => end_after(m, program, next).expect("the machine ended the attempt"),
+    }
+}
+
+impl crate::workload::ran::LoadFigures for OutboxOutcome {
+    fn ops(&self) -> u64 {
+        self.ops
+    }
+    fn elapsed_ns(&self) -> u64 {
+        self.elapsed_ns
+    }
+    fn take_stats(&mut self) -> crate::stats::Stats {
+        std::mem::take(&mut self.stats)
     }
 }

@@ -55,7 +55,7 @@
 //! A violation is visible at the first instant the evidence shows it: the
 //! earliest probe outside its bounds, else the final snapshot's read.
 //!
-//! A cut history ([`super::Completeness::Cut`]): any attempt may be
+//! A cut history ([`crate::history::completeness::Completeness::Cut`]): any attempt may be
 //! missing, so every event row not certainly counted is Maybe and counts
 //! may hold increments no recorded op made. Every upper bound drawn from
 //! the history (Done + Maybe, and a probe's "events that may have been
@@ -338,7 +338,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
              increments no recorded op made; judged: |Done(G)| <= event_count <= |A(G)| in \
              the final snapshot, and events certainly counted before each probe <= its count \
              (the upper bounds from the history need the whole of it)",
-            super::completeness::CUT
+            crate::history::completeness::CUT
         ));
     } else if bounded > 0 {
         r.notes.push(format!(

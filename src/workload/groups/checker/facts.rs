@@ -360,7 +360,7 @@ pub struct Facts {
     /// Whether the history holds every op the run invoked (set by whoever
     /// read it: a history without a footer is cut, and the checkers then
     /// apply only the rules that stay sound when any op is missing).
-    pub completeness: super::Completeness,
+    pub completeness: crate::history::completeness::Completeness,
     /// The history's header; None until read (a history without one is refused).
     pub header: Option<Header>,
     /// Steps are logged exactly (in-process target).

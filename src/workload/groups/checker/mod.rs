@@ -7,7 +7,6 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-pub mod completeness;
 pub mod count_exact;
 pub mod evidence;
 pub mod facts;
@@ -19,18 +18,14 @@ pub mod stranded;
 pub mod tables;
 pub mod type_ok;
 
-pub use completeness::Completeness;
+pub use crate::history::completeness::Completeness;
 pub use facts::Facts;
 
 use crate::verdict::{CheckResult, Finding};
 
-/// The version of the rules the checkers apply, recorded in every run
-/// folder (`summary.json`, `provenance.checker_version`; a folder without
-/// it was judged by version 1). Raised whenever a rule changes so that the
-/// same history and tables can get another verdict: `specstorm audit` then
-/// reports the new verdicts as the checkers' change, not as a folder that
-/// was tampered with (`docs/cli.md`, "Auditing a run folder").
-pub const CHECKER_VERSION: u32 = 2;
+/// The version of the rules the checkers apply (every workload's: one
+/// version per build).
+pub use crate::summary::CHECKER_VERSION;
 
 /// The checker version of a run folder that records none.
 pub use crate::summary::FIRST_CHECKER_VERSION;

@@ -36,7 +36,7 @@
 //! before S began: at P, `dirty[G]` is TRUE and G reads resolved, which is
 //! the spec's violation exactly. It needs no count premise.
 //!
-//! A cut history ([`super::Completeness::Cut`]): any resolve may be
+//! A cut history ([`crate::history::completeness::Completeness::Cut`]): any resolve may be
 //! missing from it, so both rules' "no resolve can explain the probe"
 //! needs the whole history. A probe a recorded successful resolve
 //! explains (it returned exactly the probe's count and started before the
@@ -274,7 +274,7 @@ pub fn check(
         r.notes.push(format!(
             "{}: a probe no recorded resolve explains is unknown, never violated, and the \
              spec's dirty bookkeeping rule was not applied (both need every resolve)",
-            super::completeness::CUT
+            crate::history::completeness::CUT
         ));
     } else if !facts.step_log {
         r.notes

@@ -21,17 +21,8 @@ pub fn shard_verdicts(shard: Option<Shard>) -> Option<Vec<CheckResult>> {
     Some(crate::workload::groups::checker::all_unknown(
         "the history of every shard",
         &format!("shard {}/{} only", sh.index, sh.count),
-        &not_judged(sh),
+        &sh.not_judged(),
     ))
-}
-
-/// Why shard `sh` of several is not judged alone (both workloads say it).
-pub fn not_judged(sh: Shard) -> String {
-    format!(
-        "not judged: shard {}/{} holds only its own ops, while the target holds \
-         every shard's rows; merge the shards (specstorm merge) to audit the run",
-        sh.index, sh.count
-    )
 }
 
 /// The note every invariant of a merged history carries: how far its

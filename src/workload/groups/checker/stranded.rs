@@ -46,7 +46,7 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
         s.notes.push(format!(
             "{}: which rows no attempt counted cannot be told (the attempt that counted one \
              may be missing)",
-            super::completeness::CUT
+            crate::history::completeness::CUT
         ));
         return s;
     }

@@ -121,3 +121,9 @@ impl Tables {
         t
     }
 }
+
+impl crate::workload::ran::ReadSpan for Tables {
+    fn read_span(&self) -> [u64; 2] {
+        [self.read_start, self.read_end]
+    }
+}

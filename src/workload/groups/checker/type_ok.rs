@@ -29,7 +29,7 @@
 //! The rules and their premises are `docs/groups.md`'s "TypeOK" (with
 //! "Unexplained duplicate" and "Insert ignored by its own op").
 //!
-//! A cut history ([`super::Completeness::Cut`]): the two history rules and
+//! A cut history ([`crate::history::completeness::Completeness::Cut`]): the two history rules and
 //! "answered duplicate but never stored" need every attempt of the event
 //! (the attempt that stored the row, or that stopped between its steps,
 //! may be the one missing), so they are not applied, and a note says so.
@@ -108,7 +108,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
             "{}: \"unexplained duplicate\", \"insert ignored by its own op\" and \"answered \
              duplicate but never stored\" not judged (each needs every attempt of the event); \
              statuses, counts and acknowledged events were",
-            super::completeness::CUT
+            crate::history::completeness::CUT
         ));
     } else {
         for l in &facts.lost {

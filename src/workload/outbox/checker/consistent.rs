@@ -24,7 +24,7 @@
 //! `holds`. Messages that are not acked (in flight when the run stopped,
 //! given up) are not judged: the rule says nothing of them.
 //!
-//! A cut history ([`crate::workload::groups::checker::Completeness::Cut`]): the rule needs
+//! A cut history ([`crate::history::completeness::Completeness::Cut`]): the rule needs
 //! only the acked attempts it judges, each recorded whole with its `ok`,
 //! and stands. A `processed` row no recorded attempt can have written is
 //! no disagreement there (the attempt that wrote it may be missing): it is
@@ -195,7 +195,7 @@ pub fn check(facts: &OutboxFacts, tables: &OutboxTables) -> CheckResult {
         r.notes.push(format!(
             "{}: {} row(s) of `processed` with no recorded attempt that ran its ack step were \
              not compared (the attempt may be missing); acked messages were judged as ever",
-            crate::workload::groups::checker::completeness::CUT,
+            crate::history::completeness::CUT,
             d.unrecorded
         ));
     }

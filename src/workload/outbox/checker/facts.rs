@@ -123,7 +123,7 @@ pub struct OutboxFacts {
     pub no_step_log: bool,
     /// Whether the history holds every attempt the run invoked (set by
     /// whoever read it: a history without a footer is cut).
-    pub completeness: crate::workload::groups::checker::Completeness,
+    pub completeness: crate::history::completeness::Completeness,
 }
 
 impl OutboxFacts {

@@ -26,7 +26,7 @@ pub fn report(
     tables: &OutboxTables,
     sh: Shard,
 ) -> (Vec<CheckResult>, Liveness) {
-    let results = all_unknown(&crate::workload::groups::checker::sharded::not_judged(sh));
+    let results = all_unknown(&sh.not_judged());
     (results, liveness::report(facts, &own_rows(tables, sh)))
 }
 

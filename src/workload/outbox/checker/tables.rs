@@ -294,3 +294,9 @@ pub fn read_rows_with(
     t.bad_values = bad;
     Ok(t)
 }
+
+impl crate::workload::ran::ReadSpan for OutboxTables {
+    fn read_span(&self) -> [u64; 2] {
+        [self.read_start, self.read_end]
+    }
+}

@@ -1,4 +1,4 @@
-//! The generator: the ops of a run, fixed by the seed. Ingest ops come from
+//! The groups workload's generator: the ops of a run, fixed by the seed. Ingest ops come from
 //! one sequence (fresh events and their duplicate-id retries, soon or
 //! later) that ingesters pull from; each resolver draws its own sequence of
 //! groups. Which worker runs which op depends on timing; what the ops are

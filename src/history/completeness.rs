@@ -12,8 +12,11 @@
 //! history"). What the final tables hold is still the whole truth: only
 //! what the history says of the ops is partial.
 //!
-//! Layer: workload. May import the modules of its own layer and of the
-//! layers below it (core, model, config, engine and target and nemesis).
+//! It sits with the history, below every workload's checkers and the
+//! audit of a killed run, which read it.
+//!
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
 
 /// Whether a history holds every op the run invoked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
