@@ -78,9 +78,21 @@ fn run(
         db.display()
     );
     let mut ticks = Ticks::new(f, every, recorder, load_start, stopping);
+    let mut missed: u64 = 0;
     while ticks.wait() {
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-            tracing::debug!("lock nemesis: could not take the write lock: {e}");
+            missed += 1;
+            // A missed window means fewer lock faults than the scenario
+            // asks for; the user should hear it, but not once per tick.
+            if worth_a_warning(missed) {
+                tracing::warn!(
+                    "lock nemesis: fault {index} could not take the write lock \
+                     ({missed} time(s) so far, last: {e}): it holds fewer lock \
+                     windows than asked (another lock fault or the load holds it \
+                     longer than {:?})",
+                    mine.busy_timeout
+                );
+            }
             continue;
         }
         recorder.record(
@@ -95,5 +107,22 @@ fn run(
         sleep_until(recorder, until, stopping);
         let _ = conn.execute_batch("COMMIT");
         recorder.record(index, FaultAction::Stop, None, None, None, None);
+    }
+}
+
+/// Whether the `n`th missed lock window is worth a warning: the first,
+/// then each power of ten, so a storm of misses logs a few lines.
+fn worth_a_warning(n: u64) -> bool {
+    n > 0 && 10u64.pow(n.ilog10()) == n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::worth_a_warning;
+
+    #[test]
+    fn missed_windows_warn_at_the_first_and_at_each_power_of_ten() {
+        let warned: Vec<u64> = (0..=2000).filter(|&n| worth_a_warning(n)).collect();
+        assert_eq!(warned, [1, 10, 100, 1000]);
     }
 }
