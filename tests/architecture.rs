@@ -155,9 +155,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             // The outbox's live figures, as the watchers show them.
             "workload::outbox::live",
             // The workloads' ops as step machines (no I/O): the runtimes
-            // drive them, the HTTP client sends groups' ops and the
-            // reference server runs them, so they sit in the engine until
-            // the Workload trait (step 3) puts them behind it.
+            // drive them and the reference server runs them, so they sit
+            // in the engine until the Workload trait (step 3) puts them
+            // behind it.
             "workload",
             "workload::groups",
             // Its ops drawn from the seed.
