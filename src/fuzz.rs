@@ -252,36 +252,6 @@ mod tests {
     }
 
     #[test]
-    fn the_header_carries_the_points_and_old_headers_read_as_before() {
-        use crate::fault_hook::{fault_header, parse_fault_header, HandleHook};
-        let v = crate::variant::load_groups("groups-naive", None).unwrap();
-        let program = &v.ingest;
-        let mut faults = parse_fault_header("pause=s2:5000;crash-after=s1", program);
-        let before = faults.clone();
-        assert_eq!(before.pauses.len(), 1);
-        assert!(before.fuzz.is_empty());
-        faults.fuzz = vec![
-            (1, Delay::Yield),
-            (2, Delay::Sleep(Duration::from_micros(7))),
-        ];
-        let header = fault_header(&faults, program).unwrap();
-        assert!(header.ends_with("fuzz=1:0;fuzz=2:7000"), "{header}");
-        assert_eq!(parse_fault_header(&header, program), faults);
-        // A point before the first step, or longer than a sleep may be,
-        // is malformed and ignored, as an unknown part.
-        let odd = format!("{header};fuzz=0:5;fuzz=1:999999999999;fuzz=x");
-        assert_eq!(parse_fault_header(&odd, program), faults);
-        let hook = HandleHook {
-            pauses: vec![("s2".into(), Duration::from_nanos(5))],
-            fuzz: faults.fuzz.clone(),
-            ..HandleHook::default()
-        };
-        let h = hook.header().unwrap();
-        assert_eq!(HandleHook::parse(&h, program), hook);
-        assert!(HandleHook::parse("pause=s2:5", program).fuzz.is_empty());
-    }
-
-    #[test]
     fn a_delay_reads_back_from_its_ns() {
         for d in [Delay::Yield, Delay::Sleep(Duration::from_micros(3))] {
             assert_eq!(Delay::from_ns(d.ns()), d);

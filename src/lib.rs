@@ -2,7 +2,7 @@
 //! implementation against the invariants of its TLA+ spec.
 //!
 //! Jepsen's decomposition, one module per job: [`scenario`] (config) ->
-//! [`workload::groups::generator`] (ops) -> [`client`] (a target executing step machines of
+//! a workload's generator (ops) -> [`client`] (a target executing step machines of
 //! [`workload`], one statement per step) driven by [`runtime`] (the
 //! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
 //! [`report`] (summary, JSON, human output). [`server`] is the reference
@@ -16,7 +16,7 @@
 //! Every run goes through one [`pipeline`]; what differs between
 //! workloads is behind the `Workload` trait ([`workload::traits`]), and
 //! each workload is found in one registry ([`workload::registry`]): groups
-//! ([`workload::groups`]) and the outbox ([`workload::outbox`], its queue
+//! and the outbox (each in its folder, `workload/<name>/`; the outbox's queue
 //! and handlers in [`outbox_runtime`], its checkers in [`checker::outbox`]).
 //! [`input`] reads the files the commands take within a size cap.
 //! [`wal`] keeps the target's write-ahead log bounded while a load runs;

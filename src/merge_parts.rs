@@ -5,9 +5,8 @@
 //! shares (duration, figures from the merged latency log, provenance, the
 //! `merged` record) and the writing of its results; and what a workload
 //! brings to a merge ([`ShardMerge`]). [`crate::merge`] reads and joins the
-//! shards; each workload's judgement is its own ([`crate::workload::groups::merge`],
-//! [`crate::workload::outbox::merge`]): all import this module, which imports none of
-//! them.
+//! shards; each workload's judgement is its own (`merge.rs` in its
+//! folder): all import this module, which imports none of them.
 //!
 //! App layer: imports the history, the reports, the config, the shard
 //! model and the whole-file writer.

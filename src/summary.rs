@@ -82,7 +82,7 @@ pub struct Provenance {
 pub const CHECKER_VERSION: u32 = 2;
 
 /// The checker version of a run folder that records none
-/// (`crate::workload::groups::checker` re-exports it).
+/// (the groups checkers re-export it).
 pub const FIRST_CHECKER_VERSION: u32 = 1;
 
 fn first_checker_version() -> u32 {

@@ -6,7 +6,7 @@
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
 
-use crate::statements::{compile_groups, parse, FileError, GroupsVariant};
+use crate::statements::FileError;
 use std::path::{Path, PathBuf};
 
 /// The built-in variants, each workload's (`crate::scenario::section`):
@@ -44,13 +44,6 @@ pub fn locate(variant: &str, scenario_dir: Option<&Path>) -> Result<(PathBuf, St
             reason: format!("cannot read statement file: {e}"),
         })?;
     Ok((path, text))
-}
-
-/// Locates, parses and checks a groups variant.
-/// Errors: file, line and reason (exit 2).
-pub fn load_groups(variant: &str, scenario_dir: Option<&Path>) -> Result<GroupsVariant, FileError> {
-    let (path, text) = locate(variant, scenario_dir)?;
-    compile_groups(&parse(&path, &text)?)
 }
 
 pub use crate::scenario::short_name;

@@ -129,6 +129,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::config",
             "workload::outbox::config",
             "workload::outbox::statements",
+            // Groups' statement compile and the rules on what its
+            // statements do, beside its section, as the outbox's.
+            "workload::groups::origin",
+            "workload::groups::statements",
             "statements",
             "statements::check",
             "statements::origin",
@@ -151,9 +155,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             // The outbox's live figures, as the watchers show them.
             "workload::outbox::live",
             // The workloads' ops as step machines (no I/O): the runtimes
-            // drive them, the HTTP client sends groups' ops and the
-            // reference server runs them, so they sit in the engine until
-            // the Workload trait (step 3) puts them behind it.
+            // drive them and the reference server runs them, so they sit
+            // in the engine until the Workload trait (step 3) puts them
+            // behind it.
             "workload",
             "workload::groups",
             // Its ops drawn from the seed.
@@ -167,16 +171,19 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "target and nemesis",
         &[
-            // The final tables' rows: what the targets read back
-            // (target::http::export, workload::outbox::export,
-            // target::http::service_db, target::sqlite::tables) and the
-            // checkers judge.
+            // The final tables' rows: what each workload's readers fill
+            // (workload::<name>::{export, service_db, tables_read}) from
+            // what the targets read back, and the checkers judge.
             "workload::outbox::checker::tables",
-            // The outbox's readers of an HTTP target's final tables (its
-            // export answer, its own database), beside the rows they fill.
+            // Each workload's readers of its final tables (an HTTP
+            // target's export answer, a service's own database, a SQLite
+            // file), beside the rows they fill.
             "workload::outbox::export",
             "workload::outbox::service_db",
             "workload::groups::checker::tables",
+            "workload::groups::export",
+            "workload::groups::service_db",
+            "workload::groups::tables_read",
             "nemesis::kill",
             "nemesis::lock",
             "nemesis::proxy",
@@ -194,7 +201,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "target",
             "target::http",
             "target::http::client",
-            "target::http::export",
             "target::http::nonconforming",
             "target::http::probe",
             "target::http::service",
@@ -340,6 +346,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "run_folder",
             "workload::groups::load",
             "workload::groups::run",
+            "workload::groups::prepare",
             "workload::outbox::prepare",
             "workload::outbox::run",
             "workload::registry",
@@ -439,35 +446,11 @@ fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
 }
 
 /// Imports of a workload's folder from outside it that are known and owned
-/// elsewhere: (from, to, why). An entry that matches no such import fails
-/// the test, so the list only shrinks.
-const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
-    (
-        "prepare",
-        "workload::groups::config",
-        "groups' own prepare, not yet in its folder: to move there",
-    ),
-    (
-        "target::http::client",
-        "workload::groups",
-        "groups' ops sent by the HTTP client: to go behind a trait",
-    ),
-    (
-        "target::http::export",
-        "workload::groups::checker::tables",
-        "groups' rows read from /v1/export: the workload to narrow them",
-    ),
-    (
-        "target::http::service_db",
-        "workload::groups::checker::tables",
-        "groups' rows read from a service's database: the workload to narrow them",
-    ),
-    (
-        "target::sqlite::tables",
-        "workload::groups::checker::tables",
-        "groups' rows read from the SQLite file: the workload to narrow them",
-    ),
-];
+/// elsewhere: (from, to, why). It is empty: every workload's own code sits
+/// in its folder, and only the registry (and the reference server) name a
+/// workload. An entry that matches no such import fails the test, so the
+/// list only shrinks.
+const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[];
 
 /// Modules outside every workload's folder that may import one: the one
 /// registry names each workload, and the reference server implements both

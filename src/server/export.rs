@@ -11,8 +11,8 @@
 //! nemesis and workload).
 
 use crate::scenario::SqliteTarget;
-use crate::statements::GroupsVariant;
 use crate::target::sqlite::client as sqlite;
+use crate::workload::groups::statements::GroupsVariant;
 use crate::workload::outbox::statements::OutboxVariant;
 use crate::workload::Value;
 use axum::body::Bytes;

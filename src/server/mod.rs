@@ -25,9 +25,10 @@ pub mod state;
 
 use crate::exit_code::ExitCode;
 use crate::scenario::SqliteTarget;
-use crate::statements::{FileError, GroupsVariant};
+use crate::statements::FileError;
 use crate::target::sqlite::client as sqlite;
-use crate::variant::{load_groups, locate};
+use crate::variant::locate;
+use crate::workload::groups::statements::{load_groups, GroupsVariant};
 use crate::workload::outbox::statements::{load_outbox, OutboxVariant};
 use pool::Pool;
 use state::AppState;

@@ -2,24 +2,27 @@
 //! (`-- name: ...` blocks, as yesql/HugSQL/aiosql write them).
 //!
 //! The format is a public API (documented in `targets/README.md`). [`parse`] turns text into blocks
-//! and directives; [`compile_groups`] checks a parsed file against the
-//! `groups` workload by preparing every statement with SQLite itself on a
-//! scratch database, and yields the [`OpProgram`]s the step machines run.
+//! and directives; a workload's own compile (in its folder) checks a
+//! parsed file against the workload through the checks every workload
+//! shares ([`compile_op`], [`compile_export`], [`origin`]), preparing every
+//! statement with SQLite itself on a scratch database, and yields the
+//! [`OpProgram`]s the step machines run.
 //!
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
 
 mod check;
-mod origin;
+pub mod origin;
 mod parse;
 mod scratch;
 mod sql_error;
 
-pub use check::compile_groups;
-// What a workload's own compile (`crate::workload::outbox::statements`)
-// builds on: an op's steps and an export prepared on the scratch database.
+// What a workload's own compile (in its folder) builds on: an op's steps
+// and an export prepared on the scratch database, and SQLite's words for
+// what went wrong.
 pub use check::{compile_export, compile_op};
 pub use scratch::{open as open_scratch, Scratch};
+pub use sql_error::sqlite_message;
 
 /// Most steps one op attempt may execute (jumps included): a backward
 /// jump (the outbox's redo, "load the head again") could otherwise loop
@@ -142,7 +145,7 @@ pub struct Block {
     pub sql: String,
 }
 
-/// A parsed statement file (syntax only; see [`compile_groups`] for meaning).
+/// A parsed statement file (syntax only; a workload's compile gives it meaning).
 #[derive(Debug, Clone)]
 pub struct StatementFile {
     /// The file as given.
@@ -290,43 +293,3 @@ impl OpProgram {
         self.txns.iter().find(|t| t.holds(i))
     }
 }
-
-/// A statement file checked against the `groups` workload.
-#[derive(Debug, Clone)]
-pub struct GroupsVariant {
-    /// The parsed file.
-    pub file: StatementFile,
-    /// The `schema` block (may hold several statements; run once as a batch).
-    pub schema: String,
-    /// Builtins: `event_id, project, fingerprint, group_id, message, now_ms` (in this order).
-    pub ingest: OpProgram,
-    /// Index into `ingest.steps` of the step with `counts: true`.
-    pub counting_step: usize,
-    /// Index into `ingest.steps` of the step that inserts the event row,
-    /// found from what it does: the first step that inserts (itself or
-    /// through a trigger) into the table `export.events` takes its rows
-    /// from. None when no step does. A step that inserts through a trigger
-    /// reports its own statement's `changes`, not the trigger's.
-    pub event_step: Option<usize>,
-    /// Builtins: `group_id, now_ms, project, fingerprint` (in this order).
-    pub resolve: OpProgram,
-    /// `export.events`: returns columns id, project, fingerprint, group_id, received_at.
-    pub export_events: String,
-    /// `export.groups`: returns columns id, project, fingerprint, status, event_count.
-    pub export_groups: String,
-}
-
-/// Built-in parameters of the groups `ingest` op, in [`ParamSource::Builtin`] order.
-pub const INGEST_BUILTINS: [&str; 6] = [
-    "event_id",
-    "project",
-    "fingerprint",
-    "group_id",
-    "message",
-    "now_ms",
-];
-/// Built-in parameters of the groups `resolve` op, in [`ParamSource::Builtin`] order.
-/// `project` and `fingerprint` let a design that computes its own group
-/// ids address its row (they come after the first two, so that files
-/// compiled before keep their indexes).
-pub const RESOLVE_BUILTINS: [&str; 4] = ["group_id", "now_ms", "project", "fingerprint"];

@@ -3,8 +3,8 @@
 //! This module knows nothing of workloads: it splits the text into
 //! [`Block`]s, validates names and directives, and enforces the rules that
 //! hold for every workload (unique names, contiguous op steps, no stray
-//! text). Meaning (which ops exist, what a step may do) is checked by
-//! [`super::compile_groups`].
+//! text). Meaning (which ops exist, what a step may do) is checked by each
+//! workload's own compile.
 //!
 //! Lines are scanned with a small SQL lexer state (string literals, quoted
 //! identifiers, `/* */` comments) so that a `-- name:` inside a multi-line

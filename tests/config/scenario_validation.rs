@@ -703,7 +703,7 @@ fn every_shipped_scenario_loads() {
         let checked = if s.workload == specstorm::scenario::Workload::Outbox {
             specstorm::workload::outbox::prepare::prepare(Some(&path), &[]).map(|_| ())
         } else {
-            specstorm::prepare::prepare(Some(&path), &[]).map(|_| ())
+            specstorm::workload::groups::prepare::prepare(Some(&path), &[]).map(|_| ())
         };
         if let Err(e) = checked {
             panic!("{name}: {e}");

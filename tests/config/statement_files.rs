@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use specstorm::statements::*;
+use specstorm::workload::groups::statements::{
+    compile_groups, GroupsVariant, INGEST_BUILTINS, RESOLVE_BUILTINS,
+};
 
 const SCHEMA: &str = "\
 -- name: schema

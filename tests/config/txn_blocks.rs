@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use specstorm::statements::*;
+use specstorm::workload::groups::statements::{compile_groups, GroupsVariant};
 use specstorm::workload::outbox::statements::compile_outbox;
 
 const SCHEMA: &str = "\

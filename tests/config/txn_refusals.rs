@@ -6,8 +6,10 @@
 //! start too); and `ATTACH` in a file with blocks (a WAL transaction is
 //! not atomic across database files).
 
-use specstorm::prepare::{prepare, RunError};
-use specstorm::statements::{compile_groups, parse};
+use specstorm::prepare::RunError;
+use specstorm::statements::parse;
+use specstorm::workload::groups::prepare::prepare;
+use specstorm::workload::groups::statements::compile_groups;
 use std::path::{Path, PathBuf};
 
 fn shipped(file: &str) -> PathBuf {

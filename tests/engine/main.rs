@@ -8,6 +8,7 @@
 mod common;
 
 mod fuzz_choices;
+mod fuzz_header;
 mod op_plan_golden;
 mod outbox_shard_plan;
 mod run_ends;

@@ -98,7 +98,7 @@ fn resolve_plan(g: &mut ResolveGenerator, n: usize) -> Vec<String> {
 fn fault_plan(s: &Scenario, dir: &Path) -> Vec<String> {
     let plan = FaultPlan::new(s.seed, &s.faults);
     let names = |ingest: bool| -> Vec<String> {
-        match specstorm::variant::load_groups(&s.variant, Some(dir)) {
+        match specstorm::workload::groups::statements::load_groups(&s.variant, Some(dir)) {
             Ok(v) => {
                 let p = if ingest { v.ingest } else { v.resolve };
                 p.steps.into_iter().map(|s| s.name).collect()

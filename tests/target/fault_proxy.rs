@@ -17,8 +17,7 @@ use specstorm::history::{reader, CompletionType, Entry, FaultAction, FaultEntry}
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, ProxyAction, Recorder};
 use specstorm::scenario::{Fault, FaultOps, Toxic};
-use specstorm::target::http::client::{HttpClient, Tag};
-use specstorm::workload::groups::IngestOp;
+use specstorm::target::http::client::{HttpClient, IngestEvent, Tag};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -172,16 +171,11 @@ fn http_client_ingest(proxy: &str, op: u64, id: &str) -> specstorm::target::http
     rt.block_on(async {
         let c = HttpClient::new(proxy, Duration::from_secs(2), Duration::from_secs(20)).unwrap();
         c.ingest(
-            &IngestOp {
-                event_id: id.into(),
-                project: "p".into(),
-                fingerprint: "f".into(),
-                group_id: "g:p:f".into(),
-                message: "boom".into(),
-                attempt: 0,
-                intended_ns: None,
-                group: 0,
-                key: 0,
+            IngestEvent {
+                event_id: id,
+                project: "p",
+                fingerprint: "f",
+                message: "boom",
             },
             Some(&tag),
         )

@@ -3,7 +3,7 @@
 
 use specstorm::scenario::load_str;
 use specstorm::target::sqlite::client::{exec_step, open, Journal};
-use specstorm::variant::load_groups;
+use specstorm::workload::groups::statements::load_groups;
 use specstorm::workload::groups::{ingest_result, IngestOp};
 use specstorm::workload::{Next, StepMachine};
 use std::time::Duration;
@@ -99,7 +99,7 @@ fn busy_is_an_error_that_certainly_did_not_apply() {
 
 /// The atomic file with a CHECK on the event's fingerprint, and s1 written
 /// with `INSERT OR <conflict>`.
-fn checked_variant(conflict: &str) -> specstorm::statements::GroupsVariant {
+fn checked_variant(conflict: &str) -> specstorm::workload::groups::statements::GroupsVariant {
     let text = include_str!("../../targets/sqlite/groups-atomic.sql")
         .replace(
             "  fingerprint TEXT,\n  group_id    TEXT,",
@@ -111,7 +111,7 @@ fn checked_variant(conflict: &str) -> specstorm::statements::GroupsVariant {
         );
     assert!(text.contains("CHECK (length"), "the schema changed");
     let f = specstorm::statements::parse(std::path::Path::new("checked.sql"), &text).unwrap();
-    specstorm::statements::compile_groups(&f).unwrap()
+    specstorm::workload::groups::statements::compile_groups(&f).unwrap()
 }
 
 /// s1 of an event whose fingerprint fails the CHECK: the step's error,

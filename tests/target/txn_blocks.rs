@@ -7,10 +7,9 @@
 
 use specstorm::history::CompletionType;
 use specstorm::scenario::load_str;
-use specstorm::statements::GroupsVariant;
 use specstorm::target::sqlite::client::{open, Journal};
-use specstorm::variant::load_groups;
 use specstorm::workload::groups::runtime::{run_steps_txn, TxnNote};
+use specstorm::workload::groups::statements::{load_groups, GroupsVariant};
 use specstorm::workload::groups::{ingest_result, resolve_result, IngestOp};
 use specstorm::workload::Value;
 use std::path::Path;

@@ -239,7 +239,7 @@ fn explorer(
     } else {
         "groups-atomic"
     };
-    let v = specstorm::variant::load_groups(name, None).unwrap();
+    let v = specstorm::workload::groups::statements::load_groups(name, None).unwrap();
     explore_groups(&v, x, Bounds::default(), restore, |_| {}).unwrap()
 }
 
@@ -287,7 +287,8 @@ fn explore_file(
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("targets/sqlite")
         .join(file);
-    let v = specstorm::variant::load_groups(path.to_str().unwrap(), None).unwrap();
+    let v =
+        specstorm::workload::groups::statements::load_groups(path.to_str().unwrap(), None).unwrap();
     explore_groups(&v, x, Bounds::default(), Restore::Serialize, |_| {}).unwrap()
 }
 
@@ -411,7 +412,7 @@ SELECT id, project, fingerprint, status, event_count FROM error_groups;
 #[test]
 fn own_group_ids_hold_over_the_spec_world() {
     let f = specstorm::statements::parse(std::path::Path::new("own-ids.sql"), OWN_IDS).unwrap();
-    let v = specstorm::statements::compile_groups(&f).unwrap();
+    let v = specstorm::workload::groups::statements::compile_groups(&f).unwrap();
     let (m, x) = world(&[&["e1", "e2"], &["e1", "e3"]], SPEC_FPS, 2, false);
     let (generated, distinct, depth, shortest) = m.brute_force();
     assert_eq!(shortest, None);
@@ -500,7 +501,7 @@ fn cli_bad_world_is_refused_with_its_line() {
 #[test]
 fn a_stopped_search_reports_what_it_explored_as_interrupted() {
     static STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-    let v = specstorm::variant::load_groups("groups-atomic", None).unwrap();
+    let v = specstorm::workload::groups::statements::load_groups("groups-atomic", None).unwrap();
     let bounds = Bounds {
         stop: Some(&STOPPED),
         ..Bounds::default()

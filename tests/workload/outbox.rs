@@ -4,8 +4,9 @@
 //! edge), the scenario keys, and small end-to-end runs on SQLite.
 
 use specstorm::history::{CompletionType, Delivery, Step};
-use specstorm::statements::{compile_groups, parse, Cond, StopIf};
+use specstorm::statements::{parse, Cond, StopIf};
 use specstorm::verdict::Verdict;
+use specstorm::workload::groups::statements::compile_groups;
 use specstorm::workload::outbox::checker::{
     self as outbox, Attempt, OutRow, OutboxFacts, OutboxTables, StateRow,
 };

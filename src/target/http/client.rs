@@ -14,7 +14,6 @@ use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::attempt_end::AttemptEnd;
-use crate::workload::groups::IngestOp;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -174,6 +173,22 @@ impl Tag {
     }
 }
 
+/// One event of an ingest request, as the workload describes it: what
+/// `[api.ingest]`'s templates fill in, borrowed from the workload's op
+/// (nothing is copied per request but the text sent).
+#[derive(Debug, Clone, Copy)]
+pub struct IngestEvent<'a> {
+    /// `{event_id}`, which the answer's items name the event by
+    /// (`api.ingest.item_id`).
+    pub event_id: &'a str,
+    /// `{project}`.
+    pub project: &'a str,
+    /// `{fingerprint}`.
+    pub fingerprint: &'a str,
+    /// `{message}`.
+    pub message: &'a str,
+}
+
 /// A client of one service: connection reuse (keep-alive pool), connect and
 /// request timeouts.
 #[derive(Clone)]
@@ -321,7 +336,7 @@ impl HttpClient {
     /// One ingest attempt (`[api.ingest]`, default `POST /v1/events`).
     /// `tag` (None outside a run) names the op to the fault proxy and
     /// carries the fault hook.
-    pub async fn ingest(&self, op: &IngestOp, tag: Option<&Tag>) -> Answer {
+    pub async fn ingest(&self, op: IngestEvent<'_>, tag: Option<&Tag>) -> Answer {
         self.ingest_batch(&[op], tag)
             .await
             .pop()
@@ -332,7 +347,7 @@ impl HttpClient {
     /// `api.ingest.batch` of them): one answer per op, in order. A whole
     /// request that failed, timed out or was not understood gives every op
     /// the same answer.
-    pub async fn ingest_batch(&self, ops: &[&IngestOp], tag: Option<&Tag>) -> Vec<Answer> {
+    pub async fn ingest_batch(&self, ops: &[IngestEvent<'_>], tag: Option<&Tag>) -> Vec<Answer> {
         self.ingest_answers(ops, tag)
             .await
             .into_iter()
@@ -340,27 +355,27 @@ impl HttpClient {
             .collect()
     }
 
-    async fn ingest_answers(&self, ops: &[&IngestOp], tag: Option<&Tag>) -> Vec<Answer> {
+    async fn ingest_answers(&self, ops: &[IngestEvent<'_>], tag: Option<&Tag>) -> Vec<Answer> {
         let m = &self.mapping;
         let i = &m.ingest;
         let now = now_ms().to_string();
         // Borrowed from the ops: nothing is copied per request but the text sent.
         fn vars<'a>(
-            op: &'a IngestOp,
+            op: &IngestEvent<'a>,
             release: &'a str,
             now: &'a str,
         ) -> [(&'static str, &'a str); 6] {
             [
-                ("event_id", op.event_id.as_str()),
-                ("project", op.project.as_str()),
-                ("fingerprint", op.fingerprint.as_str()),
-                ("message", op.message.as_str()),
+                ("event_id", op.event_id),
+                ("project", op.project),
+                ("fingerprint", op.fingerprint),
+                ("message", op.message),
                 ("release", release),
                 ("now_ms", now),
             ]
         }
         let vars_of = |op| vars(op, &m.release, &now);
-        let first = vars_of(ops[0]);
+        let first = vars_of(&ops[0]);
         let body = match &i.request.body {
             // An envelope: the events' bodies joined, in the request's body.
             Some(envelope) => {
@@ -909,7 +924,7 @@ fn by_meaning(
 /// (the k-th op of an id takes the k-th item of that id: a retry in the
 /// same envelope). None when an op has no item of its id.
 fn match_items<'a>(
-    ops: &[&IngestOp],
+    ops: &[IngestEvent<'_>],
     items: &'a [serde_json::Value],
     pointer: &str,
 ) -> Option<Vec<&'a serde_json::Value>> {
@@ -918,8 +933,7 @@ fn match_items<'a>(
         .map(|op| {
             let k = items.iter().enumerate().position(|(k, it)| {
                 !used[k]
-                    && it.pointer(pointer).and_then(serde_json::Value::as_str)
-                        == Some(op.event_id.as_str())
+                    && it.pointer(pointer).and_then(serde_json::Value::as_str) == Some(op.event_id)
             })?;
             used[k] = true;
             Some(&items[k])
@@ -947,17 +961,12 @@ fn now_ms() -> i64 {
 mod tests {
     use super::*;
 
-    fn op(id: &str) -> IngestOp {
-        IngestOp {
-            event_id: id.into(),
-            project: "p".into(),
-            fingerprint: "f".into(),
-            group_id: String::new(),
-            message: String::new(),
-            attempt: 0,
-            intended_ns: None,
-            group: 0,
-            key: 0,
+    fn op(id: &str) -> IngestEvent<'_> {
+        IngestEvent {
+            event_id: id,
+            project: "p",
+            fingerprint: "f",
+            message: "",
         }
     }
 
@@ -966,7 +975,7 @@ mod tests {
         let (a, b) = (op("a"), op("b"));
         // b's retry in the same envelope: the k-th op of an id takes the
         // k-th item of that id.
-        let ops = [&a, &b, &b];
+        let ops = [a, b, b];
         let items = serde_json::json!([
             {"eid": "b", "s": "new"},
             {"eid": "a", "s": "dup"},
@@ -978,7 +987,7 @@ mod tests {
         assert_eq!(s, ["dup", "new", "dup"]);
         // An op without an item of its id: the answer is not usable.
         let c = op("c");
-        assert!(match_items(&[&a, &c, &b], items, "/eid").is_none());
+        assert!(match_items(&[a, c, b], items, "/eid").is_none());
     }
 
     #[test]

@@ -16,7 +16,6 @@
 //! of the layers below it (core, model, config and engine).
 
 pub mod client;
-pub mod export;
 pub mod nonconforming;
 pub mod probe;
 pub mod service;

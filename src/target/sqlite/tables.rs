@@ -1,83 +1,35 @@
-//! The groups workload's final tables read from a SQLite database through
-//! the variant's export queries, in one read transaction: the in-process
-//! target's database after the load, a saved `target.db` in an audit, a
-//! service's own database (`[audit] sqlite`).
+//! A workload's final tables read from a SQLite database as one snapshot:
+//! its export queries run in order in one read transaction, every row
+//! handed to the workload, which keeps what it needs of it. The
+//! in-process target's database after the load, a saved `target.db` in an
+//! audit, a service's own database (`[audit] sqlite`) are read this way.
 //!
-//! Target layer: imports the final tables' rows, the statement files and
-//! the SQL values.
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
 
-use crate::statements::GroupsVariant;
-use crate::workload::groups::checker::tables::{GroupRow, Tables};
-use crate::workload::Value;
-use rusqlite::Connection;
+use rusqlite::{Connection, Row};
 
-/// Reads the canonical tables (the variant's `export.*` queries) in one
-/// read transaction, keeping only projects that start with `namespace`
-/// (all when empty). `now` gives the read's start and end, ns since run
-/// start. Errors: SQLite's (a query fails, a table is missing).
-pub fn read_tables(
+/// Runs `queries` in order in one read transaction on `conn`, handing
+/// every row of `queries[i]` to `row(i, row)`. Returns the read's start
+/// and end (`now` at the transaction's start and before its commit, ns
+/// since run start). Errors: SQLite's (a query fails, a table is missing)
+/// or `row`'s (a row with fewer columns).
+pub fn read_snapshot(
     conn: &mut Connection,
-    variant: &GroupsVariant,
-    namespace: &str,
+    queries: &[&str],
     now: &dyn Fn() -> u64,
-) -> rusqlite::Result<Tables> {
-    read_tables_with(
-        conn,
-        (&variant.export_events, &variant.export_groups),
-        namespace,
-        now,
-    )
-}
-
-/// [`read_tables`] with the two export queries given: `export.events`
-/// (id, project, fingerprint, ...) and `export.groups` (id, project,
-/// fingerprint, status, event_count), in that column order. Errors: a
-/// query SQLite refuses, or a row with fewer columns.
-pub fn read_tables_with(
-    conn: &mut Connection,
-    (export_events, export_groups): (&str, &str),
-    namespace: &str,
-    now: &dyn Fn() -> u64,
-) -> rusqlite::Result<Tables> {
+    row: &mut dyn FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<[u64; 2]> {
     let tx = conn.transaction()?;
-    let mut t = Tables {
-        read_start: now(),
-        ..Default::default()
-    };
-    let mine = |project: &Value| {
-        namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
-    };
-    {
-        let mut st = tx.prepare(export_events)?;
+    let start = now();
+    for (i, sql) in queries.iter().enumerate() {
+        let mut st = tx.prepare(sql)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            let project = Value::from(r.get_ref(1)?);
-            if mine(&project) {
-                t.add_event(
-                    &Value::from(r.get_ref(0)?),
-                    &project,
-                    &Value::from(r.get_ref(2)?),
-                );
-            }
+            row(i, r)?;
         }
     }
-    {
-        let mut st = tx.prepare(export_groups)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let row = GroupRow {
-                id: Value::from(r.get_ref(0)?),
-                project: Value::from(r.get_ref(1)?),
-                fingerprint: Value::from(r.get_ref(2)?),
-                status: Value::from(r.get_ref(3)?),
-                event_count: Value::from(r.get_ref(4)?),
-            };
-            if mine(&row.project) {
-                t.groups.push(row);
-            }
-        }
-    }
-    t.read_end = now();
+    let end = now();
     tx.commit()?;
-    Ok(t)
+    Ok([start, end])
 }

@@ -20,15 +20,15 @@
 //! report, ui and server).
 
 use super::config::GroupsScenario;
+use super::export::read_export;
+use super::statements::GroupsVariant;
+use super::tables_read::{read_tables, read_tables_with};
 use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::history::{Entry, Footer};
 use crate::scenario::Scenario;
-use crate::statements::GroupsVariant;
-use crate::target::http::export::read_export;
-use crate::target::sqlite::tables::{read_tables, read_tables_with};
 use crate::workload::groups::checker::Tables;
 use crate::workload::groups::checker::{check_all, Facts};
 use std::path::Path;
@@ -38,7 +38,7 @@ use std::path::Path;
 /// used, a file is missing or over its size cap (exit 2); the history or
 /// the final tables cannot be read (exit 3).
 pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
-    let p = crate::prepare::prepare_offline(Some(f.scenario), &[])
+    let p = super::prepare::prepare_offline(Some(f.scenario), &[])
         .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
     let read = read_history(f.history)?;
     let header = read.facts.header.clone().expect("read_history checks it");
@@ -167,7 +167,7 @@ fn in_flight(s: &Scenario) -> u64 {
 /// be read (exit 3).
 fn final_tables(
     run_dir: &Path,
-    p: &crate::prepare::Prepared,
+    p: &super::prepare::Prepared,
     namespace: &str,
     killed: bool,
     cut: bool,
@@ -182,7 +182,7 @@ fn final_tables(
             let mut conn = open_untrusted(&db, limits)?;
             let t = read_tables_with(
                 &mut conn,
-                crate::target::http::service_db::queries(&audit),
+                super::service_db::queries(&audit),
                 namespace,
                 &|| 0,
             )

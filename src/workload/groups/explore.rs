@@ -8,10 +8,10 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
+use super::statements::GroupsVariant;
 use crate::explore::machine::{machine_key, run_step, statement};
 use crate::explore::world::{StepLabel, Violation, World};
 use crate::scenario::Explore;
-use crate::statements::GroupsVariant;
 use crate::workload::groups::checker::GroupRow;
 use crate::workload::groups::explore_constants::{Constants, GroupsView};
 use crate::workload::groups::explore_invariants;

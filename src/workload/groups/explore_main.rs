@@ -7,13 +7,14 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+use super::prepare::prepare;
+use super::statements::GroupsVariant;
 use crate::exit_code::ExitCode;
 use crate::explore::{
     bounds_of, explore_world, restore_name, Bounds, ExploreError, ExploreOptions, Report, Restore,
 };
-use crate::prepare::{prepare, RunError};
+use crate::prepare::RunError;
 use crate::scenario::Explore;
-use crate::statements::GroupsVariant;
 use crate::workload::groups::explore::Choice;
 pub use crate::workload::groups::explore::GroupsWorld;
 use std::io::Write;

@@ -23,7 +23,7 @@ use crate::scenario::Scenario;
 use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OpProgram;
 use crate::stats::Stats;
-use crate::target::http::client::{Answer, HttpClient, Tag};
+use crate::target::http::client::{Answer, HttpClient, IngestEvent, Tag};
 use crate::target::http::nonconforming::Nonconforming;
 use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use crate::workload::groups::runtime::{next_ingest, LoadOutcome, LoadPlan};
@@ -355,16 +355,17 @@ async fn send_with_retries(
                 intended: if attempt == 0 { op.intended_ns } else { None },
             })
             .collect();
-        let refs: Vec<&IngestOp> = ops.iter().collect();
+        let events: Vec<IngestEvent<'_>> = ops.iter().map(event).collect();
         // A second Ctrl-C, or the end of `stop.grace`, abandons the request
         // (however long its timeout).
         let answers = plan
             .control
-            .or_abort(shared.client.ingest_batch(&refs, Some(&tag)))
+            .or_abort(shared.client.ingest_batch(&events, Some(&tag)))
             .await
             .unwrap_or_else(|| {
                 let why = plan.control.abort_reason();
-                refs.iter()
+                events
+                    .iter()
                     .map(|_| Answer::abandoned(why.clone()))
                     .collect()
             });
@@ -416,6 +417,16 @@ async fn send_with_retries(
         }
     }
     true
+}
+
+/// What an ingest sends of its op: the request's variables, borrowed.
+fn event(op: &IngestOp) -> IngestEvent<'_> {
+    IngestEvent {
+        event_id: &op.event_id,
+        project: &op.project,
+        fingerprint: &op.fingerprint,
+        message: &op.message,
+    }
 }
 
 async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {

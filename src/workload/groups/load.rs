@@ -10,14 +10,15 @@
 //! the targets and the nemesis.
 
 use super::config::GroupsScenario;
+use super::export::read_export;
+use super::prepare::Prepared;
+use super::service_db;
+use super::statements::GroupsVariant;
 use crate::clock::Clock;
-use crate::prepare::{holds_rows, Prepared, RunError};
+use crate::prepare::{holds_rows, RunError};
 use crate::scenario::api::{AuditConfig, EventRows, GroupIds};
 use crate::scenario::{self};
-use crate::statements::GroupsVariant;
-use crate::target::http::export::read_export;
 use crate::target::http::mapping::{Mapping, RequestTemplate};
-use crate::target::http::service_db;
 use crate::target::http::source::{HttpReader, HttpSource};
 use crate::target::http::HttpTarget;
 use crate::target::sqlite::SqliteTarget;
@@ -209,12 +210,12 @@ pub(super) fn run_namespace(started: SystemTime) -> String {
 
 /// Reads the canonical tables (the variant's `export.*` queries) in one
 /// read transaction, keeping only this run's namespace; times on `clock`
-/// (see [`crate::target::sqlite::tables::read_tables`]).
+/// (see [`super::tables_read::read_tables`]).
 pub(super) fn snapshot(
     conn: &mut Connection,
     variant: &GroupsVariant,
     namespace: &str,
     clock: &Clock,
 ) -> rusqlite::Result<Tables> {
-    crate::target::sqlite::tables::read_tables(conn, variant, namespace, &|| clock.now())
+    super::tables_read::read_tables(conn, variant, namespace, &|| clock.now())
 }

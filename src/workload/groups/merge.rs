@@ -29,13 +29,13 @@
 //! report, ui and server).
 
 use super::config::GroupsScenario;
+use super::export::read_export;
 use crate::exit_code::ExitCode;
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
 use crate::report::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::scenario::Scenario;
 use crate::target::http::client::HttpClient;
-use crate::target::http::export::read_export;
 use crate::workload::groups::audit::read_history;
 use crate::workload::groups::checker::sharded::note_skew;
 use crate::workload::groups::checker::{check_all, Tables};
@@ -48,7 +48,7 @@ pub struct GroupsMerge;
 
 impl ShardMerge for GroupsMerge {
     fn read_scenario(&self, path: &Path) -> Result<Scenario, RunError> {
-        crate::prepare::prepare(Some(path), &[]).map(|p| p.scenario)
+        super::prepare::prepare(Some(path), &[]).map(|p| p.scenario)
     }
 
     fn unshare(&self, s: &mut Scenario) {

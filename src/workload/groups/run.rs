@@ -1,5 +1,5 @@
 //! The groups workload behind the [`Workload`] trait: its statement file
-//! and fault steps checked ([`crate::prepare`]), its shards and namespace,
+//! and fault steps checked ([`super::prepare`]), its shards and namespace,
 //! its load phase on either target ([`super::load`]), its facts, checkers
 //! and evidence, and its figures in the summary (events, duplicates,
 //! resolves, the open model, stranded events, evidence, precision).
@@ -10,8 +10,9 @@
 use super::config::{GroupsScenario, LoadModel};
 use super::figures::GroupsFigures;
 use super::load::{http_phase, namespace_for, run_namespace, sqlite_phase};
+use super::prepare::{apply_shard, prepare, prepare_offline, Prepared};
 use crate::history::{CompletionType, Entry, Header, OpKind};
-use crate::prepare::{prepare, prepare_offline, Prepared, RunError, RunOptions};
+use crate::prepare::{RunError, RunOptions};
 use crate::scenario::{Scenario, TargetKind};
 use crate::statements::StatementFile;
 use crate::summary::{self, Summary};
@@ -157,7 +158,7 @@ impl WorkloadRun for GroupsRun {
 
     fn take_shard(&mut self, opts: &RunOptions) -> Result<(), RunError> {
         self.sharded_namespace =
-            crate::prepare::apply_shard(&mut self.p.scenario, opts.shard, opts.run_id.as_deref())?;
+            apply_shard(&mut self.p.scenario, opts.shard, opts.run_id.as_deref())?;
         self.shard = opts.shard;
         Ok(())
     }

@@ -9,6 +9,7 @@
 //! of the layers below it (core, model, config and engine).
 
 use super::config::{GroupsScenario, LoadModel};
+use super::statements::GroupsVariant;
 use crate::clock::{wall_ms, Clock};
 use crate::control::{AbortCause, Control};
 use crate::fuzz::Delay;
@@ -18,7 +19,7 @@ use crate::live::Live;
 use crate::nemesis::{OpFaults, Recorder};
 use crate::scenario::Scenario;
 use crate::scheduler::{Scheduler, Span, Worker};
-use crate::statements::{GroupsVariant, OpProgram, StepDef};
+use crate::statements::{OpProgram, StepDef};
 use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};
 use crate::txn_backoff::TxnPolicy;

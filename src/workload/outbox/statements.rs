@@ -77,8 +77,9 @@ pub struct OutboxVariant {
 /// - a condition on `changes` sits on a read-only statement, one on `rows`
 ///   on a statement that returns no columns, or a column condition names a
 ///   column the step does not return;
-/// - any error of the groups checks on statements, parameters, columns and
-///   exports (see [`crate::statements::compile_groups`]).
+/// - any error of the checks every workload shares on statements,
+///   parameters, columns and exports ([`crate::statements::compile_op`],
+///   [`crate::statements::compile_export`]).
 pub fn compile_outbox(file: &StatementFile) -> Result<OutboxVariant, FileError> {
     let err = |line: usize, reason: String| FileError::at(&file.path, line, reason);
     let mut schema: Option<&Block> = None;

@@ -1,12 +1,15 @@
-//! Reads a saved `GET /v1/export` answer (contract v1) into [`Tables`], one
-//! row at a time: the file may hold millions of events, and only what the
-//! checkers keep (ids, counts per key, group rows) stays in memory. Rows of
-//! other runs (another project namespace) are skipped.
+//! Reads a saved `GET /v1/export` answer (contract v1, groups) into
+//! [`Tables`], one row at a time: the file may hold millions of events, and
+//! only what the checkers keep (ids, counts per key, group rows) stays in
+//! memory. Rows of other runs (another project namespace) are skipped.
+//!
+//! The HTTP target streams the answer to the run folder; this reads it.
 //!
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use crate::workload::groups::checker::{GroupRow, Tables};
+use super::checker::{GroupRow, Tables};
+use crate::target::http::client::excerpt;
 use crate::workload::Value;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -151,7 +154,7 @@ pub fn read_export(path: &Path, namespace: &str, tables: &mut Tables) -> Result<
             .unwrap_or_default();
         format!(
             "the export is not the contract's shape ({e}); it begins: {}",
-            super::client::excerpt(&head)
+            excerpt(&head)
         )
     };
     let (events, groups) = Export { tables, namespace }

@@ -1,0 +1,80 @@
+//! The groups workload's final tables read from a SQLite database through
+//! the variant's export queries, in one read transaction
+//! ([`crate::target::sqlite::tables::read_snapshot`]): the in-process
+//! target's database after the load, a saved `target.db` in an audit, a
+//! service's own database (`[audit] sqlite`).
+//!
+//! Layer: target and nemesis. May import the modules of its own layer and
+//! of the layers below it (core, model, config and engine).
+
+use super::checker::tables::{GroupRow, Tables};
+use super::statements::GroupsVariant;
+use crate::target::sqlite::tables::read_snapshot;
+use crate::workload::Value;
+use rusqlite::Connection;
+
+/// Reads the canonical tables (the variant's `export.*` queries) in one
+/// read transaction, keeping only projects that start with `namespace`
+/// (all when empty). `now` gives the read's start and end, ns since run
+/// start. Errors: SQLite's (a query fails, a table is missing).
+pub fn read_tables(
+    conn: &mut Connection,
+    variant: &GroupsVariant,
+    namespace: &str,
+    now: &dyn Fn() -> u64,
+) -> rusqlite::Result<Tables> {
+    read_tables_with(
+        conn,
+        (&variant.export_events, &variant.export_groups),
+        namespace,
+        now,
+    )
+}
+
+/// [`read_tables`] with the two export queries given: `export.events`
+/// (id, project, fingerprint, ...) and `export.groups` (id, project,
+/// fingerprint, status, event_count), in that column order. Errors: a
+/// query SQLite refuses, or a row with fewer columns.
+pub fn read_tables_with(
+    conn: &mut Connection,
+    (export_events, export_groups): (&str, &str),
+    namespace: &str,
+    now: &dyn Fn() -> u64,
+) -> rusqlite::Result<Tables> {
+    let mut t = Tables::default();
+    let mine = |project: &Value| {
+        namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
+    };
+    let [read_start, read_end] = read_snapshot(
+        conn,
+        &[export_events, export_groups],
+        now,
+        &mut |query, r| {
+            if query == 0 {
+                let project = Value::from(r.get_ref(1)?);
+                if mine(&project) {
+                    t.add_event(
+                        &Value::from(r.get_ref(0)?),
+                        &project,
+                        &Value::from(r.get_ref(2)?),
+                    );
+                }
+            } else {
+                let row = GroupRow {
+                    id: Value::from(r.get_ref(0)?),
+                    project: Value::from(r.get_ref(1)?),
+                    fingerprint: Value::from(r.get_ref(2)?),
+                    status: Value::from(r.get_ref(3)?),
+                    event_count: Value::from(r.get_ref(4)?),
+                };
+                if mine(&row.project) {
+                    t.groups.push(row);
+                }
+            }
+            Ok(())
+        },
+    )?;
+    t.read_start = read_start;
+    t.read_end = read_end;
+    Ok(t)
+}
