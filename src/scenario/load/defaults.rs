@@ -79,7 +79,7 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
             }
         }
     }
-    for section in SCHEMA {
+    for section in SCHEMA.iter() {
         fill_table(root, section.name, section.fields);
     }
     // A workload's own sections in a scenario of that workload, and in

@@ -379,7 +379,7 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
     let read = |text: &str| serde_json::to_value(filled(text).unwrap()).unwrap();
     let groups = read("");
     let mut problems = Vec::new();
-    for section in SCHEMA {
+    for section in SCHEMA.iter() {
         // The serde defaults of this table's fields: the field's own, or
         // its entry in the table's (`#[serde(default)]` on the table).
         let (table_default, fields_of): (Json, Vec<(String, Json)>) = if section.name.is_empty() {
