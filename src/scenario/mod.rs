@@ -8,7 +8,12 @@
 //! [`fault_line`] finds the line of a fault's key, for checks made after
 //! loading. [`limits`] holds the bounds the loader enforces (the code they
 //! protect imports them from there), [`invariants`] the names `expect` may
-//! use.
+//! use. [`Workload`] is a workload's name, resolved through the
+//! workloads' registries ([`section`] for the built-in ones,
+//! [`registered`] for those registered at run time).
+//!
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
 
 pub mod api;
 mod caps;

@@ -4,8 +4,8 @@
 //! out, each fault's kind's keys (`faults`), and the workload's `[audit]
 //! request`.
 //!
-//! May import: its sibling files, `scenario`'s types (and its workload
-//! sections' registry, `crate::scenario::section`).
+//! Layer: config. May import its sibling files, `scenario`'s types (and
+//! its workload sections' registry, `crate::scenario::section`).
 
 use super::schema::{Field, SCHEMA};
 use super::values::table_entries;

@@ -3,8 +3,12 @@
 //! document (before serde sees it). It mirrors the types of
 //! `scenario/mod.rs`; `schema_drift` (a test) fails when the two differ.
 //!
-//! May import: its sibling files and `crate::scenario::section` (the
-//! workloads' own sections).
+//! The top level's `workload` (its names and default) and `variant`'s
+//! default come from the workloads' registry
+//! (`crate::scenario::section`), not from this file.
+//!
+//! Layer: config. May import its sibling files and
+//! `crate::scenario::section` (the workloads' own sections).
 
 pub(super) use crate::scenario::key_schema::{field, quoted_list, Field, Kind, MAX_WORKERS};
 use std::sync::LazyLock;

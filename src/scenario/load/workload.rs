@@ -4,8 +4,8 @@
 //! registered at run time takes no built-in workload's tables, no faults
 //! and no HTTP target.
 //!
-//! May import: its sibling files and `scenario`'s types (and its workload
-//! sections' registry, `crate::scenario::section`).
+//! Layer: config. May import its sibling files and `scenario`'s types
+//! (and its workload sections' registry, `crate::scenario::section`).
 
 use super::context::Context;
 use super::error::ScenarioError;
