@@ -498,11 +498,7 @@ fn only_the_registry_imports_a_workload_folder() {
 fn the_folder_check_finds_an_outside_import() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
-    let write = |name: &str, text: &str| {
-        let p = src.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |name: &str, text: &str| write_file(src, name, text);
     write("lib.rs", "pub mod workload; pub mod other; pub mod server;");
     write(
         "workload/mod.rs",
@@ -784,13 +780,15 @@ fn name_literals(src: &Path, allowed: &[(&str, &str, &str)]) -> Vec<String> {
 /// folder.
 #[test]
 fn no_module_outside_a_workload_folder_names_one() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let problems = name_literals(&src, NAME_LITERALS);
-    assert!(
-        problems.is_empty(),
-        "{} literal(s) naming a workload outside its folder (see tests/architecture.rs):\n\n{}",
+    let problems = name_literals(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        NAME_LITERALS,
+    );
+    let listed: String = problems.iter().map(|p| format!("\n{p}")).collect();
+    assert_eq!(
         problems.len(),
-        problems.join("\n")
+        0,
+        "literal(s) naming a workload outside its folder (see tests/architecture.rs):\n{listed}"
     );
 }
 
@@ -802,11 +800,7 @@ fn no_module_outside_a_workload_folder_names_one() {
 fn the_name_check_finds_a_planted_literal() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
-    let write = |name: &str, text: &str| {
-        let p = src.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |name: &str, text: &str| write_file(src, name, text);
     write("workload/a/mod.rs", "pub const N: &str = \"a\";");
     write("workload/registry.rs", "const N: [&str; 1] = [\"a\"];");
     write("server/mod.rs", "const N: &str = \"a-naive\";");
@@ -907,11 +901,7 @@ fn every_module_says_what_it_may_import() {
 fn the_check_finds_cycles_upward_imports_and_unplaced_modules() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
-    let write = |name: &str, text: &str| {
-        let p = src.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |name: &str, text: &str| write_file(src, name, text);
     write(
         "lib.rs",
         "pub mod low; pub mod high; pub mod folder; pub mod stray;",
@@ -1567,6 +1557,14 @@ fn tokenize(src: &str) -> Vec<String> {
 }
 
 /// Every `.rs` file under `dir`, sorted.
+/// Writes `text` to `name` below `src`, making its folders: a file of a
+/// small tree the checks' own tests build.
+fn write_file(src: &Path, name: &str, text: &str) {
+    let p = src.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
