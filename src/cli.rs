@@ -305,7 +305,11 @@ pub struct CheckTargetArgs {
     /// The workload whose endpoints to probe: groups (ingests and resolves
     /// in a fresh namespace of its own) or outbox (read-only: no delivery
     /// is sent).
-    #[arg(long, default_value = "groups", value_name = "NAME")]
+    #[arg(
+        long,
+        default_value_t = crate::scenario::Workload::default_workload().name().to_owned(),
+        value_name = "NAME"
+    )]
     pub workload: String,
 }
 

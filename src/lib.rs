@@ -2,22 +2,24 @@
 //! implementation against the invariants of its TLA+ spec.
 //!
 //! Jepsen's decomposition, one module per job: [`scenario`] (config) ->
-//! a workload's generator (ops) -> [`client`] (a target executing step machines of
-//! [`workload`], one statement per step) driven by [`runtime`] (the
-//! scheduler) -> [`history`] -> [`checker`] (one per invariant) ->
-//! [`report`] (summary, JSON, human output). [`server`] is the reference
-//! HTTP target (`specstorm serve`); [`probe`] checks that a running service
-//! speaks the HTTP target contract (`specstorm check-target`); [`compare`]
-//! runs one scenario against several variants (`specstorm compare`).
-//! [`audit`] re-runs the checkers over a saved run folder; [`merge`]
-//! shards a run over several load generators and merges their run folders.
-//! [`explore`] drives the same step machines through every interleaving of
-//! a small world, as TLC does for the spec (`specstorm explore`).
+//! a workload's generator (ops) -> a [`target`] (in-process SQLite or an
+//! HTTP service, executing step machines of [`workload`], one statement
+//! per step, through [`step_driver`]) driven by [`scheduler`] and the
+//! workload's runtime -> [`history`] -> the workload's checkers (one per
+//! invariant) -> [`report`] (summary, JSON, human output). [`server`] is
+//! the reference HTTP target (`specstorm serve`); `specstorm check-target`
+//! probes a running service's contract through its workload
+//! ([`probe_report`]); [`compare`] runs one scenario against several
+//! variants (`specstorm compare`). [`audit`] re-runs the checkers over a
+//! saved run folder; [`merge`] shards a run over several load generators
+//! and merges their run folders. [`explore`] drives the same step
+//! machines through every interleaving of a small world, as TLC does for
+//! the spec (`specstorm explore`).
 //! Every run goes through one [`pipeline`]; what differs between
 //! workloads is behind the `Workload` trait ([`workload::traits`]), and
-//! each workload is found in one registry ([`workload::registry`]): groups
-//! and the outbox (each in its folder, `workload/<name>/`; the outbox's queue
-//! and handlers in [`outbox_runtime`], its checkers in [`checker::outbox`]).
+//! each workload is found in one registry ([`workload::registry`]); each
+//! built-in workload's code (ops, runtime, checkers, its scenario
+//! sections) is in its folder, `src/workload/<name>/`.
 //! [`input`] reads the files the commands take within a size cap.
 //! [`wal`] keeps the target's write-ahead log bounded while a load runs;
 //! [`whole`] writes a run folder's files whole or not at all.
@@ -25,11 +27,11 @@
 //! The modules form layers that import only downward, bottom first: core
 //! ([`clock`], [`control`], [`draws`], [`exit_code`], ...), model ([`history`],
 //! [`verdict`], [`figures`], [`shard`], ...), config ([`scenario`],
-//! [`statements`]), engine, target and nemesis ([`client`]), workload
-//! ([`checker`]), report, ui and server, and the commands ([`prepare`],
-//! [`pipeline`], the workloads' implementations, [`audit`], [`merge`], ...).
-//! `tests/architecture.rs` places every module in its layer and fails on
-//! an import cycle or an upward import.
+//! [`statements`]), engine, target and nemesis ([`target`], [`nemesis`]),
+//! workload (the workloads' checkers), report, ui and server, and the
+//! commands ([`prepare`], [`pipeline`], the workloads' implementations,
+//! [`audit`], [`merge`], ...). `tests/architecture.rs` places every module
+//! in its layer and fails on an import cycle or an upward import.
 
 #![warn(missing_docs)]
 

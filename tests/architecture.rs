@@ -481,11 +481,7 @@ fn only_the_registry_imports_a_workload_folder() {
 fn the_folder_check_finds_an_outside_import() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
-    let write = |name: &str, text: &str| {
-        let p = src.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |name: &str, text: &str| write_file(src, name, text);
     write("lib.rs", "pub mod workload; pub mod other; pub mod server;");
     write(
         "workload/mod.rs",
@@ -547,6 +543,276 @@ fn folder_imports(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
         }
     }
     out
+}
+
+/// String literals outside every workload's folder that name a built-in
+/// workload or one of its variants (`"groups"`, `"outbox-protocol"`,
+/// `workload = \"outbox\"` in a message), known and owned elsewhere:
+/// (file under src/, the literal as written between its quotes, why). An
+/// entry that matches no literal fails the test, so the list only shrinks.
+const NAME_LITERALS: &[(&str, &str, &str)] = &[
+    (
+        "fuzz.rs",
+        "groups-naive",
+        "a unit test of the fault header on groups' ingest program: to move with \
+         groups' fault hooks",
+    ),
+    (
+        "compare.rs",
+        "groups",
+        "a compare.json without `workload` was written when groups was the only \
+         workload: the literal, not the registry's default, reads it",
+    ),
+    (
+        "prepare.rs",
+        "outbox",
+        "groups' prepare refuses an outbox scenario: h17-targets moves groups' \
+         prepare into its folder",
+    ),
+    (
+        "prepare.rs",
+        "workload = \\\"outbox\\\" is prepared by its own runner (`run`, `check`, `compare`, \\\n             `audit` and `merge` take it)",
+        "the same refusal's text",
+    ),
+    (
+        "scenario/load/expectations.rs",
+        "`variants[{index}]` must be a table such as {{ variant = \\\"groups-naive\\\" }}, found {found}",
+        "an example in an error text that must stay as it is",
+    ),
+    (
+        "statements/check.rs",
+        "groups",
+        "a statement file's `export.groups` block: the canonical `groups` table, shared \
+         vocabulary of the export format (h17-targets moves groups' statement compile)",
+    ),
+    (
+        "target/http/export.rs",
+        "groups",
+        "the contract's export answer's `groups` array (http-contract.md), the export \
+         format's vocabulary: groups' reader, which h17-targets moves into its folder",
+    ),
+    (
+        "target/http/export.rs",
+        "it needs both \\\"events\\\" and \\\"groups\\\" arrays",
+        "the same reader's refusal",
+    ),
+    (
+        "target/http/service_db.rs",
+        "groups",
+        "`[audit] export.groups`, the query of the canonical `groups` table: groups' \
+         reader of a service's database, which h17-targets moves into its folder",
+    ),
+];
+
+/// The names a literal may not hold outside their folders: each folder of
+/// src/workload/ (a built-in workload).
+fn built_in_names(src: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(src.join("workload"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("mod.rs").is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Whether `text` (a literal as written) names the workload `name`: it is
+/// the name or one of its variants' (`groups`, `groups-atomic`), or holds
+/// it quoted (`workload = \"groups\"`).
+fn names_workload(text: &str, name: &str) -> bool {
+    let variant = |t: &str| {
+        t == name
+            || t.strip_prefix(name).is_some_and(|rest| {
+                rest.starts_with('-')
+                    && rest[1..]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-')
+            })
+    };
+    variant(text) || text.split("\\\"").skip(1).step_by(2).any(variant)
+}
+
+/// The string literals of `text`'s code (comments left out), each with
+/// its line: what sits between the quotes, escapes as written. Raw
+/// strings (`r"..."`, `r#"..."#`) too; a char literal `'"'` is no quote.
+fn string_literals(text: &str) -> Vec<(usize, String)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    line += usize::from(b[i] == b'\n');
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            b'\'' if b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\') => {
+                // A char literal ('"', '\"', '\n'); a lifetime has no
+                // closing quote two bytes on and is read as code.
+                let end = if b[i + 1] == b'\\' { i + 3 } else { i + 2 };
+                if b.get(end) == Some(&b'\'') {
+                    i = end + 1;
+                    continue;
+                }
+            }
+            b'r' if (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+                && (starts_token(b, i) || (b[i - 1] == b'b' && starts_token(b, i - 1))) =>
+            {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                if b.get(i + 1 + hashes) == Some(&b'"') {
+                    let start = i + 2 + hashes;
+                    let close: Vec<u8> = std::iter::once(b'"')
+                        .chain(std::iter::repeat_n(b'#', hashes))
+                        .collect();
+                    let len = b[start..]
+                        .windows(close.len())
+                        .position(|w| w == close.as_slice())
+                        .unwrap_or(b.len() - start);
+                    let lit = &text[start..start + len];
+                    out.push((line, lit.to_string()));
+                    line += lit.matches('\n').count();
+                    i = start + len + close.len();
+                    continue;
+                }
+            }
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let lit = &text[start..j.min(b.len())];
+                out.push((line, lit.to_string()));
+                line += lit.matches('\n').count();
+                i = j + 1;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether the byte at `i` starts a token (no identifier runs into it).
+fn starts_token(b: &[u8], i: usize) -> bool {
+    i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
+}
+
+/// Every literal of `src` outside the workloads' folders, the server and
+/// the registry that names a built-in workload, less `allowed`; and the
+/// entries of `allowed` that match none.
+fn name_literals(src: &Path, allowed: &[(&str, &str, &str)]) -> Vec<String> {
+    let names = built_in_names(src);
+    let mut used = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut files = rust_files(src);
+    files.sort();
+    for path in files {
+        let rel = path
+            .strip_prefix(src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let exempt = rel.starts_with("server/")
+            || rel == "workload/registry.rs"
+            || names
+                .iter()
+                .any(|n| rel.starts_with(&format!("workload/{n}/")));
+        if exempt {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (line, lit) in string_literals(&text) {
+            let Some(name) = names.iter().find(|n| names_workload(&lit, n)) else {
+                continue;
+            };
+            if let Some(k) = allowed.iter().position(|(f, l, _)| *f == rel && *l == lit) {
+                used.insert(k);
+                continue;
+            }
+            out.push(format!("src/{rel}:{line}: {lit:?} names workload {name}"));
+        }
+    }
+    for (k, (f, l, _)) in allowed.iter().enumerate() {
+        if !used.contains(&k) {
+            out.push(format!(
+                "NAME_LITERALS lists {l:?} in src/{f}, which no longer holds it: remove it"
+            ));
+        }
+    }
+    out
+}
+
+/// Outside `src/workload/<name>/`, the server and the registry, no code
+/// names a built-in workload (or its variants) in a string literal: the
+/// workloads are found through the registries (`scenario::Workload`,
+/// `scenario::section`), so a new workload changes no module outside its
+/// folder.
+#[test]
+fn no_module_outside_a_workload_folder_names_one() {
+    let problems = name_literals(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        NAME_LITERALS,
+    );
+    let listed: String = problems.iter().map(|p| format!("\n{p}")).collect();
+    assert_eq!(
+        problems.len(),
+        0,
+        "literal(s) naming a workload outside its folder (see tests/architecture.rs):\n{listed}"
+    );
+}
+
+/// The name check on a small tree: a literal outside a folder is found
+/// (the name, a variant, a quoted name in a message), comments, the
+/// folder's own, the server's and the registry's are not, and a stale
+/// allowance is.
+#[test]
+fn the_name_check_finds_a_planted_literal() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |name: &str, text: &str| write_file(src, name, text);
+    write("workload/a/mod.rs", "pub const N: &str = \"a\";");
+    write("workload/registry.rs", "const N: [&str; 1] = [\"a\"];");
+    write("server/mod.rs", "const N: &str = \"a-naive\";");
+    write(
+        "other.rs",
+        "// \"a\" in a comment\nconst C: char = '\"';\nconst S: &str = \"ab\";\n\
+         const L: &[&str] = &[\"a\", r#\"a-atomic\"#];\n\
+         fn f() -> String { format!(\"workload = \\\"a\\\" only\") }\n",
+    );
+    assert_eq!(
+        name_literals(src, &[]),
+        [
+            "src/other.rs:4: \"a\" names workload a",
+            "src/other.rs:4: \"a-atomic\" names workload a",
+            "src/other.rs:5: \"workload = \\\\\\\"a\\\\\\\" only\" names workload a",
+        ]
+    );
+    assert_eq!(
+        name_literals(
+            src,
+            &[
+                ("other.rs", "a", "why"),
+                ("other.rs", "a-atomic", "why"),
+                ("other.rs", "workload = \\\"a\\\" only", "why"),
+                ("other.rs", "a-naive", "why"),
+            ]
+        ),
+        ["NAME_LITERALS lists \"a-naive\" in src/other.rs, which no longer holds it: remove it"]
+    );
 }
 
 /// Every module opens with a doc comment that says what it holds and what
@@ -618,11 +884,7 @@ fn every_module_says_what_it_may_import() {
 fn the_check_finds_cycles_upward_imports_and_unplaced_modules() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
-    let write = |name: &str, text: &str| {
-        let p = src.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |name: &str, text: &str| write_file(src, name, text);
     write(
         "lib.rs",
         "pub mod low; pub mod high; pub mod folder; pub mod stray;",
@@ -1278,6 +1540,14 @@ fn tokenize(src: &str) -> Vec<String> {
 }
 
 /// Every `.rs` file under `dir`, sorted.
+/// Writes `text` to `name` below `src`, making its folders: a file of a
+/// small tree the checks' own tests build.
+fn write_file(src: &Path, name: &str, text: &str) {
+    let p = src.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];

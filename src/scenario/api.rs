@@ -225,9 +225,6 @@ pub struct HandleMap {
 /// The contract's delivery body.
 pub const CONTRACT_HANDLE_BODY: &str = r#"{"id": {msg_id}, "dup": {dup_id}}"#;
 
-/// The contract's outbox export request.
-pub const CONTRACT_OUTBOX_EXPORT: &str = "GET /v1/outbox/export";
-
 impl Default for HandleMap {
     fn default() -> Self {
         HandleMap {
@@ -248,8 +245,8 @@ impl Default for HandleMap {
 #[serde(deny_unknown_fields, default)]
 pub struct AuditConfig {
     /// The export request of an HTTP target without `sqlite` (default the
-    /// contract's `GET /v1/export`; an outbox scenario's loader fills in
-    /// [`CONTRACT_OUTBOX_EXPORT`]).
+    /// contract's `GET /v1/export`; the loader fills in the workload's own,
+    /// its `audit_request` in `crate::scenario::section`).
     pub request: String,
     /// The service's SQLite database file (a glob that must match exactly
     /// one file; `{run_dir}` is the run folder; relative to the scenario

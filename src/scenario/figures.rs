@@ -7,7 +7,7 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use super::{Scenario, TargetKind, Workload};
+use super::{Scenario, TargetKind};
 use crate::fault_kind::FaultKind;
 use crate::summary::skeleton_common;
 
@@ -22,12 +22,7 @@ pub fn skeleton(s: &Scenario) -> serde_json::Value {
     }
     // A workload registered at run time: its own figures are its own; the
     // common ones are every workload's.
-    let invariants = match s.workload {
-        Workload::Registered(name) => {
-            super::registered::find(name).map_or(&[][..], |r| r.invariants)
-        }
-        _ => &[],
-    };
+    let invariants = super::registered::find(s.workload.name()).map_or(&[][..], |r| r.invariants);
     skeleton_common(&[], invariants, &faults, wal)
 }
 

@@ -8,7 +8,12 @@
 //! [`fault_line`] finds the line of a fault's key, for checks made after
 //! loading. [`limits`] holds the bounds the loader enforces (the code they
 //! protect imports them from there), [`invariants`] the names `expect` may
-//! use.
+//! use. [`Workload`] is a workload's name, resolved through the
+//! workloads' registries ([`section`] for the built-in ones,
+//! [`registered`] for those registered at run time).
+//!
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model).
 
 pub mod api;
 mod caps;
@@ -67,10 +72,12 @@ pub fn short_name(variant: &str) -> String {
 pub struct Scenario {
     /// Name shown in results (default: the file stem; `default` for the embedded one).
     pub name: String,
-    /// The workload: only `groups` for now.
+    /// The workload (default: the built-in one that declares itself the
+    /// default, [`Workload::default_workload`]).
     pub workload: Workload,
     /// The variant: a statement file path (relative to the scenario file's
-    /// folder), or the name of a built-in variant (`groups-atomic`, `groups-naive`).
+    /// folder), or the name of a built-in variant (each workload's
+    /// `variants` in [`section::WorkloadSections`]).
     pub variant: String,
     /// Seed of every random choice (ops, keys, retries). Default 1.
     pub seed: u64,
@@ -160,37 +167,36 @@ impl Scenario {
     }
 }
 
-/// The workload a scenario runs.
+/// The workload a scenario runs, by its name: a built-in one (found in
+/// the workloads' link-time list of sections, [`section::WORKLOADS`]) or
+/// one registered at run time ([`registered`]). Only those two make one,
+/// so a `Workload` always names a workload of this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[cfg_attr(test, serde(rename_all = "lowercase"))]
-pub enum Workload {
-    /// `groups`: BacktalkGroups.tla (groups.md).
-    Groups,
-    /// `outbox`: exactly_once_none_atomic.tla (outbox.md).
-    Outbox,
-    /// A workload registered at run time ([`registered`]), by its name.
-    #[cfg_attr(test, schemars(skip))]
-    Registered(&'static str),
-}
+pub struct Workload(&'static str);
 
 impl Workload {
     /// Lowercase name, as in scenarios, histories and summaries.
     pub fn name(self) -> &'static str {
-        match self {
-            Workload::Groups => "groups",
-            Workload::Outbox => "outbox",
-            Workload::Registered(name) => name,
-        }
+        self.0
     }
 
     /// The workload named `name`: a built-in one or a registered one.
     pub fn named(name: &str) -> Option<Workload> {
-        match name {
-            "groups" => Some(Workload::Groups),
-            "outbox" => Some(Workload::Outbox),
-            _ => registered::find(name).map(|r| Workload::Registered(r.name)),
-        }
+        section::of(name)
+            .map(|w| w.workload)
+            .or_else(|| registered::find(name).map(|r| r.name))
+            .map(Workload)
+    }
+
+    /// The workload a scenario runs when it names none: the built-in one
+    /// that declares itself the default ([`section::default_workload`]).
+    pub fn default_workload() -> Workload {
+        Workload(section::default_workload().workload)
+    }
+
+    /// Whether it is built into the binary (it brings its own sections).
+    pub fn is_built_in(self) -> bool {
+        section::of(self.0).is_some()
     }
 }
 
@@ -206,6 +212,20 @@ impl<'de> Deserialize<'de> for Workload {
         Workload::named(&name).ok_or_else(|| {
             serde::de::Error::custom(format!("{name:?} is no workload of this build"))
         })
+    }
+}
+
+/// The built-in workloads' names, as the key schema's drift test reads
+/// `workload`'s type: the registered ones are no part of the schema.
+#[cfg(test)]
+impl schemars::JsonSchema for Workload {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Workload".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = section::workloads().iter().map(|w| w.workload).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
 

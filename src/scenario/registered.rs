@@ -5,8 +5,11 @@
 //! itself (its ops, load and checkers) registers with
 //! `crate::workload::registry::register`, which records it here.
 //!
-//! May import: nothing of the crate.
+//! Layer: config. May import the modules of its own layer and of the
+//! layers below it (core and model): the workloads' sections
+//! (`crate::scenario::section`) say which names are built in.
 
+use crate::scenario::section;
 use std::sync::RwLock;
 
 /// What the loader knows of a registered workload.
@@ -20,14 +23,11 @@ pub struct Registered {
 
 static TABLE: RwLock<Vec<Registered>> = RwLock::new(Vec::new());
 
-/// The names of the built-in workloads, which no registration may take.
-pub const BUILT_IN: [&str; 2] = ["groups", "outbox"];
-
 /// Records a workload. Registering the same workload again is a no-op.
-/// Errors: the name is a built-in one, empty, or taken by a different
-/// workload.
+/// Errors: the name is a built-in one (a workload with sections in
+/// [`section::WORKLOADS`]), empty, or taken by a different workload.
 pub fn register(r: Registered) -> Result<(), String> {
-    if r.name.is_empty() || BUILT_IN.contains(&r.name) {
+    if r.name.is_empty() || section::of(r.name).is_some() {
         return Err(format!(
             "workload name {:?} is taken by a built-in workload or empty",
             r.name
@@ -84,11 +84,13 @@ mod tests {
             ..r
         })
         .is_err());
-        assert!(register(Registered {
-            name: "groups",
-            invariants: &[]
-        })
-        .is_err());
+        for built_in in section::built_in_names() {
+            assert!(register(Registered {
+                name: built_in,
+                invariants: &[]
+            })
+            .is_err());
+        }
         assert_eq!(find("unit-test-workload"), Some(r));
         assert_eq!(find("nothing"), None);
     }

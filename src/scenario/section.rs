@@ -76,6 +76,9 @@ pub enum Elsewhere {
 pub struct WorkloadSections {
     /// The workload (`workload = "..."`).
     pub workload: &'static str,
+    /// Whether a scenario that names no workload runs this one: exactly
+    /// one built-in workload says so ([`default_workload`]).
+    pub default: bool,
     /// Its tables.
     pub sections: &'static [SectionSpec],
     /// Its checks on the typed scenario (bounds of one key that depend on
@@ -94,7 +97,9 @@ pub struct WorkloadSections {
     /// binary.
     pub variants: &'static [BuiltIn],
     /// The variant a scenario of it runs when it names none (and lists no
-    /// `[[variants]]`); None: the key schema's default.
+    /// `[[variants]]`); the default workload's is the key schema's default
+    /// `variant` (what a workload that declares none runs). None: it
+    /// brings its statement files, no built-in one.
     pub default_variant: Option<&'static str>,
     /// Its invariants, by their spec names, in report order: what
     /// `expect` may name.
@@ -104,10 +109,14 @@ pub struct WorkloadSections {
     pub stop_events: bool,
     /// The keys `[api]` takes in a scenario of it.
     pub api: &'static [(&'static str, Shape)],
+    /// The placeholders `[api] headers` may use in a scenario of it: what
+    /// every one of its requests (and the health and export requests) can
+    /// fill in.
+    pub api_header_vars: &'static [&'static str],
     /// The keys `[audit]` takes in a scenario of it.
     pub audit: &'static [(&'static str, Shape)],
-    /// `[audit] request`'s default when `[audit]` is given (None: serde's,
-    /// the contract's `GET /v1/export`).
+    /// Its export request, the contract's: `[audit] request`'s default
+    /// (None: serde's, the contract's `GET /v1/export`).
     pub audit_request: Option<&'static str>,
     /// The export queries `audit.sqlite` needs: (key, the canonical table,
     /// an example), and the page that defines those tables.
@@ -164,6 +173,20 @@ pub fn workloads() -> Vec<&'static WorkloadSections> {
     all
 }
 
+/// The built-in workloads' names, in the registry's order (by name).
+pub fn built_in_names() -> Vec<&'static str> {
+    workloads().into_iter().map(|w| w.workload).collect()
+}
+
+/// The built-in workload a scenario runs when it names none: the one
+/// whose sections say `default` (a test checks there is exactly one).
+pub fn default_workload() -> &'static WorkloadSections {
+    workloads()
+        .into_iter()
+        .find(|w| w.default)
+        .expect("one built-in workload is the default")
+}
+
 /// The sections of `workload`, if it has any.
 pub fn of(workload: &str) -> Option<&'static WorkloadSections> {
     WORKLOADS.iter().find(|w| w.workload == workload)
@@ -205,4 +228,24 @@ pub fn following(field: &str) -> impl Iterator<Item = &'static SectionSpec> + '_
 /// (filled with its defaults when not given).
 pub fn filled_in(owner: &str, spec: &SectionSpec, workload: &str) -> bool {
     owner == workload || (spec.elsewhere)(workload) == Elsewhere::Filled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exactly_one_built_in_workload_is_the_default_and_names_its_variant() {
+        let defaults: Vec<&str> = workloads()
+            .into_iter()
+            .filter(|w| w.default)
+            .map(|w| w.workload)
+            .collect();
+        assert_eq!(defaults.len(), 1, "{defaults:?}");
+        let own = default_workload();
+        let variant = own
+            .default_variant
+            .expect("the default workload names its variant");
+        assert_eq!(built_in_owner(variant), Some(own.workload));
+    }
 }

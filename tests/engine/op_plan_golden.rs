@@ -18,7 +18,7 @@
 use sha2::{Digest, Sha256};
 use specstorm::draws::op_key;
 use specstorm::nemesis::FaultPlan;
-use specstorm::scenario::{load, Scenario, Workload};
+use specstorm::scenario::{load, Scenario};
 use specstorm::shard::Shard;
 use specstorm::workload::groups::config::GroupsScenario;
 use specstorm::workload::groups::generator::{IngestGenerator, ResolveGenerator};
@@ -193,10 +193,10 @@ fn every_shipped_scenario_keeps_its_op_plans() {
         for seed in SEEDS {
             let s = scenario(path, &[format!("seed={seed}")]);
             let name = format!("{file} seed {seed}");
-            match s.workload {
-                Workload::Groups => groups_cases(&mut out, &name, &s, dir),
-                Workload::Outbox => summarise(&mut out, &format!("{name} queue"), &queue_plan(&s)),
-                Workload::Registered(w) => panic!("{name}: a shipped scenario of workload {w:?}"),
+            match s.workload.name() {
+                "groups" => groups_cases(&mut out, &name, &s, dir),
+                "outbox" => summarise(&mut out, &format!("{name} queue"), &queue_plan(&s)),
+                w => panic!("{name}: a shipped scenario of workload {w:?}"),
             }
         }
     }

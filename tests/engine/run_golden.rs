@@ -30,7 +30,7 @@ use crate::common::root;
 use crate::common::run::{run, run_text, Ran};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use specstorm::scenario::{load, Workload};
+use specstorm::scenario::load;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ fn outbox_cases() -> Vec<(String, String)> {
         let s = load(Some(&path), &[])
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .0;
-        if !matches!(s.workload, Workload::Outbox) {
+        if s.workload.name() != "outbox" {
             continue;
         }
         let file = format!("scenarios/{}", path.file_name().unwrap().to_string_lossy());

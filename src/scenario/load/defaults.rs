@@ -4,8 +4,8 @@
 //! out, each fault's kind's keys (`faults`), and the workload's `[audit]
 //! request`.
 //!
-//! May import: its sibling files, `scenario`'s types (and its workload
-//! sections' registry, `crate::scenario::section`).
+//! Layer: config. May import its sibling files, `scenario`'s types (and
+//! its workload sections' registry, `crate::scenario::section`).
 
 use super::schema::{Field, SCHEMA};
 use super::values::table_entries;
@@ -79,7 +79,7 @@ pub(super) fn fill_defaults(doc: &mut DocumentMut, name: &str) {
             }
         }
     }
-    for section in SCHEMA {
+    for section in SCHEMA.iter() {
         fill_table(root, section.name, section.fields);
     }
     // A workload's own sections in a scenario of that workload, and in

@@ -3,15 +3,21 @@
 //! document (before serde sees it). It mirrors the types of
 //! `scenario/mod.rs`; `schema_drift` (a test) fails when the two differ.
 //!
-//! May import: its sibling files and `crate::scenario::section` (the
-//! workloads' own sections).
+//! The top level's `workload` (its names and default) and `variant`'s
+//! default come from the workloads' registry
+//! (`crate::scenario::section`), not from this file.
+//!
+//! Layer: config. May import its sibling files and
+//! `crate::scenario::section` (the workloads' own sections).
 
 pub(super) use crate::scenario::key_schema::{field, quoted_list, Field, Kind, MAX_WORKERS};
+use std::sync::LazyLock;
 
 pub(super) const JOURNAL_MODES: &[&str] =
     &["wal", "delete", "truncate", "persist", "memory", "off"];
 pub(super) const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
 
+#[derive(Clone, Copy)]
 pub(super) struct Section {
     /// The table's name; "" for the top level.
     pub(super) name: &'static str,
@@ -19,30 +25,50 @@ pub(super) struct Section {
 }
 
 /// Every key of a scenario, its type and default: mirrors `mod.rs` and
-/// `scenarios/README.md`.
-pub(super) const SCHEMA: &[Section] = &[
-    Section {
+/// `scenarios/README.md`. The top level's is built once from the
+/// workloads' registry ([`top_fields`]), the tables' are [`TABLES`].
+pub(super) static SCHEMA: LazyLock<Vec<Section>> = LazyLock::new(|| {
+    let top = Section {
         name: "",
-        fields: &[
-            field("name", Kind::Str, None),
-            field(
-                "workload",
-                Kind::OneOf(&["groups", "outbox"]),
-                Some("\"groups\""),
-            ),
-            field("variant", Kind::Str, Some("\"groups-atomic\"")),
-            field(
-                "seed",
-                Kind::Int {
-                    min: 0,
-                    max: i64::MAX,
-                },
-                Some("1"),
-            ),
-            field("expect", Kind::Expect, Some("\"holds\"")),
-            field("thresholds", Kind::Thresholds, None),
-        ],
-    },
+        fields: top_fields(),
+    };
+    std::iter::once(top).chain(TABLES.iter().copied()).collect()
+});
+
+/// The top level's keys. `workload` is one of the built-in workloads
+/// (the loader adds those registered at run time), by default the one
+/// that declares itself the default, whose default variant is
+/// `variant`'s: the registry says, not this file. Built once per process
+/// (the leaked slices live as long as it).
+fn top_fields() -> &'static [Field] {
+    let own = crate::scenario::section::default_workload();
+    let names = crate::scenario::section::built_in_names();
+    let quoted = |s: &str| -> &'static str { Box::leak(format!("\"{s}\"").into_boxed_str()) };
+    let fields = vec![
+        field("name", Kind::Str, None),
+        field(
+            "workload",
+            Kind::OneOf(Box::leak(names.into_boxed_slice())),
+            Some(quoted(own.workload)),
+        ),
+        field("variant", Kind::Str, own.default_variant.map(quoted)),
+        field(
+            "seed",
+            Kind::Int {
+                min: 0,
+                max: i64::MAX,
+            },
+            Some("1"),
+        ),
+        field("expect", Kind::Expect, Some("\"holds\"")),
+        field("thresholds", Kind::Thresholds, None),
+    ];
+    Box::leak(fields.into_boxed_slice())
+}
+
+/// The tables of the common key schema, in the order a scenario lists
+/// them.
+const TABLES: &[Section] = &[
     Section {
         name: "target",
         fields: &[
@@ -183,23 +209,19 @@ pub(super) fn rules_of(workload: &str) -> &'static crate::scenario::section::Wor
         .expect("the default workload registers its sections")
 }
 
-/// `workload`'s default, as the top level's entry says it.
+/// `workload`'s default: the workload registry's
+/// ([`crate::scenario::section::default_workload`]).
 pub(super) fn default_workload() -> String {
-    let text = SCHEMA[0]
-        .fields
-        .iter()
-        .find(|f| f.key == "workload")
-        .and_then(|f| f.default)
-        .expect("`workload` has a default");
-    let value: toml_edit::Value = text.parse().expect("SCHEMA defaults are valid TOML");
-    value.as_str().expect("`workload` is a string").to_owned()
+    crate::scenario::section::default_workload()
+        .workload
+        .to_owned()
 }
 
 /// Every table's name in the order a scenario lists them: [`SCHEMA`]'s,
 /// each followed by the workload sections listed after it.
 pub(super) fn table_names() -> Vec<&'static str> {
     let mut names = Vec::new();
-    for s in &SCHEMA[1..] {
+    for s in TABLES {
         names.push(s.name);
         names.extend(crate::scenario::section::listed_after(s.name).map(|w| w.table));
     }

@@ -15,8 +15,9 @@
 //!   deserializes, and where the type itself says a default (a serde
 //!   default, or `Default` of a section's type) it is that value.
 //!
-//! May import: its sibling files, `scenario`'s types, `schemars` and
-//! `serde_json`.
+//! A test of the config layer (compiled for tests only, so the
+//! architecture test places no module here). May import: its sibling
+//! files, `scenario`'s types, `schemars` and `serde_json`.
 
 use super::api_keys::Shape;
 use super::context::Context;
@@ -379,7 +380,7 @@ fn every_default_passes_its_kind_and_is_the_types_own() {
     let read = |text: &str| serde_json::to_value(filled(text).unwrap()).unwrap();
     let groups = read("");
     let mut problems = Vec::new();
-    for section in SCHEMA {
+    for section in SCHEMA.iter() {
         // The serde defaults of this table's fields: the field's own, or
         // its entry in the table's (`#[serde(default)]` on the table).
         let (table_default, fields_of): (Json, Vec<(String, Json)>) = if section.name.is_empty() {
@@ -513,14 +514,27 @@ fn the_filled_defaults_deserialize_to_the_types_own() {
             } else {
                 continue;
             };
-            for workload in ["", "workload = \"outbox\"\n"] {
+            // The default workload (named or not), and every other one.
+            let others = crate::scenario::section::workloads()
+                .into_iter()
+                .filter(|w| !w.default)
+                .map(|w| format!("workload = {:?}\n", w.workload));
+            for workload in std::iter::once(String::new()).chain(others) {
                 let s = filled(&format!("{workload}{text}")).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(s.faults.len(), 1);
             }
         }
     }
-    let entry = filled("[[variants]]\nvariant = \"groups-naive\"\n").unwrap();
-    assert_eq!(entry.variant, "groups-naive");
+    // A built-in variant of the default workload other than its default.
+    let own = crate::scenario::section::default_workload();
+    let other = own
+        .variants
+        .iter()
+        .map(|v| v.name)
+        .find(|v| Some(*v) != own.default_variant)
+        .expect("the default workload has two built-in variants");
+    let entry = filled(&format!("[[variants]]\nvariant = {other:?}\n")).unwrap();
+    assert_eq!(entry.variant, other);
 }
 
 /// The fields `Scenario`'s `Serialize` writes parts after.

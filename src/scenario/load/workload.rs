@@ -4,8 +4,8 @@
 //! registered at run time takes no built-in workload's tables, no faults
 //! and no HTTP target.
 //!
-//! May import: its sibling files and `scenario`'s types (and its workload
-//! sections' registry, `crate::scenario::section`).
+//! Layer: config. May import its sibling files and `scenario`'s types
+//! (and its workload sections' registry, `crate::scenario::section`).
 
 use super::context::Context;
 use super::error::ScenarioError;
@@ -15,12 +15,9 @@ use crate::scenario::Scenario;
 /// checks its own rules (`crate::scenario::section`): which tables, keys,
 /// variants and fault ops it takes.
 pub(super) fn check_workload(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
-    if let crate::scenario::Workload::Registered(name) = s.workload {
-        return check_registered(ctx, s, name);
-    }
     match crate::scenario::section::of(s.workload.name()) {
         Some(own) => (own.check)(ctx, s),
-        None => Ok(()),
+        None => check_registered(ctx, s, s.workload.name()),
     }
 }
 

@@ -14,10 +14,8 @@ pub mod handle_mapping;
 pub mod request_template;
 pub mod template;
 
-use crate::scenario::api::{
-    Api, AuditConfig, Codes, GroupIds, RequestKind, Test, CONTRACT_OUTBOX_EXPORT,
-};
-use crate::scenario::Workload;
+use crate::scenario::api::{Api, AuditConfig, Codes, GroupIds, RequestKind, Test};
+use crate::scenario::{section, Workload};
 use handle_mapping::HandleMapping;
 use request_template::{at, compile_headers, compile_request, pointer, test};
 pub use request_template::{MappingError, RequestTemplate};
@@ -126,13 +124,13 @@ pub struct Mapping {
     pub lookup: Option<LookupMapping>,
     /// Where resolvers learn group ids.
     pub group_ids: GroupIds,
-    /// The export request (`[audit] request`).
+    /// The export request of the scenario's workload: `[audit] request`
+    /// (which the loader fills with the workload's own default), else the
+    /// workload's default (its `audit_request` in
+    /// [`crate::scenario::section`], else the contract's `GET /v1/export`).
     pub export: RequestTemplate,
     /// The outbox's delivery request (`[api.handle]`, else the contract's).
     pub handle: HandleMapping,
-    /// The outbox's export request: an outbox scenario's `[audit]
-    /// request`, else the contract's `GET /v1/outbox/export`.
-    pub outbox_export: RequestTemplate,
     /// `{release}`.
     pub release: String,
     /// The secrets the templates read.
@@ -160,14 +158,18 @@ const RESOLVE_VARS: &[&str] = &["group_id", "project", "fingerprint", "release",
 pub const CONTRACT_RESOLVE_BODY: &str =
     r#"{"project": "{project}", "fingerprint": "{fingerprint}"}"#;
 const LOOKUP_VARS: &[&str] = &["project", "fingerprint", "release", "now_ms"];
-/// Placeholders of an outbox scenario's `[api] headers`: every request of
-/// the outbox (a delivery, the health request, the export) has its clock.
-const OUTBOX_COMMON_VARS: &[&str] = &["now_ms"];
 
 impl Mapping {
-    /// The contract's mapping (no secrets, nothing to fail).
+    /// The contract's mapping (no secrets, nothing to fail), for a
+    /// scenario of the default workload.
     pub fn contract() -> Mapping {
         Mapping::compile(None, None, true).expect("the contract's mapping compiles")
+    }
+
+    /// The contract's mapping for a scenario of `workload` (its export
+    /// request is its own).
+    pub fn contract_for(workload: Workload) -> Mapping {
+        Mapping::compile_for(workload, None, None, true).expect("the contract's mapping compiles")
     }
 
     /// Compiles `[api]` (None: the contract) and `[audit]`'s export
@@ -184,25 +186,28 @@ impl Mapping {
         audit: Option<&AuditConfig>,
         sending: bool,
     ) -> Result<Mapping, MappingError> {
-        Mapping::compile_for(Workload::Groups, api, audit, sending)
+        Mapping::compile_for(Workload::default_workload(), api, audit, sending)
     }
 
-    /// [`Mapping::compile`] for a scenario of `workload`: an outbox
-    /// scenario's `[api] headers` may use `{now_ms}` only, and its
-    /// `[audit] request` is the outbox export (the loader fills in the
-    /// contract's; without `[audit]`, the contract's). Groups' request
-    /// kinds are compiled from what `[api]` holds either way (an outbox
-    /// scenario's loader refuses them, so they are the contract's).
+    /// [`Mapping::compile`] for a scenario of `workload`, as its sections
+    /// ([`crate::scenario::section`]) declare: the placeholders its `[api]
+    /// headers` may use (`api_header_vars`), and its export request
+    /// without `[audit]` (`audit_request`). Every request kind is compiled
+    /// from what `[api]` holds either way (a workload's loader refuses
+    /// another's request tables, so they are the contract's). A workload
+    /// without sections (registered at run time, which takes no `[api]`)
+    /// is compiled with the default workload's.
     pub fn compile_for(
         workload: Workload,
         api: Option<&Api>,
         audit: Option<&AuditConfig>,
         sending: bool,
     ) -> Result<Mapping, MappingError> {
-        let outbox = workload == Workload::Outbox;
-        let outbox_export_text = match audit {
-            Some(a) if outbox => a.request.clone(),
-            _ => CONTRACT_OUTBOX_EXPORT.to_string(),
+        let own = section::of(workload.name()).unwrap_or_else(section::default_workload);
+        let export_text = match (audit, own.audit_request) {
+            (Some(a), _) => a.request.clone(),
+            (None, Some(request)) => request.to_string(),
+            (None, None) => AuditConfig::default().request,
         };
         let contract = api.is_none();
         let mut api = api.cloned().unwrap_or_default();
@@ -213,12 +218,7 @@ impl Mapping {
             api.resolve.body = CONTRACT_RESOLVE_BODY.to_string();
         }
         let audit = audit.cloned().unwrap_or_default();
-        let common_vars = if outbox {
-            OUTBOX_COMMON_VARS
-        } else {
-            BATCH_VARS
-        };
-        let common = compile_headers(&["api", "headers"], &api.headers, common_vars)?;
+        let common = compile_headers(&["api", "headers"], &api.headers, own.api_header_vars)?;
         let i = &api.ingest;
         if i.batch == 0 || i.batch > 1000 {
             return Err(at(&["api", "ingest", "batch"], "must be from 1 to 1000"));
@@ -369,21 +369,13 @@ impl Mapping {
         )?;
         let export = compile_request(
             &["audit", "request"],
-            &audit.request,
+            &export_text,
             &[],
             &common,
             &["api", "headers"],
             &Default::default(),
         )?;
         let handle = handle_mapping::compile(api.handle.as_ref(), &common)?;
-        let outbox_export = compile_request(
-            &["audit", "request"],
-            &outbox_export_text,
-            &[],
-            &common,
-            &["api", "headers"],
-            &Default::default(),
-        )?;
         let mut names: Vec<&str> = Vec::new();
         let templates = [
             &health,
@@ -391,7 +383,6 @@ impl Mapping {
             &resolve.request,
             &export,
             &handle.request,
-            &outbox_export,
         ]
         .into_iter()
         .chain(lookup.as_ref().map(|l| &l.request));
@@ -422,7 +413,6 @@ impl Mapping {
             group_ids: api.group_ids,
             export,
             handle,
-            outbox_export,
             release: api.release.clone(),
             secrets,
             contract,

@@ -450,6 +450,8 @@ const GROUPS_QUERIES: &[(&str, &str, &str)] = &[
 #[linkme::distributed_slice(WORKLOADS)]
 static GROUPS_SECTIONS: WorkloadSections = WorkloadSections {
     workload: "groups",
+    // A scenario that names no workload runs this one (as it always did).
+    default: true,
     sections: &[
         SectionSpec {
             table: Load::TABLE,
@@ -509,11 +511,14 @@ static GROUPS_SECTIONS: WorkloadSections = WorkloadSections {
     limits: check_key_space,
     unset_note: |_, _| None,
     variants: VARIANTS,
-    // The key schema's default `variant` is this workload's.
-    default_variant: None,
+    // The default workload's: the key schema's default `variant`.
+    default_variant: Some("groups-atomic"),
     invariants: &GROUPS_INVARIANTS,
     stop_events: true,
     api: API,
+    // The placeholders every request of groups can fill in (a batch's
+    // events share their project).
+    api_header_vars: &["project", "release", "now_ms"],
     audit: AUDIT,
     audit_request: None,
     export_queries: (GROUPS_QUERIES, "docs/groups.md"),

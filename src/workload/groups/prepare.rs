@@ -59,7 +59,7 @@ pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, Ru
 pub fn prepare_offline(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, RunError> {
     let (scenario, source) =
         scenario::load(path, overrides).map_err(|e| RunError::Input(e.to_string()))?;
-    if scenario.workload == scenario::Workload::Outbox {
+    if scenario.workload.name() == "outbox" {
         // The registry hands outbox scenarios to the outbox workload first.
         return Err(RunError::Input(
             "workload = \"outbox\" is prepared by its own runner (`run`, `check`, `compare`, \

@@ -143,6 +143,10 @@ pub const OUTBOX_API: &[(&str, Shape)] = &[
     ("headers", MAP),
     ("handle", Shape::Table(HANDLE)),
 ];
+/// The contract's outbox export request (`http-contract.md`): an outbox
+/// scenario's `[audit] request` by default.
+pub const CONTRACT_OUTBOX_EXPORT: &str = "GET /v1/outbox/export";
+
 /// The outbox's canonical tables (`docs/outbox.md`, "The tables").
 const OUTBOX_EXPORT: &[(&str, Shape)] = &[
     ("state_log", STR),
@@ -179,6 +183,7 @@ const OUTBOX_QUERIES: &[(&str, &str, &str)] = &[
 #[linkme::distributed_slice(WORKLOADS)]
 static OUTBOX_SECTIONS: WorkloadSections = WorkloadSections {
     workload: "outbox",
+    default: false,
     sections: &[SectionSpec {
         table: OutboxConfig::TABLE,
         follows: "explore",
@@ -198,8 +203,11 @@ static OUTBOX_SECTIONS: WorkloadSections = WorkloadSections {
     invariants: &OUTBOX_INVARIANTS,
     stop_events: false,
     api: OUTBOX_API,
+    // Every request of the outbox (a delivery, the health request, the
+    // export) has its clock, and no other placeholder.
+    api_header_vars: &["now_ms"],
     audit: OUTBOX_AUDIT,
-    audit_request: Some(crate::scenario::api::CONTRACT_OUTBOX_EXPORT),
+    audit_request: Some(CONTRACT_OUTBOX_EXPORT),
     export_queries: (OUTBOX_QUERIES, "docs/outbox.md"),
     // A crash hits the only op there is.
     crash_ops: Some("\"handle\""),

@@ -83,7 +83,7 @@ impl HttpReader for Reader {
     type Tables = OutboxTables;
 
     fn export<'m>(&self, mapping: &'m Mapping) -> &'m RequestTemplate {
-        &mapping.outbox_export
+        &mapping.export
     }
 
     fn parse_export(&self, path: &Path, [start, end]: [u64; 2]) -> Result<OutboxTables, String> {

@@ -47,14 +47,15 @@
 //! (`checker::outbox`) hold as they are.
 //!
 //! App layer, beside [`crate::merge`], which calls it: imports
-//! [`crate::merge_parts`], the outbox runner's scenario check, the outbox checkers, the export reader, the history and
+//! [`crate::merge_parts`], the outbox runner's scenario check, the outbox checkers, the export reader (with the contract's mapping), the history and
 //! the reports.
 
 use crate::exit_code::ExitCode;
 use crate::history::{reader, Entry};
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
 use crate::prepare::RunError;
-use crate::scenario::Scenario;
+use crate::scenario::mapping::Mapping;
+use crate::scenario::{Scenario, Workload};
 use crate::summary::{self, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::target::http::client::HttpClient;
 use crate::workload::outbox::checker::{check_all, OutboxFacts};
@@ -88,7 +89,11 @@ impl ShardMerge for OutboxMerge {
         rt: &tokio::runtime::Runtime,
         to: &Path,
     ) -> Result<(), String> {
-        rt.block_on(client.export_to(&client.mapping().outbox_export, to))
+        // The client speaks the contract of the default workload; the
+        // export is the outbox's own.
+        let outbox = Workload::named("outbox").expect("the outbox is built in");
+        let contract = Mapping::contract_for(outbox);
+        rt.block_on(client.export_to(&contract.export, to))
             .map(|_| ())
     }
 
