@@ -552,55 +552,15 @@ fn folder_imports(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
 /// entry that matches no literal fails the test, so the list only shrinks.
 const NAME_LITERALS: &[(&str, &str, &str)] = &[
     (
-        "fuzz.rs",
-        "groups-naive",
-        "a unit test of the fault header on groups' ingest program: to move with \
-         groups' fault hooks",
-    ),
-    (
         "compare.rs",
         "groups",
         "a compare.json without `workload` was written when groups was the only \
          workload: the literal, not the registry's default, reads it",
     ),
     (
-        "prepare.rs",
-        "outbox",
-        "groups' prepare refuses an outbox scenario: h17-targets moves groups' \
-         prepare into its folder",
-    ),
-    (
-        "prepare.rs",
-        "workload = \\\"outbox\\\" is prepared by its own runner (`run`, `check`, `compare`, \\\n             `audit` and `merge` take it)",
-        "the same refusal's text",
-    ),
-    (
         "scenario/load/expectations.rs",
         "`variants[{index}]` must be a table such as {{ variant = \\\"groups-naive\\\" }}, found {found}",
         "an example in an error text that must stay as it is",
-    ),
-    (
-        "statements/check.rs",
-        "groups",
-        "a statement file's `export.groups` block: the canonical `groups` table, shared \
-         vocabulary of the export format (h17-targets moves groups' statement compile)",
-    ),
-    (
-        "target/http/export.rs",
-        "groups",
-        "the contract's export answer's `groups` array (http-contract.md), the export \
-         format's vocabulary: groups' reader, which h17-targets moves into its folder",
-    ),
-    (
-        "target/http/export.rs",
-        "it needs both \\\"events\\\" and \\\"groups\\\" arrays",
-        "the same reader's refusal",
-    ),
-    (
-        "target/http/service_db.rs",
-        "groups",
-        "`[audit] export.groups`, the query of the canonical `groups` table: groups' \
-         reader of a service's database, which h17-targets moves into its folder",
     ),
 ];
 
