@@ -7,6 +7,7 @@
 //! the wrong type. `report --format json` and the regression exit code of
 //! `report --baseline` are shown on the same runs.
 
+use crate::common::bench::exit_and_text as text;
 use crate::common::folder::{copy_files, json};
 use crate::common::run::run_into;
 use crate::common::{root, specstorm};
@@ -62,15 +63,6 @@ impl Validator {
             Err(e) => assert!(e.contains(key), "{file}: the refusal names no {key}: {e}"),
         }
     }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// stdout as one JSON document.
