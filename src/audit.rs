@@ -151,6 +151,7 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
         &saved_summary,
     );
     Ok(Audit {
+        schema_version: crate::audit_record::AUDIT_SCHEMA_VERSION,
         run_dir: run_dir.display().to_string(),
         tables: j.tables,
         results: j.results,

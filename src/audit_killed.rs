@@ -20,6 +20,7 @@ use std::path::Path;
 
 /// What the audit of a run that saved no verdicts says of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Killed {
     /// In words: that the run was killed, what may be missing, and that
     /// nothing can be confirmed.

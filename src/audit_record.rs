@@ -18,9 +18,18 @@ use crate::verdict::{CheckResult, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Version of `audit.json` ([`Audit::schema_version`]); bumped on any
+/// incompatible change. 1: the first, also of a file that names none.
+pub const AUDIT_SCHEMA_VERSION: u32 = 1;
+
 /// The audited results of a run folder and their comparison with the run's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Audit {
+    /// [`AUDIT_SCHEMA_VERSION`] of the writer (absent in files written
+    /// before it was recorded: version 1).
+    #[serde(default = "first_audit_schema_version")]
+    pub schema_version: u32,
     /// The run folder audited.
     pub run_dir: String,
     /// Where the final tables were read from (`target.db` or `export.json`).
@@ -67,6 +76,10 @@ pub struct Audit {
 
 fn first_checker_version() -> u32 {
     FIRST_CHECKER_VERSION
+}
+
+fn first_audit_schema_version() -> u32 {
+    1
 }
 
 /// A run folder the audit can use: the files it found in it, for the

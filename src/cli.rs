@@ -131,6 +131,11 @@ pub enum Command {
         /// the target's project namespace derives from it.
         #[arg(long, value_name = "ID", requires = "shard")]
         run_id: Option<String>,
+        /// What goes to stdout: text (the summary), or json (summary.json's
+        /// content; the summary and progress lines go to stderr, and no
+        /// dashboard is drawn).
+        #[arg(long, value_enum, default_value = "text")]
+        format: OutputFormat,
     },
     /// Re-run the checkers offline over a run folder's saved history and
     /// final tables, and compare with the run's verdicts (writes audit.json).
@@ -152,6 +157,10 @@ pub enum Command {
         #[arg(long, default_value_t = crate::audit_db::DEFAULT_MAX_DB_MIB,
               value_parser = clap::value_parser!(u64).range(1..=(u64::MAX >> 20)))]
         max_db_mib: u64,
+        /// What goes to stdout: text (the audit in words), or json
+        /// (audit.json's content; the words go to stderr).
+        #[arg(long, value_enum, default_value = "text")]
+        format: OutputFormat,
     },
     /// Merge the run folders of the shards of one run (`run --shard`) into
     /// one run folder: history, latency log, one audit, summary.
@@ -216,8 +225,9 @@ pub enum Command {
     /// Report on a finished run folder (or a compare folder): print its
     /// summary again, write SVG plots to DIR/plots/, and with --baseline
     /// print every figure's change against an earlier run. Exit 0: report
-    /// made (also for a failed run's folder); 2: not a run/compare folder,
-    /// or a file in it unreadable.
+    /// made (also for a failed run's folder); 1: --baseline flags a
+    /// regression (an invariant held in the baseline, violated now); 2: not
+    /// a run/compare folder, or a file in it unreadable.
     Report(ReportArgs),
     /// Drive the scenario's `[explore]` world (default: the spec's own;
     /// an outbox scenario: M messages x D deliveries to H handlers, with
@@ -274,6 +284,22 @@ pub struct ReportArgs {
     /// Do not write the SVG plots.
     #[arg(long)]
     pub no_plots: bool,
+    /// What goes to stdout: text (the report), or json (the summary, the
+    /// plots written and, with --baseline, the comparison with each
+    /// regression; the text goes to stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+}
+
+/// What `run`, `audit` and `report` print on stdout: the human text, or
+/// the machine-readable result as JSON (the text then goes to stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The human text (the default).
+    Text,
+    /// The result as one JSON document (docs/cli.md, "Machine-readable
+    /// output").
+    Json,
 }
 
 /// How `compare` prints its table.
@@ -399,7 +425,7 @@ pub fn main(cli: Cli) -> ExitCode {
             quiet: a.quiet,
         }),
         Command::Report(a) => match report(&a) {
-            Ok(()) => ExitCode::Met,
+            Ok(code) => code,
             Err(e) => {
                 let _ = writeln!(std::io::stderr(), "specstorm: error: report: {e}");
                 ExitCode::Usage
@@ -530,34 +556,49 @@ pub fn main(cli: Cli) -> ExitCode {
             keep_open,
             shard,
             run_id,
+            format,
         } => {
+            let json = format == OutputFormat::Json;
             let opts = RunOptions {
                 overrides: scenario.overrides(),
                 scenario: scenario.scenario,
                 out,
-                watch: Watch::choose(quiet, no_tui).keep_open(keep_open),
-                summary_on_stderr: false,
+                // stdout is the JSON's: no dashboard, as without a terminal.
+                watch: Watch::choose(quiet, no_tui || json).keep_open(keep_open),
+                summary_on_stderr: json,
                 shard,
                 run_id,
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());
             match run(&opts, control) {
-                Ok((summary, _)) => exit_of(&summary.exit),
+                Ok((summary, _)) => {
+                    if json {
+                        print_json(&summary.to_json());
+                    }
+                    exit_of(&summary.exit)
+                }
                 Err(e) => report_error(&e),
             }
         }
     }
 }
 
-/// `specstorm report`: summary text, plots, then the baseline table.
-fn report(a: &ReportArgs) -> anyhow::Result<()> {
+/// `specstorm report`: summary text, plots, then the baseline table (on
+/// stderr with `--format json`, which prints [`report_json`]'s object on
+/// stdout). Exit 1 when the baseline comparison flags a regression.
+fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     use crate::report::baseline;
     use crate::report::folder::{self, Folder};
     use crate::report::plot;
     let folder = folder::open(&a.run_dir)?;
     let old = a.baseline.as_deref().map(folder::open).transpose()?;
-    let mut out = std::io::stdout();
+    let json = a.format == OutputFormat::Json;
+    let mut out: Box<dyn Write> = if json {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
     let made = match &folder {
         Folder::Run { dir, summary } => {
             let parts = |s: &crate::summary::Summary| {
@@ -576,7 +617,8 @@ fn report(a: &ReportArgs) -> anyhow::Result<()> {
             (!a.no_plots).then(|| plot::compare_plots(dir, variants))
         }
     };
-    if let Some(made) = made.transpose()? {
+    let made = made.transpose()?;
+    if let Some(made) = &made {
         for n in &made.notes {
             let _ = writeln!(out, "note: {n}");
         }
@@ -584,10 +626,82 @@ fn report(a: &ReportArgs) -> anyhow::Result<()> {
             let _ = writeln!(out, "plot: {}", f.display());
         }
     }
-    if let Some(old) = &old {
-        let _ = write!(out, "{}", baseline::report(&folder, old)?);
+    let compared = old
+        .as_ref()
+        .map(|old| baseline::compared(&folder, old))
+        .transpose()?;
+    if let Some(list) = &compared {
+        let _ = write!(out, "{}", baseline::text(list));
     }
-    Ok(())
+    if json {
+        print_json(&report_json(&folder, made.as_ref(), compared.as_deref())?);
+    }
+    let regressed = compared
+        .iter()
+        .flatten()
+        .any(|c| !c.regressions().is_empty());
+    Ok(if regressed {
+        ExitCode::NotMet
+    } else {
+        ExitCode::Met
+    })
+}
+
+/// `report --format json`'s object (docs/cli.md): the folder, its summary
+/// (a run folder) or its variants' summaries (a compare folder), the plots
+/// written and their notes, and with `--baseline` the comparison
+/// ([`crate::report::baseline::json`]). Errors: a variant's summary that
+/// cannot be read.
+fn report_json(
+    folder: &crate::report::folder::Folder,
+    made: Option<&crate::report::plot::Made>,
+    compared: Option<&[crate::report::baseline::Compared]>,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::report::folder::{read_json, Folder};
+    use serde_json::json;
+    let mut v = match folder {
+        Folder::Run { dir, summary } => json!({
+            "kind": "run",
+            "run_dir": dir.display().to_string(),
+            "summary": summary,
+        }),
+        Folder::Compare { dir, variants } => {
+            let mut list = Vec::new();
+            for (name, vdir) in variants {
+                let summary = if vdir.join("summary.json").exists() {
+                    read_json(vdir, "summary.json")?
+                } else {
+                    serde_json::Value::Null
+                };
+                list.push(json!({
+                    "name": name,
+                    "run_dir": vdir.display().to_string(),
+                    "summary": summary,
+                }));
+            }
+            json!({
+                "kind": "compare",
+                "run_dir": dir.display().to_string(),
+                "variants": list,
+            })
+        }
+    };
+    let files: Vec<String> = made
+        .map(|m| m.files.iter().map(|f| f.display().to_string()).collect())
+        .unwrap_or_default();
+    v["plots"] = json!(files);
+    v["notes"] = json!(made.map(|m| m.notes.clone()).unwrap_or_default());
+    if let Some(list) = compared {
+        v["baseline"] = crate::report::baseline::json(list);
+    }
+    Ok(v)
+}
+
+/// One JSON document on stdout, pretty-printed, with a final newline (a
+/// closed pipe is no error worth a panic).
+fn print_json(v: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(v).expect("a JSON value always serializes");
+    let _ = writeln!(std::io::stdout(), "{text}");
 }
 
 /// `specstorm audit` and `specstorm merge`: the logic is in
@@ -602,6 +716,7 @@ fn audit_or_merge(command: Command) -> ExitCode {
             run_dir,
             max_steps,
             max_db_mib,
+            format,
         } => match crate::audit::audit_with(
             &run_dir,
             crate::audit_db::Limits {
@@ -610,7 +725,13 @@ fn audit_or_merge(command: Command) -> ExitCode {
             },
         ) {
             Ok((a, unsaved)) => {
-                let _ = writeln!(std::io::stdout(), "{}", crate::audit::render(&a));
+                let text = crate::audit::render(&a);
+                if format == OutputFormat::Json {
+                    let _ = writeln!(std::io::stderr(), "{text}");
+                    print_json(&serde_json::to_value(&a).expect("an audit always serializes"));
+                } else {
+                    let _ = writeln!(std::io::stdout(), "{text}");
+                }
                 if let Some(why) = unsaved {
                     let _ = writeln!(
                         std::io::stderr(),

@@ -20,7 +20,8 @@ Exit codes (docs/cli.md; when several apply, the first of 2, 130, 3, 1, 4 decide
   0    the run met its expectation (every invariant holds, or exactly the
        expected ones are violated; every threshold met)
   1    the expectation was not met (an invariant violated that should hold,
-       an expected violation not found, a threshold breached)
+       an expected violation not found, a threshold breached); report
+       --baseline: a regression (held in the baseline, violated now)
   2    usage error, invalid scenario or statement file (nothing ran), a
        database holding rows without target.reuse, a taken run folder
   3    the target could not be used (unreachable, a TLS certificate not

@@ -59,6 +59,7 @@ pub struct CompareOptions {
 
 /// One variant's line in `compare.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct VariantResult {
     /// Name (folder name under the comparison's folder).
     pub name: String,
@@ -78,6 +79,7 @@ pub struct VariantResult {
 
 /// `compare.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Comparison {
     /// [`COMPARE_SCHEMA_VERSION`].
     pub schema_version: u32,

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 /// Latency figures of one histogram, µs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Latency {
     /// Values in the histogram.
     pub count: u64,
@@ -50,6 +51,7 @@ impl Latency {
 
 /// ok / fail / info counts of one op kind.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Counts {
     /// Ops that happened.
     pub ok: u64,
@@ -61,6 +63,7 @@ pub struct Counts {
 
 /// How many events are stranded, in all and per cause.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Stranded {
     /// Stranded events in all; None: the history cannot tell (see `notes`).
     pub total: Option<u64>,
@@ -92,6 +95,7 @@ impl Default for Stranded {
 
 /// The evidence of a run: per invariant, and per fault with a duration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct EvidenceReport {
     /// Per invariant (spec name): the evidence of the whole run.
     pub invariants: BTreeMap<String, u64>,
@@ -103,6 +107,7 @@ pub struct EvidenceReport {
 
 /// The evidence gathered while one fault was active.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FaultEvidence {
     /// The fault's kind (`kill`, `lock`).
     pub kind: String,

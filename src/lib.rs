@@ -70,6 +70,7 @@ pub mod run_folder;
 pub mod run_options;
 pub mod scenario;
 pub mod scheduler;
+pub mod schemas;
 pub mod server;
 pub mod shard;
 pub mod sql_guard;

@@ -9,7 +9,7 @@
 
 use crate::prepare::{reproduce_command, RunError, RunOptions};
 use crate::scenario::Scenario;
-use crate::summary::{Provenance, Summary, SUMMARY_SCHEMA_VERSION};
+use crate::summary::{Exit, FailedSummary, Provenance, Summary, SUMMARY_SCHEMA_VERSION};
 use crate::variant;
 use crate::whole::write_whole;
 use std::io::Write;
@@ -33,17 +33,19 @@ pub(crate) fn save_failure(
     e: &RunError,
 ) {
     let variant = variant::short_name(&s.variant);
-    let summary = serde_json::json!({
-        "schema_version": SUMMARY_SCHEMA_VERSION,
-        "scenario": s.name,
-        "workload": s.workload.name(),
-        "variant": variant,
-        "seed": s.seed,
-        "partial": matches!(e, RunError::Interrupted(_)),
-        "error": e.to_string(),
-        "provenance": provenance(opts, file, s.seed, started),
-        "exit": { "code": e.exit_code().code(), "rule": e.to_string() },
-    });
+    let summary = FailedSummary {
+        schema_version: SUMMARY_SCHEMA_VERSION,
+        scenario: s.name.clone(),
+        workload: s.workload.name().to_string(),
+        variant: variant.clone(),
+        seed: s.seed,
+        partial: matches!(e, RunError::Interrupted(_)),
+        error: e.to_string(),
+        provenance: provenance(opts, file, s.seed, started),
+        exit: Exit::new(e.exit_code(), e.to_string()),
+    };
+    // Through a JSON value: its keys in sorted order, as every summary's.
+    let summary = serde_json::to_value(&summary).expect("a FailedSummary always serializes");
     let junit_path = run_dir.join(crate::report::junit::FILE);
     let summary_path = run_dir.join("summary.json");
     for p in [&summary_path, &junit_path] {

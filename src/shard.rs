@@ -127,6 +127,7 @@ pub fn shard_header(
 
 /// The summary's record of a merged run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MergeInfo {
     /// The shards' shared run id.
     pub run_id: String,
@@ -141,6 +142,7 @@ pub struct MergeInfo {
 
 /// One shard of a merged run, as its summary says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ShardRef {
     /// i of i/n.
     pub index: u32,

@@ -29,6 +29,7 @@ pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// One invariant's line in the summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct InvariantSummary {
     /// The checker's verdict.
     pub verdict: Verdict,
@@ -47,6 +48,7 @@ pub struct InvariantSummary {
 
 /// Where the run came from and how to run it again (cli.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Provenance {
     /// `specstorm`.
     pub tool: String,
@@ -91,6 +93,7 @@ fn first_checker_version() -> u32 {
 
 /// The exit code and the rule of cli.md that decided it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Exit {
     /// The process exit code (cli.md: 0, 1, 2, 3, 4 or 130).
     pub code: i32,
@@ -116,6 +119,7 @@ impl Exit {
 
 /// The whole `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Summary {
     /// [`SUMMARY_SCHEMA_VERSION`] of the writer.
     pub schema_version: u32,
@@ -221,9 +225,37 @@ impl Summary {
     }
 }
 
+/// The `summary.json` of a run that failed after its folder existed and
+/// before its verdicts (exit 2, 3, or 130 before the load; cli.md, "Run
+/// folders"): what the run was and why it stopped, the same keys for every
+/// workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct FailedSummary {
+    /// [`SUMMARY_SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// Scenario name.
+    pub scenario: String,
+    /// Workload name.
+    pub workload: String,
+    /// Variant name.
+    pub variant: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// The user stopped the run before its load began (exit 130).
+    pub partial: bool,
+    /// Why the run failed, in words.
+    pub error: String,
+    /// Tool, versions and the reproducing command (cli.md).
+    pub provenance: Provenance,
+    /// Exit code and the rule that decided it: the error's.
+    pub exit: Exit,
+}
+
 /// One check whose verdict rests on less than it could
 /// (`crate::report::precision` finds them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PrecisionLoss {
     /// The invariant (spec name).
     pub invariant: String,
@@ -237,6 +269,7 @@ pub struct PrecisionLoss {
 
 /// What the WAL keeper (`crate::wal`) saw and did (`summary.json`'s `wal`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct WalReport {
     /// The largest size of the `-wal` file seen, bytes (sampled every
     /// 100 ms while the load ran, and once as it ended).
@@ -332,6 +365,7 @@ pub fn invariants(results: &[CheckResult]) -> BTreeMap<String, InvariantSummary>
 /// stands; `gaps` holds what no invariant's evidence says (the resolvers
 /// never learned a group id; an outbox queue that delivered nothing).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Coverage {
     /// Events certainly counted (CountExact's Done, over all groups).
     pub events_counted: u64,
@@ -495,6 +529,7 @@ pub fn exit(
 
 /// One threshold, judged against a run's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ThresholdOutcome {
     /// The threshold as written (`latency_us.ingest.p99 < 20000`).
     pub threshold: String,

@@ -12,6 +12,7 @@ pub const MAX_KEPT: usize = 50;
 
 /// A checker's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// The invariant holds on every group and event checked.
@@ -34,6 +35,7 @@ impl std::fmt::Display for Verdict {
 
 /// The group a finding is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct GroupRef {
     /// Project of the group.
     pub project: String,
@@ -45,6 +47,7 @@ pub struct GroupRef {
 
 /// One op or step that explains a finding, with its time (ns since start).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Evidence {
     /// ns since run start.
     pub t: u64,
@@ -58,6 +61,7 @@ pub struct Evidence {
 /// One violation (or one `unknown` finding): what was expected, what was
 /// found, and the ops and steps that explain it, in time order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Finding {
     /// The group the finding is about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,6 +85,7 @@ pub struct Finding {
 
 /// A checker's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CheckResult {
     /// Invariant name as in the spec (`TypeOK`, `CountExact`, ...).
     pub invariant: String,

@@ -344,6 +344,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::probe",
             "workload::outbox::probe",
             "run_folder",
+            // The JSON Schemas of the run folder's files, generated in its
+            // tests from the types of every layer.
+            "schemas",
             "workload::groups::load",
             "workload::groups::run",
             "workload::groups::prepare",

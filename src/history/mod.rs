@@ -254,6 +254,7 @@ pub struct Delivery {
 /// Which part of a sharded run a history is (`specstorm run --shard i/n
 /// --run-id ID`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ShardHeader {
     /// i: this runner's index, 0 <= i < n.
     pub index: u32,

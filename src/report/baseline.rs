@@ -4,16 +4,20 @@
 //! pure function over two `summary.json` values ([`compare`]), walked by
 //! dotted path, so that no figure is dropped silently: a figure present in
 //! one summary only is listed as added or removed.
-//! Its folders are read by [`super::folder`].
+//! Its folders are read by [`super::folder`]; the comparisons of two
+//! folders ([`compared`]) are shown as tables ([`text`]) or as JSON
+//! ([`json`], `report --format json`), and a regression in any makes
+//! `report` exit 1.
 //!
 //! Layer: report, ui and server. May import the modules of its own layer
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
 use super::folder::{folder_error, label, read_json, Folder, FolderError};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
+use std::path::PathBuf;
 
 /// Subtrees of a summary that hold no figure to compare: identity,
 /// provenance, the resolved scenario, the exit (its code is judged by the
@@ -328,40 +332,230 @@ pub fn render(c: &Comparison, old_label: &str, new_label: &str) -> String {
     o
 }
 
-/// The baseline table(s) of `new` against `old`: run against run, or a
-/// compare folder against another, variant by variant of the same name
-/// (a variant in one folder only is named, not dropped). Errors: a run
-/// folder against a compare folder, or a variant's summary unreadable.
-pub fn report(new: &Folder, old: &Folder) -> Result<String, FolderError> {
+/// One pair of runs in a baseline report: a run folder against its
+/// baseline, or one variant of a compare folder against the variant of the
+/// same name in the baseline folder (a variant in one folder only is
+/// named, not dropped).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Compared {
+    /// Both runs, compared.
+    Pair {
+        /// The variant's name (None: two run folders).
+        variant: Option<String>,
+        /// The baseline run folder and this run's.
+        dirs: (PathBuf, PathBuf),
+        /// The head lines' labels (baseline, this run): [`label`].
+        labels: (String, String),
+        /// The comparison of their summaries.
+        comparison: Comparison,
+    },
+    /// A variant of this compare folder that the baseline folder lacks.
+    OnlyThisRun {
+        /// The variant's name.
+        variant: String,
+        /// The baseline compare folder.
+        baseline_dir: PathBuf,
+    },
+    /// A variant of the baseline compare folder that this one lacks.
+    OnlyBaseline {
+        /// The variant's name.
+        variant: String,
+    },
+}
+
+impl Compared {
+    /// The invariants that held in the baseline and are violated now.
+    pub fn regressions(&self) -> Vec<&VerdictChange> {
+        match self {
+            Compared::Pair { comparison, .. } => comparison.regressions(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `new` against `old`: run against run, or a compare folder against
+/// another, variant by variant of the same name, in `new`'s order, then
+/// the baseline's variants `new` lacks. Errors: a run folder against a
+/// compare folder, or a variant's summary unreadable.
+pub fn compared(new: &Folder, old: &Folder) -> Result<Vec<Compared>, FolderError> {
     match (new, old) {
-        (Folder::Run { dir, summary }, Folder::Run { dir: od, summary: os }) => Ok(render(
-            &compare(os, summary),
-            &label(od, os),
-            &label(dir, summary),
-        )),
+        (Folder::Run { dir, summary }, Folder::Run { dir: od, summary: os }) => {
+            Ok(vec![Compared::Pair {
+                variant: None,
+                dirs: (od.clone(), dir.clone()),
+                labels: (label(od, os), label(dir, summary)),
+                comparison: compare(os, summary),
+            }])
+        }
         (Folder::Compare { variants, .. }, Folder::Compare { dir: od, variants: ov }) => {
-            let mut o = String::new();
+            let mut list = Vec::new();
             for (name, vdir) in variants {
-                let _ = writeln!(o, "== variant {name}");
                 let Some((_, odir)) = ov.iter().find(|(n, _)| n == name) else {
-                    let _ = writeln!(o, "  not in the baseline {}", od.display());
+                    list.push(Compared::OnlyThisRun {
+                        variant: name.clone(),
+                        baseline_dir: od.clone(),
+                    });
                     continue;
                 };
                 let (ns, os) = (read_json(vdir, "summary.json")?, read_json(odir, "summary.json")?);
-                o.push_str(&render(
-                    &compare(&os, &ns),
-                    &label(odir, &os),
-                    &label(vdir, &ns),
-                ));
+                list.push(Compared::Pair {
+                    variant: Some(name.clone()),
+                    dirs: (odir.clone(), vdir.clone()),
+                    labels: (label(odir, &os), label(vdir, &ns)),
+                    comparison: compare(&os, &ns),
+                });
             }
             for (name, _) in ov.iter().filter(|(n, _)| !variants.iter().any(|(m, _)| m == n)) {
-                let _ = writeln!(o, "== variant {name}: only in the baseline, not in this run");
+                list.push(Compared::OnlyBaseline {
+                    variant: name.clone(),
+                });
             }
-            Ok(o)
+            Ok(list)
         }
         (_, Folder::Run { dir, .. }) | (_, Folder::Compare { dir, .. }) => Err(folder_error(
             dir,
             "the baseline must be the same kind of folder as RUN_DIR (run folder vs compare folder)",
         )),
     }
+}
+
+/// The baseline table(s) of [`compared`]'s list: one table for two run
+/// folders; per variant, under `== variant NAME`, for compare folders.
+pub fn text(list: &[Compared]) -> String {
+    let mut o = String::new();
+    for c in list {
+        match c {
+            Compared::Pair {
+                variant,
+                labels,
+                comparison,
+                ..
+            } => {
+                if let Some(name) = variant {
+                    let _ = writeln!(o, "== variant {name}");
+                }
+                o.push_str(&render(comparison, &labels.0, &labels.1));
+            }
+            Compared::OnlyThisRun {
+                variant,
+                baseline_dir,
+            } => {
+                let _ = writeln!(o, "== variant {variant}");
+                let _ = writeln!(o, "  not in the baseline {}", baseline_dir.display());
+            }
+            Compared::OnlyBaseline { variant } => {
+                let _ = writeln!(
+                    o,
+                    "== variant {variant}: only in the baseline, not in this run"
+                );
+            }
+        }
+    }
+    o
+}
+
+/// The baseline table(s) of `new` against `old` ([`compared`], [`text`]).
+/// Errors: as [`compared`]'s.
+pub fn report(new: &Folder, old: &Folder) -> Result<String, FolderError> {
+    Ok(text(&compared(new, old)?))
+}
+
+/// One comparison as JSON (`report --baseline --format json`, docs/cli.md):
+/// every figure (`figure`, `baseline`, `this_run`, `change`,
+/// `change_percent`; null where a side or the percentage is missing),
+/// every invariant's verdicts with `regression`, the exit codes, and the
+/// names of the regressed invariants.
+pub fn comparison_json(c: &Comparison) -> Value {
+    let figures: Vec<Value> = c
+        .figures
+        .iter()
+        .map(|f| {
+            json!({
+                "figure": f.path,
+                "baseline": f.old,
+                "this_run": f.new,
+                "change": f.change(),
+                "change_percent": f.percent(),
+            })
+        })
+        .collect();
+    let verdicts: Vec<Value> = c
+        .verdicts
+        .iter()
+        .map(|v| {
+            json!({
+                "invariant": v.invariant,
+                "baseline": v.old,
+                "this_run": v.new,
+                "regression": v.regressed(),
+            })
+        })
+        .collect();
+    let (before, now, rule) = &c.exit;
+    let regressions: Vec<&str> = c
+        .regressions()
+        .iter()
+        .map(|v| v.invariant.as_str())
+        .collect();
+    json!({
+        "figures": figures,
+        "verdicts": verdicts,
+        "exit": {
+            "baseline": before,
+            "this_run": now,
+            "this_run_rule": rule,
+            "no_longer_met": *before == Some(0) && now.is_some_and(|n| n != 0),
+        },
+        "regressions": regressions,
+    })
+}
+
+/// [`compared`]'s list as JSON: for two run folders, the one comparison
+/// with its folders; for compare folders, `variants`, each with its
+/// `name` and either its comparison or `only_in` (`this_run`,
+/// `baseline`). `regressions` lists every regressed invariant (prefixed
+/// `VARIANT/` for a compare folder's).
+pub fn json(list: &[Compared]) -> Value {
+    let pair = |dirs: &(PathBuf, PathBuf), c: &Comparison| {
+        let mut v = comparison_json(c);
+        v["baseline_dir"] = json!(dirs.0.display().to_string());
+        v["run_dir"] = json!(dirs.1.display().to_string());
+        v
+    };
+    if let [Compared::Pair {
+        variant: None,
+        dirs,
+        comparison,
+        ..
+    }] = list
+    {
+        return pair(dirs, comparison);
+    }
+    let mut regressions = Vec::new();
+    let variants: Vec<Value> = list
+        .iter()
+        .map(|c| match c {
+            Compared::Pair {
+                variant,
+                dirs,
+                comparison,
+                ..
+            } => {
+                let name = variant.clone().unwrap_or_default();
+                for r in comparison.regressions() {
+                    regressions.push(format!("{name}/{}", r.invariant));
+                }
+                let mut v = pair(dirs, comparison);
+                v["name"] = json!(name);
+                v
+            }
+            Compared::OnlyThisRun { variant, .. } => {
+                json!({ "name": variant, "only_in": "this_run" })
+            }
+            Compared::OnlyBaseline { variant } => {
+                json!({ "name": variant, "only_in": "baseline" })
+            }
+        })
+        .collect();
+    json!({ "variants": variants, "regressions": regressions })
 }

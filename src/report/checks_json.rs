@@ -10,6 +10,11 @@ use super::export::{Exporter, RunResults};
 /// File name in a run folder.
 pub const FILE: &str = "checks.json";
 
+/// Version of `checks.json`'s shape; bumped on any incompatible change. The
+/// file is a bare array of results, so only its schema
+/// (`schemas/checks.json`, `$id`) names it.
+pub const CHECKS_SCHEMA_VERSION: u32 = 1;
+
 /// The `checks.json` exporter.
 pub struct ChecksJson;
 

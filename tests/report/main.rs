@@ -11,4 +11,5 @@ mod dashboard_end;
 mod expectations;
 mod junit_schema;
 mod report;
+mod schemas;
 mod server;

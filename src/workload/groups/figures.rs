@@ -19,6 +19,7 @@ pub const OP_KINDS: [OpKind; 2] = [OpKind::Ingest, OpKind::Resolve];
 /// The groups figures of a run: top-level keys of `summary.json`
 /// (`crate::summary::Summary::put`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct GroupsFigures {
     /// Distinct events generated.
     #[serde(default)]

@@ -15,6 +15,7 @@ pub const OP_KINDS: [OpKind; 1] = [OpKind::Handle];
 /// The outbox's part of `summary.json` (`crate::summary::Summary::put`):
 /// one top-level key, `outbox`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutboxFigures {
     /// The queue, the attempts and the liveness report.
     pub outbox: OutboxSummary,
@@ -22,6 +23,7 @@ pub struct OutboxFigures {
 
 /// The outbox figures of a run (`summary.json`'s `outbox`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutboxSummary {
     /// Message ids M.
     pub messages: u64,
@@ -69,6 +71,7 @@ pub struct OutboxSummary {
 
 /// What the queue and the acks came to.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Liveness {
     /// Message ids of the run (M; a shard's: those it owns).
     pub messages: u64,
