@@ -85,8 +85,8 @@ pub struct Comparison {
     pub schema_version: u32,
     /// Scenario name.
     pub scenario: String,
-    /// The workload's name (absent in files written before any workload
-    /// but groups existed: [`workload_of_older_files`]).
+    /// The workload's name (absent in files written when groups was the
+    /// only workload; such files read as groups).
     #[serde(default = "workload_of_older_files")]
     pub workload: String,
     /// The seed every variant ran with.
