@@ -158,8 +158,9 @@ pub struct IngestGenerator {
 }
 
 impl IngestGenerator {
-    /// The ingest ops of `scenario`. `namespace` prefixes event ids and
-    /// projects (empty on a fresh database).
+    /// The ingest ops of `scenario`. `namespace` prefixes projects and
+    /// (namespaced, the default) event ids, or keys plain ones (empty on a
+    /// fresh database).
     pub fn new(scenario: &Scenario, namespace: &str) -> Self {
         Self::sharded(scenario, namespace, None)
     }
