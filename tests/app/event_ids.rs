@@ -88,6 +88,26 @@ fn holds_and_audits(o: &Output, run: &Path) {
     assert_eq!(a.status.code(), Some(0), "audit: {}", text(&a));
 }
 
+/// Two runs of one seed on one target (`what`): each sent 3000 ids, none
+/// of them the other's, both hold and audit again, and the second judged
+/// only its own 3000 rows.
+fn apart_and_holding(what: &str, (oa, a): (&Output, &Path), (ob, b): (&Output, &Path)) {
+    let (ia, ib) = (sent_ids(a), sent_ids(b));
+    assert_eq!((ia.len(), ib.len()), (3000, 3000));
+    assert!(ia.is_disjoint(&ib), "the runs share event ids");
+    holds_and_audits(oa, a);
+    holds_and_audits(ob, b);
+    assert_eq!(json(&b.join("summary.json"))["history"]["event_rows"], 3000);
+    println!(
+        "two runs of seed 1, {what}: {} + {} ids, {} in common; exit {:?} and {:?}",
+        ia.len(),
+        ib.len(),
+        ia.intersection(&ib).count(),
+        oa.status.code(),
+        ob.status.code()
+    );
+}
+
 fn shape_set(shape: &str) -> String {
     format!("keys.event_id=\"{shape}\"")
 }
@@ -174,25 +194,12 @@ fn two_runs_of_one_seed_into_one_service_share_no_id_and_both_hold() {
     let uuid = shape_set("uuid");
     let oa = http_run(&server.url, &a, &[&uuid]);
     let ob = http_run(&server.url, &b, &[&uuid]);
-    let (ia, ib) = (sent_ids(&a), sent_ids(&b));
-    assert_eq!((ia.len(), ib.len()), (3000, 3000));
-    assert!(ia.is_disjoint(&ib), "the runs share event ids");
-    holds_and_audits(&oa, &a);
-    holds_and_audits(&ob, &b);
+    apart_and_holding("uuid ids, one service", (&oa, &a), (&ob, &b));
     // The second run's export holds both runs' rows, all UUIDs; its audit
     // kept only its own namespace's.
     let stored = stored_ids(&b);
     assert_eq!(stored.len(), 6000);
     assert!(stored.iter().all(|id| is_uuid(id)));
-    assert_eq!(json(&b.join("summary.json"))["history"]["event_rows"], 3000);
-    println!(
-        "two runs of seed 1, uuid ids, one service: {} + {} ids, {} in common; exit {:?} and {:?}",
-        ia.len(),
-        ib.len(),
-        ia.intersection(&ib).count(),
-        oa.status.code(),
-        ob.status.code()
-    );
 }
 
 #[test]
@@ -217,20 +224,7 @@ fn two_runs_of_one_seed_into_one_database_share_no_id_and_both_hold() {
     // in a namespace of its own: the same seed draws the same bits.
     let (oa, a) = run("a", &[]);
     let (ob, b) = run("b", &["--set", "target.reuse=true"]);
-    let (ia, ib) = (sent_ids(&a), sent_ids(&b));
-    assert_eq!((ia.len(), ib.len()), (3000, 3000));
-    assert!(ia.is_disjoint(&ib), "the runs share event ids");
-    holds_and_audits(&oa, &a);
-    holds_and_audits(&ob, &b);
-    assert_eq!(json(&b.join("summary.json"))["history"]["event_rows"], 3000);
-    println!(
-        "two runs of seed 1, hex32 ids, one database: {} + {} ids, {} in common; exit {:?} and {:?}",
-        ia.len(),
-        ib.len(),
-        ia.intersection(&ib).count(),
-        oa.status.code(),
-        ob.status.code()
-    );
+    apart_and_holding("hex32 ids, one database", (&oa, &a), (&ob, &b));
 }
 
 #[test]

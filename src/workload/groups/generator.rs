@@ -555,14 +555,15 @@ mod tests {
         }
     }
 
-    /// Whether `id` is a canonical lowercase version 4 UUID.
+    /// Whether `id` is a canonical lowercase version 4 UUID: `h` a hex
+    /// digit, `v` the variant's.
     fn is_v4_uuid(id: &str) -> bool {
-        id.len() == 36
-            && id.char_indices().all(|(i, c)| match i {
-                8 | 13 | 18 | 23 => c == '-',
-                14 => c == '4',
-                19 => "89ab".contains(c),
-                _ => c.is_ascii_digit() || ('a'..='f').contains(&c),
+        let template = "hhhhhhhh-hhhh-4hhh-vhhh-hhhhhhhhhhhh";
+        id.len() == template.len()
+            && id.chars().zip(template.chars()).all(|(c, t)| match t {
+                'h' => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
+                'v' => "89ab".contains(c),
+                t => c == t,
             })
     }
 
