@@ -75,7 +75,9 @@ impl Shard {
     /// namespace): `k<i>-` when n > 1. It makes the shards' ids disjoint by
     /// construction, whatever their random draws: two shards can never
     /// send one event id (only a shard's own duplicate-id retries reuse
-    /// an id, as in an unsharded run).
+    /// an id, as in an unsharded run). Plain ids (`keys.event_id` = uuid
+    /// or hex32) carry no prefix: the groups' generator hashes it into
+    /// them instead.
     pub fn id_prefix(shard: Option<Shard>) -> String {
         match shard {
             Some(s) if s.count > 1 => format!("k{}-", s.index),

@@ -11,6 +11,7 @@ mod audit_untrusted;
 mod cli;
 mod cli_basics;
 mod docs;
+mod event_ids;
 mod msrv;
 mod outbox_parity;
 mod outbox_shard_merge;

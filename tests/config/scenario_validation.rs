@@ -526,6 +526,7 @@ fn empty_file_gets_every_default() {
         skew: Skew::Uniform,
         hot_groups: 4,
         hot_fraction: 0.9,
+        event_id: None,
     }));
     expected.set_part(Some(Retry {
         probability: 0.2,

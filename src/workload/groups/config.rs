@@ -76,7 +76,30 @@ pub enum Skew {
     Hot,
 }
 
-/// `[keys]`: the (project, fingerprint) space.
+/// `keys.event_id`: the shape of the event ids a run sends. Whatever the
+/// shape, a run's rows are told from other runs' by the project namespace
+/// (the audit keeps only the projects that start with it), never by the id.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum EventIdShape {
+    /// The run's namespace and shard prefix, then a random UUID (what a
+    /// run sent before the key existed; the id alone says whose it is).
+    Namespaced,
+    /// A canonical version 4 UUID, lowercase, 36 characters: a keyed hash
+    /// of the drawn bits and the run's namespace and shard.
+    Uuid,
+    /// The same UUID as 32 lowercase hex digits, without dashes (a Sentry
+    /// event id).
+    Hex32,
+}
+
+impl EventIdShape {
+    /// The shapes as the key takes them.
+    pub const NAMES: &'static [&'static str] = &["namespaced", "uuid", "hex32"];
+}
+
+/// `[keys]`: the (project, fingerprint) space, and the event ids' shape.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -91,6 +114,17 @@ pub struct Keys {
     pub hot_groups: u32,
     /// hot only: share of events (and resolves) that go to the hot set (default 0.9; 0..=1).
     pub hot_fraction: f64,
+    /// The event ids' shape: namespaced (not set), uuid or hex32. Unset, it
+    /// is left out of the saved scenario, which stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<EventIdShape>,
+}
+
+impl Keys {
+    /// The event ids' shape (namespaced when not set).
+    pub fn event_id(&self) -> EventIdShape {
+        self.event_id.unwrap_or(EventIdShape::Namespaced)
+    }
 }
 
 impl Section for Keys {
@@ -302,6 +336,8 @@ const KEYS_FIELDS: &[Field] = &[
         Some("4"),
     ),
     field("hot_fraction", Kind::Fraction, Some("0.9")),
+    // Not set: namespaced, and the saved scenario stays as it always was.
+    field("event_id", Kind::OneOf(EventIdShape::NAMES), None),
 ];
 
 const RETRY_FIELDS: &[Field] = &[

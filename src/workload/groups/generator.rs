@@ -7,13 +7,16 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+use crate::history::Header;
 use crate::scenario::limits::{LATER_WINDOW, MAX_RETRIES};
 use crate::scenario::Scenario;
 use crate::shard::Shard;
-use crate::workload::groups::config::{GroupsScenario, Keys, LoadModel, Retry, Skew};
+use crate::workload::groups::config::{EventIdShape, GroupsScenario, Keys, LoadModel, Retry, Skew};
 use crate::workload::groups::{group_id, IngestOp, ResolveOp};
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -151,12 +154,13 @@ pub struct IngestGenerator {
     pending: BinaryHeap<Reverse<Due>>,
     tie: u64,
     open_rate: Option<f64>,
-    namespace: String,
+    ids: EventIds,
 }
 
 impl IngestGenerator {
-    /// The ingest ops of `scenario`. `namespace` prefixes event ids and
-    /// projects (empty on a fresh database).
+    /// The ingest ops of `scenario`. `namespace` prefixes projects and
+    /// (namespaced, the default) event ids, or keys plain ones (empty on a
+    /// fresh database).
     pub fn new(scenario: &Scenario, namespace: &str) -> Self {
         Self::sharded(scenario, namespace, None)
     }
@@ -179,7 +183,7 @@ impl IngestGenerator {
             pending: BinaryHeap::new(),
             tie: 0,
             open_rate,
-            namespace: format!("{namespace}{}", Shard::id_prefix(shard)),
+            ids: EventIds::new(scenario.keys().event_id(), namespace, shard),
         }
     }
 
@@ -266,7 +270,8 @@ impl IngestGenerator {
     fn fresh_event(&mut self) -> Arc<Event> {
         self.fresh += 1;
         let group = self.keys.pick(&mut self.rng);
-        let id = uuid_like(&mut self.rng, &self.namespace);
+        // One draw whatever the shape: the plan stays the seed's.
+        let id = self.ids.make(self.rng.random());
         let event = Arc::new(Event { id, group });
         if self.retry.probability > 0.0 && self.rng.random_bool(self.retry.probability) {
             // Drawn as they always were (plans stay); clamped for a
@@ -326,20 +331,147 @@ impl ResolveGenerator {
     }
 }
 
-/// A UUID-shaped (version 4 layout) id drawn from `rng`, prefixed by `namespace`.
-fn uuid_like(rng: &mut impl Rng, namespace: &str) -> String {
-    let v: u128 = rng.random();
+/// The event ids of one run, or of one shard of a sharded run: their
+/// shape (`keys.event_id`) and their key, the run's project namespace and
+/// the shard's prefix ([`Shard::id_prefix`]), which keeps them apart from
+/// every other run's and shard's ids on one target.
+///
+/// - namespaced: the key, then a UUID of the 128 drawn bits (version 4
+///   layout: 122 of them kept), as every run sent before the key existed.
+/// - uuid, hex32: the id carries no key a reader could see, so the key
+///   goes into a hash instead: the high 88 bits are SHA-256 of (key,
+///   drawn bits), the version 4 bits set over them (82 bits left), and
+///   the low 40 bits are a tag, SHA-256 of (key, the high bits). Two runs
+///   with one seed draw the same bits, but in different namespaces they
+///   get unrelated ids (a shared one by chance about once in 2^82 pairs),
+///   and likewise two shards of one run; a retry reuses its event's id.
+///   The tag lets a shard tell the ids of its key from any others
+///   ([`EventIds::is_own`]; a foreign id passes once in 2^40).
+///
+/// Either way the audit keeps a run's rows apart from other runs' by
+/// their project, never by the id: the final tables keep only the
+/// projects that start with the run's namespace.
+#[derive(Debug, Clone)]
+pub struct EventIds {
+    shape: EventIdShape,
+    key: String,
+}
+
+/// The low bits of a plain id that hold its tag.
+const TAG_BITS: u32 = 40;
+
+impl EventIds {
+    /// The ids of a run in `namespace` (empty on a fresh database), shard
+    /// `shard` of it if sharded.
+    pub fn new(shape: EventIdShape, namespace: &str, shard: Option<Shard>) -> Self {
+        EventIds {
+            shape,
+            key: format!("{namespace}{}", Shard::id_prefix(shard)),
+        }
+    }
+
+    /// The id of the event whose drawn bits are `drawn`.
+    pub fn make(&self, drawn: u128) -> String {
+        match self.shape {
+            EventIdShape::Namespaced => format!("{}{}", self.key, uuid_text(v4(drawn))),
+            EventIdShape::Uuid => uuid_text(self.keyed(drawn)),
+            EventIdShape::Hex32 => format!("{:032x}", self.keyed(drawn)),
+        }
+    }
+
+    /// Whether `id` may be one of these ids, whatever the shape it was
+    /// made in: it starts with the (non-empty) key, or it is a plain id
+    /// (36-character UUID or 32 hex digits) that carries the key's tag.
+    /// A sharded run asks it of the target's rows in its namespace before
+    /// its load: any such row is an earlier run's with the same run id.
+    pub fn is_own(&self, id: &str) -> bool {
+        (!self.key.is_empty() && id.starts_with(&self.key))
+            || plain_bits(id).is_some_and(|v| {
+                let high = v >> TAG_BITS << TAG_BITS;
+                v4(high) == high && self.tag(high) == v ^ high
+            })
+    }
+
+    /// A plain id: the hashed high bits, then their tag.
+    fn keyed(&self, drawn: u128) -> u128 {
+        let high = v4(digest(b"event id", &self.key, drawn) >> TAG_BITS << TAG_BITS);
+        high | self.tag(high)
+    }
+
+    fn tag(&self, high: u128) -> u128 {
+        digest(b"event id tag", &self.key, high) >> (128 - TAG_BITS)
+    }
+}
+
+/// The groups' key of the history's header: the event ids' shape, written
+/// only when `keys.event_id` is set, so a default run's header is what it
+/// always was.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct IdsHeader {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    event_id: Option<EventIdShape>,
+}
+
+/// Records the event ids' shape (`keys.event_id`, when set) in `h`.
+pub fn put_event_id(h: &mut Header, shape: Option<EventIdShape>) {
+    h.put(&IdsHeader { event_id: shape });
+}
+
+/// The event ids' shape a history's header records: namespaced when it
+/// records none (a default run, or a history older than the key).
+pub fn event_id_of(h: &Header) -> EventIdShape {
+    h.part::<IdsHeader>()
+        .and_then(|p| p.event_id)
+        .unwrap_or(EventIdShape::Namespaced)
+}
+
+/// The first 128 bits of SHA-256 over (`domain`, `key`, `v`), each
+/// delimited so that no two inputs run into each other.
+fn digest(domain: &[u8], key: &str, v: u128) -> u128 {
+    let mut h = Sha256::new();
+    h.update(domain);
+    h.update([0]);
+    h.update((key.len() as u64).to_be_bytes());
+    h.update(key.as_bytes());
+    h.update(v.to_be_bytes());
+    let out = h.finalize();
+    u128::from_be_bytes(out[..16].try_into().expect("SHA-256 has 32 bytes"))
+}
+
+/// `v` with the version 4 UUID's version and variant bits set.
+fn v4(v: u128) -> u128 {
     let v = (v & !(0xF000 << 64)) | (0x4000 << 64);
-    let v = (v & !(0xC000 << 48)) | (0x8000 << 48);
+    (v & !(0xC000 << 48)) | (0x8000 << 48)
+}
+
+/// `v` as a canonical UUID: 8-4-4-4-12 lowercase hex digits.
+fn uuid_text(v: u128) -> String {
     let h = format!("{v:032x}");
     format!(
-        "{namespace}{}-{}-{}-{}-{}",
+        "{}-{}-{}-{}-{}",
         &h[0..8],
         &h[8..12],
         &h[12..16],
         &h[16..20],
         &h[20..32]
     )
+}
+
+/// The 128 bits of a plain id (either shape); None for anything else.
+fn plain_bits(id: &str) -> Option<u128> {
+    let dashes = [8, 13, 18, 23];
+    let hex: String = match id.len() {
+        32 => id.to_string(),
+        36 if dashes.iter().all(|&i| id.as_bytes()[i] == b'-') => {
+            id.chars().filter(|&c| c != '-').collect()
+        }
+        _ => return None,
+    };
+    let lower_hex = |c: u8| c.is_ascii_digit() || (b'a'..=b'f').contains(&c);
+    if hex.len() != 32 || !hex.bytes().all(lower_hex) {
+        return None;
+    }
+    u128::from_str_radix(&hex, 16).ok()
 }
 
 #[cfg(test)]
@@ -421,6 +553,157 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Whether `id` is a canonical lowercase version 4 UUID: `h` a hex
+    /// digit, `v` the variant's.
+    fn is_v4_uuid(id: &str) -> bool {
+        let template = "hhhhhhhh-hhhh-4hhh-vhhh-hhhhhhhhhhhh";
+        id.len() == template.len()
+            && id.chars().zip(template.chars()).all(|(c, t)| match t {
+                'h' => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
+                'v' => "89ab".contains(c),
+                t => c == t,
+            })
+    }
+
+    fn ingest_ops(extra: &[&str], namespace: &str, shard: Option<Shard>) -> Vec<IngestOp> {
+        let s = scenario(extra);
+        let mut g = IngestGenerator::sharded(&s, namespace, shard);
+        std::iter::from_fn(move || g.next_op()).collect()
+    }
+
+    #[test]
+    fn namespaced_ids_are_the_namespace_then_the_drawn_uuid() {
+        let ids = EventIds::new(EventIdShape::Namespaced, "r1-ab.", None);
+        let drawn = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128;
+        assert_eq!(
+            ids.make(drawn),
+            "r1-ab.01234567-89ab-4def-bedc-ba9876543210"
+        );
+        let shard = Some(Shard { index: 1, count: 2 });
+        let ids = EventIds::new(EventIdShape::Namespaced, "s-x.", shard);
+        assert_eq!(
+            ids.make(drawn),
+            "s-x.k1-01234567-89ab-4def-bedc-ba9876543210"
+        );
+    }
+
+    #[test]
+    fn plain_ids_have_their_shape_and_the_plan_stays_the_seeds() {
+        let base = ["stop.events=2000", "retry.probability=0.5"];
+        let namespaced = ingest_ops(&base, "r1-ab.", None);
+        for (shape, ok) in [
+            ("uuid", is_v4_uuid as fn(&str) -> bool),
+            ("hex32", |id: &str| {
+                id.len() == 32
+                    && id
+                        .bytes()
+                        .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+            }),
+        ] {
+            let set = format!("keys.event_id=\"{shape}\"");
+            let ops = ingest_ops(&[base[0], base[1], &set], "r1-ab.", None);
+            assert_eq!(ops.len(), namespaced.len(), "{shape}");
+            // One id per event, as before: the same ops in the same order,
+            // the same duplicates, only the ids' text differs.
+            let mut map = std::collections::HashMap::new();
+            for (a, b) in namespaced.iter().zip(&ops) {
+                assert!(ok(&b.event_id), "{shape}: {}", b.event_id);
+                let mut b2 = b.clone();
+                b2.event_id = a.event_id.clone();
+                assert_eq!(&b2, a, "{shape}");
+                assert_eq!(
+                    map.entry(a.event_id.clone()).or_insert(b.event_id.clone()),
+                    &b.event_id
+                );
+            }
+            let distinct: std::collections::HashSet<_> = map.values().collect();
+            assert_eq!(distinct.len(), map.len(), "{shape}: two events share an id");
+            assert_eq!(map.len(), 2000);
+        }
+    }
+
+    #[test]
+    fn plain_ids_differ_between_namespaces_and_shards_with_one_seed() {
+        let uuid = ["stop.events=3000", "keys.event_id=\"uuid\""];
+        let ids = |ns: &str, shard: Option<Shard>| -> std::collections::HashSet<String> {
+            ingest_ops(&uuid, ns, shard)
+                .into_iter()
+                .map(|o| o.event_id)
+                .collect()
+        };
+        let fresh = ids("", None);
+        let again = ids("", None);
+        assert_eq!(fresh, again, "the ids are the seed's");
+        let reused = ids("r1700000000000-0badf00d.", None);
+        let k0 = ids("s-run.", Some(Shard { index: 0, count: 2 }));
+        let k1 = ids("s-run.", Some(Shard { index: 1, count: 2 }));
+        let k0_of_3 = ids("s-run.", Some(Shard { index: 0, count: 3 }));
+        for (name, set) in [("reused", &reused), ("k0", &k0), ("k1", &k1)] {
+            assert_eq!(set.len(), 3000, "{name}");
+            assert!(
+                set.is_disjoint(&fresh),
+                "{name} shares ids with the first run"
+            );
+        }
+        assert!(k0.is_disjoint(&k1) && reused.is_disjoint(&k0) && reused.is_disjoint(&k1));
+        // A shard's key is its index (`k<i>-`): shard 0 of 3 draws other
+        // bits (its seed), so its ids differ anyway; the check of a used
+        // run id reads the key, not the count.
+        assert!(k0_of_3.is_disjoint(&k1));
+    }
+
+    #[test]
+    fn a_shard_knows_its_own_ids_in_either_shape() {
+        let shard = |i| Some(Shard { index: i, count: 2 });
+        for shape in [
+            EventIdShape::Uuid,
+            EventIdShape::Hex32,
+            EventIdShape::Namespaced,
+        ] {
+            let mine = EventIds::new(shape, "s-run.", shard(0));
+            for other in [
+                EventIdShape::Uuid,
+                EventIdShape::Hex32,
+                EventIdShape::Namespaced,
+            ] {
+                let theirs = EventIds::new(other, "s-run.", shard(1));
+                let earlier = EventIds::new(other, "s-run.", shard(0));
+                let elsewhere = EventIds::new(other, "s-other.", shard(0));
+                let mut rng = ChaCha8Rng::seed_from_u64(7);
+                for _ in 0..2000 {
+                    let drawn: u128 = rng.random();
+                    assert!(mine.is_own(&mine.make(drawn)));
+                    assert!(mine.is_own(&earlier.make(drawn)), "{other:?}");
+                    assert!(!mine.is_own(&theirs.make(drawn)), "{other:?}");
+                    assert!(!mine.is_own(&elsewhere.make(drawn)), "{other:?}");
+                }
+            }
+        }
+        let mine = EventIds::new(EventIdShape::Uuid, "s-run.", shard(0));
+        for id in ["", "x", "0123456789abcdef0123456789ABCDEF", "s-run.k1-00"] {
+            assert!(!mine.is_own(id), "{id}");
+        }
+    }
+
+    #[test]
+    fn the_header_records_a_set_shape_and_defaults_to_namespaced() {
+        // A header as a groups run before the key wrote it.
+        let line = r#"{"schema_version":3,"workload":"groups","scenario":"s","variant":"v","seed":7,"started_utc":"2026-01-01T00:00:00Z","step_log":true,"counting_step":0,"namespace":""}"#;
+        let mut h: Header = serde_json::from_str(line).unwrap();
+        assert_eq!(event_id_of(&h), EventIdShape::Namespaced);
+        put_event_id(&mut h, None);
+        assert_eq!(serde_json::to_string(&h).unwrap(), line);
+        assert!(
+            h.workload_part.is_empty(),
+            "a default run's header is unchanged"
+        );
+        assert_eq!(event_id_of(&h), EventIdShape::Namespaced);
+        put_event_id(&mut h, Some(EventIdShape::Hex32));
+        assert_eq!(event_id_of(&h), EventIdShape::Hex32);
+        let text = serde_json::to_string(&h).unwrap();
+        assert!(text.contains(r#""event_id":"hex32""#), "{text}");
     }
 
     #[test]

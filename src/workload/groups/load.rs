@@ -24,6 +24,8 @@ use crate::target::http::HttpTarget;
 use crate::target::sqlite::SqliteTarget;
 use crate::target::{Setup, Target};
 use crate::workload::groups::checker::Tables;
+use crate::workload::groups::config::EventIdShape;
+use crate::workload::groups::generator::EventIds;
 use crate::workload::groups::http_runtime::{run_load_http, GroupIdSource};
 use crate::workload::groups::runtime::LoadOutcome;
 use crate::workload::groups::runtime::{run_load, LoadPlan};
@@ -34,16 +36,19 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 /// A shard refuses a run id that was used before: a sibling shard never
-/// writes this shard's event ids (they carry its `k<i>-` prefix), so any
-/// row with them at the start is an earlier run's, and would make the
-/// merged audit count events nobody sent in this run (a false violation).
-/// Checking only its own prefix keeps the check free of races with the
+/// writes this shard's event ids (they carry its `k<i>-` prefix, or with
+/// plain ids its keyed tag: see [`EventIds`]), so any row with them at the
+/// start is an earlier run's, and would make the merged audit count events
+/// nobody sent in this run (a false violation). Ids of either kind count,
+/// whatever this run's shape: the earlier run may have had another.
+/// Checking only its own ids keeps the check free of races with the
 /// siblings. Errors: exit 2 when such rows exist, 3 when the export fails.
 fn refuse_used_run_id(
     src: &HttpSource<'_>,
     run_dir: &Path,
     namespace: &str,
     shard: crate::shard::Shard,
+    shape: EventIdShape,
 ) -> Result<(), RunError> {
     let before = run_dir.join("export-before.json");
     src.export_to(&src.client().mapping().export, &before)
@@ -53,16 +58,22 @@ fn refuse_used_run_id(
     let mut tables = Tables::default();
     read_export(&before, namespace, &mut tables).map_err(RunError::Target)?;
     let _ = std::fs::remove_file(&before);
-    let own = format!("{namespace}{}", crate::shard::Shard::id_prefix(Some(shard)));
-    let used = tables
-        .event_ids
-        .iter()
-        .filter(|id| id.starts_with(&own))
-        .count();
+    let ids = EventIds::new(shape, namespace, Some(shard));
+    let used = tables.event_ids.iter().filter(|id| ids.is_own(id)).count();
     if used > 0 {
+        let own = format!("{namespace}{}", crate::shard::Shard::id_prefix(Some(shard)));
+        let which = match shape {
+            EventIdShape::Namespaced => format!("ids {own}..."),
+            EventIdShape::Uuid | EventIdShape::Hex32 => {
+                format!(
+                    "ids that carry shard {}'s tag in this namespace",
+                    shard.index
+                )
+            }
+        };
         return Err(RunError::Input(format!(
             "the run id of namespace {namespace:?} was used before: the target already holds \
-             {used} events of shard {}/{} (ids {own}...); give every sharded run a fresh --run-id",
+             {used} events of shard {}/{} ({which}); give every sharded run a fresh --run-id",
             shard.index, shard.count
         )));
     }
@@ -136,7 +147,10 @@ pub(super) fn http_phase(
 ) -> Result<Phase, RunError> {
     let mut target = HttpTarget::start(x)?;
     if let Some(shard) = plan.shard.filter(|s| s.count > 1) {
-        target.before_load(|src| refuse_used_run_id(src, x.run_dir, plan.namespace, shard))??;
+        let shape = p.scenario.keys().event_id();
+        target.before_load(|src| {
+            refuse_used_run_id(src, x.run_dir, plan.namespace, shard, shape)
+        })??;
     }
     let group_ids = target.mapping().group_ids;
     let (load, gone) = target.run(|c| {

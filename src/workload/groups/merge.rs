@@ -10,8 +10,10 @@
 //!
 //! Why the merged audit of groups is sound (it must never report a
 //! violation on a correct system, nor `holds` on a broken one):
-//! - Event ids of different shards are disjoint by construction (see
-//!   [`crate::shard::Shard`]), so every attempt of one event id lies in
+//! - Event ids of different shards are disjoint: by construction (see
+//!   [`crate::shard::Shard`]), or, for plain ids (`keys.event_id`), but
+//!   for a chance of about 2^-82 per pair (a hash keyed by the shard: see
+//!   `generator::EventIds`), so every attempt of one event id lies in
 //!   one shard's history: Done / Maybe per event, and so CountExact and
 //!   TypeOK, are what they are in that shard, whatever the merged order.
 //! - The checkers compare instants of different shards only through "this

@@ -194,6 +194,7 @@ impl WorkloadRun for GroupsRun {
                 .then_some([t.first as u32, t.last as u32])
         });
         h.namespace = self.namespace.clone();
+        crate::workload::groups::generator::put_event_id(h, self.p.scenario.keys().event_id);
     }
 
     fn workers(&self) -> usize {
