@@ -75,3 +75,18 @@ pub fn of_scenario(
         ))
     })
 }
+
+/// The built-in workloads' summary parts, for the published `summary.json`
+/// schema (`crate::schemas`): each part's type is added to `g`, and the
+/// names of their definitions are returned, so the schema's generator
+/// names no workload.
+#[cfg(test)]
+pub fn summary_part_schemas(g: &mut schemars::generate::SchemaGenerator) -> Vec<String> {
+    use schemars::JsonSchema;
+    g.subschema_for::<super::groups::figures::GroupsFigures>();
+    g.subschema_for::<super::outbox::figures::OutboxFigures>();
+    vec![
+        super::groups::figures::GroupsFigures::schema_name().into_owned(),
+        super::outbox::figures::OutboxFigures::schema_name().into_owned(),
+    ]
+}
