@@ -419,15 +419,27 @@ fn workload_of<'m>(g: &Graph, m: &'m str) -> Option<&'m str> {
 }
 
 fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
+    unallowed_imports(g, allowed, "CROSS_WORKLOAD", |a, b| {
+        let (wa, wb) = (workload_of(g, a)?, workload_of(g, b)?);
+        (wa != wb).then_some(wb)
+    })
+}
+
+/// The imports `a -> b` that `flagged` picks (it names the workload of
+/// `b`), less those `allowed` lists; then each allowance that matches no
+/// import, as stale, named by its `list`.
+fn unallowed_imports<'g>(
+    g: &'g Graph,
+    allowed: &[(&str, &str, &str)],
+    list: &str,
+    flagged: impl Fn(&'g str, &'g str) -> Option<&'g str>,
+) -> Vec<String> {
     let mut out = Vec::new();
     let mut used = BTreeSet::new();
     for ((a, b), names) in &g.edges {
-        let (Some(wa), Some(wb)) = (workload_of(g, a), workload_of(g, b)) else {
+        let Some(wb) = flagged(a, b) else {
             continue;
         };
-        if wa == wb {
-            continue;
-        }
         if let Some(k) = allowed.iter().position(|(x, y, _)| x == a && y == b) {
             used.insert(k);
             continue;
@@ -441,7 +453,7 @@ fn cross_workload(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
     for (k, (a, b, _)) in allowed.iter().enumerate() {
         if !used.contains(&k) {
             out.push(format!(
-                "CROSS_WORKLOAD lists {a} -> {b}, which it no longer imports: remove it"
+                "{list} lists {a} -> {b}, which it no longer imports: remove it"
             ));
         }
     }
@@ -519,33 +531,10 @@ fn the_folder_check_finds_an_outside_import() {
 }
 
 fn folder_imports(g: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut used = BTreeSet::new();
-    for ((a, b), names) in &g.edges {
-        let Some(wb) = workload_of(g, b) else {
-            continue;
-        };
-        if workload_of(g, a).is_some() || may_import_a_folder(a) {
-            continue;
-        }
-        if let Some(k) = allowed.iter().position(|(x, y, _)| x == a && y == b) {
-            used.insert(k);
-            continue;
-        }
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        out.push(format!(
-            "{a} imports workload {wb}'s {b}: {}",
-            names.join(", ")
-        ));
-    }
-    for (k, (a, b, _)) in allowed.iter().enumerate() {
-        if !used.contains(&k) {
-            out.push(format!(
-                "FOLDER_IMPORTS lists {a} -> {b}, which it no longer imports: remove it"
-            ));
-        }
-    }
-    out
+    unallowed_imports(g, allowed, "FOLDER_IMPORTS", |a, b| {
+        let wb = workload_of(g, b)?;
+        (workload_of(g, a).is_none() && !may_import_a_folder(a)).then_some(wb)
+    })
 }
 
 /// String literals outside every workload's folder that name a built-in
