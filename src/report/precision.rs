@@ -10,7 +10,7 @@
 //! nemesis and workload).
 
 use crate::history::{Entry, OpKind};
-use crate::scenario::api::{Api, EventRows};
+use crate::scenario::api::EventRows;
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 
@@ -47,8 +47,10 @@ impl AmbiguousOps {
     }
 }
 
-/// The precision losses of a run of `s` whose history fed `ops`.
-pub fn losses(s: &Scenario, ops: &AmbiguousOps) -> Vec<PrecisionLoss> {
+/// The precision losses of a run of `s` whose history fed `ops`;
+/// `unprobed_refusals`: the mapped service's refusals do not give the
+/// status and count they read (its workload's requests say).
+pub fn losses(s: &Scenario, ops: &AmbiguousOps, unprobed_refusals: bool) -> Vec<PrecisionLoss> {
     let mut out = Vec::new();
     for ((f, why), n) in &ops.counts {
         match *f {
@@ -95,8 +97,7 @@ pub fn losses(s: &Scenario, ops: &AmbiguousOps) -> Vec<PrecisionLoss> {
             ops: *n,
         });
     }
-    let api = s.api.clone().unwrap_or_else(Api::default);
-    if s.api.is_some() && (api.resolve.status.is_empty() || api.resolve.event_count.is_empty()) {
+    if unprobed_refusals {
         out.push(PrecisionLoss {
             invariant: "NoMissedRegression".into(),
             what: "refused resolves are no probes: only the final rows are".into(),

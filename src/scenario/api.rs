@@ -1,8 +1,10 @@
 //! `[api]` and `[audit]`: how the bench speaks to a service with an API of
-//! its own (request templates, answer pointers, status meanings; groups'
-//! ingest, resolve and lookup, the outbox's handle), and where the audit
-//! reads the final tables from (the contract's export, or the service's
-//! own SQLite database through `export.*` queries).
+//! its own (the health request and the headers of every request here;
+//! each workload's own requests in its folder, held here type-erased as
+//! [`ApiParts`]; what their answers' statuses may mean and how pointers
+//! and tests are read), and where the audit reads the final tables from
+//! (the contract's export, or the service's own SQLite database through
+//! `export.*` queries).
 //!
 //! Every key defaults to the HTTP contract (`http-contract.md`, version 1):
 //! a scenario without `[api]` speaks the contract, and `[api]` changes only
@@ -13,34 +15,35 @@
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
 
-use serde::{Deserialize, Serialize};
+use super::part::{Part, Section};
+use super::section;
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
+use std::fmt;
+
+/// The `[api]` keys every workload's scenario takes; the others are its
+/// workload's requests ([`ApiParts`]).
+pub const COMMON_KEYS: &[&str] = &["health", "headers"];
 
 /// `[api]`: how requests are made and answers read. Default: the contract.
+///
+/// Serde refuses unknown keys through [`ApiParts`] (which reads every key
+/// the fields here leave): `deny_unknown_fields` cannot be had with
+/// `flatten`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Api {
     /// `METHOD PATH` whose 2xx answer means ready (default `GET /healthz`).
     pub health: String,
     /// Headers of every request; `${NAME}` reads environment variable NAME.
     pub headers: BTreeMap<String, String>,
-    /// Where the service's group ids come from (default: its answers).
-    pub group_ids: GroupIds,
-    /// The value of `{release}` (default `specstorm@1`).
-    pub release: String,
-    /// `[api.ingest]`.
-    pub ingest: IngestMap,
-    /// `[api.resolve]`.
-    pub resolve: ResolveMap,
-    /// `[api.lookup]`: a request that names the group id of (project,
-    /// fingerprint); needed by `group_ids = "lookup"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lookup: Option<LookupMap>,
-    /// `[api.handle]`: the outbox workload's delivery request (None: the
-    /// contract's `POST /v1/messages`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub handle: Option<HandleMap>,
+    /// The workloads' own requests (each workload's part, with its
+    /// defaults when not given): read them with [`Api::part`].
+    #[serde(flatten)]
+    pub requests: ApiParts,
 }
 
 impl Default for Api {
@@ -48,194 +51,186 @@ impl Default for Api {
         Api {
             health: "GET /healthz".into(),
             headers: BTreeMap::new(),
-            group_ids: GroupIds::Answer,
-            release: "specstorm@1".into(),
-            ingest: IngestMap::default(),
-            resolve: ResolveMap::default(),
-            lookup: None,
-            handle: None,
+            requests: ApiParts::default(),
         }
     }
 }
 
-/// `api.group_ids`: how a resolver learns the id of a group the service
-/// computed.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum GroupIds {
-    /// From the ingest answers (`api.ingest.group_id`).
-    #[default]
-    Answer,
-    /// From `[api.lookup]`, asked when a resolver needs a group id it lacks.
-    Lookup,
-    /// From the audit database (`[audit] sqlite`, its `export.groups`
-    /// query), read every 200 ms while the load runs.
-    Audit,
+impl Api {
+    /// The part of type `T` (a workload's requests).
+    pub fn part<T: Section>(&self) -> Option<&T> {
+        self.requests.get::<T>()
+    }
+
+    /// The part of type `T`, mutably.
+    pub fn part_mut<T: Section>(&mut self) -> Option<&mut T> {
+        self.requests.get_mut::<T>()
+    }
 }
 
-/// `[api.ingest]`: one ingest attempt (or a batch of them).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields, default)]
-pub struct IngestMap {
-    /// `METHOD PATH` (default `POST /v1/events`).
-    pub request: String,
-    /// Headers of this request, added to `api.headers`.
-    pub headers: BTreeMap<String, String>,
-    /// The body of one event (JSON template; default the contract's).
-    pub body: String,
-    /// Events per request (default 1); above 1 needs `envelope` and `items`.
-    pub batch: u32,
-    /// The body of a request holding several events: `{items}` is their
-    /// bodies joined by ",". Empty: the event's body alone.
-    pub envelope: String,
-    /// Pointer to the array of per-event answers; empty: the answer is the
-    /// event's own.
-    pub items: String,
-    /// Pointer, in each item, to the event id it answers: items are then
-    /// matched by id; empty: by position (the service answers in request
-    /// order).
-    pub item_id: String,
-    /// Pointer to accepted (a bool), or `POINTER == VALUE`; empty: the
-    /// answer does not say accepted or duplicate.
-    pub accepted: String,
-    /// With `accepted = "POINTER == VALUE"`, the test a duplicate's answer
-    /// passes (`"/status == duplicate"`): an answer that passes neither
-    /// (or both) is not the mapping's. Empty: not named (required with an
-    /// `==` accepted before a run sends anything).
-    pub duplicate: String,
-    /// Pointer to the group id the service named; empty: not in the answer.
-    pub group_id: String,
-    /// Status code (`"201"`) or class (`"2xx"`) to meaning, over the defaults.
-    pub codes: BTreeMap<String, String>,
-    /// The service may answer ok and yet drop the event (caps, sampling):
-    /// an ok that says accepted is then no proof the event is stored.
-    pub may_drop: bool,
+/// The workloads' own `[api]` requests, each as its workload's type (its
+/// `requests` in [`crate::scenario::section`]), one per built-in workload
+/// in the registry's order, filled with its defaults when none of its keys
+/// is given: the resolved `[api]` always held every workload's request
+/// tables (the loader refuses another workload's keys when given, and the
+/// saved `scenario.toml` leaves them out).
+pub struct ApiParts(Vec<(&'static str, Box<dyn Part>)>);
+
+impl ApiParts {
+    /// The part of type `T`, if a workload's requests are of it.
+    pub fn get<T: Section>(&self) -> Option<&T> {
+        self.0
+            .iter()
+            .find_map(|(_, p)| p.as_any().downcast_ref::<T>())
+    }
+
+    /// The part of type `T`, mutably.
+    pub fn get_mut<T: Section>(&mut self) -> Option<&mut T> {
+        self.0
+            .iter_mut()
+            .find_map(|(_, p)| p.as_any_mut().downcast_mut::<T>())
+    }
+
+    /// The part of the workload `workload`, if it has one.
+    pub fn of(&self, workload: &str) -> Option<&dyn Part> {
+        self.0
+            .iter()
+            .find(|(w, _)| *w == workload)
+            .map(|(_, p)| p.as_ref())
+    }
+
+    /// Reads every workload's part from the keys given to it (each read
+    /// from no keys is its defaults).
+    fn read(
+        mut given: BTreeMap<&'static str, serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<ApiParts, erased_serde::Error> {
+        let mut parts = Vec::new();
+        for w in section::workloads() {
+            let keys = given.remove(w.workload).unwrap_or_default();
+            let mut d = <dyn erased_serde::Deserializer>::erase(serde_json::Value::Object(keys));
+            parts.push((w.workload, (w.requests.read)(&mut d)?));
+        }
+        Ok(ApiParts(parts))
+    }
 }
 
-impl Default for IngestMap {
+/// The workload whose requests take the `[api]` key `key`.
+fn owner_of_key(key: &str) -> Option<&'static str> {
+    if COMMON_KEYS.contains(&key) {
+        return None;
+    }
+    section::workloads()
+        .into_iter()
+        .find(|w| w.api.iter().any(|(k, _)| *k == key))
+        .map(|w| w.workload)
+}
+
+impl Default for ApiParts {
     fn default() -> Self {
-        IngestMap {
-            request: "POST /v1/events".into(),
-            headers: BTreeMap::new(),
-            body: r#"{"id": "{event_id}", "project": "{project}", "fingerprint": "{fingerprint}", "message": "{message}"}"#.into(),
-            batch: 1,
-            envelope: String::new(),
-            items: String::new(),
-            item_id: String::new(),
-            accepted: "/accepted".into(),
-            duplicate: String::new(),
-            group_id: "/group_id".into(),
-            codes: BTreeMap::new(),
-            may_drop: false,
+        ApiParts::read(BTreeMap::new())
+            .expect("every part reads from no keys: each has its default")
+    }
+}
+
+impl Clone for ApiParts {
+    fn clone(&self) -> Self {
+        ApiParts(self.0.iter().map(|(w, p)| (*w, p.clone_part())).collect())
+    }
+}
+
+impl PartialEq for ApiParts {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|((wa, a), (wb, b))| wa == wb && a.eq_part(b.as_ref()))
+    }
+}
+
+impl fmt::Debug for ApiParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(w, p)| (w, p)))
+            .finish()
+    }
+}
+
+impl Serialize for ApiParts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Flat(&self.0).serialize(s)
+    }
+}
+
+/// Parts written one after another into the map `[api]` is written as,
+/// each by its own serde (its fields' order, what it skips when unset),
+/// which one map entry per key could not give. Each step is erased
+/// (`erased_serde`) so that the nesting does not grow the serializer's
+/// type without end.
+struct Flat<'a>(&'a [(&'static str, Box<dyn Part>)]);
+
+impl Serialize for Flat<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Pair<'b> {
+            #[serde(flatten)]
+            first: &'b dyn erased_serde::Serialize,
+            #[serde(flatten)]
+            rest: &'b dyn erased_serde::Serialize,
+        }
+        match self.0.split_first() {
+            None => s.serialize_map(Some(0))?.end(),
+            Some(((_, first), rest)) => Pair {
+                first: first.as_serialize(),
+                rest: &Flat(rest),
+            }
+            .serialize(s),
         }
     }
 }
 
-/// `[api.resolve]`: one resolve.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields, default)]
-pub struct ResolveMap {
-    /// `METHOD PATH` (default `POST /v1/groups/{group_id}/resolve`).
-    pub request: String,
-    /// Headers of this request, added to `api.headers`.
-    pub headers: BTreeMap<String, String>,
-    /// The body (JSON template); empty: no body.
-    pub body: String,
-    /// Pointer to a bool: true on a resolve, false on a refusal; empty:
-    /// the status code alone says.
-    pub resolved: String,
-    /// Pointer to the count the resolve returned (or a refusal's probe
-    /// read); empty: not in the answer (NoMissedRegression then cannot
-    /// judge the service).
-    pub event_count: String,
-    /// Pointer to the status a refusal's probe read; empty: not in the answer.
-    pub status: String,
-    /// Status code or class to meaning, over the defaults.
-    pub codes: BTreeMap<String, String>,
-}
+impl<'de> Deserialize<'de> for ApiParts {
+    /// Every key `[api]`'s own fields leave: each must be a key of a
+    /// workload's requests, which its part reads (a key of no workload is
+    /// refused here; the loader refused another workload's key before,
+    /// with its line).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ApiParts;
 
-impl Default for ResolveMap {
-    fn default() -> Self {
-        ResolveMap {
-            request: "POST /v1/groups/{group_id}/resolve".into(),
-            headers: BTreeMap::new(),
-            body: String::new(),
-            resolved: "/resolved".into(),
-            event_count: "/event_count".into(),
-            status: "/status".into(),
-            codes: BTreeMap::new(),
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("the keys of a workload's requests")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ApiParts, A::Error> {
+                let mut given: BTreeMap<&str, serde_json::Map<String, serde_json::Value>> =
+                    BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let Some(owner) = owner_of_key(&key) else {
+                        return Err(serde::de::Error::custom(format!("unknown field `{key}`")));
+                    };
+                    let value: serde_json::Value = map.next_value()?;
+                    given.entry(owner).or_default().insert(key, value);
+                }
+                ApiParts::read(given).map_err(serde::de::Error::custom)
+            }
         }
+        d.deserialize_map(V)
     }
 }
 
-/// `[api.lookup]`: asks the service for the group id of (project, fingerprint).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields, default)]
-pub struct LookupMap {
-    /// `METHOD PATH`, e.g. `GET /groups?project={project}&fingerprint={fingerprint}`.
-    pub request: String,
-    /// Headers of this request, added to `api.headers`.
-    pub headers: BTreeMap<String, String>,
-    /// Pointer to the group id in the answer.
-    pub group_id: String,
-    /// Status code or class to meaning (`ok`, `missing`), over the defaults
-    /// (200 ok, 404 missing).
-    pub codes: BTreeMap<String, String>,
-}
-
-impl Default for LookupMap {
-    fn default() -> Self {
-        LookupMap {
-            request: String::new(),
-            headers: BTreeMap::new(),
-            group_id: "/id".into(),
-            codes: BTreeMap::new(),
-        }
+#[cfg(test)]
+impl schemars::JsonSchema for ApiParts {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ApiParts".into()
     }
-}
 
-/// `[api.handle]`: one delivery attempt of the outbox workload (one
-/// message id, one duplicate number).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields, default)]
-pub struct HandleMap {
-    /// `METHOD PATH` (default `POST /v1/messages`).
-    pub request: String,
-    /// Headers of this request, added to `api.headers`.
-    pub headers: BTreeMap<String, String>,
-    /// The body (JSON template; default the contract's); empty: no body.
-    pub body: String,
-    /// A test an `ok` answer must pass (the delivery was handled through
-    /// its ack); empty: the status code alone says.
-    pub acked: String,
-    /// Pointer to the message id the attempt published; empty: not in
-    /// the answer (with `sent_ver`: both or neither).
-    pub sent_msg_id: String,
-    /// Pointer to the version the attempt published.
-    pub sent_ver: String,
-    /// Status code or class to meaning, over the defaults.
-    pub codes: BTreeMap<String, String>,
-}
-
-/// The contract's delivery body.
-pub const CONTRACT_HANDLE_BODY: &str = r#"{"id": {msg_id}, "dup": {dup_id}}"#;
-
-impl Default for HandleMap {
-    fn default() -> Self {
-        HandleMap {
-            request: "POST /v1/messages".into(),
-            headers: BTreeMap::new(),
-            body: CONTRACT_HANDLE_BODY.into(),
-            acked: "/acked".into(),
-            sent_msg_id: "/sent/msg_id".into(),
-            sent_ver: "/sent/ver".into(),
-            codes: BTreeMap::new(),
-        }
+    /// No properties of its own: each workload's requests' schema is its
+    /// type's, which the key schema's drift test reads from the registry.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "object" })
     }
 }
 
@@ -253,10 +248,9 @@ pub struct AuditConfig {
     /// file's folder). Set: the audit reads it instead of the export.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sqlite: Option<String>,
-    /// `export.events` and `export.groups` (outbox: `export.state_log`,
-    /// `export.outbox`, `export.out_queue`, `export.processed`): queries
-    /// that map the service's schema onto the canonical tables
-    /// (statement-file convention).
+    /// `export.<table>`: queries that map the service's schema onto the
+    /// workload's canonical tables (statement-file convention; the keys
+    /// its `export_queries` in `crate::scenario::section` name).
     pub export: BTreeMap<String, String>,
     /// Whether the service keeps every event row (`complete`) or deletes
     /// some (`pruned`: retention, sampling).
@@ -291,15 +285,16 @@ pub enum EventRows {
 /// What a status code means for one kind of request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meaning {
-    /// It happened; ingest: accepted as the `accepted` pointer says.
+    /// It happened (as the request's own pointers say, if it has any).
     Ok,
-    /// Ingest: accepted and counted, whatever the body says.
+    /// Applied and counted, whatever the body says.
     Accepted,
-    /// Ingest: a repeated event id, not counted.
+    /// A repeat of one already applied (the same id), not counted.
     Duplicate,
-    /// Resolve: refused (the group was not open or regressed); a probe.
+    /// Refused: what the request needs did not hold; its answer is a
+    /// probe of what the service read.
     Refused,
-    /// Resolve or lookup: no such group.
+    /// No such object.
     Missing,
     /// Certainly not applied.
     Fail,
@@ -309,86 +304,19 @@ pub enum Meaning {
     Retry,
 }
 
-/// The request kinds and the meanings each may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RequestKind {
-    /// `[api.ingest]`.
-    Ingest,
-    /// `[api.resolve]`.
-    Resolve,
-    /// `[api.lookup]`.
-    Lookup,
-    /// `[api.handle]` (outbox).
-    Handle,
-}
-
-impl RequestKind {
+/// One request's status meanings, as its workload declares them: the
+/// meanings its `codes` may name, and the contract's codes
+/// (http-contract.md, "How the bench reads answers"); 5xx is `info` for
+/// every request.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeTable {
     /// The meanings a code of this request may have, by name.
-    pub fn meanings(self) -> &'static [(&'static str, Meaning)] {
-        match self {
-            RequestKind::Ingest => &[
-                ("ok", Meaning::Ok),
-                ("accepted", Meaning::Accepted),
-                ("duplicate", Meaning::Duplicate),
-                ("fail", Meaning::Fail),
-                ("info", Meaning::Info),
-                ("retry", Meaning::Retry),
-            ],
-            RequestKind::Resolve => &[
-                ("ok", Meaning::Ok),
-                ("refused", Meaning::Refused),
-                ("missing", Meaning::Missing),
-                ("fail", Meaning::Fail),
-                ("info", Meaning::Info),
-                ("retry", Meaning::Retry),
-            ],
-            RequestKind::Lookup => &[
-                ("ok", Meaning::Ok),
-                ("missing", Meaning::Missing),
-                ("info", Meaning::Info),
-            ],
-            RequestKind::Handle => &[
-                ("ok", Meaning::Ok),
-                ("fail", Meaning::Fail),
-                ("info", Meaning::Info),
-                ("retry", Meaning::Retry),
-            ],
-        }
-    }
-
-    /// The contract's meanings (http-contract.md, "How the bench reads
-    /// answers"); 5xx is `info` for every kind.
-    fn defaults(self) -> &'static [(u16, Meaning)] {
-        match self {
-            RequestKind::Ingest => &[
-                (200, Meaning::Ok),
-                (400, Meaning::Fail),
-                (413, Meaning::Fail),
-                (422, Meaning::Fail),
-                (429, Meaning::Retry),
-            ],
-            RequestKind::Resolve => &[
-                (200, Meaning::Ok),
-                (409, Meaning::Refused),
-                (404, Meaning::Missing),
-                (400, Meaning::Fail),
-                (413, Meaning::Fail),
-                (422, Meaning::Fail),
-                (429, Meaning::Retry),
-            ],
-            RequestKind::Lookup => &[(200, Meaning::Ok), (404, Meaning::Missing)],
-            RequestKind::Handle => &[
-                (200, Meaning::Ok),
-                (400, Meaning::Fail),
-                (413, Meaning::Fail),
-                (422, Meaning::Fail),
-                (429, Meaning::Retry),
-            ],
-        }
-    }
+    pub meanings: &'static [(&'static str, Meaning)],
+    /// The contract's codes and their meanings.
+    pub defaults: &'static [(u16, Meaning)],
 }
 
-/// Status code to meaning for one request kind: the defaults, then the
+/// Status code to meaning for one request: the defaults, then the
 /// scenario's classes (`"2xx"`), then its exact codes. None: not a
 /// meaning the service's answers were mapped to (non-conforming).
 #[derive(Debug, Clone)]
@@ -399,13 +327,13 @@ pub struct Codes {
 
 impl Codes {
     /// Builds the table. Errors: a key that is no status code or class, or
-    /// a meaning this request kind does not have (checked by the loader
+    /// a meaning this request does not have (checked by the loader
     /// first, with the line).
-    pub fn new(kind: RequestKind, given: &BTreeMap<String, String>) -> Result<Codes, String> {
-        let mut exact: BTreeMap<u16, Meaning> = kind.defaults().iter().copied().collect();
+    pub fn new(table: &CodeTable, given: &BTreeMap<String, String>) -> Result<Codes, String> {
+        let mut exact: BTreeMap<u16, Meaning> = table.defaults.iter().copied().collect();
         let mut classes = BTreeMap::from([(5, Meaning::Info)]);
         for (code, meaning) in given {
-            let m = parse_meaning(kind, meaning)?;
+            let m = parse_meaning(table, meaning)?;
             match parse_code(code)? {
                 CodeKey::Exact(c) => {
                     exact.insert(c, m);
@@ -457,16 +385,18 @@ pub fn parse_code(key: &str) -> Result<CodeKey, String> {
     }
 }
 
-/// Parses a meaning name for `kind`.
-pub fn parse_meaning(kind: RequestKind, name: &str) -> Result<Meaning, String> {
-    kind.meanings()
+/// Parses a meaning name of the request whose codes are `table`.
+pub fn parse_meaning(table: &CodeTable, name: &str) -> Result<Meaning, String> {
+    table
+        .meanings
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, m)| *m)
         .ok_or_else(|| {
             format!(
                 "`{name}` is no meaning of this request; one of {}",
-                kind.meanings()
+                table
+                    .meanings
                     .iter()
                     .map(|(n, _)| format!("\"{n}\""))
                     .collect::<Vec<_>>()
@@ -578,27 +508,29 @@ mod tests {
 
     #[test]
     fn codes_layer_defaults_classes_and_exact_codes() {
+        // A request's own table: what its workload passes in.
+        const TABLE: CodeTable = CodeTable {
+            meanings: &[("ok", Meaning::Ok), ("fail", Meaning::Fail)],
+            defaults: &[(200, Meaning::Ok), (429, Meaning::Retry)],
+        };
         let given = BTreeMap::from([
-            ("201".to_string(), "accepted".to_string()),
+            ("201".to_string(), "ok".to_string()),
             ("4xx".to_string(), "fail".to_string()),
-            ("409".to_string(), "duplicate".to_string()),
+            ("409".to_string(), "ok".to_string()),
         ]);
-        let c = Codes::new(RequestKind::Ingest, &given).unwrap();
+        let c = Codes::new(&TABLE, &given).unwrap();
         assert_eq!(c.meaning(200), Some(Meaning::Ok));
-        assert_eq!(c.meaning(201), Some(Meaning::Accepted));
-        assert_eq!(c.meaning(409), Some(Meaning::Duplicate));
+        assert_eq!(c.meaning(201), Some(Meaning::Ok));
+        assert_eq!(c.meaning(409), Some(Meaning::Ok));
         // The class replaced the default 429 = retry.
         assert_eq!(c.meaning(429), Some(Meaning::Fail));
         assert_eq!(c.meaning(503), Some(Meaning::Info));
         assert_eq!(c.meaning(302), None);
-        let d = Codes::new(RequestKind::Resolve, &BTreeMap::new()).unwrap();
-        assert_eq!(d.meaning(409), Some(Meaning::Refused));
-        assert_eq!(d.meaning(404), Some(Meaning::Missing));
-        assert!(Codes::new(
-            RequestKind::Lookup,
-            &BTreeMap::from([("200".into(), "duplicate".into())])
-        )
-        .is_err());
+        let e = Codes::new(&TABLE, &BTreeMap::from([("200".into(), "retry".into())]));
+        assert_eq!(
+            e.unwrap_err(),
+            "`retry` is no meaning of this request; one of \"ok\", \"fail\""
+        );
         assert!(parse_code("6xx").is_err() && parse_code("99").is_err());
     }
 

@@ -19,7 +19,8 @@
 //! layers below it (core and model).
 
 use super::key_schema::{Field, Shape};
-use super::part::ReadPart;
+use super::mapping::requests::CompileRequests;
+use super::part::{Part, ReadPart};
 use super::Scenario;
 use crate::fault_kind::FaultKind;
 use crate::scenario::ScenarioError;
@@ -55,6 +56,22 @@ pub struct SectionSpec {
     /// Reads the table as its type ([`crate::scenario::part::read_part`]).
     pub read: ReadPart,
     /// Its type's JSON schema, for the key schema's drift test.
+    #[cfg(test)]
+    pub schema: fn() -> schemars::Schema,
+}
+
+/// A workload's own requests of `[api]`, as the loader and the mapping
+/// compiler (`crate::scenario::mapping`) reach them without naming it.
+pub struct ApiRequests {
+    /// Reads its part of `[api]` (the keys it owns; none: its defaults)
+    /// as its type ([`crate::scenario::part::read_part`]).
+    pub read: ReadPart,
+    /// Compiles its part.
+    pub compile: CompileRequests,
+    /// Its keys that may hold a `${NAME}` and their texts in its part, in
+    /// the order a missing secret's error names the first.
+    pub secret_keys: fn(&dyn Part) -> Vec<(&'static [&'static str], Vec<String>)>,
+    /// Its part's JSON schema, for the key schema's drift test.
     #[cfg(test)]
     pub schema: fn() -> schemars::Schema,
 }
@@ -107,8 +124,12 @@ pub struct WorkloadSections {
     /// Whether it takes `stop.events` (else the key is refused when given
     /// and left out of the saved scenario).
     pub stop_events: bool,
-    /// The keys `[api]` takes in a scenario of it.
+    /// The keys `[api]` takes in a scenario of it: the common ones
+    /// (`crate::scenario::api::COMMON_KEYS`), then its requests'.
     pub api: &'static [(&'static str, Shape)],
+    /// Its own requests of `[api]` (the keys of `api` besides the common
+    /// ones): how they are read, compiled, and where a secret is written.
+    pub requests: ApiRequests,
     /// The placeholders `[api] headers` may use in a scenario of it: what
     /// every one of its requests (and the health and export requests) can
     /// fill in.

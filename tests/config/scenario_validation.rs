@@ -3,6 +3,7 @@
 
 use specstorm::fault_kind::FaultKind;
 use specstorm::scenario::*;
+use specstorm::workload::groups::api::GroupsApi;
 use specstorm::workload::groups::config::*;
 use specstorm::workload::outbox::config::OutboxConfig;
 use std::path::{Path, PathBuf};
@@ -1711,7 +1712,8 @@ fn a_mapped_scenario_round_trips_through_to_toml() {
     let s = load_text(&text).unwrap();
     let again = load_text(&s.to_toml()).unwrap();
     assert_eq!(s, again);
-    assert_eq!(s.api.as_ref().unwrap().ingest.batch, 3);
+    let groups = s.api.as_ref().unwrap().part::<GroupsApi>().unwrap();
+    assert_eq!(groups.ingest.batch, 3);
     assert_eq!(
         s.audit.as_ref().unwrap().events,
         specstorm::scenario::api::EventRows::Pruned
@@ -1729,8 +1731,9 @@ fn the_d1_worker_example_scenarios_load() {
     ] {
         let (s, _) = load(Some(&dir.join(name)), &[]).unwrap_or_else(|e| panic!("{e}"));
         let api = s.api.as_ref().expect("a mapping");
+        let groups = api.part::<GroupsApi>().expect("groups' requests");
         assert!(
-            api.ingest.batch > 1,
+            groups.ingest.batch > 1,
             "{name}: the envelope carries several events"
         );
         assert!(

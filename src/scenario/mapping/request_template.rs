@@ -1,35 +1,19 @@
 //! The building blocks of a compiled `[api]` request, shared by every
-//! request kind ([`super`], [`super::handle_mapping`]): the
-//! error with its key path, a request's template (method, path, headers,
-//! body), and the compilers of pointers, tests, headers and requests.
+//! request ([`super`] and each workload's requests): a request's template
+//! (method, path, headers, body), and the compilers of pointers, tests,
+//! headers and requests (the error with its key path is
+//! [`super::requests`]').
 //!
 //! May import: `client::template` and `scenario::api`'s parsers.
 //!
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
+pub use super::requests::{at, Headers, MappingError};
 use super::template::{Escape, Template};
 use crate::scenario::api::{check_pointer, parse_request, Test};
 
-/// Why a mapping cannot be used: the key path (`["api", "ingest",
-/// "body"]`) and what is wrong.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MappingError {
-    /// The scenario key at fault.
-    pub path: Vec<String>,
-    /// What is wrong.
-    pub reason: String,
-}
-
-/// A [`MappingError`] at `path`.
-pub fn at(path: &[&str], reason: impl Into<String>) -> MappingError {
-    MappingError {
-        path: path.iter().map(|s| s.to_string()).collect(),
-        reason: reason.into(),
-    }
-}
-
-/// One request kind's method, path, headers and body.
+/// One request's method, path, headers and body.
 #[derive(Debug, Clone)]
 pub struct RequestTemplate {
     /// Upper-case method.
@@ -43,6 +27,16 @@ pub struct RequestTemplate {
     /// What the request is, for messages: `POST /v1/events` (templates
     /// as written, so no secret appears in it).
     pub what: String,
+}
+
+impl RequestTemplate {
+    /// The names of the secrets (`${NAME}`) its path, body and headers read.
+    pub fn secrets(&self) -> impl Iterator<Item = &str> {
+        self.path
+            .secrets()
+            .chain(self.body.iter().flat_map(|b| b.secrets()))
+            .chain(self.headers.iter().flat_map(|(_, h)| h.secrets()))
+    }
 }
 
 /// A pointer key's value (None: `""`, not in the answer). Errors: no
@@ -62,9 +56,6 @@ pub fn test(path: &[&str], p: &str) -> Result<Option<Test>, MappingError> {
     }
     Test::parse(p).map(Some).map_err(|e| at(path, e))
 }
-
-/// Compiled headers, in order.
-pub type Headers = Vec<(reqwest::header::HeaderName, Template)>;
 
 /// Compiles a table of headers whose values may use `vars`. Errors: a
 /// name that is no header name, a line break, a template that cannot be

@@ -14,6 +14,8 @@ use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::attempt_end::AttemptEnd;
+use crate::workload::groups::api_compile::GroupsRequests;
+use crate::workload::outbox::api::HandleMapping;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -357,7 +359,8 @@ impl HttpClient {
 
     async fn ingest_answers(&self, ops: &[IngestEvent<'_>], tag: Option<&Tag>) -> Vec<Answer> {
         let m = &self.mapping;
-        let i = &m.ingest;
+        let g = GroupsRequests::of(m);
+        let i = &g.ingest;
         let now = now_ms().to_string();
         // Borrowed from the ops: nothing is copied per request but the text sent.
         fn vars<'a>(
@@ -374,7 +377,7 @@ impl HttpClient {
                 ("now_ms", now),
             ]
         }
-        let vars_of = |op| vars(op, &m.release, &now);
+        let vars_of = |op| vars(op, &g.release, &now);
         let first = vars_of(&ops[0]);
         let body = match &i.request.body {
             // An envelope: the events' bodies joined, in the request's body.
@@ -532,13 +535,14 @@ impl HttpClient {
         tag: Option<&Tag>,
     ) -> Answer {
         let m = &self.mapping;
-        let r = &m.resolve;
+        let g = GroupsRequests::of(m);
+        let r = &g.resolve;
         let now = now_ms().to_string();
         let vars = [
             ("group_id", group_id),
             ("project", project),
             ("fingerprint", fingerprint),
-            ("release", m.release.as_str()),
+            ("release", g.release.as_str()),
             ("now_ms", now.as_str()),
         ];
         let mut req = self.request(&r.request, &vars, None);
@@ -666,12 +670,13 @@ impl HttpClient {
     /// no answer, or an answer that is not the mapping's.
     pub async fn lookup(&self, project: &str, fingerprint: &str) -> Result<Option<String>, String> {
         let m = &self.mapping;
-        let l = m.lookup.as_ref().ok_or("no [api.lookup] is configured")?;
+        let g = GroupsRequests::of(m);
+        let l = g.lookup.as_ref().ok_or("no [api.lookup] is configured")?;
         let now = now_ms().to_string();
         let vars = [
             ("project", project),
             ("fingerprint", fingerprint),
-            ("release", m.release.as_str()),
+            ("release", g.release.as_str()),
             ("now_ms", now.as_str()),
         ];
         let req = self.request(&l.request, &vars, None);
@@ -709,7 +714,7 @@ impl HttpClient {
     /// (400/413/422, a refused connection): fail; `retry` (429): fail;
     /// anything else: info, non-conforming.
     pub async fn handle(&self, msg_id: i64, dup: u32, tag: Option<&Tag>) -> Answer {
-        let h = &self.mapping.handle;
+        let h = HandleMapping::of(&self.mapping);
         let (m, d, now) = (msg_id.to_string(), dup.to_string(), now_ms().to_string());
         let vars = [
             ("msg_id", m.as_str()),

@@ -29,7 +29,7 @@ pub mod watchdog;
 // The `[api]` compiler is the config layer's (the loader compiles `[api]`
 // to report a bad template with its line); the HTTP target's modules use
 // it by these names.
-pub use crate::scenario::mapping::{self, handle_mapping, request_template, template};
+pub use crate::scenario::mapping::{self, request_template, template};
 
 use super::{Caps, Finished, Setup, Target, TargetError};
 use crate::clock::Clock;

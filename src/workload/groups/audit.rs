@@ -157,7 +157,11 @@ pub fn read_history(path: &Path) -> Result<ReadHistory, AuditError> {
 /// ingester, and a fault record per op at most, plus one per fault with a
 /// thread of its own.
 fn in_flight(s: &Scenario) -> u64 {
-    let batch = s.api.as_ref().map_or(1, |a| a.ingest.batch.max(1)) as u64;
+    let batch = s
+        .api
+        .as_ref()
+        .and_then(|a| a.part::<super::api::GroupsApi>())
+        .map_or(1, |g| g.ingest.batch.max(1)) as u64;
     let ops = s.load().ingesters as u64 * batch + s.load().resolvers as u64;
     2 * ops + s.faults.len() as u64
 }

@@ -15,12 +15,14 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
+use super::api::GroupsApi;
+use super::api_compile;
 use crate::fault_kind::FaultKind;
 use crate::scenario::key_schema::{field, Field, Kind, Shape, MAX_WORKERS, U32_MAX};
 use crate::scenario::limits::{MAX_HTTP_GROUPS, MAX_RETRIES};
 use crate::scenario::part::{read_part, Section};
 use crate::scenario::section::{
-    BuiltIn, Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS,
+    ApiRequests, BuiltIn, Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS,
 };
 use crate::scenario::{
     humantime_serde_compat, CrashPer, FaultOps, Scenario, ScenarioError, TargetKind,
@@ -552,6 +554,13 @@ static GROUPS_SECTIONS: WorkloadSections = WorkloadSections {
     invariants: &GROUPS_INVARIANTS,
     stop_events: true,
     api: API,
+    requests: ApiRequests {
+        read: read_part::<GroupsApi>,
+        compile: api_compile::compile,
+        secret_keys: api_compile::secret_keys,
+        #[cfg(test)]
+        schema: || schemars::schema_for!(GroupsApi),
+    },
     // The placeholders every request of groups can fill in (a batch's
     // events share their project).
     api_header_vars: &["project", "release", "now_ms"],

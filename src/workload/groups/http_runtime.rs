@@ -9,6 +9,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::api_compile::GroupsRequests;
 use super::config::GroupsScenario;
 use crate::clock::Clock;
 use crate::control::Control;
@@ -269,7 +270,10 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
     let plan = shared;
     let slot = shared.live.slot(worker as usize);
     let late_after = plan.scenario.load().late_after.as_nanos() as u64;
-    let batch = shared.client.mapping().ingest.batch.max(1) as usize;
+    let batch = GroupsRequests::of(shared.client.mapping())
+        .ingest
+        .batch
+        .max(1) as usize;
     'ops: while !plan.control.stopped() {
         // Up to `batch` ops per request (envelope APIs); one otherwise.
         let mut ops = Vec::with_capacity(batch);

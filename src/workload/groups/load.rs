@@ -9,6 +9,8 @@
 //! App layer (the groups workload's implementation): imports the engine,
 //! the targets and the nemesis.
 
+use super::api::GroupIds;
+use super::api_compile::GroupsRequests;
 use super::config::GroupsScenario;
 use super::export::read_export;
 use super::prepare::Prepared;
@@ -16,7 +18,7 @@ use super::service_db;
 use super::statements::GroupsVariant;
 use crate::clock::Clock;
 use crate::prepare::{holds_rows, RunError};
-use crate::scenario::api::{AuditConfig, EventRows, GroupIds};
+use crate::scenario::api::{AuditConfig, EventRows};
 use crate::scenario::{self};
 use crate::target::http::mapping::{Mapping, RequestTemplate};
 use crate::target::http::source::{HttpReader, HttpSource};
@@ -152,7 +154,7 @@ pub(super) fn http_phase(
             refuse_used_run_id(src, x.run_dir, plan.namespace, shard, shape)
         })??;
     }
-    let group_ids = target.mapping().group_ids;
+    let group_ids = GroupsRequests::of(target.mapping()).group_ids;
     let (load, gone) = target.run(|c| {
         let ids = match group_ids {
             GroupIds::Answer => GroupIdSource::Answers,

@@ -7,6 +7,8 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+pub mod api;
+pub mod api_compile;
 pub mod compare;
 pub mod config;
 pub mod coverage;

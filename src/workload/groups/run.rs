@@ -317,7 +317,14 @@ impl WorkloadRun for GroupsRun {
             evidence: j.evidence,
         });
         s.coverage = coverage;
-        s.precision = crate::report::precision::losses(sc, &j.ambiguous);
+        // A mapped resolve whose refusal does not give the status and count
+        // it read: its refusals are no probes.
+        let unprobed = sc
+            .api
+            .as_ref()
+            .and_then(|a| a.part::<super::api::GroupsApi>())
+            .is_some_and(|g| g.resolve.status.is_empty() || g.resolve.event_count.is_empty());
+        s.precision = crate::report::precision::losses(sc, &j.ambiguous, unprobed);
         s.history.extend([
             ("ops".to_string(), serde_json::json!(j.facts.ops)),
             (

@@ -9,11 +9,12 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
+use super::api::{self as outbox_api, OutboxApi};
 use crate::fault_kind::FaultKind;
 use crate::scenario::key_schema::{field, quoted_list, Field, Kind, Shape, MAX_WORKERS, U32_MAX};
 use crate::scenario::part::{read_part, Section};
 use crate::scenario::section::{
-    self, BuiltIn, Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS,
+    self, ApiRequests, BuiltIn, Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS,
 };
 use crate::scenario::{humantime_serde_compat, FaultOps, Scenario, ScenarioError};
 use crate::summary::{merge_figures, skeleton_common};
@@ -203,6 +204,13 @@ static OUTBOX_SECTIONS: WorkloadSections = WorkloadSections {
     invariants: &OUTBOX_INVARIANTS,
     stop_events: false,
     api: OUTBOX_API,
+    requests: ApiRequests {
+        read: read_part::<OutboxApi>,
+        compile: outbox_api::compile_part,
+        secret_keys: outbox_api::secret_keys,
+        #[cfg(test)]
+        schema: || schemars::schema_for!(OutboxApi),
+    },
     // Every request of the outbox (a delivery, the health request, the
     // export) has its clock, and no other placeholder.
     api_header_vars: &["now_ms"],

@@ -18,6 +18,7 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+pub mod api;
 pub mod compare;
 pub mod config;
 pub mod coverage;

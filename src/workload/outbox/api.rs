@@ -1,21 +1,100 @@
-//! `[api.handle]` compiled: the outbox workload's delivery request (one
-//! message id, one duplicate number) and how its `ok` answer is read
-//! (`acked`, what was published). The contract's `POST /v1/messages`
-//! when `[api.handle]` is not given. Compiled by [`super`] with
-//! the rest of `[api]`; read by the HTTP client's `handle`.
-//!
-//! May import: `client::request_template`, `client::template` and
-//! `scenario::api`'s types.
+//! The outbox's own request of `[api]`: `[api.handle]`, its delivery
+//! request (one message id, one duplicate number), the meanings its
+//! status codes may have, and its compiled form ([`HandleMapping`]: how
+//! its `ok` answer is read, `acked` and what was published). The
+//! contract's `POST /v1/messages` when `[api.handle]` is not given. The
+//! loader and the mapping compiler reach it through the registry
+//! (`requests` of the outbox's sections, `super::config`); read by the
+//! HTTP client's `handle`.
 //!
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use super::request_template::{
-    at, compile_request, pointer, test, Headers, MappingError, RequestTemplate,
-};
-use super::template::{Escape, Template};
-use crate::scenario::api::{Codes, HandleMap, RequestKind, Test};
+use crate::scenario::api::{CodeTable, Codes, Meaning, Test};
+use crate::scenario::mapping::request_template::{compile_request, pointer, test};
+use crate::scenario::mapping::requests::{at, CompileContext, Headers, MappingError, Requests};
+use crate::scenario::mapping::template::{Escape, Template};
+use crate::scenario::mapping::{Mapping, RequestTemplate};
+use crate::scenario::part::{Part, Section};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The outbox's part of `[api]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields, default)]
+pub struct OutboxApi {
+    /// `[api.handle]`: the outbox workload's delivery request (None: the
+    /// contract's `POST /v1/messages`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handle: Option<HandleMap>,
+}
+
+impl Section for OutboxApi {
+    /// Written inside `[api]`.
+    const TABLE: &'static str = "api";
+}
+
+/// `[api.handle]`: one delivery attempt of the outbox workload (one
+/// message id, one duplicate number).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields, default)]
+pub struct HandleMap {
+    /// `METHOD PATH` (default `POST /v1/messages`).
+    pub request: String,
+    /// Headers of this request, added to `api.headers`.
+    pub headers: BTreeMap<String, String>,
+    /// The body (JSON template; default the contract's); empty: no body.
+    pub body: String,
+    /// A test an `ok` answer must pass (the delivery was handled through
+    /// its ack); empty: the status code alone says.
+    pub acked: String,
+    /// Pointer to the message id the attempt published; empty: not in
+    /// the answer (with `sent_ver`: both or neither).
+    pub sent_msg_id: String,
+    /// Pointer to the version the attempt published.
+    pub sent_ver: String,
+    /// Status code or class to meaning, over the defaults.
+    pub codes: BTreeMap<String, String>,
+}
+
+/// The contract's delivery body.
+pub const CONTRACT_HANDLE_BODY: &str = r#"{"id": {msg_id}, "dup": {dup_id}}"#;
+
+impl Default for HandleMap {
+    fn default() -> Self {
+        HandleMap {
+            request: "POST /v1/messages".into(),
+            headers: BTreeMap::new(),
+            body: CONTRACT_HANDLE_BODY.into(),
+            acked: "/acked".into(),
+            sent_msg_id: "/sent/msg_id".into(),
+            sent_ver: "/sent/ver".into(),
+            codes: BTreeMap::new(),
+        }
+    }
+}
+
+/// `[api.handle]`'s meanings and the contract's codes.
+pub const HANDLE_CODES: CodeTable = CodeTable {
+    meanings: &[
+        ("ok", Meaning::Ok),
+        ("fail", Meaning::Fail),
+        ("info", Meaning::Info),
+        ("retry", Meaning::Retry),
+    ],
+    defaults: &[
+        (200, Meaning::Ok),
+        (400, Meaning::Fail),
+        (413, Meaning::Fail),
+        (422, Meaning::Fail),
+        (429, Meaning::Retry),
+    ],
+};
 
 /// The placeholders of the delivery request: the delivery, and the clock.
 pub const HANDLE_VARS: &[&str] = &["msg_id", "dup_id", "now_ms"];
@@ -81,12 +160,60 @@ pub fn compile(
         request,
         acked: test(&["api", "handle", "acked"], &h.acked)?,
         sent,
-        codes: Codes::new(RequestKind::Handle, &h.codes)
+        codes: Codes::new(&HANDLE_CODES, &h.codes)
             .map_err(|e| at(&["api", "handle", "codes"], e))?,
     })
 }
 
+/// Compiles the outbox's part of `[api]`: what the registry's
+/// `requests.compile` is.
+pub fn compile_part(
+    part: &dyn Part,
+    ctx: &CompileContext<'_>,
+) -> Result<Arc<dyn Requests>, MappingError> {
+    let api = part
+        .as_any()
+        .downcast_ref::<OutboxApi>()
+        .expect("the outbox's part of [api] is an OutboxApi");
+    Ok(Arc::new(compile(api.handle.as_ref(), ctx.common)?))
+}
+
+/// The outbox's keys that may hold a `${NAME}`, with their texts.
+pub fn secret_keys(part: &dyn Part) -> Vec<(&'static [&'static str], Vec<String>)> {
+    let handle = part
+        .as_any()
+        .downcast_ref::<OutboxApi>()
+        .and_then(|a| a.handle.clone())
+        .unwrap_or_default();
+    vec![
+        (&["api", "handle", "request"], vec![handle.request.clone()]),
+        (
+            &["api", "handle", "headers"],
+            handle.headers.values().cloned().collect(),
+        ),
+        (&["api", "handle", "body"], vec![handle.body.clone()]),
+    ]
+}
+
+impl Requests for HandleMapping {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        self.request.secrets().collect()
+    }
+}
+
 impl HandleMapping {
+    /// The outbox's delivery request of `mapping` (every mapping compiles
+    /// it).
+    pub fn of(mapping: &Mapping) -> &HandleMapping {
+        mapping
+            .requests::<HandleMapping>()
+            .expect("every mapping compiles the outbox's request")
+    }
+
     /// What an answer whose status means `ok` says: the (message id,
     /// version) the attempt published, if the answer names one. Errors
     /// (the answer is not the mapping's): `acked` does not hold, or what
@@ -142,7 +269,6 @@ fn int_at(json: &Value, pointer: &str) -> Result<Option<i64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::api::Meaning;
     use serde_json::json;
 
     fn contract() -> HandleMapping {
