@@ -16,6 +16,7 @@ use crate::scenario::api::Meaning;
 use crate::target::http::client::{
     by_meaning, excerpt, now_ms, Answer, HookReport, HttpClient, Tag,
 };
+use crate::target::http::template::Vars;
 
 /// One event of an ingest request, as the workload describes it: what
 /// `[api.ingest]`'s templates fill in, borrowed from the workload's op
@@ -224,19 +225,7 @@ pub async fn resolve(
     fingerprint: &str,
     tag: Option<&Tag>,
 ) -> Answer {
-    let a = resolve_answer(client, group_id, project, fingerprint, tag).await;
-    client.redacted(a)
-}
-
-async fn resolve_answer(
-    client: &HttpClient,
-    group_id: &str,
-    project: &str,
-    fingerprint: &str,
-    tag: Option<&Tag>,
-) -> Answer {
     let m = client.mapping();
-    let r = &m.resolve;
     let now = now_ms().to_string();
     let vars = [
         ("group_id", group_id),
@@ -245,8 +234,16 @@ async fn resolve_answer(
         ("release", m.release.as_str()),
         ("now_ms", now.as_str()),
     ];
+    let a = resolve_answer(client, &vars, tag).await;
+    client.redacted(a)
+}
+
+/// [`resolve`]'s answer before it is redacted; `vars` fill its templates.
+async fn resolve_answer(client: &HttpClient, vars: &Vars<'_>, tag: Option<&Tag>) -> Answer {
+    let m = client.mapping();
+    let r = &m.resolve;
     let (status, retry_after, text) =
-        match client.send(&r.request, &vars, None, tag, "resolve").await {
+        match client.send(&r.request, vars, None, tag, "resolve").await {
             Ok(r) => (r.status, r.retry_after, r.body),
             Err(a) => return client.redacted(a),
         };
