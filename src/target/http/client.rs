@@ -288,8 +288,9 @@ impl HttpClient {
     /// body is data, read before anything is written. `tag` (None outside
     /// a run) names the op to the fault proxy, as an op of kind `f`
     /// ([`F_HEADER`]), and carries the fault hook. Errors: the answer of a
-    /// request that got no answer (refused, timed out, reset), not yet redacted:
-    /// the caller redacts what it records ([`HttpClient::redacted`]).
+    /// request that got no answer (refused, timed out, reset), not yet
+    /// redacted: the caller redacts what it records
+    /// ([`HttpClient::redacted`]).
     pub async fn send(
         &self,
         t: &RequestTemplate,
