@@ -105,7 +105,7 @@ async fn ingest_answers(
         .send(&i.request, &first, Some(body), tag, "ingest")
         .await
     {
-        Ok(r) => (r.status, r.retry_after, r.body),
+        Ok(reply) => (reply.status, reply.retry_after, reply.body),
         // Redacted now and, like every answer, again by ingest_batch.
         Err(a) => return vec![client.redacted(a); n],
     };
@@ -244,7 +244,7 @@ async fn resolve_answer(client: &HttpClient, vars: &Vars<'_>, tag: Option<&Tag>)
     let r = &m.resolve;
     let (status, retry_after, text) =
         match client.send(&r.request, vars, None, tag, "resolve").await {
-            Ok(r) => (r.status, r.retry_after, r.body),
+            Ok(reply) => (reply.status, reply.retry_after, reply.body),
             Err(a) => return client.redacted(a),
         };
     if let Some(r) = HookReport::of(tag, status, &text) {
