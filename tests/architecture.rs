@@ -202,6 +202,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             // engine they belong to once it has a Client trait (step 4).
             "workload::groups::http_runtime",
             "workload::outbox::http_runtime",
+            // Each workload's requests and answer readers on the generic
+            // HTTP client (target::http::client), which its HTTP runtime calls.
+            "workload::groups::http_client",
+            "workload::outbox::http_client",
             "workload::outbox::runtime",
             "workload::groups::runtime",
             // Where ops run: the Target trait and its two targets, which

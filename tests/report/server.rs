@@ -647,6 +647,7 @@ fn resolve_binds_project_and_fingerprint_for_own_group_ids() {
 #[test]
 fn the_bench_sends_project_and_fingerprint_with_a_resolve() {
     use specstorm::target::http::client::HttpClient;
+    use specstorm::workload::groups::http_client::resolve;
     let dir = tempfile::tempdir().unwrap();
     let sql = own_ids_file(dir.path());
     let s = Server::start(sql.to_str().unwrap());
@@ -658,7 +659,7 @@ fn the_bench_sends_project_and_fingerprint_with_a_resolve() {
         .unwrap();
     let a = rt.block_on(async {
         let c = HttpClient::new(&s.url, Duration::from_secs(2), Duration::from_secs(20)).unwrap();
-        c.resolve("grp-p:f", "p", "f", None).await
+        resolve(&c, "grp-p:f", "p", "f", None).await
     });
     assert_eq!(a.kind, specstorm::history::CompletionType::Ok, "{a:?}");
     assert_eq!(a.result.event_count, Some(1), "{a:?}");

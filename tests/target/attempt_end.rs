@@ -7,6 +7,7 @@ use crate::common::http::client;
 use crate::common::{root, Server};
 use serde_json::json;
 use specstorm::target::http::client::HttpClient;
+use specstorm::workload::outbox::http_client::handle;
 use specstorm::workload::outbox::AttemptEnd;
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ fn the_bench_s_client_reads_the_end_from_the_name() {
         .build()
         .unwrap();
     let hc = HttpClient::new(&s.url, Duration::from_secs(5), Duration::from_secs(30)).unwrap();
-    let a = rt.block_on(hc.handle(1, 1, None));
+    let a = rt.block_on(handle(&hc, 1, 1, None));
     assert_eq!(a.attempt_end, Some(AttemptEnd::CasLost), "{a:?}");
 }
 

@@ -17,7 +17,8 @@ use specstorm::history::{reader, CompletionType, Entry, FaultAction, FaultEntry}
 use specstorm::nemesis::proxy::FaultProxy;
 use specstorm::nemesis::{FaultPlan, ProxyAction, Recorder};
 use specstorm::scenario::{Fault, FaultOps, Toxic};
-use specstorm::target::http::client::{HttpClient, IngestEvent, Tag};
+use specstorm::target::http::client::{HttpClient, Tag};
+use specstorm::workload::groups::http_client::{ingest, IngestEvent};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -170,7 +171,8 @@ fn http_client_ingest(proxy: &str, op: u64, id: &str) -> specstorm::target::http
         .unwrap();
     rt.block_on(async {
         let c = HttpClient::new(proxy, Duration::from_secs(2), Duration::from_secs(20)).unwrap();
-        c.ingest(
+        ingest(
+            &c,
             IngestEvent {
                 event_id: id,
                 project: "p",

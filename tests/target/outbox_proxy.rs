@@ -22,6 +22,7 @@ use specstorm::scenario::{Fault, FaultOps, Toxic};
 use specstorm::target::http::client::{HttpClient, Tag};
 use specstorm::workload::outbox::checker::{consistent, OutboxFacts, OutboxTables};
 use specstorm::workload::outbox::header::OutboxHeader;
+use specstorm::workload::outbox::http_client::handle;
 use specstorm::workload::outbox::AttemptEnd;
 use std::path::Path;
 use std::sync::Arc;
@@ -60,7 +61,7 @@ fn deliver(url: &str, op: u64, msg: i64) -> specstorm::target::http::client::Ans
         .unwrap();
     rt.block_on(async {
         let c = HttpClient::new(url, Duration::from_secs(2), Duration::from_secs(20)).unwrap();
-        c.handle(msg, 1, Some(&tag)).await
+        handle(&c, msg, 1, Some(&tag)).await
     })
 }
 

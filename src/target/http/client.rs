@@ -1,8 +1,17 @@
 //! The HTTP client target: one request per op, against any service that
-//! speaks the contract (`docs/http-contract.md`, version 1).
+//! speaks the contract (`docs/http-contract.md`, version 1) or the
+//! scenario's `[api]` mapping of its own API.
 //! Answers become Jepsen completions exactly as the contract's "How the
 //! bench reads answers" says; an answer that is not the contract's shape is
 //! `info` and is reported as non-conforming, with an example.
+//!
+//! What every request shares is here: the client (timeouts, TLS, the
+//! mapping and its secrets), sending one compiled request
+//! ([`HttpClient::send`]) with the op's tag, transport errors, `Retry-After`,
+//! the fault hook's crash report, and the answers of statuses that carry no
+//! op result ([`by_meaning`]). Each workload builds its own requests and
+//! reads its own answers in its folder (`workload::<name>::http_client`),
+//! so that a new workload adds no code here.
 //!
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
@@ -14,8 +23,7 @@ use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::attempt_end::AttemptEnd;
-use crate::workload::groups::api_compile::GroupsRequests;
-use crate::workload::outbox::api::HandleMapping;
+use reqwest::header::HeaderMap;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -26,9 +34,10 @@ use std::time::Duration;
 pub struct Answer {
     /// ok / fail / info, per the contract.
     pub kind: CompletionType,
-    /// The op's result; for ingest, `group_id` is the group the service named.
+    /// The op's result.
     pub result: OpResult,
-    /// The service named this group id for the ingested event.
+    /// The group id the service named for the op's event, where the
+    /// workload's answer reader finds one.
     pub group_id: Option<String>,
     /// The answer was not the contract's shape: an example to report.
     pub nonconforming: Option<String>,
@@ -43,7 +52,8 @@ pub struct Answer {
 }
 
 impl Answer {
-    fn new(kind: CompletionType, result: OpResult) -> Self {
+    /// An answer of `kind` with `result`, nothing else said.
+    pub fn new(kind: CompletionType, result: OpResult) -> Self {
         Answer {
             kind,
             result,
@@ -66,7 +76,8 @@ impl Answer {
         }
     }
 
-    fn error(kind: CompletionType, error: String) -> Self {
+    /// An answer of `kind` whose result is only the error `error`.
+    pub fn error(kind: CompletionType, error: String) -> Self {
         Answer::new(
             kind,
             OpResult {
@@ -76,7 +87,9 @@ impl Answer {
         )
     }
 
-    fn nonconforming(what: &str, status: StatusCode, body: &str) -> Self {
+    /// The `info` answer of a request `what` whose answer (`status`,
+    /// `body`) is not the shape the mapping reads, with its example.
+    pub fn nonconforming(what: &str, status: StatusCode, body: &str) -> Self {
         let example = format!("{what}: {status} {}", excerpt(body));
         Answer {
             nonconforming: Some(example.clone()),
@@ -100,7 +113,7 @@ pub fn excerpt(body: &str) -> String {
 /// The reference server's answer to an op its fault hook crashed (500):
 /// what the op did before it died, where that is exact.
 #[derive(Deserialize)]
-struct HookReport {
+pub struct HookReport {
     crashed_after: String,
     steps: Vec<HookStep>,
     #[serde(default)]
@@ -117,7 +130,7 @@ impl HookReport {
     /// The report in a 500 answer to a request that asked the hook for a
     /// crash (`tag`); None for any other answer (whatever its body says,
     /// only a crash the bench asked for is read as one).
-    fn of(tag: Option<&Tag>, status: StatusCode, body: &str) -> Option<HookReport> {
+    pub fn of(tag: Option<&Tag>, status: StatusCode, body: &str) -> Option<HookReport> {
         let asked = tag
             .and_then(|t| t.hook.as_deref())
             .is_some_and(|h| h.contains("crash-after="));
@@ -128,9 +141,9 @@ impl HookReport {
     }
 
     /// The op's `info` completion: the crash, the steps, and (where the
-    /// report gives them) whether the event was counted, or the resolve's
-    /// count and the step that returned it.
-    fn answer(self, status: StatusCode, body: &str) -> Answer {
+    /// report gives them) whether the event was counted, or the count the
+    /// op resolved the group at and the step that returned it.
+    pub fn answer(self, status: StatusCode, body: &str) -> Answer {
         let resolved =
             self.resolved == Some(true) && self.event_count.is_some() && self.effect_step.is_some();
         Answer::new(
@@ -173,22 +186,6 @@ impl Tag {
             None => req,
         }
     }
-}
-
-/// One event of an ingest request, as the workload describes it: what
-/// `[api.ingest]`'s templates fill in, borrowed from the workload's op
-/// (nothing is copied per request but the text sent).
-#[derive(Debug, Clone, Copy)]
-pub struct IngestEvent<'a> {
-    /// `{event_id}`, which the answer's items name the event by
-    /// (`api.ingest.item_id`).
-    pub event_id: &'a str,
-    /// `{project}`.
-    pub project: &'a str,
-    /// `{fingerprint}`.
-    pub fingerprint: &'a str,
-    /// `{message}`.
-    pub message: &'a str,
 }
 
 /// A client of one service: connection reuse (keep-alive pool), connect and
@@ -286,21 +283,34 @@ impl HttpClient {
         }
     }
 
-    /// Sends and reads the whole answer, as the service sent it: the body
-    /// is data, read before anything is written, and only what the bench
-    /// writes of it is redacted ([`HttpClient::redacted`]).
-    async fn send(
+    /// Sends `t` with `vars` filled in (`body`, when given, replaces the
+    /// template's) and reads the whole answer, as the service sent it: the
+    /// body is data, read before anything is written. `tag` (None outside
+    /// a run) names the op to the fault proxy, as an op of kind `f`
+    /// ([`F_HEADER`]), and carries the fault hook. Errors: the answer of a
+    /// request that got no answer (refused, timed out, reset), not yet
+    /// redacted: the caller redacts what it records
+    /// ([`HttpClient::redacted`]).
+    pub async fn send(
         &self,
-        req: reqwest::RequestBuilder,
-    ) -> Result<(StatusCode, Option<Duration>, String), Answer> {
-        exchange(req).await.map_err(|a| self.redacted(a))
+        t: &RequestTemplate,
+        vars: &Vars<'_>,
+        body: Option<String>,
+        tag: Option<&Tag>,
+        f: &str,
+    ) -> Result<Reply, Answer> {
+        let mut req = self.request(t, vars, body);
+        if let Some(tag) = tag {
+            req = tag.apply(req, f);
+        }
+        exchange(req).await
     }
 
     /// `a` with the secrets taken out of the texts the history records
     /// (its error and non-conforming example), and, for a mapped service,
     /// its non-conforming error worded for the mapping; values read from
     /// the answer (counts, ids) are left as they are.
-    fn redacted(&self, mut a: Answer) -> Answer {
+    pub fn redacted(&self, mut a: Answer) -> Answer {
         if !self.mapping.contract {
             // A mapped service is held to its mapping, not to the contract.
             a.result.error = a.result.error.map(|e| {
@@ -333,421 +343,6 @@ impl HttpClient {
             Ok(r) => Err(format!("{what} answered {}", r.status())),
             Err(e) => Err(self.redact(&format!("{what}: {}", describe(&e)))),
         }
-    }
-
-    /// One ingest attempt (`[api.ingest]`, default `POST /v1/events`).
-    /// `tag` (None outside a run) names the op to the fault proxy and
-    /// carries the fault hook.
-    pub async fn ingest(&self, op: IngestEvent<'_>, tag: Option<&Tag>) -> Answer {
-        self.ingest_batch(&[op], tag)
-            .await
-            .pop()
-            .expect("one answer per op")
-    }
-
-    /// One request carrying `ops` (all of one project; at most
-    /// `api.ingest.batch` of them): one answer per op, in order. A whole
-    /// request that failed, timed out or was not understood gives every op
-    /// the same answer.
-    pub async fn ingest_batch(&self, ops: &[IngestEvent<'_>], tag: Option<&Tag>) -> Vec<Answer> {
-        self.ingest_answers(ops, tag)
-            .await
-            .into_iter()
-            .map(|a| self.redacted(a))
-            .collect()
-    }
-
-    async fn ingest_answers(&self, ops: &[IngestEvent<'_>], tag: Option<&Tag>) -> Vec<Answer> {
-        let m = &self.mapping;
-        let g = GroupsRequests::of(m);
-        let i = &g.ingest;
-        let now = now_ms().to_string();
-        // Borrowed from the ops: nothing is copied per request but the text sent.
-        fn vars<'a>(
-            op: &IngestEvent<'a>,
-            release: &'a str,
-            now: &'a str,
-        ) -> [(&'static str, &'a str); 6] {
-            [
-                ("event_id", op.event_id),
-                ("project", op.project),
-                ("fingerprint", op.fingerprint),
-                ("message", op.message),
-                ("release", release),
-                ("now_ms", now),
-            ]
-        }
-        let vars_of = |op| vars(op, &g.release, &now);
-        let first = vars_of(&ops[0]);
-        let body = match &i.request.body {
-            // An envelope: the events' bodies joined, in the request's body.
-            Some(envelope) => {
-                let items: Vec<String> = ops
-                    .iter()
-                    .map(|op| i.event.render(&vars_of(op), &m.secrets))
-                    .collect();
-                let items = items.join(",");
-                let mut vars = first.to_vec();
-                vars.push(("items", &items));
-                envelope.render(&vars, &m.secrets)
-            }
-            None => i.event.render(&first, &m.secrets),
-        };
-        let req = self.request(&i.request, &first, Some(body));
-        let req = match tag {
-            Some(t) => t.apply(req, "ingest"),
-            None => req,
-        };
-        let what = i.request.what.as_str();
-        let n = ops.len();
-        let (status, retry_after, text) = match self.send(req).await {
-            Ok(x) => x,
-            Err(a) => return vec![a; n],
-        };
-        if n == 1 {
-            if let Some(r) = HookReport::of(tag, status, &text) {
-                return vec![r.answer(status, &text)];
-            }
-        }
-        let meaning = i.codes.meaning(status.as_u16());
-        let (accepted_by_status, ok) = match meaning {
-            Some(Meaning::Accepted) => (Some(true), true),
-            Some(Meaning::Duplicate) => (Some(false), true),
-            Some(Meaning::Ok) => (None, true),
-            _ => (None, false),
-        };
-        if !ok {
-            return vec![by_meaning(meaning, status, &text, retry_after, what); n];
-        }
-        // The group id is read where the answer has it; only `items` and
-        // `accepted` (when the status does not say) require a JSON body.
-        let needs_body =
-            i.items.is_some() || (accepted_by_status.is_none() && i.accepted.is_some());
-        let answer: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(_) if needs_body => return vec![Answer::nonconforming(what, status, &text); n],
-            Err(_) => serde_json::Value::Null,
-        };
-        let items: Vec<&serde_json::Value> = match &i.items {
-            None => vec![&answer; n],
-            Some(p) => match answer.pointer(p).and_then(|v| v.as_array()) {
-                // Matched by event id where the items carry it (a service
-                // may answer in another order), else by position.
-                Some(a) if a.len() == n && i.item_id.is_some() => {
-                    match match_items(ops, a, i.item_id.as_deref().unwrap_or_default()) {
-                        Some(m) => m,
-                        None => {
-                            return vec![
-                                Answer::nonconforming(
-                                    &format!(
-                                        "{what} (the answers at {p} do not name the events \
-                                         sent, at {})",
-                                        i.item_id.as_deref().unwrap_or_default()
-                                    ),
-                                    status,
-                                    &text
-                                );
-                                n
-                            ]
-                        }
-                    }
-                }
-                Some(a) if a.len() == n => a.iter().collect(),
-                _ => {
-                    return vec![
-                        Answer::nonconforming(
-                            &format!("{what} (expected {n} answers at {p})"),
-                            status,
-                            &text
-                        );
-                        n
-                    ]
-                }
-            },
-        };
-        items
-            .into_iter()
-            .map(|item| {
-                let (accepted, mut ambiguous) = match (accepted_by_status, i.read_accepted(item)) {
-                    (Some(a), _) => (Some(a), None),
-                    (None, Some(Ok(a))) => (Some(a), None),
-                    (None, Some(Err(why))) => {
-                        return Answer::nonconforming(&format!("{what} ({why})"), status, &text)
-                    }
-                    (None, None) => (
-                        None,
-                        Some("the answer does not say accepted or duplicate".to_string()),
-                    ),
-                };
-                let accepted = match accepted {
-                    Some(true) if i.may_drop => {
-                        ambiguous = Some(
-                            "accepted, but the service may drop an event it answers ok for \
-                             (api.ingest.may_drop)"
-                                .to_string(),
-                        );
-                        None
-                    }
-                    a => a,
-                };
-                let group_id = i
-                    .group_id
-                    .as_ref()
-                    .and_then(|p| item.pointer(p))
-                    .and_then(id_text);
-                Answer {
-                    group_id,
-                    ..Answer::new(
-                        CompletionType::Ok,
-                        OpResult {
-                            accepted,
-                            ambiguous,
-                            ..Default::default()
-                        },
-                    )
-                }
-            })
-            .collect()
-    }
-
-    /// One resolve of group `group_id` (`[api.resolve]`, default `POST
-    /// /v1/groups/{group_id}/resolve`): ok resolved (with the count where
-    /// the answer gives it), refused (fail, and a probe: status and count),
-    /// missing (fail).
-    pub async fn resolve(
-        &self,
-        group_id: &str,
-        project: &str,
-        fingerprint: &str,
-        tag: Option<&Tag>,
-    ) -> Answer {
-        let a = self
-            .resolve_answer(group_id, project, fingerprint, tag)
-            .await;
-        self.redacted(a)
-    }
-
-    async fn resolve_answer(
-        &self,
-        group_id: &str,
-        project: &str,
-        fingerprint: &str,
-        tag: Option<&Tag>,
-    ) -> Answer {
-        let m = &self.mapping;
-        let g = GroupsRequests::of(m);
-        let r = &g.resolve;
-        let now = now_ms().to_string();
-        let vars = [
-            ("group_id", group_id),
-            ("project", project),
-            ("fingerprint", fingerprint),
-            ("release", g.release.as_str()),
-            ("now_ms", now.as_str()),
-        ];
-        let mut req = self.request(&r.request, &vars, None);
-        if let Some(t) = tag {
-            req = t.apply(req, "resolve");
-        }
-        let (status, retry_after, text) = match self.send(req).await {
-            Ok(x) => x,
-            Err(a) => return a,
-        };
-        if let Some(r) = HookReport::of(tag, status, &text) {
-            return r.answer(status, &text);
-        }
-        let what = r.request.what.as_str();
-        let meaning = r.codes.meaning(status.as_u16());
-        let json = || serde_json::from_str::<serde_json::Value>(&text).ok();
-        match meaning {
-            Some(Meaning::Ok) => {
-                let needs = r.resolved.is_some() || r.event_count.is_some();
-                let v = if needs {
-                    json()
-                } else {
-                    Some(serde_json::Value::Null)
-                };
-                let Some(v) = v else {
-                    return Answer::nonconforming(what, status, &text);
-                };
-                if let Some(t) = &r.resolved {
-                    if t.eval(&v) != Some(true) {
-                        return Answer::nonconforming(
-                            &format!("{what} (resolved = {:?} is not true)", t.pointer),
-                            status,
-                            &text,
-                        );
-                    }
-                }
-                let (event_count, ambiguous) = match &r.event_count {
-                    Some(p) => match v.pointer(p).and_then(serde_json::Value::as_i64) {
-                        Some(c) => (Some(c), None),
-                        None => {
-                            return Answer::nonconforming(
-                                &format!("{what} (no integer at event_count = {p:?})"),
-                                status,
-                                &text,
-                            )
-                        }
-                    },
-                    None => (
-                        None,
-                        Some("the answer does not give the count the resolve saw".to_string()),
-                    ),
-                };
-                Answer::new(
-                    CompletionType::Ok,
-                    OpResult {
-                        resolved: Some(true),
-                        event_count,
-                        ambiguous,
-                        ..Default::default()
-                    },
-                )
-            }
-            Some(Meaning::Refused) => {
-                let refused = |status_read: Option<String>, count: Option<i64>| {
-                    Answer::new(
-                        CompletionType::Fail,
-                        OpResult {
-                            resolved: Some(false),
-                            status: status_read,
-                            event_count: count,
-                            ..Default::default()
-                        },
-                    )
-                };
-                // Refused all the same, but no probe can be taken from it.
-                let unreadable = || Answer {
-                    kind: CompletionType::Fail,
-                    ..Answer::nonconforming(what, status, &text)
-                };
-                if r.resolved.is_none() && r.status.is_none() && r.event_count.is_none() {
-                    return refused(None, None);
-                }
-                let Some(v) = json() else {
-                    return unreadable();
-                };
-                if let Some(t) = &r.resolved {
-                    if t.eval(&v) != Some(false) {
-                        return unreadable();
-                    }
-                }
-                // The contract's refusal without a probe (the service's
-                // design read none): neither field is there.
-                if m.contract && v.get("status").is_none() && v.get("event_count").is_none() {
-                    return refused(None, None);
-                }
-                let status_read = match &r.status {
-                    Some(p) => match v.pointer(p).and_then(|s| s.as_str()) {
-                        Some(s) => Some(s.to_string()),
-                        None => return unreadable(),
-                    },
-                    None => None,
-                };
-                let count = match &r.event_count {
-                    Some(p) => match v.pointer(p).and_then(serde_json::Value::as_i64) {
-                        Some(c) => Some(c),
-                        None => return unreadable(),
-                    },
-                    None => None,
-                };
-                refused(status_read, count)
-            }
-            Some(Meaning::Missing) => Answer::new(
-                CompletionType::Fail,
-                OpResult {
-                    resolved: Some(false),
-                    ..Default::default()
-                },
-            ),
-            other => by_meaning(other, status, &text, retry_after, what),
-        }
-    }
-
-    /// `[api.lookup]`: the group id the service gave (project,
-    /// fingerprint), None while it has none. Errors: no lookup configured,
-    /// no answer, or an answer that is not the mapping's.
-    pub async fn lookup(&self, project: &str, fingerprint: &str) -> Result<Option<String>, String> {
-        let m = &self.mapping;
-        let g = GroupsRequests::of(m);
-        let l = g.lookup.as_ref().ok_or("no [api.lookup] is configured")?;
-        let now = now_ms().to_string();
-        let vars = [
-            ("project", project),
-            ("fingerprint", fingerprint),
-            ("release", g.release.as_str()),
-            ("now_ms", now.as_str()),
-        ];
-        let req = self.request(&l.request, &vars, None);
-        // A lookup that got no answer, or an indeterminate one, is asked
-        // again later: only an answer that is not the mapping's is an error.
-        let Ok((status, _, text)) = self.send(req).await else {
-            return Ok(None);
-        };
-        match l.codes.meaning(status.as_u16()) {
-            Some(Meaning::Info) => Ok(None),
-            Some(Meaning::Ok) => serde_json::from_str::<serde_json::Value>(&text)
-                .ok()
-                .and_then(|v| v.pointer(&l.group_id).and_then(id_text))
-                .map(Some)
-                .ok_or_else(|| {
-                    format!(
-                        "{}: {status} {} has no group id at {}",
-                        l.request.what,
-                        excerpt(&text),
-                        l.group_id
-                    )
-                }),
-            Some(Meaning::Missing) => Ok(None),
-            _ => Err(format!("{}: {status} {}", l.request.what, excerpt(&text))),
-        }
-        .map_err(|e| self.redact(&e))
-    }
-
-    /// One delivery attempt of message `msg_id`, duplicate `dup` (outbox:
-    /// `[api.handle]`, default the contract's `POST /v1/messages`). An
-    /// answer whose status means `ok` and that passes `acked` (contract:
-    /// 200 `{"acked": true, "sent": ..}`) is ok, with `sent` as `[msg_id,
-    /// ver]` where the answer names it; `info` (5xx, a timeout, a reset):
-    /// info (the server may have run any prefix of its steps); `fail`
-    /// (400/413/422, a refused connection): fail; `retry` (429): fail;
-    /// anything else: info, non-conforming.
-    pub async fn handle(&self, msg_id: i64, dup: u32, tag: Option<&Tag>) -> Answer {
-        let h = HandleMapping::of(&self.mapping);
-        let (m, d, now) = (msg_id.to_string(), dup.to_string(), now_ms().to_string());
-        let vars = [
-            ("msg_id", m.as_str()),
-            ("dup_id", d.as_str()),
-            ("now_ms", now.as_str()),
-        ];
-        let mut req = self.request(&h.request, &vars, None);
-        if let Some(t) = tag {
-            req = t.apply(req, "handle");
-        }
-        // The attempt's end, where the reference server names it.
-        let (status, retry_after, end, text) = match exchange_ended(req).await {
-            Ok(x) => x,
-            Err(a) => return self.redacted(a),
-        };
-        let what = h.request.what.as_str();
-        let answer = match h.codes.meaning(status.as_u16()) {
-            Some(Meaning::Ok) => match h.read_ok(&text) {
-                Ok(sent) => Answer::new(
-                    CompletionType::Ok,
-                    OpResult {
-                        sent,
-                        ..Default::default()
-                    },
-                ),
-                Err(_) => Answer::nonconforming(what, status, &text),
-            },
-            other => by_meaning(other, status, &text, retry_after, what),
-        };
-        self.redacted(Answer {
-            attempt_end: end,
-            ..answer
-        })
     }
 
     /// The export request `export` (one of the mapping's: the workload
@@ -808,30 +403,43 @@ impl HttpClient {
     }
 }
 
-/// Sends a request and reads the whole answer: (status, Retry-After, body),
-/// or the transport error's answer.
-async fn exchange(
-    req: reqwest::RequestBuilder,
-) -> Result<(StatusCode, Option<Duration>, String), Answer> {
-    let (status, wait, _, text) = exchange_ended(req).await?;
-    Ok((status, wait, text))
+/// What came back for one request ([`HttpClient::send`]).
+#[derive(Debug)]
+pub struct Reply {
+    /// The answer's status.
+    pub status: StatusCode,
+    /// The answer's headers.
+    pub headers: HeaderMap,
+    /// `Retry-After` as a wait ([`parse_retry_after`]), where the answer
+    /// has one the bench reads.
+    pub retry_after: Option<Duration>,
+    /// How the attempt ended, where the reference server names it
+    /// ([`AttemptEnd::HEADER`]).
+    pub attempt_end: Option<AttemptEnd>,
+    /// The whole body.
+    pub body: String,
 }
 
-/// [`exchange`], with the attempt's end the answer names
-/// ([`AttemptEnd::HEADER`]): (status, Retry-After, end, body).
-async fn exchange_ended(
-    req: reqwest::RequestBuilder,
-) -> Result<(StatusCode, Option<Duration>, Option<AttemptEnd>, String), Answer> {
+/// Sends a request and reads the whole answer, or the transport error's
+/// answer.
+async fn exchange(req: reqwest::RequestBuilder) -> Result<Reply, Answer> {
     let resp = req.send().await.map_err(|e| transport_error(&e))?;
     let status = resp.status();
-    let wait = retry_after(&resp);
-    let end = resp
+    let retry_after = retry_after(&resp);
+    let attempt_end = resp
         .headers()
         .get(AttemptEnd::HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(AttemptEnd::from_name);
-    let text = resp.text().await.map_err(|e| transport_error(&e))?;
-    Ok((status, wait, end, text))
+    let headers = resp.headers().clone();
+    let body = resp.text().await.map_err(|e| transport_error(&e))?;
+    Ok(Reply {
+        status,
+        headers,
+        retry_after,
+        attempt_end,
+        body,
+    })
 }
 
 /// A request that got no answer: refused before it was written is `fail`
@@ -894,7 +502,7 @@ pub fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Dura
 /// The answer of a status that carries no op result: `fail` (rejected),
 /// `retry` (`fail` with a wait), `info`; anything else (unmapped, or a
 /// meaning the caller does not read here) is non-conforming.
-fn by_meaning(
+pub fn by_meaning(
     meaning: Option<Meaning>,
     status: StatusCode,
     body: &str,
@@ -913,7 +521,7 @@ fn by_meaning(
         Some(Meaning::Info) => {
             let mut a = Answer::error(CompletionType::Info, format!("{status} {}", excerpt(body)));
             // The reference server's fault hook says where it crashed
-            // (500 for groups ops, 503 for outbox deliveries).
+            // (500 or 503, as the workload's requests answer a crash).
             if matches!(status.as_u16(), 500 | 503) {
                 a.result.crashed_after = serde_json::from_str::<serde_json::Value>(body)
                     .ok()
@@ -925,38 +533,8 @@ fn by_meaning(
     }
 }
 
-/// The item of each op, matched by the event id at `pointer` in the items
-/// (the k-th op of an id takes the k-th item of that id: a retry in the
-/// same envelope). None when an op has no item of its id.
-fn match_items<'a>(
-    ops: &[IngestEvent<'_>],
-    items: &'a [serde_json::Value],
-    pointer: &str,
-) -> Option<Vec<&'a serde_json::Value>> {
-    let mut used = vec![false; items.len()];
-    ops.iter()
-        .map(|op| {
-            let k = items.iter().enumerate().position(|(k, it)| {
-                !used[k]
-                    && it.pointer(pointer).and_then(serde_json::Value::as_str) == Some(op.event_id)
-            })?;
-            used[k] = true;
-            Some(&items[k])
-        })
-        .collect()
-}
-
-/// A group id as text: a string as is, a number in decimal.
-fn id_text(v: &serde_json::Value) -> Option<String> {
-    match v {
-        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
 /// Wall-clock ms since the Unix epoch (`{now_ms}`).
-fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -965,35 +543,6 @@ fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn op(id: &str) -> IngestEvent<'_> {
-        IngestEvent {
-            event_id: id,
-            project: "p",
-            fingerprint: "f",
-            message: "",
-        }
-    }
-
-    #[test]
-    fn items_are_matched_by_event_id_whatever_their_order() {
-        let (a, b) = (op("a"), op("b"));
-        // b's retry in the same envelope: the k-th op of an id takes the
-        // k-th item of that id.
-        let ops = [a, b, b];
-        let items = serde_json::json!([
-            {"eid": "b", "s": "new"},
-            {"eid": "a", "s": "dup"},
-            {"eid": "b", "s": "dup"}
-        ]);
-        let items = items.as_array().unwrap();
-        let m = match_items(&ops, items, "/eid").unwrap();
-        let s: Vec<&str> = m.iter().map(|i| i["s"].as_str().unwrap()).collect();
-        assert_eq!(s, ["dup", "new", "dup"]);
-        // An op without an item of its id: the answer is not usable.
-        let c = op("c");
-        assert!(match_items(&[a, c, b], items, "/eid").is_none());
-    }
 
     #[test]
     fn retry_after_reads_seconds_and_every_http_date_form_and_is_capped() {

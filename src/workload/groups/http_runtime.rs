@@ -24,9 +24,10 @@ use crate::scenario::Scenario;
 use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::statements::OpProgram;
 use crate::stats::Stats;
-use crate::target::http::client::{Answer, HttpClient, IngestEvent, Tag};
+use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::target::http::nonconforming::Nonconforming;
 use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
+use crate::workload::groups::http_client::{self, IngestEvent};
 use crate::workload::groups::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -364,7 +365,11 @@ async fn send_with_retries(
         // (however long its timeout).
         let answers = plan
             .control
-            .or_abort(shared.client.ingest_batch(&events, Some(&tag)))
+            .or_abort(http_client::ingest_batch(
+                &shared.client,
+                &events,
+                Some(&tag),
+            ))
             .await
             .unwrap_or_else(|| {
                 let why = plan.control.abort_reason();
@@ -467,11 +472,13 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
         };
         let answer = plan
             .control
-            .or_abort(
-                shared
-                    .client
-                    .resolve(&group_id, &op.project, &op.fingerprint, Some(&tag)),
-            )
+            .or_abort(http_client::resolve(
+                &shared.client,
+                &group_id,
+                &op.project,
+                &op.fingerprint,
+                Some(&tag),
+            ))
             .await
             .unwrap_or_else(|| Answer::abandoned(plan.control.abort_reason()));
         shared.note_crash(id, crash, &answer);
@@ -497,7 +504,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
 /// mapping's is reported as non-conforming (a lookup that never works would
 /// otherwise silently starve the resolvers).
 async fn learn_by_lookup(shared: &Shared, project: &str, fingerprint: &str, group: u64) {
-    match shared.client.lookup(project, fingerprint).await {
+    match http_client::lookup(&shared.client, project, fingerprint).await {
         Ok(Some(id)) => {
             let _ = shared.learned[group as usize].set(id);
         }

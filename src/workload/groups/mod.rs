@@ -248,6 +248,7 @@ pub mod explore_constants;
 pub mod explore_invariants;
 pub mod explore_main;
 pub mod export;
+pub mod http_client;
 pub mod http_runtime;
 pub mod merge;
 pub mod prepare;

@@ -37,6 +37,7 @@ use crate::scheduler::{Scheduler, TargetWatch, Task};
 use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::target::http::nonconforming::Nonconforming;
 use crate::workload::outbox::config::OutboxConfig;
+use crate::workload::outbox::http_client;
 use crate::workload::outbox::runtime::{OutboxOutcome, Queue};
 use crate::workload::outbox::AttemptEnd;
 use rand::RngExt;
@@ -199,7 +200,7 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
         // (however long its timeout).
         let answer = p
             .control
-            .or_abort(p.client.handle(key.0, key.1, Some(&tag)))
+            .or_abort(http_client::handle(&p.client, key.0, key.1, Some(&tag)))
             .await
             .unwrap_or_else(|| Answer::abandoned(p.control.abort_reason()));
         let t1 = p.clock.now();

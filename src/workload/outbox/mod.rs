@@ -106,6 +106,7 @@ pub mod explore_invariants;
 pub mod explore_main;
 pub mod export;
 pub mod http;
+pub mod http_client;
 pub mod http_runtime;
 pub mod lease;
 pub mod live;
