@@ -23,7 +23,6 @@ use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::attempt_end::AttemptEnd;
-use reqwest::header::HeaderMap;
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -408,8 +407,6 @@ impl HttpClient {
 pub struct Reply {
     /// The answer's status.
     pub status: StatusCode,
-    /// The answer's headers.
-    pub headers: HeaderMap,
     /// `Retry-After` as a wait ([`parse_retry_after`]), where the answer
     /// has one the bench reads.
     pub retry_after: Option<Duration>,
@@ -431,11 +428,9 @@ async fn exchange(req: reqwest::RequestBuilder) -> Result<Reply, Answer> {
         .get(AttemptEnd::HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(AttemptEnd::from_name);
-    let headers = resp.headers().clone();
     let body = resp.text().await.map_err(|e| transport_error(&e))?;
     Ok(Reply {
         status,
-        headers,
         retry_after,
         attempt_end,
         body,
