@@ -477,18 +477,7 @@ fn unallowed_imports<'g>(
 /// folder, and only the registry (and the reference server) name a
 /// workload, but for the HTTP client's requests, which are moving. An entry that matches no such import fails the test, so the
 /// list only shrinks.
-const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[
-    (
-        "target::http::client",
-        "workload::groups::api_compile",
-        "the client's ingest, resolve and lookup requests move into groups' folder (h17-client)",
-    ),
-    (
-        "target::http::client",
-        "workload::outbox::api",
-        "the client's handle request moves into the outbox's folder (h17-client)",
-    ),
-];
+const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[];
 
 /// Modules outside every workload's folder that may import one: the one
 /// registry names each workload, and the reference server implements both
