@@ -35,19 +35,9 @@ pub trait Variant: Send + Sync + 'static {
 }
 
 /// The variant a server runs, and whose it is.
-#[derive(Clone)]
 pub struct Served {
     workload: &'static str,
     variant: Arc<dyn Variant>,
-}
-
-impl std::fmt::Debug for Served {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Served")
-            .field("workload", &self.workload)
-            .field("file", &self.variant.file().path)
-            .finish()
-    }
 }
 
 impl Served {

@@ -376,3 +376,17 @@ async fn export_all(State(st): State<Arc<AppState>>) -> Response {
     };
     stream_export(&st, sections).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server finds this part for a variant of the workload, through
+    /// the link-time list: its endpoints are served, not answered 404.
+    #[test]
+    fn a_groups_variant_is_served_by_this_part() {
+        let served = crate::server::part::load("groups-atomic").unwrap();
+        assert_eq!(served.workload(), WORKLOAD);
+        assert!(served.get::<ServedGroups>().is_some());
+    }
+}

@@ -220,3 +220,17 @@ fn sections(v: &OutboxVariant) -> Vec<Section> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server finds this part for a variant of the workload, through
+    /// the link-time list: its endpoints are served, not answered 404.
+    #[test]
+    fn an_outbox_variant_is_served_by_this_part() {
+        let served = crate::server::part::load("outbox-protocol").unwrap();
+        assert_eq!(served.workload(), WORKLOAD);
+        assert!(served.get::<ServedOutbox>().is_some());
+    }
+}
