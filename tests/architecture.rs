@@ -307,11 +307,16 @@ const LAYERS: &[(&str, &[&str])] = &[
             "report::summary_json",
             "server",
             "server::export",
-            "server::handle",
-            "server::outbox",
+            "server::part",
             "server::pool",
             "server::routes",
             "server::state",
+            // Each workload's part of the reference server (its routes,
+            // handlers and export), found by the server's link-time list.
+            "workload::groups::server",
+            "workload::groups::server_ops",
+            "workload::outbox::server",
+            "workload::outbox::server_handle",
             "watch",
         ],
     ),
@@ -473,17 +478,16 @@ fn unallowed_imports<'g>(
 }
 
 /// Imports of a workload's folder from outside it that are known and owned
-/// elsewhere: (from, to, why). Every workload's own code sits in its
-/// folder, and only the registry (and the reference server) name a
-/// workload, but for the HTTP client's requests, which are moving. An entry that matches no such import fails the test, so the
+/// elsewhere: (from, to, why). It is empty: every workload's own code sits
+/// in its folder (its part of the reference server too), and only the
+/// registry names a workload. An entry that matches no such import fails the test, so the
 /// list only shrinks.
 const FOLDER_IMPORTS: &[(&str, &str, &str)] = &[];
 
 /// Modules outside every workload's folder that may import one: the one
-/// registry names each workload, and the reference server implements both
-/// workloads' protocols (it is the system under test, not the bench).
+/// registry names each workload.
 fn may_import_a_folder(m: &str) -> bool {
-    m == "workload::registry" || m == "server" || m.starts_with("server::")
+    m == "workload::registry"
 }
 
 /// Outside `src/workload/<name>/` nothing names a workload except the one
@@ -502,14 +506,13 @@ fn only_the_registry_imports_a_workload_folder() {
 }
 
 /// The folder check on a small tree: an import from outside is found, the
-/// registry's, the server's and the folder's own are not, and a stale
-/// allowance is.
+/// registry's and the folder's own are not, and a stale allowance is.
 #[test]
 fn the_folder_check_finds_an_outside_import() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
     let write = |name: &str, text: &str| write_file(src, name, text);
-    write("lib.rs", "pub mod workload; pub mod other; pub mod server;");
+    write("lib.rs", "pub mod workload; pub mod other;");
     write(
         "workload/mod.rs",
         "pub mod a; pub mod registry; pub mod shared;",
@@ -521,7 +524,6 @@ fn the_folder_check_finds_an_outside_import() {
     );
     write("workload/shared.rs", "pub struct S;");
     write("workload/registry.rs", "use super::a::x::X;");
-    write("server/mod.rs", "use crate::workload::a::x::X;");
     write("other.rs", "use crate::workload::a::x::X;");
     let g = Graph::read(src);
     assert_eq!(
@@ -675,8 +677,8 @@ fn starts_token(b: &[u8], i: usize) -> bool {
     i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
 }
 
-/// Every literal of `src` outside the workloads' folders, the server and
-/// the registry that names a built-in workload, less `allowed`; and the
+/// Every literal of `src` outside the workloads' folders and the registry
+/// that names a built-in workload, less `allowed`; and the
 /// entries of `allowed` that match none.
 fn name_literals(src: &Path, allowed: &[(&str, &str, &str)]) -> Vec<String> {
     let names = built_in_names(src);
@@ -690,8 +692,7 @@ fn name_literals(src: &Path, allowed: &[(&str, &str, &str)]) -> Vec<String> {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        let exempt = rel.starts_with("server/")
-            || rel == "workload/registry.rs"
+        let exempt = rel == "workload/registry.rs"
             || names
                 .iter()
                 .any(|n| rel.starts_with(&format!("workload/{n}/")));
@@ -720,7 +721,7 @@ fn name_literals(src: &Path, allowed: &[(&str, &str, &str)]) -> Vec<String> {
     out
 }
 
-/// Outside `src/workload/<name>/`, the server and the registry, no code
+/// Outside `src/workload/<name>/` and the registry, no code
 /// names a built-in workload (or its variants) in a string literal: the
 /// workloads are found through the registries (`scenario::Workload`,
 /// `scenario::section`), so a new workload changes no module outside its
@@ -741,8 +742,7 @@ fn no_module_outside_a_workload_folder_names_one() {
 
 /// The name check on a small tree: a literal outside a folder is found
 /// (the name, a variant, a quoted name in a message), comments, the
-/// folder's own, the server's and the registry's are not, and a stale
-/// allowance is.
+/// folder's own and the registry's are not, and a stale allowance is.
 #[test]
 fn the_name_check_finds_a_planted_literal() {
     let dir = tempfile::tempdir().unwrap();
@@ -750,7 +750,6 @@ fn the_name_check_finds_a_planted_literal() {
     let write = |name: &str, text: &str| write_file(src, name, text);
     write("workload/a/mod.rs", "pub const N: &str = \"a\";");
     write("workload/registry.rs", "const N: [&str; 1] = [\"a\"];");
-    write("server/mod.rs", "const N: &str = \"a-naive\";");
     write(
         "other.rs",
         "// \"a\" in a comment\nconst C: char = '\"';\nconst S: &str = \"ab\";\n\
@@ -776,6 +775,33 @@ fn the_name_check_finds_a_planted_literal() {
             ]
         ),
         ["NAME_LITERALS lists \"a-naive\" in src/other.rs, which no longer holds it: remove it"]
+    );
+}
+
+/// The reference server is no exception: each workload brings its part
+/// of it from its folder, so the server's own modules neither import a
+/// folder nor name a workload.
+#[test]
+fn the_server_may_not_name_a_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |name: &str, text: &str| write_file(src, name, text);
+    write("lib.rs", "pub mod workload; pub mod server;");
+    write("workload/mod.rs", "pub mod a;");
+    write("workload/a/mod.rs", "pub mod x;");
+    write("workload/a/x.rs", "pub struct X;");
+    write(
+        "server/mod.rs",
+        "use crate::workload::a::x::X;\nconst N: &str = \"a-naive\";",
+    );
+    let g = Graph::read(src);
+    assert_eq!(
+        folder_imports(&g, &[]),
+        ["server imports workload a's workload::a::x: X"]
+    );
+    assert_eq!(
+        name_literals(src, &[]),
+        ["src/server/mod.rs:2: \"a-naive\" names workload a"]
     );
 }
 

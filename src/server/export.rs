@@ -1,8 +1,7 @@
-//! `GET /v1/export` (groups: the variant's `export.events` and
-//! `export.groups`) and `GET /v1/outbox/export` (outbox: `export.state_log`,
-//! `export.outbox`, `export.out_queue`, `export.processed`): the queries
-//! inside ONE read transaction on a connection of its own, on a thread of
-//! its own, streamed: rows are serialized in chunks into a tokio
+//! A workload's export endpoint: its variant's `export.*` queries (the
+//! [`Section`]s its routes name) inside ONE read transaction on a
+//! connection of its own, on a thread of its own, streamed: rows are
+//! serialized in chunks into a tokio
 //! mpsc channel whose receiver is the response body, so memory stays
 //! bounded by the channel (a few chunks), never the whole export.
 //!
@@ -12,8 +11,6 @@
 
 use crate::scenario::SqliteTarget;
 use crate::target::sqlite::client as sqlite;
-use crate::workload::groups::statements::GroupsVariant;
-use crate::workload::outbox::statements::OutboxVariant;
 use crate::workload::Value;
 use axum::body::Bytes;
 use rusqlite::Connection;
@@ -24,16 +21,6 @@ use tokio::sync::{mpsc, oneshot};
 const CHUNK: usize = 64 * 1024;
 /// Chunks in flight between the reader thread and the response body.
 const CHANNEL_CHUNKS: usize = 4;
-
-/// Canonical columns of the events rows, in the order the query returns them.
-pub const EVENTS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "group_id", "received_at"];
-/// Canonical columns of the groups rows, in the order the query returns them.
-pub const GROUPS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "status", "event_count"];
-
-/// Canonical columns of the outbox export's `state_log` rows: the
-/// contract's `ver`, `msg_id`, `tx_id`, plus `kind` (`init`, `change`,
-/// `cleanup`), which the checkers need to tell a change from a cleanup.
-pub const STATE_LOG_COLUMNS: [&str; 4] = ["ver", "msg_id", "tx_id", "kind"];
 
 /// One array of the export's JSON object: its key, its query (None: an
 /// empty array, for a table the variant does not have) and the names of
@@ -48,58 +35,12 @@ pub struct Section {
     pub columns: &'static [&'static str],
 }
 
-/// The sections of the groups export.
-pub fn groups_sections(v: &GroupsVariant) -> Vec<Section> {
-    vec![
-        Section {
-            key: "events",
-            sql: Some(v.export_events.clone()),
-            columns: &EVENTS_COLUMNS,
-        },
-        Section {
-            key: "groups",
-            sql: Some(v.export_groups.clone()),
-            columns: &GROUPS_COLUMNS,
-        },
-    ]
-}
-
-/// The sections of the outbox export (a variant without `export.outbox`
-/// exports `"outbox": []`).
-pub fn outbox_sections(v: &OutboxVariant) -> Vec<Section> {
-    use crate::workload::outbox::statements::{
-        OUTBOX_COLUMNS, OUT_QUEUE_COLUMNS, PROCESSED_COLUMNS,
-    };
-    vec![
-        Section {
-            key: "state_log",
-            sql: Some(v.export_state_log.clone()),
-            columns: &STATE_LOG_COLUMNS,
-        },
-        Section {
-            key: "outbox",
-            sql: v.export_outbox.clone(),
-            columns: &OUTBOX_COLUMNS,
-        },
-        Section {
-            key: "out_queue",
-            sql: Some(v.export_out_queue.clone()),
-            columns: &OUT_QUEUE_COLUMNS,
-        },
-        Section {
-            key: "processed",
-            sql: Some(v.export_processed.clone()),
-            columns: &PROCESSED_COLUMNS,
-        },
-    ]
-}
-
 /// One chunk of the body, or the error that cuts the body short.
 pub type Chunk = Result<Bytes, std::io::Error>;
 
 /// Starts an export on a new thread that opens its own connection to `db`.
 /// The oneshot answers once the connection and the read transaction are
-/// open and both queries are prepared (an
+/// open and every query is prepared (an
 /// error there becomes a clean 503); after that, the body's chunks arrive
 /// on the returned receiver. An error mid-stream ends the body with an
 /// error (the client sees a broken response, never a truncated valid one).

@@ -1,15 +1,16 @@
 //! `specstorm serve`: the reference HTTP server, speaking the HTTP target
 //! contract, version 1 (`docs/http-contract.md`), over a
-//! SQLite database and a statement-file variant: the groups endpoints for
-//! a groups file, the outbox ones ([`outbox`]) for an outbox file.
+//! SQLite database and a statement-file variant: the endpoints of the
+//! variant's workload, which each workload brings from its folder as a
+//! [`part::ServerPart`] (its routes, request handlers and export).
 //!
 //! axum on tokio answers requests; SQLite never runs on the runtime's
-//! threads. Ingest, resolve and handle ops go to [`pool`]: N OS threads, each
+//! threads. A workload's ops go to [`pool`]: N OS threads, each
 //! owning one connection, fed by a bounded channel, each op run as a step
 //! machine whose every step is its own autocommit statement (exactly as the
 //! in-process SQLite target runs it). [`export`] streams a one-transaction
-//! snapshot from a thread of its own. [`routes`] maps the answers to the
-//! contract's status codes. SIGTERM or Ctrl-C stops accepting, lets
+//! snapshot from a thread of its own. [`routes`] mounts every workload's
+//! routes with what they share. SIGTERM or Ctrl-C stops accepting, lets
 //! in-flight requests finish, drains the workers and returns.
 //!
 //! Layer: report, ui and server. May import the modules of its own layer
@@ -17,8 +18,7 @@
 //! nemesis and workload).
 
 pub mod export;
-pub mod handle;
-pub mod outbox;
+pub mod part;
 pub mod pool;
 pub mod routes;
 pub mod state;
@@ -27,9 +27,6 @@ use crate::exit_code::ExitCode;
 use crate::scenario::SqliteTarget;
 use crate::statements::FileError;
 use crate::target::sqlite::client as sqlite;
-use crate::variant::locate;
-use crate::workload::groups::statements::{load_groups, GroupsVariant};
-use crate::workload::outbox::statements::{load_outbox, OutboxVariant};
 use pool::Pool;
 use state::AppState;
 use std::io::Write;
@@ -90,54 +87,6 @@ pub struct ServeOptions {
     pub fault_hooks: bool,
 }
 
-/// The variant a server runs: which workload's endpoints it serves.
-#[derive(Debug, Clone)]
-pub enum Served {
-    /// A groups statement file: `/v1/events`, `/v1/groups/..`, `/v1/export`.
-    Groups(Arc<GroupsVariant>),
-    /// An outbox statement file: `/v1/messages`, `/v1/outbox/export`.
-    Outbox(Arc<OutboxVariant>),
-}
-
-impl Served {
-    /// Loads `variant` (a built-in name or a file): an outbox file is one
-    /// with `handle.*` blocks, any other is checked as groups. Errors: the
-    /// file's (exit 2).
-    pub fn load(variant: &str) -> Result<Served, FileError> {
-        let (path, text) = locate(variant, None)?;
-        let file = crate::statements::parse(&path, &text)?;
-        if file.blocks.iter().any(|b| b.name.starts_with("handle.")) {
-            Ok(Served::Outbox(Arc::new(load_outbox(variant, None)?)))
-        } else {
-            Ok(Served::Groups(Arc::new(load_groups(variant, None)?)))
-        }
-    }
-
-    /// The `schema` block.
-    pub fn schema(&self) -> &str {
-        match self {
-            Served::Groups(v) => &v.schema,
-            Served::Outbox(v) => &v.schema,
-        }
-    }
-
-    /// The statement file.
-    pub fn file(&self) -> &crate::statements::StatementFile {
-        match self {
-            Served::Groups(v) => &v.file,
-            Served::Outbox(v) => &v.file,
-        }
-    }
-
-    /// `groups` or `outbox`.
-    pub fn workload(&self) -> &'static str {
-        match self {
-            Served::Groups(_) => "groups",
-            Served::Outbox(_) => "outbox",
-        }
-    }
-}
-
 /// Why the server could not run; maps to the CLI's exit codes.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -183,23 +132,10 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_max_level(opts.log_level.level())
         .try_init();
-    let variant = Served::load(&opts.variant)?;
-    if let Served::Groups(v) = &variant {
-        if opts.journal_mode.eq_ignore_ascii_case("off") {
-            if let Some(t) = v.ingest.txns.first().or(v.resolve.txns.first()) {
-                let program = if v.ingest.txns.is_empty() {
-                    &v.resolve
-                } else {
-                    &v.ingest
-                };
-                return Err(ServeError::Target(format!(
-                    "--journal-mode off has no rollback journal, and transaction blocks need \
-                     one: {}:{} opens one (`-- begin: {}`)",
-                    v.file.path.display(),
-                    program.steps[t.first].line,
-                    t.mode.name()
-                )));
-            }
+    let variant = part::load(&opts.variant)?;
+    if opts.journal_mode.eq_ignore_ascii_case("off") {
+        if let Some(why) = variant.variant().needs_journal() {
+            return Err(ServeError::Target(why));
         }
     }
     if let Some(w) = exposed_hooks(opts) {
@@ -221,9 +157,9 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
     };
     let schema_conn = sqlite::open(&opts.db, &target).map_err(|e| db_err(&e))?;
     schema_conn
-        .execute_batch(variant.schema())
+        .execute_batch(variant.variant().schema())
         .map_err(|e| db_err(&format!("schema failed: {e}")))?;
-    crate::target::sqlite::schema_fit::check(&schema_conn, variant.file())
+    crate::target::sqlite::schema_fit::check(&schema_conn, variant.variant().file())
         .map_err(|e| db_err(&e))?;
     drop(schema_conn);
     let workers = opts.workers.max(1);
@@ -231,9 +167,8 @@ pub fn serve(opts: &ServeOptions) -> Result<(), ServeError> {
         .map(|_| sqlite::open(&opts.db, &target))
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(|e| db_err(&e))?;
-    let pool = Arc::new(Pool::start(variant.clone(), conns, workers * 64, opts.txn));
+    let pool = Arc::new(Pool::start(conns, workers * 64, opts.txn));
     let state = Arc::new(AppState {
-        next_tx: outbox::first_tx_id(),
         variant,
         pool: pool.clone(),
         db: opts.db.clone(),

@@ -1,30 +1,72 @@
 //! What every route of the reference server shares: its state
-//! ([`AppState`]) and the answers any route may give (a JSON error, the
-//! 404 of the other workload's endpoints, a streamed export).
+//! ([`AppState`]), the variant it serves ([`Served`]) and the answers any route may give (a JSON error, the
+//! 404 of another workload's endpoints, a streamed export).
 //!
-//! Server layer: imports the server's pool, exports and served variant,
-//! and the scenario's SQLite target.
+//! Layer: report, ui and server. May import the modules of its own layer
+//! and of the layers below it (core, model, config, engine, target and
+//! nemesis and workload).
 
 use super::export;
 use super::pool::Pool;
-use super::Served;
 use crate::scenario::SqliteTarget;
+use crate::statements::StatementFile;
 use axum::body::Body;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
+use std::any::Any;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_stream::wrappers::ReceiverStream;
+
+/// A checked statement file as the generic server needs it; the
+/// workload's routes downcast it ([`Served::get`]) to their own type.
+pub trait Variant: Send + Sync + 'static {
+    /// The `schema` block.
+    fn schema(&self) -> &str;
+    /// The statement file.
+    fn file(&self) -> &StatementFile;
+    /// Why the variant cannot run under `--journal-mode off` (the text of
+    /// the error, exit 3), or None when it can.
+    fn needs_journal(&self) -> Option<String>;
+    /// The variant as `Any`, for its workload's routes.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// The variant a server runs, and whose it is.
+pub struct Served {
+    workload: &'static str,
+    variant: Arc<dyn Variant>,
+}
+
+impl Served {
+    /// `variant`, a variant of `workload`.
+    pub fn new(workload: &'static str, variant: Arc<dyn Variant>) -> Served {
+        Served { workload, variant }
+    }
+
+    /// The checked variant.
+    pub fn variant(&self) -> &dyn Variant {
+        &*self.variant
+    }
+
+    /// The workload whose variant it is.
+    pub fn workload(&self) -> &'static str {
+        self.workload
+    }
+
+    /// The variant as workload `T`'s, or None on another workload's server.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        self.variant.as_any().downcast_ref::<T>()
+    }
+}
 
 /// What every handler shares.
 pub struct AppState {
     /// The checked statement file the workers run, and its workload.
     pub variant: Served,
-    /// The next outbox transaction id (one per `POST /v1/messages`).
-    pub next_tx: std::sync::atomic::AtomicI64,
-    /// The worker pool (ingest and resolve ops).
+    /// The worker pool (every op of the variant's workload).
     pub pool: Arc<Pool>,
     /// The database file (exports open a connection of their own).
     pub db: PathBuf,
@@ -34,8 +76,17 @@ pub struct AppState {
     pub fault_hooks: bool,
 }
 
+/// The served variant as workload `asked`'s type `T`, or the 404 its
+/// endpoints get from another workload's server (boxed: a response is
+/// large next to a reference).
+pub fn variant_of<'s, T: 'static>(st: &'s AppState, asked: &str) -> Result<&'s T, Box<Response>> {
+    st.variant
+        .get::<T>()
+        .ok_or_else(|| Box::new(wrong_workload(asked, st.variant.workload())))
+}
+
 /// 404 for an endpoint of workload `asked` on a server of `serves`.
-pub(crate) fn wrong_workload(asked: &str, serves: &str) -> Response {
+pub fn wrong_workload(asked: &str, serves: &str) -> Response {
     error(
         StatusCode::NOT_FOUND,
         format!(
@@ -45,13 +96,14 @@ pub(crate) fn wrong_workload(asked: &str, serves: &str) -> Response {
     )
 }
 
-pub(crate) fn error(status: StatusCode, msg: impl Into<String>) -> Response {
+/// A JSON error body, `{"error": msg}`.
+pub fn error(status: StatusCode, msg: impl Into<String>) -> Response {
     (status, Json(json!({ "error": msg.into() }))).into_response()
 }
 
 /// Streams a one-transaction export of `sections`: 503 when it cannot
 /// begin.
-pub(crate) async fn stream_export(st: &AppState, sections: Vec<export::Section>) -> Response {
+pub async fn stream_export(st: &AppState, sections: Vec<export::Section>) -> Response {
     let (ready, rx) = export::start(sections, st.db.clone(), st.target.clone());
     match ready.await {
         Ok(Ok(())) => {}

@@ -254,5 +254,7 @@ pub mod merge;
 pub mod prepare;
 pub mod probe;
 pub mod runtime;
+pub mod server;
+pub mod server_ops;
 pub mod service_db;
 pub mod tables_read;

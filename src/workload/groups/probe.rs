@@ -25,7 +25,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::server::export::{EVENTS_COLUMNS, GROUPS_COLUMNS};
+use super::statements::{EVENTS_COLUMNS, GROUPS_COLUMNS};
 use crate::target::http::probe::{excerpt, judge, Answer, Probe};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};

@@ -62,9 +62,9 @@ pub const INGEST_BUILTINS: [&str; 6] = [
 pub const RESOLVE_BUILTINS: [&str; 4] = ["group_id", "now_ms", "project", "fingerprint"];
 
 /// Columns `export.events` must return, in this order.
-const EVENTS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "group_id", "received_at"];
+pub const EVENTS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "group_id", "received_at"];
 /// Columns `export.groups` must return, in this order.
-const GROUPS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "status", "event_count"];
+pub const GROUPS_COLUMNS: [&str; 5] = ["id", "project", "fingerprint", "status", "event_count"];
 
 /// Checks a parsed statement file against the `groups` workload and compiles
 /// its ops into step programs.

@@ -113,6 +113,8 @@ pub mod live;
 pub mod merge;
 pub mod probe;
 pub mod runtime;
+pub mod server;
+pub mod server_handle;
 pub mod service_db;
 pub mod shard;
 pub mod statements;

@@ -11,6 +11,7 @@
 //! and of the layers below it (core, model, config, engine, target and
 //! nemesis and workload).
 
+use super::AttemptEnd;
 use crate::clock::wall_ms;
 use crate::draws::draw_rng;
 use crate::fault_hook::HandleHook;
@@ -19,7 +20,6 @@ use crate::statements::OpProgram;
 use crate::statements::StepDef;
 use crate::target::sqlite::client::{Journal, StepError};
 use crate::txn_backoff::TxnPolicy;
-use crate::workload::outbox::AttemptEnd;
 use crate::workload::StepOutcome;
 use crate::workload::{StepMachine, Value};
 use rand::RngExt;
@@ -177,11 +177,6 @@ impl<'a> crate::step_driver::StepHooks<'a> for &mut HookFaults<'a> {
     }
 
     fn end(self, m: &StepMachine<'a>, end: crate::step_driver::End) -> Self::Out {
-        crate::workload::outbox::runtime::outbox_end(
-            m,
-            self.program,
-            end,
-            "crashed by the fault hook after step",
-        )
+        super::runtime::outbox_end(m, self.program, end, "crashed by the fault hook after step")
     }
 }
