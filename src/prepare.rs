@@ -10,6 +10,7 @@
 //! config, the shard model and the HTTP target's shell quoting, never
 //! another command.
 
+use crate::scenario::mapping::Mapping;
 use crate::scenario::{Scenario, TargetKind};
 use crate::shard::Shard;
 use crate::target::http::start::shell_word;
@@ -29,6 +30,31 @@ impl From<crate::target::TargetError> for RunError {
             TargetError::Interrupted(why) => RunError::Interrupted(why),
         }
     }
+}
+
+/// A mapping's secrets must be in the environment before anything runs
+/// (`check`, and the first step of a run of any workload; not the audit
+/// of a saved run, which sends nothing): the first key whose `${NAME}` is
+/// not set, as `FILE:LINE: reason` (exit 2).
+pub fn secrets_present(
+    path: Option<&Path>,
+    scenario: &Scenario,
+    text: &str,
+) -> Result<(), RunError> {
+    let Err(e) = Mapping::compile_for(
+        scenario.workload,
+        scenario.api.as_ref(),
+        scenario.audit.as_ref(),
+        true,
+    ) else {
+        return Ok(());
+    };
+    let file = path.map_or("<embedded default>".to_string(), |p| {
+        p.display().to_string()
+    });
+    let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
+    let line = crate::scenario::key_line(text, &keys).map_or(String::new(), |l| format!(":{l}"));
+    Err(RunError::Input(format!("{file}{line}: {}", e.reason)))
 }
 
 /// The command line that reproduces a run (seed made explicit).

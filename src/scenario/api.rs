@@ -316,6 +316,19 @@ pub struct CodeTable {
     pub defaults: &'static [(u16, Meaning)],
 }
 
+/// The contract's codes of a request that writes (http-contract.md, "How
+/// the bench reads answers"): 200 ok; 400, 413 and 422 refused as sent,
+/// so certainly not applied; 429 not applied, send again. A workload's
+/// write requests take these as their defaults unless the contract gives
+/// them more.
+pub const CONTRACT_WRITE_CODES: &[(u16, Meaning)] = &[
+    (200, Meaning::Ok),
+    (400, Meaning::Fail),
+    (413, Meaning::Fail),
+    (422, Meaning::Fail),
+    (429, Meaning::Retry),
+];
+
 /// Status code to meaning for one request: the defaults, then the
 /// scenario's classes (`"2xx"`), then its exact codes. None: not a
 /// meaning the service's answers were mapped to (non-conforming).

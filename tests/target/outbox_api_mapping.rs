@@ -347,3 +347,50 @@ fn an_outbox_mapping_refuses_groups_keys_and_needs_its_queries() {
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("`{event_id}` cannot be used here"), "{out}");
 }
+
+/// A mapping's secret that is not in the environment is refused before
+/// anything runs, with the line of the key that names it, as for groups:
+/// `check` and `run` exit 2, and the run sends nothing (the service at
+/// port 9 would refuse it: exit 3, not 2, if it tried).
+#[test]
+fn an_outbox_mappings_unset_secret_is_refused_with_its_line_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("m.toml");
+    let text_of = mapped_scenario(
+        "http://127.0.0.1:9",
+        "outbox-protocol",
+        Audit::Request,
+        "",
+    )
+    .replace(
+        "acked = ",
+        "headers = { x-relay = \"${SPECSTORM_TEST_OUTBOX_UNSET}\" }\nacked = ",
+    );
+    std::fs::write(&sc, &text_of).unwrap();
+    let line = text_of
+        .lines()
+        .position(|l| l.contains("SPECSTORM_TEST_OUTBOX_UNSET"))
+        .unwrap()
+        + 1;
+    let check = command()
+        .arg("check")
+        .arg(&sc)
+        .env(SECRET_VAR, SECRET)
+        .env_remove("SPECSTORM_TEST_OUTBOX_UNSET")
+        .output()
+        .unwrap();
+    let out = text(&check);
+    assert_eq!(check.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains(&format!("m.toml:{line}:")) && out.contains("SPECSTORM_TEST_OUTBOX_UNSET"),
+        "{out}"
+    );
+    let run = run_command(&sc, &dir.path().join("run"))
+        .env(SECRET_VAR, SECRET)
+        .env_remove("SPECSTORM_TEST_OUTBOX_UNSET")
+        .output()
+        .unwrap();
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(2), "{out}");
+    assert!(out.contains(&format!("m.toml:{line}:")), "{out}");
+}

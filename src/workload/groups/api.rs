@@ -9,7 +9,7 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use crate::scenario::api::{CodeTable, Meaning};
+use crate::scenario::api::{CodeTable, Meaning, CONTRACT_WRITE_CODES};
 use crate::scenario::part::Section;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -200,13 +200,7 @@ pub const INGEST_CODES: CodeTable = CodeTable {
         ("info", Meaning::Info),
         ("retry", Meaning::Retry),
     ],
-    defaults: &[
-        (200, Meaning::Ok),
-        (400, Meaning::Fail),
-        (413, Meaning::Fail),
-        (422, Meaning::Fail),
-        (429, Meaning::Retry),
-    ],
+    defaults: CONTRACT_WRITE_CODES,
 };
 
 /// `[api.resolve]`'s meanings and the contract's codes.

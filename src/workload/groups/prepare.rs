@@ -11,7 +11,6 @@
 use super::config::{GroupsScenario, LoadModel};
 use super::statements::{load_groups, GroupsVariant};
 use crate::prepare::{shard_flags, RunError};
-use crate::scenario::mapping::Mapping;
 use crate::scenario::{self, Scenario, TargetKind};
 use crate::shard::{namespace_of, Shard};
 use std::path::Path;
@@ -41,16 +40,7 @@ pub fn prepare(path: Option<&Path>, overrides: &[String]) -> Result<Prepared, Ru
             .map_or(String::new(), |l| format!(":{l}"));
         return Err(RunError::Input(format!("{}{line}: {reason}", file())));
     }
-    // A mapping's secrets must be in the environment before anything runs.
-    if let Err(e) = Mapping::compile(p.scenario.api.as_ref(), p.scenario.audit.as_ref(), true) {
-        let file = path.map_or("<embedded default>".to_string(), |p| {
-            p.display().to_string()
-        });
-        let keys: Vec<&str> = e.path.iter().map(String::as_str).collect();
-        let line =
-            scenario::key_line(&p.source.text, &keys).map_or(String::new(), |l| format!(":{l}"));
-        return Err(RunError::Input(format!("{file}{line}: {}", e.reason)));
-    }
+    crate::prepare::secrets_present(path, &p.scenario, &p.source.text)?;
     Ok(p)
 }
 

@@ -10,7 +10,7 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use crate::scenario::api::{CodeTable, Codes, Meaning, Test};
+use crate::scenario::api::{CodeTable, Codes, Meaning, Test, CONTRACT_WRITE_CODES};
 use crate::scenario::mapping::request_template::{compile_request, pointer, test};
 use crate::scenario::mapping::requests::{at, CompileContext, Headers, MappingError, Requests};
 use crate::scenario::mapping::template::{Escape, Template};
@@ -87,13 +87,7 @@ pub const HANDLE_CODES: CodeTable = CodeTable {
         ("info", Meaning::Info),
         ("retry", Meaning::Retry),
     ],
-    defaults: &[
-        (200, Meaning::Ok),
-        (400, Meaning::Fail),
-        (413, Meaning::Fail),
-        (422, Meaning::Fail),
-        (429, Meaning::Retry),
-    ],
+    defaults: CONTRACT_WRITE_CODES,
 };
 
 /// The placeholders of the delivery request: the delivery, and the clock.

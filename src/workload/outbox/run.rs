@@ -112,10 +112,14 @@ impl Workload for Outbox {
         &self,
         path: Option<&Path>,
         overrides: &[String],
-        _offline: bool,
+        offline: bool,
     ) -> Result<Box<dyn WorkloadRun>, RunError> {
+        let p = prepare(path, overrides)?;
+        if !offline {
+            crate::prepare::secrets_present(path, &p.scenario, &p.source.text)?;
+        }
         Ok(Box::new(OutboxRun {
-            p: prepare(path, overrides)?,
+            p,
             outcome: None,
             tables: None,
             facts: None,
