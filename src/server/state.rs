@@ -90,8 +90,8 @@ pub fn wrong_workload(asked: &str, serves: &str) -> Response {
     error(
         StatusCode::NOT_FOUND,
         format!(
-            "this server runs a {serves} variant: the {asked} endpoints are not served \
-             (start `specstorm serve` with a {asked} statement file)"
+            "this server runs a variant of workload {serves}: the {asked} endpoints are not \
+             served (start `specstorm serve` with a statement file of workload {asked})"
         ),
     )
 }

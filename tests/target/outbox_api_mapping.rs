@@ -356,16 +356,11 @@ fn an_outbox_mapping_refuses_groups_keys_and_needs_its_queries() {
 fn an_outbox_mappings_unset_secret_is_refused_with_its_line_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let sc = dir.path().join("m.toml");
-    let text_of = mapped_scenario(
-        "http://127.0.0.1:9",
-        "outbox-protocol",
-        Audit::Request,
-        "",
-    )
-    .replace(
-        "acked = ",
-        "headers = { x-relay = \"${SPECSTORM_TEST_OUTBOX_UNSET}\" }\nacked = ",
-    );
+    let text_of = mapped_scenario("http://127.0.0.1:9", "outbox-protocol", Audit::Request, "")
+        .replace(
+            "acked = ",
+            "headers = { x-relay = \"${SPECSTORM_TEST_OUTBOX_UNSET}\" }\nacked = ",
+        );
     std::fs::write(&sc, &text_of).unwrap();
     let line = text_of
         .lines()

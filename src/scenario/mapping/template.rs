@@ -88,12 +88,8 @@ impl Template {
                     Some(n) if PLACEHOLDERS.contains(&n) => {
                         if !allowed.contains(&n) {
                             return Err(format!(
-                                "`{{{n}}}` cannot be used here; this template may use {}",
-                                allowed
-                                    .iter()
-                                    .map(|a| format!("{{{a}}}"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
+                                "`{{{n}}}` cannot be used here; {}",
+                                may_use(allowed)
                             ));
                         }
                         if !lit.is_empty() {
@@ -107,12 +103,8 @@ impl Template {
                             && n.chars().all(|c| c.is_ascii_lowercase() || c == '_') =>
                     {
                         return Err(format!(
-                            "unknown placeholder `{{{n}}}`; this template may use {}",
-                            allowed
-                                .iter()
-                                .map(|a| format!("{{{a}}}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            "unknown placeholder `{{{n}}}`; {}",
+                            may_use(allowed)
                         ));
                     }
                     _ => {
@@ -238,9 +230,33 @@ impl Secrets {
     }
 }
 
+/// What a template may use, for an error: its placeholders, or that it
+/// takes none (the health and export requests name only fixed paths).
+fn may_use(allowed: &[&str]) -> String {
+    if allowed.is_empty() {
+        return "this template takes no placeholders".to_string();
+    }
+    let names: Vec<String> = allowed.iter().map(|a| format!("{{{a}}}")).collect();
+    format!("this template may use {}", names.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_template_without_placeholders_says_it_takes_none() {
+        let e = Template::parse("/health/{project}", &[], Escape::Url).unwrap_err();
+        assert_eq!(
+            e,
+            "`{project}` cannot be used here; this template takes no placeholders"
+        );
+        let e = Template::parse("/g/{nope}", &["group_id"], Escape::Url).unwrap_err();
+        assert_eq!(
+            e,
+            "unknown placeholder `{nope}`; this template may use {group_id}"
+        );
+    }
 
     #[test]
     fn fills_escapes_and_keeps_json_braces() {
