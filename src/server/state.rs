@@ -90,10 +90,21 @@ pub fn wrong_workload(asked: &str, serves: &str) -> Response {
     error(
         StatusCode::NOT_FOUND,
         format!(
-            "this server runs a variant of workload {serves}: the {asked} endpoints are not \
-             served (start `specstorm serve` with a statement file of workload {asked})"
+            "this server runs {} {serves} variant: the {asked} endpoints are not served \
+             (start `specstorm serve` with {} {asked} statement file)",
+            article(serves),
+            article(asked)
         ),
     )
+}
+
+/// "a" or "an" before a workload's name, so that the 404 reads as English
+/// whatever the name.
+fn article(name: &str) -> &'static str {
+    match name.chars().next() {
+        Some(c) if "aeiouAEIOU".contains(c) => "an",
+        _ => "a",
+    }
 }
 
 /// A JSON error body, `{"error": msg}`.

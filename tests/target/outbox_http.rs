@@ -113,6 +113,10 @@ fn the_server_handles_deliveries_duplicates_and_hook_crashes() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     assert!(r.text().unwrap().contains("outbox variant"));
+    // Even a malformed event: the endpoint is not served, so no 400.
+    let r = c.post(format!("{url}/v1/events")).body("{").send().unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert!(r.text().unwrap().contains("an outbox variant"));
     let r = c.get(format!("{url}/v1/export")).send().unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
 }

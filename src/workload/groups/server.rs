@@ -202,6 +202,12 @@ fn crashed(a: &OpAnswer, counting: Option<&str>) -> Option<Response> {
 }
 
 async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    // Another workload's server says so before it reads the body: a
+    // malformed event there is no 400 of this contract.
+    let variant = match variant_of::<ServedGroups>(&st, WORKLOAD) {
+        Ok(v) => v.0.clone(),
+        Err(r) => return *r,
+    };
     let ev = match parse_body(&body) {
         Ok(ev) => ev,
         Err((status, why)) => return error(status, why),
@@ -213,10 +219,6 @@ async fn ingest(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes
             "project must not contain ':' (group ids are g:PROJECT:FINGERPRINT)",
         );
     }
-    let variant = match variant_of::<ServedGroups>(&st, WORKLOAD) {
-        Ok(v) => v.0.clone(),
-        Err(r) => return *r,
-    };
     let g = group_id(&ev.project, &ev.fingerprint);
     let op = IngestOp {
         event_id: ev.id,
