@@ -15,7 +15,7 @@
 //! Layer: config. May import the modules of its own layer and of the layers
 //! below it (core and model).
 
-use super::part::{Part, Section};
+use super::part::{Named, Part, Section};
 use super::section;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -74,7 +74,8 @@ impl Api {
 /// is given: the resolved `[api]` always held every workload's request
 /// tables (the loader refuses another workload's keys when given, and the
 /// saved `scenario.toml` leaves them out).
-pub struct ApiParts(Vec<(&'static str, Box<dyn Part>)>);
+#[derive(Clone, PartialEq)]
+pub struct ApiParts(Named);
 
 impl ApiParts {
     /// The part of type `T`, if a workload's requests are of it.
@@ -110,7 +111,7 @@ impl ApiParts {
             let mut d = <dyn erased_serde::Deserializer>::erase(serde_json::Value::Object(keys));
             parts.push((w.workload, (w.requests.read)(&mut d)?));
         }
-        Ok(ApiParts(parts))
+        Ok(ApiParts(Named(parts)))
     }
 }
 
@@ -129,31 +130,6 @@ impl Default for ApiParts {
     fn default() -> Self {
         ApiParts::read(BTreeMap::new())
             .expect("every part reads from no keys: each has its default")
-    }
-}
-
-impl Clone for ApiParts {
-    fn clone(&self) -> Self {
-        ApiParts(self.0.iter().map(|(w, p)| (*w, p.clone_part())).collect())
-    }
-}
-
-impl PartialEq for ApiParts {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len()
-            && self
-                .0
-                .iter()
-                .zip(&other.0)
-                .all(|((wa, a), (wb, b))| wa == wb && a.eq_part(b.as_ref()))
-    }
-}
-
-impl fmt::Debug for ApiParts {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map()
-            .entries(self.0.iter().map(|(w, p)| (w, p)))
-            .finish()
     }
 }
 
@@ -512,6 +488,12 @@ pub fn check_pointer(p: &str) -> Result<(), String> {
         Err(format!(
             "`{p}` is no JSON pointer: write it as \"/field\" or \"/items/0/id\" (RFC 6901)"
         ))
+    }
+}
+
+impl fmt::Debug for ApiParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
 

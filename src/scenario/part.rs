@@ -57,6 +57,51 @@ impl<T: Section> Part for T {
     }
 }
 
+/// Type-erased parts by name, in the order they are written: what both
+/// the scenario's workload sections ([`crate::scenario::parts::Parts`])
+/// and `[api]`'s workload requests (`crate::scenario::api::ApiParts`)
+/// hold, cloned, compared and shown part by part as their own types.
+#[derive(Default)]
+pub struct Named(pub Vec<(&'static str, Box<dyn Part>)>);
+
+impl std::ops::Deref for Named {
+    type Target = Vec<(&'static str, Box<dyn Part>)>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Named {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Clone for Named {
+    fn clone(&self) -> Self {
+        Named(self.0.iter().map(|(n, p)| (*n, p.clone_part())).collect())
+    }
+}
+
+impl PartialEq for Named {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|((na, a), (nb, b))| na == nb && a.eq_part(b.as_ref()))
+    }
+}
+
+impl fmt::Debug for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(n, p)| (n, p)))
+            .finish()
+    }
+}
+
 /// How a [`crate::scenario::section::SectionSpec`] reads its table:
 /// [`read_part`] of the section's type.
 pub type ReadPart =

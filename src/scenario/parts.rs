@@ -9,7 +9,7 @@
 //! Layer: config. May import the modules of its own layer and of the
 //! layers below it (core and model).
 
-use super::part::{Part, Section};
+use super::part::{Named, Part, Section};
 use super::section::{self, SectionSpec};
 use serde::de::{DeserializeSeed, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -17,8 +17,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// The workload sections of a scenario, by table name (in that order).
-#[derive(Default)]
-pub struct Parts(Vec<(&'static str, Box<dyn Part>)>);
+#[derive(Default, Clone, PartialEq)]
+pub struct Parts(Named);
 
 impl Parts {
     /// The section of type `T`, if the scenario has it.
@@ -69,35 +69,10 @@ impl Parts {
     }
 }
 
-impl Clone for Parts {
-    fn clone(&self) -> Self {
-        Parts(self.0.iter().map(|(t, p)| (*t, p.clone_part())).collect())
-    }
-}
-
-impl PartialEq for Parts {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len()
-            && self
-                .0
-                .iter()
-                .zip(&other.0)
-                .all(|((ta, a), (tb, b))| ta == tb && a.eq_part(b.as_ref()))
-    }
-}
-
-impl fmt::Debug for Parts {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map()
-            .entries(self.0.iter().map(|(t, p)| (t, p)))
-            .finish()
-    }
-}
-
 impl Serialize for Parts {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (table, part) in &self.0 {
+        for (table, part) in self.0.iter() {
             map.serialize_entry(table, part.as_serialize())?;
         }
         map.end()
@@ -156,5 +131,11 @@ impl schemars::JsonSchema for Parts {
     /// which the key schema's drift test reads from the section's spec.
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({ "type": "object" })
+    }
+}
+
+impl fmt::Debug for Parts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
