@@ -1,22 +1,55 @@
 #!/usr/bin/env bash
-# The bench against plain SQLite on this machine, in one session: 3
+# The bench against plain SQLite on this machine, in one sitting: ROUNDS
 # alternating rounds of the plain loop on 1 and 32 threads (the ceiling,
 # examples/ceiling.rs), the bench doing the same work (32 ingesters, no
 # resolvers, no retries) and the bench as shipped (groups-atomic.toml).
-# Prints events/s; compare medians. Needs a release build. The schedule
-# fuzzer ([fuzz]) is off in every bench run here (its default): it would
-# add its yields and sleeps to the bench's side only.
-set -u
+# Prints each round's events/s, then per side the median and the spread
+# (min..max), and the ratios of the same-work bench to both loops. The
+# schedule fuzzer ([fuzz]) is off in every bench run here (its default):
+# it would add its yields and sleeps to the bench's side only.
+#
+#   bench/compare-sqlite.sh                       # 5 rounds of 200000 events
+#   ROUNDS=1 EVENTS=5000 bench/compare-sqlite.sh  # a smoke test
+#
+# Needs a release build (it builds the example itself).
+set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --example ceiling
+ROUNDS=${ROUNDS:-5}
+EVENTS=${EVENTS:-200000}
+cargo build --release --quiet --bin specstorm --example ceiling
 B=target/release/specstorm
 T=$(mktemp -d)
-for r in 1 2 3; do
-  target/release/examples/ceiling 1 200000 "$T/c1-$r.db" | sed "s/^/round $r /"
-  target/release/examples/ceiling 32 200000 "$T/c32-$r.db" | sed "s/^/round $r /"
-  $B run scenarios/groups-atomic.toml -q --out "$T/b-$r" > /dev/null
-  echo "round $r bench-shipped events/s $(python3 -c "import json;print(json.load(open('$T/b-$r/summary.json'))['events_per_s'])")"
-  $B run scenarios/groups-atomic.toml -q --set load.resolvers=0 --set retry.probability=0 --out "$T/bi-$r" > /dev/null
-  echo "round $r bench-same-work events/s $(python3 -c "import json;print(json.load(open('$T/bi-$r/summary.json'))['events_per_s'])")"
+trap 'rm -rf "$T"' EXIT
+bench() { # NAME ARGS...: one bench run; exit 4 (unknown) is expected without resolvers
+  local name=$1; shift
+  local code=0
+  $B run scenarios/groups-atomic.toml -q --no-tui "$@" --out "$T/$name-$r" > "$T/$name-$r.out" 2>&1 || code=$?
+  if [ "$code" != 0 ] && [ "$code" != 4 ]; then
+    echo "round $r: the bench run exited $code:" >&2; cat "$T/$name-$r.out" >&2; exit 1
+  fi
+  local v
+  v=$(python3 -c "import json;print(json.load(open('$T/$name-$r/summary.json'))['events_per_s'])")
+  echo "round $r $name events/s $v" | tee -a "$T/all"
+  rm -rf "$T/$name-$r"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  for n in 1 32; do
+    v=$(target/release/examples/ceiling "$n" "$EVENTS" "$T/c$n-$r.db" | sed -E 's/.*: ([0-9]+) events\/s$/\1/')
+    echo "round $r loop-$n events/s $v" | tee -a "$T/all"
+    rm -f "$T/c$n-$r.db"*
+  done
+  bench bench-shipped
+  bench bench-same-work --set load.resolvers=0 --set retry.probability=0 --set stop.events="$EVENTS"
 done
-rm -rf "$T"
+python3 - "$T/all" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    w = l.split()
+    runs[w[2]].append(float(w[-1]))
+for k, v in runs.items():
+    print(f"median {k} {statistics.median(v):.0f} events/s (spread {min(v):.0f}..{max(v):.0f}, {len(v)} rounds)")
+same = statistics.median(runs["bench-same-work"])
+for loop in ("loop-32", "loop-1"):
+    print(f"ratio bench-same-work / {loop}: {same / statistics.median(runs[loop]):.3f}")
+PY
