@@ -59,7 +59,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "history::codec",
             "history::completeness",
             "history::file",
-            "history::format_tests",
             "history::part",
             "history::print",
             "history::reader",

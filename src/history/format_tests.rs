@@ -2,8 +2,8 @@
 //! variant, every optional field set and unset, random entries, and a file
 //! cut at every byte.
 //!
-//! Layer: model. May import the modules of its own layer and of the layers
-//! below it (core).
+//! Test-only: it imports the history's own modules and the types its
+//! entries hold.
 
 use super::codec;
 use super::print::print;

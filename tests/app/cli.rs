@@ -493,7 +493,7 @@ fn ci_style_run_prints_plain_progress_lines_only() {
 
 /// The history entries of a run folder other than its header and footer.
 fn history_ops(dir: &Path) -> Vec<serde_json::Value> {
-    crate::common::folder::history_text(&dir)
+    crate::common::folder::history_text(dir)
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())

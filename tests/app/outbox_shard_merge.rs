@@ -75,7 +75,7 @@ fn shard_pair(scenario: &str, run_id: &str, dir: &Path) -> (PathBuf, PathBuf) {
 
 /// Every (msg_id, dup_id) a run's history invoked an attempt of.
 fn deliveries(run: &Path) -> BTreeSet<(i64, i64)> {
-    crate::common::folder::history_text(&run)
+    crate::common::folder::history_text(run)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())

@@ -63,7 +63,7 @@ fn sharded_pair(url: &str, run_id: &str, dir: &Path, extra: &[&str]) -> (PathBuf
 }
 
 fn event_ids(run: &Path) -> HashSet<String> {
-    crate::common::folder::history_text(&run)
+    crate::common::folder::history_text(run)
         .unwrap()
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())

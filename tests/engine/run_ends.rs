@@ -331,7 +331,7 @@ fn held_by_the_server(workload: &str) -> String {
 /// The ops in flight when the load stopped, abandoned at the end of the
 /// grace: recorded `info` with the reason.
 fn abandoned_at_the_grace(out: &Path) -> usize {
-    crate::common::folder::history_text(&out)
+    crate::common::folder::history_text(out)
         .unwrap()
         .lines()
         .filter(|l| l.contains("\"type\":\"info\"") && l.contains("stop.grace"))

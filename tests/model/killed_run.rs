@@ -202,7 +202,7 @@ fn killed(a: &Audit) -> serde_json::Value {
 /// Audits every cut of `run`'s history; each must be judged as a killed
 /// run's. Returns (label, audit) per cut.
 fn audit_cuts(run: &Path, scratch: &Path) -> Vec<(String, Audit)> {
-    let history = crate::common::folder::history_text(&run).unwrap();
+    let history = crate::common::folder::history_text(run).unwrap();
     let mut out = Vec::new();
     for (i, (label, cut)) in cut_histories(&history).into_iter().enumerate() {
         let dir = scratch.join(format!("cut{i}"));
@@ -341,7 +341,7 @@ fn cut_histories_of_a_correct_groups_run_on_the_spawned_server_never_report_a_vi
 /// when the run was killed before its export: exit 3, saying so.
 fn killed_before_an_external_export_is_exit_3(out: &Path, scratch: &Path) {
     let dir = scratch.join("external");
-    let history = crate::common::folder::history_text(&out).unwrap();
+    let history = crate::common::folder::history_text(out).unwrap();
     killed_folder(out, &dir, &cut_histories(&history)[10].1);
     std::fs::remove_file(dir.join("target.db")).unwrap();
     let scenario = std::fs::read_to_string(dir.join("scenario.toml")).unwrap();
