@@ -1,5 +1,6 @@
 //! `specstorm audit RUN_DIR`: the checkers run again, offline, over a run
-//! folder's saved history (`history.jsonl`) and final tables (`target.db`
+//! folder's saved history (`history.bin`, or an earlier release's
+//! `history.jsonl`) and final tables (`target.db`
 //! read through the saved `variant.sql`'s export statements for an
 //! in-process SQLite run, `export.json` for an HTTP run), and the verdicts
 //! are compared with the ones the run saved (`checks.json`). Nothing in the
@@ -96,7 +97,11 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
             run_dir.join("<variant name>").display()
         )));
     }
-    let history = need("history.jsonl", "the history of every op")?;
+    let history = crate::history::file::in_folder(run_dir);
+    let history = need(
+        &history.file_name().unwrap_or_default().to_string_lossy(),
+        "the history of every op",
+    )?;
     // A run killed before it judged saved no verdicts: nothing to compare.
     let checks = Some(run_dir.join("checks.json")).filter(|p| p.is_file());
     let scenario = need("scenario.toml", "the resolved scenario")?;
@@ -172,7 +177,7 @@ pub fn judge_with(run_dir: &Path, limits: Limits) -> Result<Audit, AuditError> {
 /// explanation, then whether the run's verdicts were confirmed, and the exit.
 pub fn render(a: &Audit) -> String {
     let mut s = format!(
-        "specstorm audit: {} (history.jsonl and {})\n",
+        "specstorm audit: {} (its history and {})\n",
         a.run_dir, a.tables
     );
     if let Some(k) = &a.killed {

@@ -13,7 +13,7 @@
 
 use crate::audit_error::AuditError;
 use crate::history::completeness::Completeness;
-use crate::history::writer::{lost_batches_bound, BUFFER_BYTES, CHANNEL_CAPACITY, MIN_LINE_BYTES};
+use crate::history::writer::{lost_batches_bound, CHANNEL_CAPACITY, FLUSH_BYTES, MIN_RECORD_BYTES};
 use crate::history::{reader, Entry};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -83,17 +83,18 @@ pub fn killed(
     } else {
         let n = lost_batches_bound(in_flight);
         format!(
-            "the run was killed (history.jsonl has no footer): up to {n} batches may be missing \
+            "the run was killed (its history has no footer): up to {n} batches may be missing \
              from it, each one op's records or one fault record, and any of them, not only the \
-             last ({CHANNEL_CAPACITY} queued for the writer, up to {} in its {} KiB buffer, up \
-             to {in_flight} not yet sent); the verdicts follow the rules for a cut history",
-            BUFFER_BYTES / MIN_LINE_BYTES + 1,
-            BUFFER_BYTES / 1024
+             last ({CHANNEL_CAPACITY} queued for the writer, up to {} in its {} KiB not yet \
+             written out, up to {in_flight} not yet sent); the verdicts follow the rules for a \
+             cut history",
+            FLUSH_BYTES / MIN_RECORD_BYTES + 1,
+            FLUSH_BYTES / 1024
         )
     };
     if cut_line_bytes > 0 {
         note.push_str(&format!(
-            "; its last line was cut mid-way ({cut_line_bytes} bytes), left out"
+            "; its last chunk (or line) was cut mid-way ({cut_line_bytes} bytes), left out"
         ));
     }
     if let Some(e) = summary.get("error").and_then(serde_json::Value::as_str) {

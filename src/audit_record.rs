@@ -88,7 +88,8 @@ fn first_audit_schema_version() -> u32 {
 pub struct AuditFolder<'a> {
     /// The run folder.
     pub run_dir: &'a Path,
-    /// Its `history.jsonl`.
+    /// Its history file (`history.bin`, or `history.jsonl` of an earlier
+    /// release).
     pub history: &'a Path,
     /// Its `scenario.toml` (the resolved scenario; its `variant` is the
     /// folder's `variant.sql`).
@@ -241,15 +242,13 @@ pub(crate) fn recorded_changes(
         return out;
     };
     if !has_footer {
-        out.push(
-            "history.jsonl has no footer: it was cut short after the run wrote it".to_string(),
-        );
+        out.push("the history has no footer: it was cut short after the run wrote it".to_string());
     }
     for (key, now) in [("ops", ops), ("unfinished_ops", unfinished)] {
         if let Some(then) = recorded.get(key).and_then(serde_json::Value::as_u64) {
             if then != now {
                 out.push(format!(
-                    "history.jsonl: the run recorded {then} {key}, the file now holds {now}"
+                    "the history: the run recorded {then} {key}, the file now holds {now}"
                 ));
             }
         }
@@ -379,7 +378,7 @@ mod tests {
     #[test]
     fn only_verdict_differences_are_excused_and_only_by_another_version() {
         let v = || vec!["CountExact: the run said violated".to_string()];
-        let h = || vec!["history.jsonl has no footer".to_string()];
+        let h = || vec!["the history has no footer".to_string()];
         let old = json!({"provenance": {"checker_version": 1}});
         let now = json!({"provenance": {"checker_version": CHECKER_VERSION}});
 

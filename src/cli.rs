@@ -5,8 +5,9 @@
 //! finished run), `specstorm compare` (one scenario against several
 //! variants), `specstorm audit` (the checkers again over a saved run
 //! folder), `specstorm merge` (one run folder from the shards of a
-//! sharded run) and `specstorm explore` (every interleaving of a small
-//! world, checked after every step). Exit codes follow `docs/cli.md`.
+//! sharded run), `specstorm history` (a run folder's history as JSON
+//! lines) and `specstorm explore` (every interleaving of a small world,
+//! checked after every step). Exit codes follow `docs/cli.md`.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
@@ -161,6 +162,15 @@ pub enum Command {
         /// (audit.json's content; the words go to stderr).
         #[arg(long, value_enum, default_value = "text")]
         format: OutputFormat,
+    },
+    /// Print a run folder's history as JSON lines, one entry per line, in
+    /// either format (`history.bin`, or an earlier release's
+    /// `history.jsonl`): for `jq` and other line tools. A last chunk cut
+    /// mid-way (a killed run's) is left out, with a warning. Exit 2 if
+    /// there is no history; 3 if it cannot be read.
+    History {
+        /// The run folder, or a history file.
+        path: PathBuf,
     },
     /// Merge the run folders of the shards of one run (`run --shard`) into
     /// one run folder: history, latency log, one audit, summary.
@@ -431,6 +441,7 @@ pub fn main(cli: Cli) -> ExitCode {
                 ExitCode::Usage
             }
         },
+        Command::History { path } => print_history(&path),
         c @ (Command::Audit { .. } | Command::Merge { .. }) => audit_or_merge(c),
         Command::CheckTarget(a) => {
             let opts = ProbeOptions {
@@ -801,4 +812,30 @@ fn install_signal_handler(control: Arc<Control>) {
             let _ = writeln!(std::io::stderr(), "specstorm: {msg}");
         }
     });
+}
+
+/// `specstorm history PATH`.
+fn print_history(path: &std::path::Path) -> ExitCode {
+    use crate::history::print::{print, PrintError};
+    match print(path, &mut std::io::stdout().lock()) {
+        Ok(p) => {
+            if p.cut_bytes > 0 {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "specstorm: warning: {}: its last chunk was cut mid-way ({} bytes: its \
+                     writer was stopped), left out",
+                    path.display(),
+                    p.cut_bytes
+                );
+            }
+            ExitCode::Met
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "specstorm: error: history: {e}");
+            match e {
+                PrintError::Input(_) => ExitCode::Usage,
+                PrintError::Unreadable(_) => ExitCode::Target,
+            }
+        }
+    }
 }

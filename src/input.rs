@@ -3,7 +3,7 @@
 //! or a person edits (a symlink to `/dev/zero`, say) is refused with its
 //! cap named, instead of filling the memory. The read itself stops after
 //! cap + 1 bytes: a device or a growing file may stat as empty, so the
-//! size on disk decides nothing. Files the commands stream (`history.jsonl`,
+//! size on disk decides nothing. Files the commands stream (the history,
 //! `export.json`) have no cap in total, since a long run's are large; a
 //! history line has one ([`lines`]), and an export is parsed as a stream
 //! that refuses a non-JSON first byte. `docs/cli.md` lists the caps.
@@ -49,7 +49,8 @@ pub const LATENCY_LOG: Cap = Cap {
     bytes: 1024 * MIB,
     what: "a latency log",
 };
-/// One line of `history.jsonl` (one op's invoke, step or completion).
+/// One line of an earlier release's `history.jsonl` (one op's invoke,
+/// step or completion), or one chunk of a `history.bin`.
 pub const HISTORY_LINE: Cap = Cap {
     bytes: 64 * MIB,
     what: "a history line",

@@ -34,6 +34,7 @@
 
 use crate::audit_history::{entry_time, read_header};
 use crate::fault_kind::FaultKind;
+use crate::history::writer::HistoryFile;
 use crate::history::{reader, Entry, FaultAction, Footer, Header, MergeOffset, MergedHeader};
 use crate::history::{CompletionType, OpKind};
 use crate::report::hlog::{self, Interval, Log, INTERVAL_NS};
@@ -42,7 +43,6 @@ use crate::summary::Summary;
 use crate::target::http::client::HttpClient;
 use crate::whole::{write_whole, WholeFile, WriteError};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -105,7 +105,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Summary, MergeError> {
 
     // The final tables first: their read instant goes into the footer.
     let (tables_source, read) = final_tables(&parts, &offsets, half, origin, out, sm)?;
-    let history = out.join("history.jsonl");
+    let history = out.join(crate::history::file::FILE);
     let bytes = write_history(&parts, &offsets, half, &merged_header, read, &history)?;
     let merged_log = merge_hlogs(&parts, &offsets, origin)?;
     hlog::write(&out.join(hlog::FILE), &merged_log)?;
@@ -139,7 +139,8 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
             ))
         })
     };
-    let history = need("history.jsonl")?;
+    let history = crate::history::file::in_folder(dir);
+    let history = need(&history.file_name().unwrap_or_default().to_string_lossy())?;
     let summary_path = need("summary.json")?;
     need(hlog::FILE)?;
     need("variant.sql")?;
@@ -412,12 +413,9 @@ fn write_history(
 ) -> Result<u64, MergeError> {
     // Whole or absent: a full disk leaves no cut-off history behind.
     let mut out = WholeFile::create(path)?;
-    let mut bytes = 0u64;
+    let mut history = HistoryFile::new(&mut out).map_err(|e| WriteError::new(path, e))?;
     let mut line = |e: &Entry| -> Result<(), MergeError> {
-        let mut l = serde_json::to_vec(e).map_err(anyhow::Error::from)?;
-        l.push(b'\n');
-        bytes += l.len() as u64;
-        out.write_all(&l).map_err(|e| WriteError::new(path, e))?;
+        history.push(e).map_err(|e| WriteError::new(path, e))?;
         Ok(())
     };
     let h0 = &parts[0].header;
@@ -432,7 +430,7 @@ fn write_history(
     }))?;
     let mut streams = parts
         .iter()
-        .map(|p| reader::read(&p.dir.join("history.jsonl")))
+        .map(|p| reader::read(&crate::history::file::in_folder(&p.dir)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut heads: Vec<Option<Entry>> = Vec::new();
     let next =
@@ -477,6 +475,7 @@ fn write_history(
             .sum(),
         tables_read: Some(read),
     }))?;
+    let (_, bytes) = history.finish().map_err(|e| WriteError::new(path, e))?;
     out.commit()?;
     Ok(bytes)
 }

@@ -166,7 +166,7 @@ pub struct Merged<'a> {
     pub tables_source: String,
     /// The merged latency log.
     pub log: &'a Log,
-    /// The merged `history.jsonl`.
+    /// The merged history (`history.bin`).
     pub history: &'a Path,
     /// Its size.
     pub history_bytes: u64,

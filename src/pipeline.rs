@@ -88,7 +88,7 @@ fn execute(
     // every error) before they are written.
     let mut reserve = Reserve::keep(run_dir);
 
-    let history_path = run_dir.join("history.jsonl");
+    let history_path = run_dir.join(crate::history::file::FILE);
     // A history that cannot be written (a full disk) stops the load at
     // once; its error ends the run with exit 3 (`writer.finish()`).
     let stop = control.clone();
@@ -229,7 +229,10 @@ fn execute(
         thresholds: Vec::new(),
         precision: Vec::new(),
         history: BTreeMap::from([
-            ("file".to_string(), serde_json::json!("history.jsonl")),
+            (
+                "file".to_string(),
+                serde_json::json!(crate::history::file::FILE),
+            ),
             ("bytes".to_string(), serde_json::json!(history_bytes)),
         ]),
         provenance: provenance(opts, w.file(), s.seed, started),

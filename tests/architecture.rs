@@ -55,8 +55,12 @@ const LAYERS: &[(&str, &[&str])] = &[
             "history",
             // How much of a run a history holds (a cut history's rule):
             // every workload's checkers and the audit of a killed run read it.
+            "history::binary",
+            "history::codec",
             "history::completeness",
+            "history::file",
             "history::part",
+            "history::print",
             "history::reader",
             "history::writer",
             // What `check-target` is asked and finds: what every

@@ -1,24 +1,35 @@
 //! The history: every op's invoke and completion (Jepsen's `ok`, `fail`,
 //! `info`), and for the in-process SQLite target every step's start and end,
-//! as JSON lines streamed to `history.jsonl` in the run folder while the run
-//! goes. Times are monotonic ns since the run's start (the UTC start is in
-//! the header). [`writer`] streams it; [`reader`] reads it back for audits.
+//! streamed to `history.bin` in the run folder while the run goes (compact
+//! records, compressed: [`file`] and [`codec`]; an earlier release's
+//! folder holds `history.jsonl`, JSON lines, read as well). Times are
+//! monotonic ns since the run's start (the UTC start is in the header).
+//! [`writer`] streams it; [`reader`] reads it back for audits.
 //!
 //! Layer: model. May import the modules of its own layer and of the layers
 //! below it (core).
 
+mod binary;
+pub mod codec;
 pub mod completeness;
+pub mod file;
 pub mod part;
+pub mod print;
 pub mod reader;
 pub mod writer;
+
+#[cfg(test)]
+mod format_tests;
 
 use serde::{Deserialize, Serialize};
 
 /// Version of the history file format; bumped on any incompatible change,
 /// and on a change in what an absent field means: from 3 on, a header
 /// without `event_step` says the writer found no event-inserting step
-/// (before 3, histories had no such field and step 0 was assumed).
-pub const HISTORY_SCHEMA_VERSION: u32 = 3;
+/// (before 3, histories had no such field and step 0 was assumed); from 4
+/// on, the file is `history.bin`, compressed records ([`file`]), where 3
+/// and before wrote `history.jsonl`; the entries are the same.
+pub const HISTORY_SCHEMA_VERSION: u32 = 4;
 
 /// The op kinds of every workload: groups has `ingest` and `resolve`,
 /// outbox has `handle`; a workload registered at run time adds its own
@@ -651,7 +662,8 @@ pub struct BenchEntry {
     pub txn: Option<TxnRollback>,
 }
 
-/// One line of `history.jsonl`.
+/// One entry of the history (a record of `history.bin`, a line of an
+/// earlier release's `history.jsonl`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Entry {

@@ -1,29 +1,44 @@
 //! Reads a history file back, one entry at a time (memory stays flat
-//! whatever the history's length; a line is read within
-//! [`crate::input::HISTORY_LINE`]), and finds where a history a killed run
-//! left ends ([`cut_tail`]): its writer may have been stopped in the middle
-//! of a line.
+//! whatever the history's length), in either format ([`super::file`]):
+//! the binary one a run writes ([`super::binary`]) or the JSON lines of
+//! an earlier release's folder (a line is read within
+//! [`crate::input::HISTORY_LINE`]). [`cut_tail`] finds where a history a
+//! killed run left ends: its writer may have been stopped in the middle of
+//! a chunk or a line.
 //!
 //! Layer: model. May import the modules of its own layer and of the layers
 //! below it (core).
 
+use super::file::{format_of, Format};
 use super::Entry;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-/// Iterates the entries of a history file. Errors name the file and line
-/// (a line over its cap: [`crate::input::is_too_large`] tells).
+/// Iterates the entries of a history file, in either format. Errors name
+/// the file and line or chunk (a line or chunk over its cap:
+/// [`crate::input::is_too_large`] tells).
 pub fn read(path: &Path) -> anyhow::Result<impl Iterator<Item = anyhow::Result<Entry>>> {
     read_prefix(path, u64::MAX)
 }
 
 /// [`read`] over the first `len` bytes of the file only (a history whose
-/// cut last line [`cut_tail`] found).
+/// cut last chunk or line [`cut_tail`] found).
 pub fn read_prefix(
     path: &Path,
     len: u64,
-) -> anyhow::Result<impl Iterator<Item = anyhow::Result<Entry>>> {
+) -> anyhow::Result<Box<dyn Iterator<Item = anyhow::Result<Entry>> + Send>> {
+    let cannot = |e: std::io::Error| anyhow::anyhow!("cannot open history {}: {e}", path.display());
+    Ok(match format_of(path).map_err(cannot)? {
+        Format::Binary => Box::new(super::binary::open(path, len).map_err(cannot)?),
+        Format::JsonLines => Box::new(json_lines(path, len)?),
+    })
+}
+
+fn json_lines(
+    path: &Path,
+    len: u64,
+) -> anyhow::Result<impl Iterator<Item = anyhow::Result<Entry>> + Send> {
     let file = File::open(path)
         .map_err(|e| anyhow::anyhow!("cannot open history {}: {e}", path.display()))?;
     let display = path.display().to_string();
@@ -41,14 +56,21 @@ pub fn read_prefix(
         }))
 }
 
-/// Where a history's whole lines end, when its last line was cut: `Some(n)`
-/// when the file does not end with a newline and its unterminated last
-/// line is no history entry (its writer was stopped in the middle of
-/// writing it): the first `n` bytes hold every whole line. None when the
-/// file ends with a whole line (an entry that lacks only its newline is
+/// Where a history's whole chunks (binary) or lines (JSON lines) end, when
+/// its last one was cut (its writer was stopped in the middle of writing
+/// it): `Some(n)`, the first `n` bytes hold every whole one. None when the
+/// file ends with a whole one (a JSON entry that lacks only its newline is
 /// whole: no prefix of an entry's JSON object is itself an object).
 /// Errors: the file cannot be read.
 pub fn cut_tail(path: &Path) -> anyhow::Result<Option<u64>> {
+    let bad = |e: std::io::Error| anyhow::anyhow!("cannot read history {}: {e}", path.display());
+    match format_of(path).map_err(bad)? {
+        Format::Binary => super::binary::whole_len(path).map_err(bad),
+        Format::JsonLines => json_cut_tail(path),
+    }
+}
+
+fn json_cut_tail(path: &Path) -> anyhow::Result<Option<u64>> {
     let bad = |e: std::io::Error| anyhow::anyhow!("cannot read history {}: {e}", path.display());
     let mut file = File::open(path).map_err(bad)?;
     let len = file.metadata().map_err(bad)?.len();

@@ -1,38 +1,44 @@
 //! Streams history entries to a file from many workers. Each worker
-//! serializes one op's lines into a [`Batch`] and sends it whole, so an op's
-//! entries stay together; one writer thread appends batches to the file.
-//! The channel is bounded, so a slow disk slows the load instead of growing
-//! memory.
+//! encodes one op's entries into a [`Batch`] (compact records,
+//! [`super::codec`]) and sends it whole, so an op's entries stay together;
+//! one writer thread compresses the batches into the file
+//! ([`super::file`]). The channel is bounded, so a slow disk slows the
+//! load instead of growing memory.
 //!
 //! Layer: model. May import the modules of its own layer and of the layers
 //! below it (core).
 
-use super::Entry;
+use super::{codec, file, Entry};
 use crossbeam_channel::{bounded, Sender, TryRecvError};
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::thread::JoinHandle;
+use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
-/// Batches in flight at most (each is one op's lines, a few hundred bytes).
+/// Batches in flight at most (each is one op's records, some tens of bytes).
 pub const CHANNEL_CAPACITY: usize = 8192;
-/// The file's write buffer: what was written to it and not yet flushed.
-pub const BUFFER_BYTES: usize = 1 << 20;
-/// No history line (invoke, step, completion, fault) is shorter than this,
-/// its newline included: a bound on the batches the buffer can hold.
-pub const MIN_LINE_BYTES: usize = 48;
+/// Record bytes the writer compresses before it writes them out as one
+/// chunk, if the channel has not run dry before: what a killed bench can
+/// have compressed and not yet written.
+pub const FLUSH_BYTES: usize = 64 << 10;
+/// No history record (invoke, step, completion, fault), its length
+/// included, is shorter than this: a bound on the batches a chunk not
+/// yet written can hold.
+pub const MIN_RECORD_BYTES: usize = 7;
+/// zstd's level: the writer keeps up with any load at it, on one core.
+const LEVEL: i32 = 3;
 /// How long the writer naps when the channel is empty.
 const POLL: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Serialized lines of one op (or any group of entries).
+/// Encoded records of one op (or any group of entries).
 #[derive(Default)]
 pub struct Batch(Vec<u8>);
 
 impl Batch {
-    /// Appends one entry as a JSON line.
+    /// Appends one entry as a record.
     pub fn push(&mut self, entry: &Entry) {
-        serde_json::to_writer(&mut self.0, entry).expect("history entries always serialize");
-        self.0.push(b'\n');
+        codec::encode(entry, &mut self.0);
     }
 
     /// Whether the batch holds no entry.
@@ -42,13 +48,14 @@ impl Batch {
 }
 
 /// How many batches a history can lack when its bench was killed (or its
-/// writer failed) and it has no footer: the queue's, those in the write
-/// buffer (at least [`MIN_LINE_BYTES`] each, one of them perhaps written in
-/// part), and `in_flight` (ops, and fault records, not yet sent). Missing
-/// batches may be any, not only the last ones: batches arrive in the order
-/// ops complete, not in op order.
+/// writer failed) and it has no footer: the queue's, those compressed and
+/// not yet written out (at least [`MIN_RECORD_BYTES`] each, fewer than
+/// [`FLUSH_BYTES`] of them, and the one the writer holds), and `in_flight`
+/// (ops, and fault records, not yet sent). Missing batches may be any, not
+/// only the last ones: batches arrive in the order ops complete, not in op
+/// order.
 pub fn lost_batches_bound(in_flight: u64) -> u64 {
-    CHANNEL_CAPACITY as u64 + (BUFFER_BYTES / MIN_LINE_BYTES) as u64 + 1 + in_flight
+    CHANNEL_CAPACITY as u64 + (FLUSH_BYTES / MIN_RECORD_BYTES) as u64 + 1 + in_flight
 }
 
 /// A handle to send batches to the writer thread; cheap to clone.
@@ -74,37 +81,145 @@ impl HistorySink {
     }
 }
 
+/// Room kept before a chunk's compressed bytes for its length.
+const LEN_ROOM: usize = 10;
+
+/// Room for zstd's output after what `out` holds: it must never find its
+/// buffer full.
+fn room(out: &mut Vec<u8>) -> OutBuffer<'_, Vec<u8>> {
+    let len = out.len();
+    out.reserve(128 << 10);
+    OutBuffer::around_pos(out, len)
+}
+
+/// Writes a history to `W` ([`super::file`]): one zstd stream over every
+/// record, cut into chunks. The writer thread's, and what writes a history
+/// in one thread (a merge: [`HistoryFile::push`]).
+pub struct HistoryFile<W: Write> {
+    file: W,
+    enc: Encoder<'static>,
+    /// [`LEN_ROOM`] bytes, then the compressed bytes of the chunk so far.
+    out: Vec<u8>,
+    /// Record bytes compressed into the chunk so far.
+    fed: usize,
+    /// Bytes written to `file`.
+    bytes: u64,
+    /// [`HistoryFile::push`]'s records.
+    scratch: Batch,
+}
+
+impl<W: Write> HistoryFile<W> {
+    /// Starts a history in `file` (its [`file::MAGIC`]). Errors: the
+    /// write's.
+    pub fn new(mut file: W) -> io::Result<Self> {
+        file.write_all(file::MAGIC)?;
+        Ok(HistoryFile {
+            file,
+            enc: Encoder::new(LEVEL)?,
+            out: vec![0; LEN_ROOM],
+            fed: 0,
+            bytes: file::MAGIC.len() as u64,
+            scratch: Batch::default(),
+        })
+    }
+
+    /// Appends one entry. Errors: the write's.
+    pub fn push(&mut self, entry: &Entry) -> io::Result<()> {
+        let mut batch = std::mem::take(&mut self.scratch);
+        batch.0.clear();
+        batch.push(entry);
+        let fed = self.feed(&batch.0);
+        self.scratch = batch;
+        fed
+    }
+
+    /// Compresses `records`, and writes a chunk out when [`FLUSH_BYTES`]
+    /// are in it.
+    fn feed(&mut self, records: &[u8]) -> io::Result<()> {
+        let mut input = InBuffer::around(records);
+        while input.pos() < records.len() {
+            let mut out = room(&mut self.out);
+            self.enc.run(&mut input, &mut out)?;
+        }
+        self.fed += records.len();
+        if self.fed >= FLUSH_BYTES {
+            self.chunk(false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes out every record fed so far as one chunk (`last`: and ends
+    /// the stream).
+    fn chunk(&mut self, last: bool) -> io::Result<()> {
+        loop {
+            let mut out = room(&mut self.out);
+            let left = if last {
+                self.enc.finish(&mut out, true)?
+            } else {
+                self.enc.flush(&mut out)?
+            };
+            if left == 0 {
+                break;
+            }
+        }
+        self.fed = 0;
+        let len = self.out.len() - LEN_ROOM;
+        if len == 0 {
+            return Ok(());
+        }
+        let mut prefix = Vec::with_capacity(LEN_ROOM);
+        codec::put(&mut prefix, len as u64);
+        let start = LEN_ROOM - prefix.len();
+        self.out[start..LEN_ROOM].copy_from_slice(&prefix);
+        self.file.write_all(&self.out[start..])?;
+        self.bytes += (self.out.len() - start) as u64;
+        self.out.truncate(LEN_ROOM);
+        Ok(())
+    }
+
+    /// Writes out every entry pushed so far as one chunk: a reader of the
+    /// file then sees them all. Errors: the write's.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.chunk(false)
+    }
+
+    /// The file written to.
+    pub fn get_ref(&self) -> &W {
+        &self.file
+    }
+
+    /// Ends the history; returns the file and the bytes written to it.
+    /// Errors: the write's.
+    pub fn finish(mut self) -> io::Result<(W, u64)> {
+        self.chunk(true)?;
+        self.file.flush()?;
+        Ok((self.file, self.bytes))
+    }
+}
+
 /// The writer thread's loop: appends batches to `file` until every sender
 /// is gone; returns the bytes written, or the first write error.
 fn write_all(file: File, rx: crossbeam_channel::Receiver<Batch>) -> io::Result<u64> {
-    let mut out = BufWriter::with_capacity(BUFFER_BYTES, file);
-    let mut bytes = 0u64;
+    let mut h = HistoryFile::new(file)?;
     // Poll instead of blocking in recv: a parked receiver makes every send
     // a futex wake-up (one per op, thousands per second), which perf
     // showed costing the load a good share of its CPU. A 1 ms nap bounds
-    // the delay instead. Flushed whenever the channel runs dry, so the
-    // file is never more than a moment behind the load: a bench that dies
-    // keeps every op it had finished.
-    let mut dirty = false;
+    // the delay instead. A chunk is written whenever the channel runs
+    // dry, so the file is never more than a moment behind the load: a
+    // bench that dies keeps every op it had finished.
     loop {
         match rx.try_recv() {
-            Ok(batch) => {
-                out.write_all(&batch.0)?;
-                bytes += batch.0.len() as u64;
-                dirty = true;
-            }
+            Ok(batch) => h.feed(&batch.0)?,
             Err(TryRecvError::Empty) => {
-                if dirty {
-                    out.flush()?;
-                    dirty = false;
+                if h.fed > 0 {
+                    h.chunk(false)?;
                 }
                 std::thread::sleep(POLL);
             }
             Err(TryRecvError::Disconnected) => break,
         }
     }
-    out.flush()?;
-    Ok(bytes)
+    Ok(h.finish()?.1)
 }
 
 /// The writer thread.
@@ -166,7 +281,7 @@ mod tests {
     use crate::history::{Completion, FaultAction, FaultEntry, Invoke, OpKind, OpResult, Step};
 
     #[test]
-    fn no_line_is_shorter_than_min_line_bytes() {
+    fn no_record_is_shorter_than_min_record_bytes() {
         let mut shortest = usize::MAX;
         let lines = [
             Entry::Invoke(Invoke {
@@ -218,6 +333,6 @@ mod tests {
             b.push(e);
             shortest = shortest.min(b.0.len());
         }
-        assert!(shortest >= MIN_LINE_BYTES, "{shortest}");
+        assert_eq!(shortest, MIN_RECORD_BYTES);
     }
 }

@@ -103,7 +103,7 @@ pub fn open(dir: &Path) -> Result<Folder, FolderError> {
     }
     // A run killed before it saved its summary still has its history: the
     // audit judges what it holds; a report has no figures to show.
-    if dir.join("history.jsonl").exists() {
+    if crate::history::file::in_folder(dir).exists() {
         return Err(folder_error(
             dir,
             format!(

@@ -7,7 +7,7 @@
 //! completed within one second of the run (tag `ingest.ok`,
 //! `resolve.info`, ...). Values are ns; an interval's start is s after the
 //! run's start, which the header's `StartTime` gives as UTC. The log is
-//! derived from `history.jsonl` after the load, with the very latencies
+//! derived from the history after the load, with the very latencies
 //! the summary's figures come from (completion `t` minus the invoke's `t`,
 //! or minus its `intended` start in the open model), so that a histogram
 //! of the log and the summary never disagree.

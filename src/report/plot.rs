@@ -95,7 +95,7 @@ pub struct Faults {
     pub injections: BTreeMap<FaultKind, BTreeMap<u64, u64>>,
 }
 
-/// Reads the fault entries of `history.jsonl`, streaming it line by line.
+/// Reads the fault entries of a history, streaming it.
 /// Errors: the file cannot be opened or a line is not a history entry.
 pub fn read_faults(history: &Path) -> anyhow::Result<Faults> {
     let mut f = Faults::default();
@@ -617,13 +617,15 @@ fn inputs(dir: &Path, notes: &mut Vec<String>) -> anyhow::Result<(Option<Log>, O
         ));
         None
     };
-    let hist_path = dir.join("history.jsonl");
+    let hist_path = crate::history::file::in_folder(dir);
     let faults = if hist_path.exists() {
         Some(read_faults(&hist_path)?)
     } else {
         notes.push(format!(
-            "{}: no history.jsonl: fault windows and injections not shown",
-            dir.display()
+            "{}: no history ({} or {}): fault windows and injections not shown",
+            dir.display(),
+            crate::history::file::FILE,
+            crate::history::file::JSON_LINES_FILE
         ));
         None
     };

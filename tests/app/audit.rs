@@ -156,10 +156,10 @@ fn missing_history_exits_2_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     small_sqlite_run(&out);
-    std::fs::remove_file(out.join("history.jsonl")).unwrap();
+    std::fs::remove_file(out.join("history.bin")).unwrap();
     let (code, text) = audit(&out);
     assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("history.jsonl is missing"), "{text}");
+    assert!(text.contains("history.bin is missing"), "{text}");
     let (code, text) = audit(&tmp.path().join("nowhere"));
     assert_eq!(code, Some(2), "{text}");
 }
@@ -169,7 +169,7 @@ fn a_changed_history_is_a_difference_exit_3() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     small_sqlite_run(&out);
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&out).unwrap();
     let lines: Vec<&str> = history.lines().collect();
 
     // The footer cut off.
@@ -178,11 +178,7 @@ fn a_changed_history_is_a_difference_exit_3() {
     for f in files(&out) {
         std::fs::copy(out.join(&f), cut.join(&f)).unwrap();
     }
-    std::fs::write(
-        cut.join("history.jsonl"),
-        lines[..lines.len() - 1].join("\n") + "\n",
-    )
-    .unwrap();
+    crate::common::folder::write_history_text(&cut, lines[..lines.len() - 1].join("\n") + "\n");
     let (code, text) = audit(&cut);
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("no footer"), "{text}");
@@ -199,7 +195,7 @@ fn a_changed_history_is_a_difference_exit_3() {
         })
         .collect();
     assert_eq!(dropped, 10);
-    std::fs::write(out.join("history.jsonl"), kept.join("\n") + "\n").unwrap();
+    crate::common::folder::write_history_text(&out, kept.join("\n") + "\n");
     let (code, text) = audit(&out);
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("unfinished_ops"), "{text}");
@@ -301,13 +297,9 @@ fn other_checkers_verdicts_are_reported_as_the_checkers_change_not_as_differs() 
     let cut = tmp.path().join("cut");
     copy_folder(&out, &cut);
     rewrite_verdict_and_version(&cut, Some(1));
-    let history = std::fs::read_to_string(cut.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&cut).unwrap();
     let lines: Vec<&str> = history.lines().collect();
-    std::fs::write(
-        cut.join("history.jsonl"),
-        lines[..lines.len() - 1].join("\n") + "\n",
-    )
-    .unwrap();
+    crate::common::folder::write_history_text(&cut, lines[..lines.len() - 1].join("\n") + "\n");
     let (code, text) = audit(&cut);
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("no footer"), "{text}");

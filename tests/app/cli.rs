@@ -43,7 +43,7 @@ fn smoke_run_holds_and_records_everything() {
     for f in [
         "summary.json",
         "checks.json",
-        "history.jsonl",
+        "history.bin",
         "scenario.toml",
         "variant.sql",
         "target.db",
@@ -69,7 +69,7 @@ fn smoke_run_holds_and_records_everything() {
     assert_eq!(s["provenance"]["sqlite_version"], rusqlite::version());
     assert_eq!(s["stranded_events"]["total"], 0);
     // The history streams every op: one invoke and one completion per op.
-    let hist = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let hist = crate::common::folder::history_text(&out).unwrap();
     let invokes = hist
         .lines()
         .filter(|l| l.contains("\"type\":\"invoke\""))
@@ -106,7 +106,7 @@ fn the_same_seed_generates_the_same_ingest_ops() {
             out.to_str().unwrap(),
         ]);
         assert_eq!(o.status.code(), Some(0));
-        let hist = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+        let hist = crate::common::folder::history_text(&out).unwrap();
         let mut v: Vec<String> = hist
             .lines()
             .filter(|l| l.contains("\"f\":\"ingest\"") && l.contains("\"type\":\"invoke\""))
@@ -263,7 +263,7 @@ fn sigterm_stops_gracefully_audits_and_exits_130() {
         .spawn()
         .unwrap();
     // Wait until the run is under way (its history has ops), then stop it.
-    wait_for_history(&mut child, &out, 100_000);
+    wait_for_history(&mut child, &out, 12_000);
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -493,7 +493,7 @@ fn ci_style_run_prints_plain_progress_lines_only() {
 
 /// The history entries of a run folder other than its header and footer.
 fn history_ops(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("history.jsonl"))
+    crate::common::folder::history_text(dir)
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())

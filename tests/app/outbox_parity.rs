@@ -104,7 +104,7 @@ fn end_run(
         .unwrap();
     let t = Instant::now();
     if interrupt {
-        while !out.join("history.jsonl").exists() {
+        while !out.join("history.bin").exists() {
             assert!(child.try_wait().unwrap().is_none(), "{name}: ended early");
             assert!(t.elapsed() < HANG, "{name}: no history after {HANG:?}");
             std::thread::sleep(Duration::from_millis(20));

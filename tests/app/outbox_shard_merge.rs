@@ -75,7 +75,7 @@ fn shard_pair(scenario: &str, run_id: &str, dir: &Path) -> (PathBuf, PathBuf) {
 
 /// Every (msg_id, dup_id) a run's history invoked an attempt of.
 fn deliveries(run: &Path) -> BTreeSet<(i64, i64)> {
-    std::fs::read_to_string(run.join("history.jsonl"))
+    crate::common::folder::history_text(run)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -229,14 +229,10 @@ fn merges_of_mixed_workloads_missing_or_killed_shards_are_refused() {
     // A shard whose runner was killed: its history has no footer.
     let cut = tmp.path().join("cut-1");
     crate::common::folder::copy_files(&b, &cut);
-    let h = std::fs::read_to_string(cut.join("history.jsonl")).unwrap();
+    let h = crate::common::folder::history_text(&cut).unwrap();
     let lines: Vec<&str> = h.lines().collect();
     assert!(lines.last().unwrap().contains("\"footer\""));
-    std::fs::write(
-        cut.join("history.jsonl"),
-        lines[..lines.len() - 1].join("\n") + "\n",
-    )
-    .unwrap();
+    crate::common::folder::write_history_text(&cut, lines[..lines.len() - 1].join("\n") + "\n");
     let o = merge(&[&a, &cut], &m);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("no footer"), "{}", text(&o));

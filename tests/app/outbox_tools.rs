@@ -185,10 +185,10 @@ fn audit_confirms_an_outbox_run_and_notices_tampering() {
     // A history cut short: ops are missing, the footer is gone.
     let h_dir = tmp.path().join("hist");
     copy_dir(&dir, &h_dir);
-    let h = std::fs::read_to_string(h_dir.join("history.jsonl")).unwrap();
+    let h = crate::common::folder::history_text(&h_dir).unwrap();
     let lines: Vec<&str> = h.lines().collect();
     let cut = lines[..lines.len() / 2].join("\n") + "\n";
-    std::fs::write(h_dir.join("history.jsonl"), cut).unwrap();
+    crate::common::folder::write_history_text(&h_dir, cut);
     let a = specstorm(&["audit", h_dir.to_str().unwrap()]);
     let t = out_text(&a);
     assert_eq!(a.status.code(), Some(3), "{t}");

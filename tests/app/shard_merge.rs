@@ -63,7 +63,7 @@ fn sharded_pair(url: &str, run_id: &str, dir: &Path, extra: &[&str]) -> (PathBuf
 }
 
 fn event_ids(run: &Path) -> HashSet<String> {
-    std::fs::read_to_string(run.join("history.jsonl"))
+    crate::common::folder::history_text(run)
         .unwrap()
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -128,7 +128,7 @@ fn two_shards_merge_into_one_audited_run() {
         .sum();
     assert_eq!(ops, sum.iter().sum::<u64>());
     let h: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(out.join("history.jsonl"))
+        crate::common::folder::history_text(&out)
             .unwrap()
             .lines()
             .next()

@@ -17,14 +17,34 @@ pub fn summary(dir: &Path) -> Value {
     json(&dir.join("summary.json"))
 }
 
-/// Every entry of the run folder's `history.jsonl`, header and footer
-/// included.
+/// Every entry of the run folder's history, header and footer included.
 pub fn history(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("history.jsonl"))
+    history_text(dir)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// The history of run folder (or history file) `path`, in either format,
+/// as JSON lines: what `specstorm history` prints.
+pub fn history_text(path: &Path) -> std::io::Result<String> {
+    let mut out = Vec::new();
+    specstorm::history::print::print(path, &mut out).map_err(std::io::Error::other)?;
+    Ok(String::from_utf8(out).expect("JSON is UTF-8"))
+}
+
+/// Replaces run folder `dir`'s history with `text`, JSON lines, as an
+/// earlier release wrote it (`history.jsonl`): how a test tampers with a
+/// history.
+pub fn write_history_text(dir: &Path, text: impl AsRef<[u8]>) {
+    let _ = std::fs::remove_file(dir.join(specstorm::history::file::FILE));
+    std::fs::write(dir.join(specstorm::history::file::JSON_LINES_FILE), text).unwrap();
+}
+
+/// Run folder `dir`'s history file, in whichever format it is.
+pub fn history_file(dir: &Path) -> PathBuf {
+    specstorm::history::file::in_folder(dir)
 }
 
 /// The names in `dir`, sorted (panics if it cannot be read).

@@ -126,7 +126,7 @@ pub fn wait_until(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
 
 /// The size of the run folder's history so far (0 before it exists).
 pub fn history_len(out: &Path) -> u64 {
-    std::fs::metadata(out.join("history.jsonl")).map_or(0, |m| m.len())
+    std::fs::metadata(out.join(specstorm::history::file::FILE)).map_or(0, |m| m.len())
 }
 
 /// Waits until the run `child` (writing into `out`) has written `bytes`

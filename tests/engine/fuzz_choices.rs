@@ -81,7 +81,7 @@ fn fuzzed(text: &str, seed: &str, resolves: bool) -> BTreeMap<OpName, Op> {
         &sets(&["fuzz.enabled=true", "fuzz.probability=0.5", &seed]),
     );
     assert!(
-        ran.out.join("history.jsonl").exists(),
+        ran.out.join("history.bin").exists(),
         "{:?}",
         String::from_utf8_lossy(&ran.output.stderr)
     );

@@ -74,12 +74,12 @@ impl Run {
     /// Waits until the history holds `n` lines naming `what` (whole ops:
     /// an op's invoke, steps and completion are written together).
     fn wait_for_ops(&mut self, what: &str, n: usize) {
-        let hist = self.out.join("history.jsonl");
+        let hist = self.out.clone();
         wait_until(
             &mut self.child,
             &format!("{n} x {what} in the history"),
             || {
-                let text = std::fs::read_to_string(&hist).unwrap_or_default();
+                let text = crate::common::folder::history_text(&hist).unwrap_or_default();
                 text.lines().filter(|l| l.contains(what)).count() >= n
             },
         );
@@ -234,7 +234,7 @@ fn a_billion_retries_are_refused_at_their_line() {
     let at = format!("{}:8:", file.display());
     assert!(err.contains(&at), "{at} not in: {err}");
     assert!(err.contains("retry.max_retries"), "{err}");
-    assert!(!out.join("history.jsonl").exists(), "nothing ran");
+    assert!(!out.join("history.bin").exists(), "nothing ran");
     // The same through --set names the override.
     let o = command()
         .arg("check")
@@ -331,7 +331,7 @@ fn held_by_the_server(workload: &str) -> String {
 /// The ops in flight when the load stopped, abandoned at the end of the
 /// grace: recorded `info` with the reason.
 fn abandoned_at_the_grace(out: &Path) -> usize {
-    std::fs::read_to_string(out.join("history.jsonl"))
+    crate::common::folder::history_text(out)
         .unwrap()
         .lines()
         .filter(|l| l.contains("\"type\":\"info\"") && l.contains("stop.grace"))

@@ -149,7 +149,7 @@ fn ran(scenario: &str, sets: &[String]) -> Ran {
     }
     let r = run(scenario, &args);
     assert!(
-        r.out.join("history.jsonl").is_file() && r.out.join("summary.json").is_file(),
+        r.out.join("history.bin").is_file() && r.out.join("summary.json").is_file(),
         "{scenario} {sets:?}: {}",
         crate::common::bench::exit_and_text(&r.output)
     );
@@ -226,7 +226,7 @@ fn outbox_faults_the_shipped_files_leave_out_keep_their_draws() {
 /// The first line of a run's history, with the fields a clock or a
 /// machine gives redacted.
 fn header(r: &Ran) -> String {
-    let text = std::fs::read_to_string(r.out.join("history.jsonl")).unwrap();
+    let text = crate::common::folder::history_text(&r.out).unwrap();
     let first = text.lines().next().unwrap().to_owned();
     let parsed: Value = serde_json::from_str(&first).unwrap();
     assert_eq!(parsed["type"], "header", "{first}");

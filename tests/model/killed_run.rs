@@ -202,7 +202,7 @@ fn killed(a: &Audit) -> serde_json::Value {
 /// Audits every cut of `run`'s history; each must be judged as a killed
 /// run's. Returns (label, audit) per cut.
 fn audit_cuts(run: &Path, scratch: &Path) -> Vec<(String, Audit)> {
-    let history = std::fs::read_to_string(run.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(run).unwrap();
     let mut out = Vec::new();
     for (i, (label, cut)) in cut_histories(&history).into_iter().enumerate() {
         let dir = scratch.join(format!("cut{i}"));
@@ -287,7 +287,7 @@ fn the_rules_for_a_cut_history_are_what_keeps_a_correct_run_clean() {
         tmp.path(),
         &groups_scenario(&variant("groups-atomic.sql"), "", ""),
     );
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&out).unwrap();
     let footer = history.lines().last().unwrap().to_string();
     assert!(footer.contains("\"type\":\"footer\""), "{footer}");
     let (header, mut batches) = batches(&history);
@@ -341,7 +341,7 @@ fn cut_histories_of_a_correct_groups_run_on_the_spawned_server_never_report_a_vi
 /// when the run was killed before its export: exit 3, saying so.
 fn killed_before_an_external_export_is_exit_3(out: &Path, scratch: &Path) {
     let dir = scratch.join("external");
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(out).unwrap();
     killed_folder(out, &dir, &cut_histories(&history)[10].1);
     std::fs::remove_file(dir.join("target.db")).unwrap();
     let scenario = std::fs::read_to_string(dir.join("scenario.toml")).unwrap();
@@ -558,13 +558,13 @@ fn a_sigkilled_run_is_audited_with_the_killed_note_and_no_false_violation() {
         ),
     ] {
         let out = tmp.path().join(name);
-        kill_mid_load(scenario, &out, args, 4 << 20);
+        kill_mid_load(scenario, &out, args, 512 << 10);
         assert!(!out.join("checks.json").exists() && !out.join("summary.json").exists());
         let o = specstorm(&["audit", out.to_str().unwrap()]);
         let t = text(&o);
         assert!(matches!(o.status.code(), Some(0 | 4)), "{name}: {t}");
         assert!(
-            t.contains("the run was killed (history.jsonl has no footer)"),
+            t.contains("the run was killed (its history has no footer)"),
             "{name}: {t}"
         );
         assert!(t.contains("nothing to confirm"), "{name}: {t}");

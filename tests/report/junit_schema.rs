@@ -135,7 +135,7 @@ fn junit_xml_of_every_way_a_run_ends_validates_against_junit_10_xsd() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    wait_for_history(&mut child, &interrupted, 100_000);
+    wait_for_history(&mut child, &interrupted, 12_000);
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -387,7 +387,10 @@ fn partial_folder_says_what_is_missing() {
     let (so, se) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
     assert!(so.contains("no checks.json"), "{so}");
-    assert!(so.contains("no history.jsonl"), "{so}");
+    assert!(
+        so.contains("no history (history.bin or history.jsonl)"),
+        "{so}"
+    );
     assert!(so.contains("CountExact"), "{so}");
     svg(&part.join("plots/throughput.svg"));
     svg(&part.join("plots/latency.svg"));

@@ -482,7 +482,7 @@ fn a_secret_from_the_environment_is_written_nowhere() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     // The token was sent (the service refuses requests without it) ...
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&out).unwrap();
     assert!(
         history.contains("${SPECSTORM_TEST_MAPPING_TOKEN}"),
         "the 503 bodies were recorded, redacted"
@@ -560,7 +560,7 @@ fn atomic_run(
         .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
     (
         serde_json::from_str(&summary).unwrap(),
-        std::fs::read_to_string(out.join("history.jsonl")).unwrap(),
+        crate::common::folder::history_text(&out).unwrap(),
     )
 }
 

@@ -147,7 +147,7 @@ fn a_server_that_answers_garbage_exits_3_naming_an_example() {
     let s = summary(&out);
     let rule = s["exit"]["rule"].as_str().unwrap();
     assert!(rule.contains("hello"), "{rule}");
-    assert!(out.join("history.jsonl").exists());
+    assert!(out.join("history.bin").exists());
 }
 
 #[test]
@@ -176,7 +176,7 @@ fn a_server_that_dies_mid_run_exits_3_without_hanging() {
         .spawn()
         .unwrap();
     // Once the load is under way, the server dies (SIGKILL).
-    wait_for_history(&mut bench, &out, 50_000);
+    wait_for_history(&mut bench, &out, 8_000);
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     // The run ends on its own, long before its 60 s duration.
@@ -267,7 +267,7 @@ fn ctrl_c_at_the_terminal_leaves_the_spawned_server_for_the_audit() {
         .process_group(0)
         .spawn()
         .unwrap();
-    wait_for_history(&mut bench, &out, 200_000);
+    wait_for_history(&mut bench, &out, 25_000);
     let group = format!("-{}", bench.id());
     Command::new("kill")
         .args(["-INT", "--", &group])
@@ -311,7 +311,7 @@ fn a_server_that_hangs_ends_the_run_without_waiting_for_its_duration() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for_history(&mut bench, &out, 50_000);
+    wait_for_history(&mut bench, &out, 8_000);
     // The server stops answering (but keeps its connections open).
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-STOP", &pid]).status().unwrap();
@@ -360,7 +360,7 @@ fn resolves_crashed_after_their_update_are_judged_from_the_hooks_report() {
         out.to_str().unwrap(),
     ]);
     let s = summary(&out);
-    let history: Vec<serde_json::Value> = std::fs::read_to_string(out.join("history.jsonl"))
+    let history: Vec<serde_json::Value> = crate::common::folder::history_text(&out)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -443,7 +443,7 @@ fn ingests_crashed_by_the_hook_are_counted_or_not_from_its_report() {
     ]);
     let s = summary(&out);
     assert_eq!(o.status.code(), Some(0), "{}", s["exit"]);
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&out).unwrap();
     let counted_by_crashed = history
         .lines()
         .filter(|l| l.contains(r#""crashed_after":"s3""#) && l.contains(r#""accepted":true"#))
@@ -577,7 +577,7 @@ fn a_block_variant_named_against_an_external_service_claims_no_atomicity() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&out).unwrap();
     let header: serde_json::Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
     assert!(header.get("ingest_block").is_none(), "{header}");
     assert_eq!(o.status.code(), Some(0), "{}", crate::common::text(&o));

@@ -115,7 +115,7 @@ startup_timeout = "30s"
     wait_for(&mut bench, "the load", || {
         pid("grandchild.pid").is_some()
             && pid("service.pid").is_some()
-            && history_len(&out) > 1 << 16
+            && history_len(&out) > 1 << 13
     });
     let pids = vec![pid("grandchild.pid").unwrap(), pid("service.pid").unwrap()];
     let _reaper = Reaper(pids.clone());
@@ -147,7 +147,7 @@ fn a_killed_bench_leaves_no_spawned_reference_server() {
     std::fs::write(&file, text).unwrap();
     let mut bench = start(&file, &out);
     let bench_pid = bench.id();
-    wait_for(&mut bench, "the load", || history_len(&out) > 1 << 16);
+    wait_for(&mut bench, "the load", || history_len(&out) > 1 << 13);
     let servers: Vec<u32> = descendants(bench_pid)
         .into_iter()
         .filter(|&p| cmdline(p).contains(" serve "))

@@ -245,7 +245,7 @@ fn a_mapped_outbox_service_holds_and_audits_again_offline() {
         for kind in ["ok", "fail", "info"] {
             assert!(ops[kind].as_u64().unwrap() > 0, "{kind}: {s}");
         }
-        let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+        let history = crate::common::folder::history_text(&out).unwrap();
         assert!(history.contains("\"sent\":["), "what was published is read");
         if sqlite {
             assert!(out.join("target.db").exists());

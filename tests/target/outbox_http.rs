@@ -181,7 +181,7 @@ fn a_spawned_protocol_run_holds_under_crashes_at_every_step() {
     assert!(s["outbox"]["crashed"].as_u64().unwrap() > 0, "{s}");
     assert!(out.join("export.json").exists());
     // The history has no step log and names the server's crashes.
-    let h = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let h = crate::common::folder::history_text(&out).unwrap();
     let header: Value = serde_json::from_str(h.lines().next().unwrap()).unwrap();
     assert_eq!(header["step_log"], false, "{header}");
     assert!(h.contains("(fault hook)"));

@@ -401,8 +401,7 @@ status = 503
 fn run(dir: &Path, scenario: &str) -> (Value, String, std::process::Output) {
     let out = dir.join("run");
     let o = specstorm(&["run", scenario, "-q", "--out", out.to_str().unwrap()]);
-    let h = std::fs::read_to_string(out.join("history.jsonl"))
-        .unwrap_or_else(|_| panic!("{}", text(&o)));
+    let h = crate::common::folder::history_text(&out).unwrap_or_else(|_| panic!("{}", text(&o)));
     (summary(&out), h, o)
 }
 

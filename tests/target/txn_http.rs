@@ -47,7 +47,7 @@ fn the_one_block_ingest_holds_on_the_spawned_server_and_crashes_inside_it_strand
         assert_eq!(s["invariants"][name]["verdict"], "holds", "{name}: {s}");
     }
     assert!(s["faults_injected"]["crash"].as_u64().unwrap() > 0, "{s}");
-    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&out).unwrap();
     let header: serde_json::Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
     assert!(
         header.get("ingest_block").is_some(),

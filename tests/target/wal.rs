@@ -55,11 +55,10 @@ fn the_audit_reads_past_the_bench_checkpoints() {
         let (o, out, _t) = run(scenario, &[set]);
         let code = o.status.code();
         assert!(matches!(code, Some(0 | 4)), "{scenario}: {}", text(&o));
-        let path = out.join("history.jsonl");
-        let history = std::fs::read_to_string(&path).unwrap();
+        let history = crate::common::folder::history_text(&out).unwrap();
         let (header, rest) = history.split_once('\n').unwrap();
         let bench = r#"{"type":"bench","t":1000,"end":5000000,"action":"wal_checkpoint","detail":"wal_checkpoint(RESTART): 70000 frames copied"}"#;
-        std::fs::write(&path, format!("{header}\n{bench}\n{rest}")).unwrap();
+        crate::common::folder::write_history_text(&out, format!("{header}\n{bench}\n{rest}"));
         let a = specstorm(&["audit", out.to_str().unwrap()]);
         assert_eq!(a.status.code(), code, "{scenario}: {}", text(&a));
         assert!(

@@ -68,7 +68,7 @@ fn the_naive_counter_loses_increments_and_the_pipeline_says_so() {
             .unwrap();
     assert_eq!(saved["exit"]["code"], 1);
     assert_eq!(saved["workload"], "counter");
-    let history = std::fs::read_to_string(run_dir.join("history.jsonl")).unwrap();
+    let history = crate::common::folder::history_text(&run_dir).unwrap();
     assert!(
         history.contains("\"f\":\"increment\""),
         "{}",
@@ -165,15 +165,14 @@ fn audit_refuses_a_folder_of_a_workload_without_an_audit() {
     let (_, run_dir) = run(dir.path(), "naive.sql", "");
     // The folder of a run of `counter-unaudited`: its history's header
     // names it.
-    let path = run_dir.join("history.jsonl");
-    let history = std::fs::read_to_string(&path).unwrap();
+    let history = crate::common::folder::history_text(&run_dir).unwrap();
     let (header, rest) = history.split_once('\n').unwrap();
     assert!(header.contains("\"workload\":\"counter\""), "{header}");
     let header = header.replace(
         "\"workload\":\"counter\"",
         "\"workload\":\"counter-unaudited\"",
     );
-    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    crate::common::folder::write_history_text(&run_dir, format!("{header}\n{rest}"));
     // `audit` re-judges workloads that bring an audit only: it says so,
     // judging nothing.
     let e = specstorm::audit::audit(&run_dir).expect_err("refused");

@@ -807,7 +807,7 @@ fn the_protocol_holds_under_crashes_at_every_step() {
     for f in [
         "checks.json",
         "junit.xml",
-        "history.jsonl",
+        "history.bin",
         "latency.hlog",
         "scenario.toml",
     ] {
@@ -848,7 +848,7 @@ fn the_protocol_holds_under_crashes_at_every_step() {
         );
     }
     // The history records deliveries, tx ids and crashes.
-    let h = std::fs::read_to_string(dir.join("history.jsonl")).unwrap();
+    let h = crate::common::folder::history_text(&dir).unwrap();
     assert!(h.contains("\"delivery\":{\"msg_id\":"));
     assert!(h.contains("\"crashed_after\":"));
 }

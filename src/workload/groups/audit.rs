@@ -1,5 +1,5 @@
 //! `specstorm audit RUN_DIR` on a groups run folder: the groups checkers
-//! run again over the saved `history.jsonl` (as [`Facts`]) and the final
+//! run again over the saved history (as [`Facts`]) and the final
 //! tables (`target.db` read through the saved `variant.sql`'s export
 //! statements for an in-process SQLite run, `export.json` for an HTTP run,
 //! found by [`final_tables`]); [`crate::audit`]

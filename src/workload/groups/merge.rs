@@ -145,7 +145,10 @@ impl ShardMerge for GroupsMerge {
             faults_injected: sum_maps(&|s| Some(&s.faults_injected)),
             coverage,
             history: BTreeMap::from([
-                ("file".to_string(), serde_json::json!("history.jsonl")),
+                (
+                    "file".to_string(),
+                    serde_json::json!(crate::history::file::FILE),
+                ),
                 ("bytes".to_string(), serde_json::json!(m.history_bytes)),
                 ("ops".to_string(), serde_json::json!(h.facts.ops)),
                 (

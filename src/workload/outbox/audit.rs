@@ -1,5 +1,5 @@
 //! `specstorm audit RUN_DIR` on an outbox run folder: the outbox checkers
-//! run again over the saved `history.jsonl` (as [`OutboxFacts`]) and the
+//! run again over the saved history (as [`OutboxFacts`]) and the
 //! final tables the run was judged from, found as for groups
 //! ([`crate::audit_tables::locate`]): `target.db` read through the saved
 //! `variant.sql`'s `export.*` statements for an in-process run, the

@@ -209,7 +209,10 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         thresholds: Vec::new(),
         precision: Vec::new(),
         history: BTreeMap::from([
-            ("file".to_string(), serde_json::json!("history.jsonl")),
+            (
+                "file".to_string(),
+                serde_json::json!(crate::history::file::FILE),
+            ),
             ("bytes".to_string(), serde_json::json!(m.history_bytes)),
             ("ops".to_string(), serde_json::json!(facts.attempts.len())),
             ("unfinished_ops".to_string(), serde_json::json!(unfinished)),

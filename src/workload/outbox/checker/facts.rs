@@ -1,7 +1,7 @@
 //! What the history of an outbox run says: every `handle` attempt (its
 //! delivery, its steps, how it ended), which deliveries the bench acked,
 //! which it gave up, and whether the queue drained. Built in one pass over
-//! `history.jsonl`; the checkers join it with the final tables by message
+//! the history; the checkers join it with the final tables by message
 //! id, by tx_id and by the steps' times.
 //!
 //! Layer: workload. May import the modules of its own layer and of the

@@ -1,0 +1,197 @@
+//! Reads a binary history ([`super::file`]) chunk by chunk: memory holds
+//! one chunk at a time whatever the history's length (a chunk's bytes
+//! within [`crate::input::HISTORY_LINE`]), and finds where the whole chunks
+//! of a history a killed run left end ([`whole_len`]).
+//!
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
+
+use super::codec::{self, varint};
+use super::file::MAGIC;
+use super::Entry;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+
+/// The entries of a binary history, read from its first `len` bytes.
+pub struct Entries {
+    input: BufReader<io::Take<File>>,
+    /// The file's name, for errors.
+    display: String,
+    dec: Decoder<'static>,
+    chunk: Vec<u8>,
+    /// The records of the chunk read last, and how far they were read.
+    records: Vec<u8>,
+    at: usize,
+    /// The file offsets of the chunk read last and of the next.
+    start: u64,
+    offset: u64,
+    done: bool,
+}
+
+/// Opens a binary history (its [`MAGIC`] already checked) for reading
+/// its first `len` bytes. Errors: it cannot be opened.
+pub fn open(path: &Path, len: u64) -> io::Result<Entries> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(MAGIC.len() as u64))?;
+    let left = len.saturating_sub(MAGIC.len() as u64);
+    Ok(Entries {
+        input: BufReader::with_capacity(1 << 20, file.take(left)),
+        display: path.display().to_string(),
+        dec: Decoder::new()?,
+        chunk: Vec::new(),
+        records: Vec::new(),
+        at: 0,
+        start: MAGIC.len() as u64,
+        offset: MAGIC.len() as u64,
+        done: false,
+    })
+}
+
+/// The length at the start of a chunk. None: the input ends before it
+/// (`Ok(None)`), or inside it (an error of kind `UnexpectedEof`).
+fn chunk_len(input: &mut impl BufRead) -> io::Result<Option<(u64, usize)>> {
+    let mut bytes = [0u8; 10];
+    for i in 0..bytes.len() {
+        let buf = input.fill_buf()?;
+        let Some(&b) = buf.first() else {
+            if i == 0 {
+                return Ok(None);
+            }
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        };
+        input.consume(1);
+        bytes[i] = b;
+        if b & 0x80 == 0 {
+            return Ok(varint(&bytes[..=i]).map(|(n, _)| (n, i + 1)));
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a chunk length runs on",
+    ))
+}
+
+/// Where the whole chunks of binary history `path` end, when its last
+/// chunk was cut (its writer stopped in the middle of it): `Some(n)`, the
+/// first `n` bytes hold every whole chunk. None when it ends with a whole
+/// chunk. Reads the chunks' lengths only. Errors: the file cannot be read.
+pub fn whole_len(path: &Path) -> io::Result<Option<u64>> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(MAGIC.len() as u64))?;
+    let mut input = BufReader::with_capacity(1 << 16, file);
+    let mut at = MAGIC.len() as u64;
+    loop {
+        match chunk_len(&mut input) {
+            Ok(None) => return Ok(None),
+            Ok(Some((n, head))) if at + head as u64 + n <= len => {
+                at += head as u64 + n;
+                input.seek_relative(n as i64)?;
+            }
+            Ok(Some(_)) => return Ok(Some(at)),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(Some(at)),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Entries {
+    fn fail(&mut self, what: impl std::fmt::Display) -> anyhow::Error {
+        self.done = true;
+        anyhow::anyhow!("{}: chunk at byte {}: {what}", self.display, self.start)
+    }
+
+    /// Reads and decompresses the next chunk; false at the end of the
+    /// input.
+    fn next_chunk(&mut self) -> anyhow::Result<bool> {
+        let cut = "cut short (its writer stopped in the middle of it)";
+        self.start = self.offset;
+        let (len, head) = match chunk_len(&mut self.input) {
+            Ok(None) => return Ok(false),
+            Ok(Some(l)) => l,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(self.fail(cut)),
+            Err(e) => return Err(self.fail(e)),
+        };
+        let cap = crate::input::HISTORY_LINE;
+        if len > cap.bytes {
+            let e = crate::input::ReadError::TooLarge { cap };
+            return Err(anyhow::Error::new(e.in_file(format!(
+                "{}: chunk at byte {}",
+                self.display, self.offset
+            ))));
+        }
+        self.chunk.resize(len as usize, 0);
+        if let Err(e) = self.input.read_exact(&mut self.chunk) {
+            return Err(match e.kind() {
+                io::ErrorKind::UnexpectedEof => self.fail(cut),
+                _ => self.fail(e),
+            });
+        }
+        if let Err(e) = self.inflate() {
+            return Err(self.fail(format!("cannot decompress it: {e}")));
+        }
+        self.offset += head as u64 + len;
+        Ok(true)
+    }
+
+    /// Decompresses the chunk into [`Entries::records`].
+    fn inflate(&mut self) -> io::Result<()> {
+        self.records.clear();
+        self.at = 0;
+        let mut input = InBuffer::around(&self.chunk);
+        loop {
+            let len = self.records.len();
+            self.records.reserve((self.chunk.len() * 4).max(64 << 10));
+            let mut out = OutBuffer::around_pos(&mut self.records, len);
+            self.dec.run(&mut input, &mut out)?;
+            let full = out.pos() == out.capacity();
+            if input.pos() == self.chunk.len() && !full {
+                return Ok(());
+            }
+            if self.records.len() as u64 > 2 * crate::input::HISTORY_LINE.bytes {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "it decompresses to more than a chunk holds",
+                ));
+            }
+        }
+    }
+
+    /// The record at [`Entries::at`].
+    fn record(&mut self) -> anyhow::Result<Entry> {
+        let rest = &self.records[self.at..];
+        let decoded = match varint(rest).filter(|(n, h)| *n <= (rest.len() - h) as u64) {
+            Some((len, head)) => {
+                codec::decode(&rest[head..head + len as usize]).map(|e| (e, head + len as usize))
+            }
+            None => return Err(self.fail("a record runs past the chunk's end")),
+        };
+        match decoded {
+            Ok((e, n)) => {
+                self.at += n;
+                Ok(e)
+            }
+            Err(e) => Err(self.fail(format!("record at {}: {e}", self.at))),
+        }
+    }
+}
+
+impl Iterator for Entries {
+    type Item = anyhow::Result<Entry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            if self.at < self.records.len() {
+                return Some(self.record());
+            }
+            match self.next_chunk() {
+                Ok(true) => {}
+                Ok(false) => self.done = true,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        None
+    }
+}

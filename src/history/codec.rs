@@ -1,0 +1,392 @@
+//! One history entry as a compact record of the binary history
+//! ([`super::file`]): a length, a tag byte, then the fields. The entries of
+//! every op (invoke, step, completion with its common result fields) are
+//! varints, flag bits for the optional fields and length-prefixed strings;
+//! the rare ones (header, footer, fault, bench, and an op entry with a rare
+//! field: a registered workload's op kind, an aborted op, a crashed op's
+//! hook steps) are their JSON text in a record, which keeps every field
+//! exact with little code. A record decodes to the very entry encoded.
+//!
+//! Layer: model. May import the modules of its own layer and of the layers
+//! below it (core).
+
+use super::{
+    Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step, StepErrorKind,
+};
+
+/// Why a record cannot be decoded: the file is not one the bench wrote.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// The record ends before its fields do.
+    #[error("a record ends before its fields do")]
+    Short,
+    /// An unknown tag byte.
+    #[error("unknown record tag {0}")]
+    Tag(u8),
+    /// A string field is not UTF-8.
+    #[error("a text field is not UTF-8")]
+    Utf8,
+    /// A number does not fit its field.
+    #[error("a number does not fit its field")]
+    Range,
+    /// A JSON record is no history entry.
+    #[error("not a history entry: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+const JSON: u8 = 0;
+const INVOKE: u8 = 1;
+const STEP: u8 = 2;
+const OK: u8 = 3;
+const FAIL: u8 = 4;
+const INFO: u8 = 5;
+
+/// Appends `entry` as one record (its length first) to `out`.
+pub fn encode(entry: &Entry, out: &mut Vec<u8>) {
+    let start = out.len();
+    // Room for a one-byte length; a longer one is made room for below.
+    out.push(0);
+    encode_payload(entry, out);
+    let len = out.len() - start - 1;
+    if len < 0x80 {
+        out[start] = len as u8;
+    } else {
+        let mut prefix = [0u8; 10];
+        let n = varint_into(len as u64, &mut prefix);
+        out.splice(start..start + 1, prefix[..n].iter().copied());
+    }
+}
+
+fn encode_payload(entry: &Entry, out: &mut Vec<u8>) {
+    match entry {
+        Entry::Invoke(i) if i.f.is_built_in() => invoke(i, out),
+        Entry::Step(s) => step(s, out),
+        Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) if completion_is_common(c) => {
+            let tag = match entry {
+                Entry::Ok(_) => OK,
+                Entry::Fail(_) => FAIL,
+                _ => INFO,
+            };
+            completion(tag, c, out)
+        }
+        _ => {
+            out.push(JSON);
+            serde_json::to_writer(&mut *out, entry).expect("history entries always serialize");
+        }
+    }
+}
+
+/// Whether a completion has only the fields the binary record holds.
+fn completion_is_common(c: &Completion) -> bool {
+    c.f.is_built_in() && c.result.aborted.is_none() && c.result.hook_steps.is_empty()
+}
+
+fn invoke(i: &Invoke, out: &mut Vec<u8>) {
+    out.push(INVOKE);
+    put(out, i.t);
+    put(out, i.op);
+    put(out, i.worker.into());
+    out.push(i.f.index() as u8);
+    let flags = bit(0, i.delivery.is_some())
+        | bit(1, i.event_id.is_some())
+        | bit(2, !i.project.is_empty())
+        | bit(3, !i.fingerprint.is_empty())
+        | bit(4, !i.group_id.is_empty())
+        | bit(5, i.attempt.is_some())
+        | bit(6, i.intended.is_some());
+    put(out, flags);
+    if let Some(d) = &i.delivery {
+        put(out, zigzag(d.msg_id));
+        put(out, d.dup_id.into());
+        put(out, d.attempt.into());
+        put(out, zigzag(d.tx_id));
+    }
+    if let Some(e) = &i.event_id {
+        text(out, e);
+    }
+    for s in [&i.project, &i.fingerprint, &i.group_id] {
+        if !s.is_empty() {
+            text(out, s);
+        }
+    }
+    if let Some(a) = i.attempt {
+        put(out, a.into());
+    }
+    if let Some(t) = i.intended {
+        put(out, t);
+    }
+}
+
+fn step(s: &Step, out: &mut Vec<u8>) {
+    out.push(STEP);
+    put(out, s.op);
+    put(out, s.idx.into());
+    text(out, &s.step);
+    put(out, s.start);
+    let flags = bit(0, s.end.is_some())
+        | bit(1, s.error.is_some())
+        | bit(2, s.error_kind.is_some())
+        | bit(3, s.error_kind == Some(StepErrorKind::Other))
+        | bit(4, s.maybe_applied);
+    put(out, flags);
+    if let Some(e) = s.end {
+        put(out, e);
+    }
+    put(out, s.changes);
+    put(out, s.rows);
+    if let Some(e) = &s.error {
+        text(out, e);
+    }
+}
+
+fn completion(tag: u8, c: &Completion, out: &mut Vec<u8>) {
+    out.push(tag);
+    put(out, c.t);
+    put(out, c.op);
+    put(out, c.worker.into());
+    out.push(c.f.index() as u8);
+    let r = &c.result;
+    let flags = bit(0, r.accepted.is_some())
+        | bit(1, r.accepted == Some(true))
+        | bit(2, r.resolved.is_some())
+        | bit(3, r.resolved == Some(true))
+        | bit(4, r.event_count.is_some())
+        | bit(5, r.status.is_some())
+        | bit(6, r.effect_step.is_some())
+        | bit(7, r.error.is_some())
+        | bit(8, r.crashed_after.is_some())
+        | bit(9, r.sent.is_some())
+        | bit(10, r.ambiguous.is_some());
+    put(out, flags);
+    if let Some(n) = r.event_count {
+        put(out, zigzag(n));
+    }
+    if let Some(s) = &r.status {
+        text(out, s);
+    }
+    if let Some(n) = r.effect_step {
+        put(out, n.into());
+    }
+    for s in [&r.error, &r.crashed_after].into_iter().flatten() {
+        text(out, s);
+    }
+    if let Some([a, b]) = r.sent {
+        put(out, zigzag(a));
+        put(out, zigzag(b));
+    }
+    if let Some(s) = &r.ambiguous {
+        text(out, s);
+    }
+}
+
+fn bit(n: u32, set: bool) -> u64 {
+    u64::from(set) << n
+}
+
+fn zigzag(n: i64) -> u64 {
+    ((n << 1) ^ (n >> 63)) as u64
+}
+
+fn unzigzag(n: u64) -> i64 {
+    ((n >> 1) as i64) ^ -((n & 1) as i64)
+}
+
+/// Writes `n` as a LEB128 varint into `buf`; returns its length.
+fn varint_into(mut n: u64, buf: &mut [u8; 10]) -> usize {
+    let mut i = 0;
+    while n >= 0x80 {
+        buf[i] = (n as u8) | 0x80;
+        n >>= 7;
+        i += 1;
+    }
+    buf[i] = n as u8;
+    i + 1
+}
+
+/// Appends `n` as a LEB128 varint.
+pub fn put(out: &mut Vec<u8>, n: u64) {
+    let mut buf = [0u8; 10];
+    let len = varint_into(n, &mut buf);
+    out.extend_from_slice(&buf[..len]);
+}
+
+fn text(out: &mut Vec<u8>, s: &str) {
+    put(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A varint at the start of `bytes`, and its length; None when `bytes`
+/// ends inside it (or it is longer than a u64's).
+pub fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut n = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        n |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((n, i + 1));
+        }
+    }
+    None
+}
+
+/// Reads the fields of one record's payload in order.
+struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    fn num(&mut self) -> Result<u64, DecodeError> {
+        let (n, len) = varint(self.0).ok_or(DecodeError::Short)?;
+        self.0 = &self.0[len..];
+        Ok(n)
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        u32::try_from(self.num()?).map_err(|_| DecodeError::Range)
+    }
+    fn byte(&mut self) -> Result<u8, DecodeError> {
+        let (&b, rest) = self.0.split_first().ok_or(DecodeError::Short)?;
+        self.0 = rest;
+        Ok(b)
+    }
+    fn kind(&mut self) -> Result<OpKind, DecodeError> {
+        let k = self.byte()?;
+        // Only built-in kinds are written as numbers.
+        [OpKind::Ingest, OpKind::Resolve, OpKind::Handle]
+            .into_iter()
+            .find(|b| b.index() == usize::from(k))
+            .ok_or(DecodeError::Range)
+    }
+    fn text(&mut self) -> Result<String, DecodeError> {
+        let len = usize::try_from(self.num()?).map_err(|_| DecodeError::Range)?;
+        if len > self.0.len() {
+            return Err(DecodeError::Short);
+        }
+        let (s, rest) = self.0.split_at(len);
+        self.0 = rest;
+        String::from_utf8(s.to_vec()).map_err(|_| DecodeError::Utf8)
+    }
+    fn opt<T>(
+        &mut self,
+        set: bool,
+        f: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Option<T>, DecodeError> {
+        if set {
+            f(self).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+fn has(flags: u64, n: u32) -> bool {
+    flags & (1 << n) != 0
+}
+
+/// The entry of one record's payload (its length already taken off).
+pub fn decode(payload: &[u8]) -> Result<Entry, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    let mut f = Fields(rest);
+    match tag {
+        JSON => Ok(serde_json::from_slice(rest)?),
+        INVOKE => decode_invoke(&mut f).map(Entry::Invoke),
+        STEP => decode_step(&mut f).map(Entry::Step),
+        OK | FAIL | INFO => {
+            let kind = [
+                CompletionType::Ok,
+                CompletionType::Fail,
+                CompletionType::Info,
+            ][usize::from(tag - OK)];
+            decode_completion(&mut f).map(|c| Entry::completion(kind, c))
+        }
+        t => Err(DecodeError::Tag(t)),
+    }
+}
+
+fn decode_invoke(f: &mut Fields) -> Result<Invoke, DecodeError> {
+    let (t, op, worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+    let flags = f.num()?;
+    let delivery = f.opt(has(flags, 0), |f| {
+        Ok(Delivery {
+            msg_id: unzigzag(f.num()?),
+            dup_id: f.u32()?,
+            attempt: f.u32()?,
+            tx_id: unzigzag(f.num()?),
+        })
+    })?;
+    let event_id = f.opt(has(flags, 1), Fields::text)?;
+    let mut strings = [2, 3, 4].map(|n| (has(flags, n), String::new()));
+    for (set, s) in &mut strings {
+        if *set {
+            *s = f.text()?;
+        }
+    }
+    let [(_, project), (_, fingerprint), (_, group_id)] = strings;
+    Ok(Invoke {
+        t,
+        op,
+        worker,
+        f: kind,
+        delivery,
+        event_id,
+        project,
+        fingerprint,
+        group_id,
+        attempt: f.opt(has(flags, 5), Fields::u32)?,
+        intended: f.opt(has(flags, 6), Fields::num)?,
+    })
+}
+
+fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
+    let (op, idx, step, start) = (f.num()?, f.u32()?, f.text()?, f.num()?);
+    let flags = f.num()?;
+    let end = f.opt(has(flags, 0), Fields::num)?;
+    let (changes, rows) = (f.num()?, f.num()?);
+    Ok(Step {
+        op,
+        idx,
+        step,
+        start,
+        end,
+        changes,
+        rows,
+        error: f.opt(has(flags, 1), Fields::text)?,
+        error_kind: has(flags, 2).then(|| {
+            if has(flags, 3) {
+                StepErrorKind::Other
+            } else {
+                StepErrorKind::Busy
+            }
+        }),
+        maybe_applied: has(flags, 4),
+    })
+}
+
+fn decode_completion(f: &mut Fields) -> Result<Completion, DecodeError> {
+    let (t, op, worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+    let flags = f.num()?;
+    let event_count = f.opt(has(flags, 4), |f| f.num().map(unzigzag))?;
+    let status = f.opt(has(flags, 5), Fields::text)?;
+    let effect_step = f.opt(has(flags, 6), Fields::u32)?;
+    let error = f.opt(has(flags, 7), Fields::text)?;
+    let crashed_after = f.opt(has(flags, 8), Fields::text)?;
+    let sent = f.opt(has(flags, 9), |f| {
+        Ok([unzigzag(f.num()?), unzigzag(f.num()?)])
+    })?;
+    let ambiguous = f.opt(has(flags, 10), Fields::text)?;
+    Ok(Completion {
+        t,
+        op,
+        worker,
+        f: kind,
+        result: OpResult {
+            accepted: has(flags, 0).then_some(has(flags, 1)),
+            resolved: has(flags, 2).then_some(has(flags, 3)),
+            event_count,
+            status,
+            effect_step,
+            error,
+            aborted: None,
+            crashed_after,
+            sent,
+            ambiguous,
+            hook_steps: Vec::new(),
+        },
+    })
+}

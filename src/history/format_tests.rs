@@ -1,0 +1,394 @@
+//! The binary history against the JSON lines it replaces: every entry
+//! variant, every optional field set and unset, random entries, and a file
+//! cut at every byte.
+//!
+//! Test-only: it imports the history's own modules and the types its
+//! entries hold.
+
+use super::codec;
+use super::print::print;
+use super::reader::{cut_tail, read, read_prefix};
+use super::writer::{Batch, HistoryFile, HistoryWriter};
+use super::*;
+use crate::control::AbortCause;
+use crate::fault_kind::FaultKind;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn s(t: &str) -> String {
+    t.to_string()
+}
+
+fn header() -> Header {
+    let mut h = Header {
+        schema_version: HISTORY_SCHEMA_VERSION,
+        workload: s("w"),
+        scenario: s("sc"),
+        variant: s("v"),
+        seed: 7,
+        started_utc: s("2026-01-01T00:00:00.000Z"),
+        step_log: true,
+        counting_step: 2,
+        event_step: Some(1),
+        namespace: s("ns-"),
+        ingest_steps: vec![s("s1"), s("s2")],
+        ingest_block: Some([0, 2]),
+        shard: Some(ShardHeader {
+            index: 0,
+            count: 2,
+            run_id: s("r"),
+            clock_utc_ns: 5,
+        }),
+        merged: None,
+        workload_part: Default::default(),
+    };
+    h.put(&serde_json::json!({"hot_groups": 4, "z": [1, -2, 0.5, null, "x"]}));
+    h
+}
+
+fn invoke(full: bool) -> Invoke {
+    Invoke {
+        t: 1_234_567_890,
+        op: 42,
+        worker: 3,
+        f: if full { OpKind::Handle } else { OpKind::Ingest },
+        delivery: full.then_some(Delivery {
+            msg_id: -5,
+            dup_id: 2,
+            attempt: 3,
+            tx_id: i64::MAX,
+        }),
+        event_id: full.then(|| s("ev-ü-1")),
+        project: if full { s("p1") } else { String::new() },
+        fingerprint: if full { s("f1") } else { String::new() },
+        group_id: if full { s("g1") } else { String::new() },
+        attempt: full.then_some(0),
+        intended: full.then_some(u64::MAX),
+    }
+}
+
+fn step(full: bool, kind: StepErrorKind) -> Step {
+    Step {
+        op: u64::MAX,
+        idx: 4,
+        step: s("s3_write"),
+        start: 0,
+        end: full.then_some(99),
+        changes: 1,
+        rows: 300,
+        error: full.then(|| s("database is locked")),
+        error_kind: full.then_some(kind),
+        maybe_applied: full,
+    }
+}
+
+fn result(full: bool, yes: bool) -> OpResult {
+    OpResult {
+        accepted: full.then_some(yes),
+        resolved: full.then_some(!yes),
+        event_count: full.then_some(i64::MIN),
+        status: full.then(|| s("resolved")),
+        effect_step: full.then_some(2),
+        error: full.then(|| s("boom")),
+        aborted: None,
+        crashed_after: full.then(|| s("s1")),
+        sent: full.then_some([-1, 7]),
+        ambiguous: full.then(|| s("the answer does not say")),
+        hook_steps: Vec::new(),
+    }
+}
+
+fn completion(full: bool, yes: bool) -> Completion {
+    Completion {
+        t: 77,
+        op: 42,
+        worker: 0,
+        f: OpKind::Resolve,
+        result: result(full, yes),
+    }
+}
+
+/// Every entry variant, with every optional field set and unset, and the
+/// rare fields that make a record JSON text.
+fn every_entry() -> Vec<Entry> {
+    let mut v = vec![Entry::Header(header())];
+    for full in [false, true] {
+        v.push(Entry::Invoke(invoke(full)));
+        for kind in [StepErrorKind::Busy, StepErrorKind::Other] {
+            v.push(Entry::Step(step(full, kind)));
+        }
+        for yes in [false, true] {
+            for t in CompletionType::ALL {
+                v.push(Entry::completion(t, completion(full, yes)));
+            }
+        }
+    }
+    let mut rare = completion(true, true);
+    rare.result.aborted = Some(AbortCause::Grace);
+    rare.result.hook_steps = vec![HookStep {
+        step: s("s1"),
+        changes: 1,
+    }];
+    v.push(Entry::Info(rare));
+    let mut aborted = completion(false, true);
+    aborted.result.aborted = Some(AbortCause::ByUser);
+    v.push(Entry::Fail(aborted));
+    for full in [false, true] {
+        v.push(Entry::Fault(FaultEntry {
+            t: 1,
+            fault: 2,
+            kind: FaultKind::Proxy,
+            action: FaultAction::Inject,
+            op: full.then_some(3),
+            step: full.then(|| s("s2")),
+            forwarded: full.then_some(true),
+            detail: full.then(|| s("drop")),
+            dropped: full.then(|| DroppedResponse {
+                status: 200,
+                body: Some(s("{}")),
+            }),
+        }));
+        v.push(Entry::Bench(BenchEntry {
+            t: 1,
+            end: 2,
+            action: BenchAction::TxnRollback,
+            detail: full.then(|| s("d")),
+            op: full.then_some(9),
+            fuzz: full.then(|| FuzzChoice {
+                step: Some(s("s1")),
+                n: 1,
+                ns: 5,
+            }),
+            txn: full.then(|| TxnRollback {
+                block: s("s1"),
+                step: s("s2"),
+                attempt: 0,
+                code: Some(517),
+                wait_ns: 3,
+                retried: true,
+                backoff_ns: 4,
+            }),
+        }));
+        v.push(Entry::Footer(Footer {
+            t: 100,
+            partial: full,
+            ops: 2,
+            tables_read: full.then_some([98, 99]),
+        }));
+    }
+    v
+}
+
+fn json_lines(entries: &[Entry]) -> String {
+    entries
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap() + "\n")
+        .collect()
+}
+
+fn write_bin(path: &std::path::Path, entries: &[Entry]) {
+    let w = HistoryWriter::create(path).unwrap();
+    let sink = w.sink();
+    for e in entries {
+        sink.send_entry(e);
+    }
+    drop(sink);
+    w.finish().unwrap();
+}
+
+#[test]
+fn both_formats_read_back_every_entry_and_print_the_same_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = every_entry();
+    let bin = dir.path().join(file::FILE);
+    write_bin(&bin, &entries);
+    let jsonl = dir.path().join(file::JSON_LINES_FILE);
+    std::fs::write(&jsonl, json_lines(&entries)).unwrap();
+    assert_eq!(file::format_of(&bin).unwrap(), file::Format::Binary);
+    assert_eq!(file::format_of(&jsonl).unwrap(), file::Format::JsonLines);
+    for p in [&bin, &jsonl] {
+        let back: Vec<Entry> = read(p).unwrap().map(Result::unwrap).collect();
+        assert_eq!(back, entries, "{}", p.display());
+        let mut out = Vec::new();
+        let printed = print(p, &mut out).unwrap();
+        assert_eq!(printed.entries, entries.len() as u64);
+        assert_eq!(String::from_utf8(out).unwrap(), json_lines(&entries));
+    }
+    // The folder: the new name first, the old one when alone.
+    assert_eq!(file::in_folder(dir.path()), bin);
+    std::fs::remove_file(&bin).unwrap();
+    assert_eq!(file::in_folder(dir.path()), jsonl);
+}
+
+#[test]
+fn an_ops_records_take_far_fewer_bytes_than_its_json() {
+    let e = Entry::Invoke(invoke(false));
+    let mut b = Vec::new();
+    codec::encode(&e, &mut b);
+    assert!(
+        b.len() * 3 < serde_json::to_string(&e).unwrap().len(),
+        "{}",
+        b.len()
+    );
+    // The rare ones are JSON text.
+    let e = &every_entry()[0];
+    b.clear();
+    codec::encode(e, &mut b);
+    assert!(b.ends_with(serde_json::to_string(e).unwrap().as_bytes()));
+}
+
+fn random_text(r: &mut ChaCha8Rng) -> Option<String> {
+    let n = r.random_range(0..4usize);
+    (n > 0).then(|| {
+        "aé\"\n\u{1F600}x"
+            .chars()
+            .cycle()
+            .take(n * 37 % 200)
+            .collect()
+    })
+}
+
+fn random_entry(r: &mut ChaCha8Rng) -> Entry {
+    let num = |r: &mut ChaCha8Rng| match r.random_range(0..3) {
+        0 => r.random_range(0..128u64),
+        1 => r.random::<u64>() >> r.random_range(0..64),
+        _ => u64::MAX,
+    };
+    let kinds = [OpKind::Ingest, OpKind::Resolve, OpKind::Handle];
+    let f = kinds[r.random_range(0..3usize)];
+    match r.random_range(0..3) {
+        0 => Entry::Invoke(Invoke {
+            t: num(r),
+            op: num(r),
+            worker: num(r) as u32,
+            f,
+            delivery: r.random::<bool>().then(|| Delivery {
+                msg_id: num(r) as i64,
+                dup_id: num(r) as u32,
+                attempt: num(r) as u32,
+                tx_id: num(r) as i64,
+            }),
+            event_id: random_text(r),
+            project: random_text(r).unwrap_or_default(),
+            fingerprint: random_text(r).unwrap_or_default(),
+            group_id: random_text(r).unwrap_or_default(),
+            attempt: r.random::<bool>().then(|| num(r) as u32),
+            intended: r.random::<bool>().then(|| num(r)),
+        }),
+        1 => {
+            let error = random_text(r);
+            Entry::Step(Step {
+                op: num(r),
+                idx: num(r) as u32,
+                step: random_text(r).unwrap_or_default(),
+                start: num(r),
+                end: r.random::<bool>().then(|| num(r)),
+                changes: num(r),
+                rows: num(r),
+                error_kind: error.as_ref().map(|_| {
+                    [StepErrorKind::Busy, StepErrorKind::Other][r.random_range(0..2usize)]
+                }),
+                maybe_applied: error.is_some() && r.random(),
+                error,
+            })
+        }
+        _ => {
+            let opt_bool = |r: &mut ChaCha8Rng| r.random::<bool>().then(|| r.random::<bool>());
+            let c = Completion {
+                t: num(r),
+                op: num(r),
+                worker: num(r) as u32,
+                f,
+                result: OpResult {
+                    accepted: opt_bool(r),
+                    resolved: opt_bool(r),
+                    event_count: r.random::<bool>().then(|| num(r) as i64),
+                    status: random_text(r),
+                    effect_step: r.random::<bool>().then(|| num(r) as u32),
+                    error: random_text(r),
+                    aborted: None,
+                    crashed_after: random_text(r),
+                    sent: r.random::<bool>().then(|| [num(r) as i64, num(r) as i64]),
+                    ambiguous: random_text(r),
+                    hook_steps: Vec::new(),
+                },
+            };
+            Entry::completion(CompletionType::ALL[r.random_range(0..3usize)], c)
+        }
+    }
+}
+
+#[test]
+fn random_entries_round_trip_through_records_and_a_file() {
+    let mut r = ChaCha8Rng::seed_from_u64(21);
+    let entries: Vec<Entry> = (0..5000).map(|_| random_entry(&mut r)).collect();
+    for e in &entries {
+        let mut b = Batch::default();
+        b.push(e);
+        let mut rec = Vec::new();
+        codec::encode(e, &mut rec);
+        let (len, head) = codec::varint(&rec).unwrap();
+        assert_eq!(head + len as usize, rec.len());
+        assert_eq!(&codec::decode(&rec[head..]).unwrap(), e);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("h.bin");
+    write_bin(&p, &entries);
+    let back: Vec<Entry> = read(&p).unwrap().map(Result::unwrap).collect();
+    assert_eq!(back, entries);
+}
+
+#[test]
+fn a_file_cut_anywhere_reads_every_whole_chunk_before_the_cut() {
+    // Three chunks of a few entries each, as a writer flushes them.
+    let entries = every_entry();
+    let groups = [&entries[..3], &entries[3..10], &entries[10..]];
+    let mut h = HistoryFile::new(Vec::new()).unwrap();
+    let mut ends = Vec::new();
+    let mut counts = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        for e in *g {
+            h.push(e).unwrap();
+        }
+        h.flush().unwrap();
+        counts.push(groups[..=i].iter().map(|g| g.len()).sum::<usize>());
+    }
+    // What a killed writer leaves: no end of stream.
+    let whole = h.get_ref().clone();
+    let mut at = file::MAGIC.len();
+    while at < whole.len() {
+        let (n, head) = codec::varint(&whole[at..]).unwrap();
+        at += head + n as usize;
+        ends.push(at);
+    }
+    assert_eq!(ends.len(), 3);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("h.bin");
+    for cut in file::MAGIC.len()..=whole.len() {
+        std::fs::write(&p, &whole[..cut]).unwrap();
+        let kept = ends.iter().rposition(|&e| e <= cut);
+        let whole_end = kept.map_or(file::MAGIC.len(), |k| ends[k]);
+        let expect = if whole_end == cut {
+            None
+        } else {
+            Some(whole_end as u64)
+        };
+        assert_eq!(cut_tail(&p).unwrap(), expect, "cut at {cut}");
+        let n = kept.map_or(0, |k| counts[k]);
+        let read_whole: Vec<Entry> = read_prefix(&p, whole_end as u64)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read_whole, entries[..n], "cut at {cut}");
+        // Read to the end, a cut chunk is an error after the whole ones.
+        let all: Vec<_> = read(&p).unwrap().collect();
+        assert_eq!(all.len(), n + usize::from(expect.is_some()), "cut at {cut}");
+        if expect.is_some() {
+            assert!(all[n].is_err());
+        }
+        let mut out = Vec::new();
+        let printed = print(&p, &mut out).unwrap();
+        assert_eq!(printed.entries as usize, n);
+        assert_eq!(printed.cut_bytes, (cut - whole_end) as u64);
+    }
+}
