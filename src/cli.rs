@@ -274,9 +274,11 @@ pub struct ExploreArgs {
     /// Keep at most N distinct states (0: no bound).
     #[arg(long, value_name = "N")]
     pub max_states: Option<u64>,
-    /// How a state's database is restored: serialize (a snapshot per
-    /// state) or replay (the path's steps again on a fresh database).
-    #[arg(long, value_enum, default_value = "serialize")]
+    /// How a state's database is restored: savepoint (the path to the
+    /// state as nested savepoints, undone and run again in part), serialize
+    /// (a snapshot per state) or replay (the path's steps again on a fresh
+    /// database).
+    #[arg(long, value_enum, default_value = "savepoint")]
     pub restore: crate::explore::Restore,
     /// No progress lines on stderr.
     #[arg(long, short)]

@@ -7,16 +7,28 @@
 //! layers below it (core, model, config, engine and target and nemesis).
 
 use crate::workload::Value;
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, MAIN_DB};
 
 /// How the database of a state is brought back before one of its
 /// successors is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Restore {
-    /// `sqlite3_serialize` the database once per new state and
-    /// `sqlite3_deserialize` it before each successor (the default: a copy
-    /// of a few pages, measured faster than replaying).
+    /// Keep the path of the state being expanded as nested savepoints of
+    /// one transaction: a successor is one step inside a savepoint, rolled
+    /// back after its key is read; the next state is reached by rolling
+    /// back to the savepoint the two paths share and running the steps of
+    /// the rest of its path (the default: no copy of the database, and the
+    /// prepared statements stay valid, where every `sqlite3_deserialize`
+    /// makes SQLite re-read the schema and re-prepare every statement).
+    /// A schema that declares a foreign key (enforced) is searched with
+    /// [`Restore::Serialize`] instead: a deferred foreign key fails at a
+    /// commit, and this transaction never commits.
     #[default]
+    Savepoint,
+    /// `sqlite3_serialize` the database once per new state and
+    /// `sqlite3_deserialize` it before each successor (a copy of a few
+    /// pages; kept to measure against and as a cross-check).
     Serialize,
     /// Rebuild the state: a fresh in-memory database, the schema, then
     /// every step of the path from the initial state again (no snapshot is
@@ -32,7 +44,13 @@ pub struct Db {
     /// The tables' layout, read once per schema version (`PRAGMA
     /// schema_version`): reading it per state cost a third of the time.
     layout: std::cell::RefCell<Option<(i64, Vec<TableLayout>)>>,
+    /// [`Db::encode_rows`]'s buffers, kept between calls: one table's
+    /// encoded rows, and each row's span in them.
+    scratch: std::cell::RefCell<Scratch>,
 }
+
+/// One table's encoded rows, and each row's (start, end) in them.
+type Scratch = (Vec<u8>, Vec<(usize, usize)>);
 
 impl Db {
     /// A fresh in-memory database with `schema` (a batch) applied.
@@ -45,10 +63,15 @@ impl Db {
         // tables hold a few short rows each.
         conn.execute_batch("PRAGMA page_size = 512")?;
         conn.execute_batch(schema)?;
+        // Every step, export, table read and savepoint statement stays
+        // prepared: the default cache of 16 evicts some of them, which
+        // re-prepares them on every state.
+        conn.set_prepared_statement_cache_capacity(128);
         Ok(Db {
             conn,
             schema: schema.to_owned(),
             layout: std::cell::RefCell::new(None),
+            scratch: std::cell::RefCell::default(),
         })
     }
 
@@ -78,11 +101,111 @@ impl Db {
             .deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
     }
 
+    /// Opens a savepoint: the database as it is now can be brought back
+    /// by [`Db::undo`].
+    ///
+    /// # Errors
+    /// SQLite refused the savepoint.
+    pub fn savepoint(&self) -> rusqlite::Result<()> {
+        self.run_cached("SAVEPOINT explore_path")
+    }
+
+    /// Brings back the database as it was when the `n`-th innermost open
+    /// savepoint was opened, and closes it and the `n - 1` inside it.
+    ///
+    /// # Errors
+    /// SQLite refused (fewer than `n` savepoints open).
+    pub fn undo(&self, n: usize) -> rusqlite::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        // All share one name: each RELEASE closes the innermost one, folding
+        // its changes into the next, which the ROLLBACK TO then undoes.
+        for _ in 1..n {
+            self.run_cached("RELEASE explore_path")?;
+        }
+        self.run_cached("ROLLBACK TO explore_path")?;
+        self.run_cached("RELEASE explore_path")
+    }
+
+    /// Whether no transaction is open (no savepoint of [`Db::savepoint`]
+    /// left): a statement whose conflict clause says ROLLBACK ends the
+    /// whole transaction, every savepoint with it.
+    pub fn is_autocommit(&self) -> bool {
+        self.conn.is_autocommit()
+    }
+
+    /// Whether foreign keys are enforced (`PRAGMA foreign_keys`, on in
+    /// this build unless the schema turns it off) and a table declares one.
+    ///
+    /// # Errors
+    /// The schema could not be read.
+    pub fn foreign_keys(&self) -> rusqlite::Result<bool> {
+        let enforced: bool = self
+            .conn
+            .prepare_cached("PRAGMA foreign_keys")?
+            .query_row([], |r| r.get(0))?;
+        let declared: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM sqlite_schema AS t, pragma_foreign_key_list(t.name) \
+                 WHERE t.type = 'table'",
+            )?
+            .query_row([], |r| r.get(0))?;
+        Ok(enforced && declared > 0)
+    }
+
+    fn run_cached(&self, sql: &str) -> rusqlite::Result<()> {
+        self.conn.prepare_cached(sql)?.raw_execute().map(drop)
+    }
+
+    /// Appends the rows of every table, encoded as [`Rows::encode`]
+    /// encodes them (the same bytes), without building the [`Rows`]: the
+    /// state key's database part, read once per successor.
+    ///
+    /// # Errors
+    /// A table could not be read.
+    pub fn encode_rows(&self, out: &mut Vec<u8>) -> rusqlite::Result<()> {
+        self.with_layout(|layout| {
+            let mut scratch = self.scratch.borrow_mut();
+            let (buf, spans) = &mut *scratch;
+            for t in layout {
+                let n = t.columns.len().max(1);
+                buf.clear();
+                spans.clear();
+                let mut stmt = self.conn.prepare_cached(&t.select)?;
+                let mut q = stmt.query([])?;
+                while let Some(r) = q.next()? {
+                    let start = buf.len();
+                    for i in 0..n {
+                        encode_ref(r.get_ref(i)?, buf);
+                    }
+                    spans.push((start, buf.len()));
+                }
+                spans.sort_by(|a, b| buf[a.0..a.1].cmp(&buf[b.0..b.1]));
+                encode_str(&t.name, out);
+                out.extend_from_slice(&(spans.len() as u32).to_le_bytes());
+                for &(a, b) in spans.iter() {
+                    out.extend_from_slice(&buf[a..b]);
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Every row of every table: see [`rows_of`].
     ///
     /// # Errors
     /// A table could not be read.
     pub fn rows(&self) -> rusqlite::Result<Rows> {
+        self.with_layout(|layout| read_rows(&self.conn, layout))
+    }
+
+    /// Runs `f` on the tables' layout, read again when the schema changed.
+    fn with_layout<T>(
+        &self,
+        f: impl FnOnce(&[TableLayout]) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
         let version: i64 = self
             .conn
             .prepare_cached("PRAGMA schema_version")?
@@ -91,7 +214,7 @@ impl Db {
         if cache.as_ref().is_none_or(|(v, _)| *v != version) {
             *cache = Some((version, layout(&self.conn)?));
         }
-        read_rows(&self.conn, &cache.as_ref().expect("just set").1)
+        f(&cache.as_ref().expect("just set").1)
     }
 }
 
@@ -328,19 +451,34 @@ pub fn show(v: &Value) -> String {
 
 /// Appends a self-delimiting encoding of `v` (a tag byte, then the value).
 pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
+    encode_ref(
+        match v {
+            Value::Null => ValueRef::Null,
+            Value::Int(i) => ValueRef::Integer(*i),
+            Value::Real(f) => ValueRef::Real(*f),
+            Value::Text(s) => ValueRef::Text(s.as_bytes()),
+        },
+        out,
+    );
+}
+
+/// Appends the encoding of `Value::from(v)` (text and blob alike, as that
+/// conversion reads them), without building the value: a tag byte, then
+/// the value.
+fn encode_ref(v: ValueRef<'_>, out: &mut Vec<u8>) {
     match v {
-        Value::Null => out.push(0),
-        Value::Int(i) => {
+        ValueRef::Null => out.push(0),
+        ValueRef::Integer(i) => {
             out.push(1);
             out.extend_from_slice(&i.to_be_bytes());
         }
-        Value::Real(f) => {
+        ValueRef::Real(f) => {
             out.push(2);
             out.extend_from_slice(&f.to_bits().to_be_bytes());
         }
-        Value::Text(s) => {
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
             out.push(3);
-            encode_str(s, out);
+            encode_str(&String::from_utf8_lossy(t), out);
         }
     }
 }

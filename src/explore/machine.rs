@@ -62,7 +62,10 @@ fn one_step(m: &mut StepMachine<'_>, db: &Connection, in_txn: bool) -> (Option<N
     let step = m.current_step().expect("a choice names a running machine");
     // The explorer reads the database after every step instead of an
     // error's `maybe_applied`, so the conservative journal costs nothing.
-    let r = if in_txn {
+    // Inside the explorer's own savepoints (Restore::Savepoint) a step
+    // runs as in an open block: an autocommit step's check for a
+    // transaction left open would roll them back.
+    let r = if in_txn || !db.is_autocommit() {
         exec_step_in_txn(db, Journal::Off, step, &m.params())
     } else {
         exec_step(db, Journal::Off, step, &m.params())

@@ -8,12 +8,14 @@
 //! world, its invariants and its `specstorm explore` entry are its own,
 //! reached through the registry);
 //! [`search`] is the breadth-first search, [`db`] the database and its
-//! snapshots, [`trace`] the counterexample's rendering.
+//! snapshots, [`cursor`] the database as the path of savepoints to the
+//! state being expanded, [`trace`] the counterexample's rendering.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+pub mod cursor;
 pub mod db;
 pub mod machine;
 pub mod options;
@@ -147,6 +149,7 @@ pub fn bounds_of(opts: &ExploreOptions, x: &Explore) -> Bounds {
 /// How the explorer restores a state, as the report's first line says.
 pub fn restore_name(r: Restore) -> &'static str {
     match r {
+        Restore::Savepoint => "savepoints along each state's path",
         Restore::Serialize => "sqlite3_serialize/deserialize",
         Restore::Replay => "replaying the path",
     }

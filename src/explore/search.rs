@@ -12,6 +12,7 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
+use super::cursor::Cursor;
 use super::db::{Db, Restore};
 use super::world::{ExploreError, Violation, World};
 use std::collections::{HashMap, VecDeque};
@@ -87,7 +88,7 @@ struct Pending<S, C> {
     depth: u64,
     state: S,
     choices: Vec<C>,
-    /// The database (Restore::Serialize only).
+    /// The database ([`Restore::Serialize`] only).
     snapshot: Option<Vec<u8>>,
 }
 
@@ -104,6 +105,10 @@ pub fn search<W: World>(
 ) -> Result<Outcome<W::Choice>, ExploreError> {
     let started = Instant::now();
     let mut db = Db::new(world.schema())?;
+    let restore = match restore {
+        Restore::Savepoint if db.foreign_keys()? => Restore::Serialize,
+        r => r,
+    };
     let mut seen: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut nodes: Vec<Node<W::Choice>> = vec![Node {
         parent: u32::MAX,
@@ -140,6 +145,7 @@ pub fn search<W: World>(
             .then(|| db.snapshot())
             .transpose()?,
     }]);
+    let mut cursor = Cursor::new(world.init());
     let mut cut: Option<&'static str> = None;
     let mut last_report = Instant::now();
     while let Some(p) = queue.pop_front() {
@@ -155,16 +161,27 @@ pub fn search<W: World>(
             cut.get_or_insert("--max-depth");
             continue;
         }
+        if restore == Restore::Savepoint {
+            cursor.goto(world, &db, &steps(&nodes, p.node))?;
+        }
         for choice in &p.choices {
-            match &p.snapshot {
-                Some(bytes) => db.restore(bytes)?,
-                None => replay(world, &mut db, &nodes, p.node)?,
-            }
-            let mut state = p.state.clone();
-            world.take(&mut state, choice, &db.conn);
+            let state = match (&p.snapshot, restore) {
+                (_, Restore::Savepoint) => cursor.child(world, &db, choice)?,
+                (Some(bytes), _) => {
+                    db.restore(bytes)?;
+                    take(world, &db, &p.state, choice)
+                }
+                (None, _) => {
+                    replay(world, &mut db, &nodes, p.node)?;
+                    take(world, &db, &p.state, choice)
+                }
+            };
             f.generated += 1;
             let k = key(world, &db, &state)?;
             if seen.contains_key(&k) {
+                if restore == Restore::Savepoint {
+                    db.undo(1)?;
+                }
                 continue;
             }
             if bounds.max_states.is_some_and(|m| f.distinct >= m) {
@@ -198,6 +215,9 @@ pub fn search<W: World>(
                     .then(|| db.snapshot())
                     .transpose()?,
             });
+            if restore == Restore::Savepoint {
+                db.undo(1)?;
+            }
         }
         if last_report.elapsed() >= Duration::from_secs(1) {
             last_report = Instant::now();
@@ -212,16 +232,29 @@ pub fn search<W: World>(
 /// The state key: the rows of every table, then the world's own part.
 fn key<W: World>(world: &W, db: &Db, state: &W::State) -> Result<Vec<u8>, ExploreError> {
     let mut k = Vec::with_capacity(256);
-    db.rows()?.encode(&mut k);
+    db.encode_rows(&mut k)?;
     world.key(state, &mut k);
     Ok(k)
 }
 
+/// The successor of `state` by `choice`, run on `db`.
+fn take<W: World>(world: &W, db: &Db, state: &W::State, choice: &W::Choice) -> W::State {
+    let mut state = state.clone();
+    world.take(&mut state, choice, &db.conn);
+    state
+}
+
 /// The choices from the initial state to `node`.
-fn path<C: Clone>(nodes: &[Node<C>], mut node: u32) -> Vec<C> {
+fn path<C: Clone>(nodes: &[Node<C>], node: u32) -> Vec<C> {
+    steps(nodes, node).into_iter().map(|(_, c)| c).collect()
+}
+
+/// Each step from the initial state to `node`: the node it reaches and
+/// its choice.
+fn steps<C: Clone>(nodes: &[Node<C>], mut node: u32) -> Vec<(u32, C)> {
     let mut out = Vec::new();
     while let Some(c) = &nodes[node as usize].choice {
-        out.push(c.clone());
+        out.push((node, c.clone()));
         node = nodes[node as usize].parent;
     }
     out.reverse();
