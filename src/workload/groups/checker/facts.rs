@@ -152,8 +152,9 @@ impl Attempt {
 #[derive(Debug, Clone, Default)]
 pub struct Attempts {
     first: Option<Attempt>,
-    // Boxed: an empty one costs a pointer, not a vector, in every event.
-    more: Option<Box<Vec<Attempt>>>,
+    // A boxed slice: no retry costs a pointer, not a vector, in every
+    // event; retries are few, so a copy per retry is cheap.
+    more: Option<Box<[Attempt]>>,
 }
 
 impl Attempts {
@@ -161,7 +162,9 @@ impl Attempts {
         if self.first.is_none() {
             self.first = Some(a);
         } else {
-            self.more.get_or_insert_default().push(a);
+            let mut more = self.more.take().map_or_else(Vec::new, Vec::from);
+            more.push(a);
+            self.more = Some(more.into_boxed_slice());
         }
     }
 
@@ -382,7 +385,7 @@ pub struct Facts {
     // found without building a (String, String) for it.
     key_index: HashMap<String, HashMap<String, u32>>,
     /// Per event id.
-    pub events: super::event_map::EventMap,
+    pub events: super::event_map::EventMap<EventFacts>,
     /// Per key index (see [`Facts::keys`]).
     pub groups: HashMap<u32, GroupFacts>,
     /// Events the client was told were already stored, though no attempt
