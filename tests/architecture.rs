@@ -248,6 +248,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::checker",
             "workload::groups::checker::count_exact",
             "workload::groups::checker::evidence",
+            "workload::groups::checker::event_map",
             "workload::groups::checker::facts",
             "workload::groups::checker::legacy",
             "workload::groups::checker::no_missed_regression",

@@ -81,7 +81,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 pub const NAME: &str = "CountExact";
 
 /// |Done|, |Maybe| and the events behind them, for one (project, fingerprint).
-type KeyCounts<'a> = (u64, u64, Vec<(&'a String, &'a EventFacts)>);
+type KeyCounts<'a> = (u64, u64, Vec<(&'a str, &'a EventFacts)>);
 
 /// The verdict, and the (project, fingerprint) keys where the count could
 /// not be shown right (violated or unjudgeable): NoMissedRegression's
@@ -375,7 +375,7 @@ struct Bounds {
 }
 
 impl Bounds {
-    fn new(evs: &[(&String, &EventFacts)], upper: bool) -> Self {
+    fn new(evs: &[(&str, &EventFacts)], upper: bool) -> Self {
         let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by).collect();
         let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from).collect();
         counted_by.sort_unstable();
@@ -392,7 +392,7 @@ impl Bounds {
         &self,
         p: &Probe,
         status: &str,
-        evs: &[(&String, &EventFacts)],
+        evs: &[(&str, &EventFacts)],
         group: &GroupRef,
     ) -> Option<Finding> {
         let (ps, pe) = (p.span.start, p.span.end.unwrap_or(u64::MAX));
@@ -467,7 +467,7 @@ impl Bounds {
 /// Evidence: the last few events certainly counted before `before`, with
 /// the instant each was counted by (capped at `cap`, the instant the
 /// violation is visible).
-fn certainly_counted(evs: &[(&String, &EventFacts)], before: u64, cap: u64) -> Vec<Evidence> {
+fn certainly_counted(evs: &[(&str, &EventFacts)], before: u64, cap: u64) -> Vec<Evidence> {
     let mut counted: Vec<_> = evs
         .iter()
         .filter_map(|(id, e)| e.counted_by.filter(|&t| t < before).map(|t| (t, *id, *e)))
@@ -492,14 +492,14 @@ fn certainly_counted(evs: &[(&String, &EventFacts)], before: u64, cap: u64) -> V
 /// events counted more than once (else none), with the instant each was
 /// first counted by (capped at `cap`).
 fn counted_twice(
-    evs: &[(&String, &EventFacts)],
+    evs: &[(&str, &EventFacts)],
     cap: u64,
 ) -> (Option<(String, u32, Vec<u64>)>, Vec<Evidence>) {
     let mut twice: Vec<_> = evs.iter().filter(|(_, e)| e.counted > 1).collect();
     twice.sort_by(|a, b| b.1.counted.cmp(&a.1.counted).then(a.0.cmp(b.0)));
     let top = twice
         .first()
-        .map(|(id, e)| ((*id).clone(), e.counted, e.counted_ops()));
+        .map(|(id, e)| ((*id).to_string(), e.counted, e.counted_ops()));
     let evidence = twice
         .iter()
         .take(8)

@@ -152,7 +152,9 @@ impl Attempt {
 #[derive(Debug, Clone, Default)]
 pub struct Attempts {
     first: Option<Attempt>,
-    more: Vec<Attempt>,
+    // A boxed slice: no retry costs a pointer, not a vector, in every
+    // event; retries are few, so a copy per retry is cheap.
+    more: Option<Box<[Attempt]>>,
 }
 
 impl Attempts {
@@ -160,19 +162,23 @@ impl Attempts {
         if self.first.is_none() {
             self.first = Some(a);
         } else {
-            self.more.push(a);
+            let mut more = self.more.take().map_or_else(Vec::new, Vec::from);
+            more.push(a);
+            self.more = Some(more.into_boxed_slice());
         }
     }
 
     /// Every attempt, in completion order.
     pub fn iter(&self) -> impl Iterator<Item = &Attempt> {
-        self.first.iter().chain(self.more.iter())
+        self.first
+            .iter()
+            .chain(self.more.iter().flat_map(|m| m.iter()))
     }
 
     fn get_mut(&mut self, op: u64) -> Option<&mut Attempt> {
         self.first
             .iter_mut()
-            .chain(self.more.iter_mut())
+            .chain(self.more.iter_mut().flat_map(|m| m.iter_mut()))
             .find(|a| a.op == op)
     }
 }
@@ -375,9 +381,11 @@ pub struct Facts {
     pub keys: Vec<(String, String)>,
     /// Per key (same index): the group id the bench sent first, for display.
     pub key_group_ids: Vec<String>,
-    key_index: HashMap<(String, String), u32>,
+    // Project, then fingerprint: looked up by &str, so an op's key is
+    // found without building a (String, String) for it.
+    key_index: HashMap<String, HashMap<String, u32>>,
     /// Per event id.
-    pub events: HashMap<String, EventFacts>,
+    pub events: super::event_map::EventMap<EventFacts>,
     /// Per key index (see [`Facts::keys`]).
     pub groups: HashMap<u32, GroupFacts>,
     /// Events the client was told were already stored, though no attempt
@@ -718,7 +726,7 @@ impl Facts {
                 };
                 lost.push(Lost {
                     rule,
-                    event_id: id.clone(),
+                    event_id: id.to_string(),
                     op: d.op,
                     decided,
                 });
@@ -729,14 +737,17 @@ impl Facts {
     }
 
     fn key(&mut self, project: &str, fingerprint: &str, group_id: &str) -> u32 {
-        let k = (project.to_string(), fingerprint.to_string());
-        if let Some(&i) = self.key_index.get(&k) {
+        if let Some(&i) = self.key_index.get(project).and_then(|f| f.get(fingerprint)) {
             return i;
         }
         let i = self.keys.len() as u32;
-        self.keys.push(k.clone());
+        self.keys
+            .push((project.to_string(), fingerprint.to_string()));
         self.key_group_ids.push(group_id.to_string());
-        self.key_index.insert(k, i);
+        self.key_index
+            .entry(project.to_string())
+            .or_default()
+            .insert(fingerprint.to_string(), i);
         i
     }
 
@@ -746,7 +757,7 @@ impl Facts {
         let mut m = HashMap::new();
         for (id, e) in &self.events {
             for a in e.tries.iter().filter(|a| a.counted) {
-                m.insert(a.op, id.as_str());
+                m.insert(a.op, id);
             }
         }
         m
@@ -764,7 +775,8 @@ impl Facts {
     /// The key index of (project, fingerprint), if any op had it.
     pub fn key_of(&self, project: &str, fingerprint: &str) -> Option<u32> {
         self.key_index
-            .get(&(project.to_string(), fingerprint.to_string()))
+            .get(project)
+            .and_then(|f| f.get(fingerprint))
             .copied()
     }
 
@@ -796,11 +808,11 @@ impl Facts {
 
     fn ingest_done(
         &mut self,
-        invoke: Invoke,
+        mut invoke: Invoke,
         steps: Vec<Step>,
         completion: Option<(CompletionType, Completion)>,
     ) {
-        let Some(id) = invoke.event_id.clone() else {
+        let Some(id) = invoke.event_id.take() else {
             return;
         };
         let key = self.key(&invoke.project, &invoke.fingerprint, &invoke.group_id);
@@ -960,7 +972,7 @@ impl Facts {
                     end: s.end.unwrap_or(s.start),
                 })
         });
-        let ev = self.events.entry(id.clone()).or_default();
+        let ev = self.events.or_default(&id);
         ev.key = key;
         ev.attempts += 1;
         ev.done |= done;

@@ -8,6 +8,7 @@
 //! layers below it (core, model, config, engine and target and nemesis).
 
 pub mod count_exact;
+pub mod event_map;
 pub mod evidence;
 pub mod facts;
 pub mod legacy;

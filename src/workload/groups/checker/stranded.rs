@@ -86,7 +86,7 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
         total += 1;
         *s.by_cause.entry(cause).or_default() += 1;
         if s.examples.len() < 10 {
-            s.examples.push((id.clone(), op));
+            s.examples.push((id.to_string(), op));
         }
     }
     // Answered duplicate, never stored, after an attempt that may have
@@ -112,7 +112,7 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
                 .or_default() += 1;
             if s.examples.len() < 10 {
                 let op = e.tries.iter().find(|a| a.indeterminate).map_or(0, |a| a.op);
-                s.examples.push((id.clone(), op));
+                s.examples.push((id.to_string(), op));
             }
         }
     }

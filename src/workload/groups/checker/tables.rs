@@ -63,7 +63,7 @@ pub struct Tables {
     /// Every `error_groups` row.
     pub groups: Vec<GroupRow>,
     /// Ids of the rows in `error_events`.
-    pub event_ids: HashSet<String>,
+    pub event_ids: HashSet<Box<str>>,
     /// |A(G)|: rows of `error_events` per (project, fingerprint).
     pub events_per_key: HashMap<(String, String), u64>,
     /// Rows of `error_events` in all.
@@ -96,7 +96,7 @@ impl Tables {
     /// Adds one `error_events` row.
     pub fn add_event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
         self.event_rows += 1;
-        self.event_ids.insert(text(id));
+        self.event_ids.insert(text(id).into_boxed_str());
         *self
             .events_per_key
             .entry((text(project), text(fingerprint)))

@@ -152,7 +152,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     // indeterminate it may have stopped between a step that made later
     // attempts answer duplicate and the one that stores the row (a fault,
     // an error): the stranded report counts it instead.
-    let mut unstored: Vec<(&String, _)> = facts
+    let mut unstored: Vec<(&str, _)> = facts
         .events
         .iter()
         .filter(|(id, e)| {
@@ -174,7 +174,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         r.violation(Finding {
             msg_id: None,
             group: None,
-            event_id: Some(id.clone()),
+            event_id: Some(id.to_string()),
             expected: "every event answered duplicate is in error_events".into(),
             found: format!(
                 "event {id} ({project}, {fingerprint}) was answered duplicate (ops {ops:?}) but \
@@ -188,7 +188,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
             evidence: snapshot(format!("has no row for event {id}")),
         });
     }
-    let mut missing: Vec<(&String, _)> = facts
+    let mut missing: Vec<(&str, _)> = facts
         .events
         .iter()
         .filter(|(id, e)| e.acked && !tables.event_ids.contains(*id))
@@ -199,7 +199,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         r.violation(Finding {
             msg_id: None,
             group: None,
-            event_id: Some(id.clone()),
+            event_id: Some(id.to_string()),
             expected: "every acknowledged event is in error_events".into(),
             found: format!("event {id} ({project}, {fingerprint}) was acknowledged but is missing"),
             explanation: "an ingest answered ok (accepted) for this event, yet the final \
