@@ -218,6 +218,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "target::http",
             "target::http::client",
             "target::http::nonconforming",
+            "target::http::plain",
             "target::http::probe",
             "target::http::service",
             "target::http::service_db",

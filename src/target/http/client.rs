@@ -17,12 +17,14 @@
 //! of the layers below it (core, model, config and engine).
 
 use super::mapping::{Mapping, RequestTemplate};
+use super::plain::{Plain, PlainError, PlainReply};
 use super::template::Vars;
 use super::tls::{client_builder, Tls};
 use crate::fault_hook::{FAULT_HEADER, F_HEADER, KEY_HEADER, OP_HEADER};
 use crate::history::{CompletionType, HookStep, OpResult};
 use crate::scenario::api::Meaning;
 use crate::workload::attempt_end::AttemptEnd;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, LOCATION};
 use reqwest::{Client, StatusCode, Url};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -174,7 +176,25 @@ pub struct Tag {
     pub hook: Option<String>,
 }
 
+/// The tag's headers, named once.
+const OP_NAME: HeaderName = HeaderName::from_static(OP_HEADER);
+const KEY_NAME: HeaderName = HeaderName::from_static(KEY_HEADER);
+const F_NAME: HeaderName = HeaderName::from_static(F_HEADER);
+const FAULT_NAME: HeaderName = HeaderName::from_static(FAULT_HEADER);
+
 impl Tag {
+    /// [`Tag::apply`] on a header map: the same headers, in the same
+    /// order. None: a value that is no header value.
+    fn append_to(&self, h: &mut HeaderMap, f: &str) -> Option<()> {
+        h.append(OP_NAME, HeaderValue::from(self.op));
+        h.append(KEY_NAME, HeaderValue::from(self.key));
+        h.append(F_NAME, HeaderValue::from_str(f).ok()?);
+        if let Some(hook) = &self.hook {
+            h.append(FAULT_NAME, HeaderValue::from_str(hook).ok()?);
+        }
+        Some(())
+    }
+
     fn apply(&self, req: reqwest::RequestBuilder, f: &str) -> reqwest::RequestBuilder {
         let req = req
             .header(OP_HEADER, self.op)
@@ -196,6 +216,8 @@ pub struct HttpClient {
     request_timeout: Duration,
     /// How requests are made and answers read (the contract by default).
     mapping: Arc<Mapping>,
+    /// The cheaper way of the load's requests to an `http://` service.
+    plain: Option<Plain>,
 }
 
 impl HttpClient {
@@ -215,6 +237,7 @@ impl HttpClient {
         tls: &Tls,
     ) -> anyhow::Result<Self> {
         let base = Url::parse(base).map_err(|e| anyhow::anyhow!("bad URL {base:?}: {e}"))?;
+        let plain = Plain::new(&base, connect, request);
         let client = tls
             .apply(client_builder())?
             .connect_timeout(connect)
@@ -229,6 +252,7 @@ impl HttpClient {
             base,
             request_timeout: request,
             mapping: Arc::new(Mapping::contract()),
+            plain,
         })
     }
 
@@ -252,8 +276,19 @@ impl HttpClient {
         vars: &Vars<'_>,
         body: Option<String>,
     ) -> reqwest::RequestBuilder {
+        let path = t.path.render(vars, &self.mapping.secrets);
+        self.request_to(t, &path, vars, body)
+    }
+
+    /// [`HttpClient::request`] of the path `path` (`t`'s, filled in).
+    fn request_to(
+        &self,
+        t: &RequestTemplate,
+        path: &str,
+        vars: &Vars<'_>,
+        body: Option<String>,
+    ) -> reqwest::RequestBuilder {
         let secrets = &self.mapping.secrets;
-        let path = t.path.render(vars, secrets);
         let url = format!("{}{}", self.base.as_str().trim_end_matches('/'), path);
         let mut req = match Url::parse(&url) {
             Ok(u) => self.client.request(t.method.clone(), u),
@@ -298,11 +333,59 @@ impl HttpClient {
         tag: Option<&Tag>,
         f: &str,
     ) -> Result<Reply, Answer> {
-        let mut req = self.request(t, vars, body);
+        let secrets = &self.mapping.secrets;
+        let path = t.path.render(vars, secrets);
+        let body = body.or_else(|| t.body.as_ref().map(|b| b.render(vars, secrets)));
+        let plain = self.plain.as_ref().and_then(|p| {
+            let uri = p.uri(&path)?;
+            Some((p, uri, self.headers(t, vars, body.is_some(), tag, f)?))
+        });
+        let body = match plain {
+            Some((p, uri, headers)) => {
+                let body = body.map(bytes::Bytes::from);
+                match p
+                    .exchange(t.method.clone(), uri, headers, body.clone())
+                    .await
+                {
+                    Ok(r) if !redirects(&r) => return Ok(Reply::of(r)),
+                    Err(e) => return Err(plain_error(e)),
+                    // reqwest follows redirects (its default policy):
+                    // sent again its way, to be followed as it did.
+                    Ok(_) => body.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                }
+            }
+            None => body,
+        };
+        let mut req = self.request_to(t, &path, vars, body);
         if let Some(tag) = tag {
             req = tag.apply(req, f);
         }
         exchange(req).await
+    }
+
+    /// The headers [`HttpClient::request_to`] and [`Tag::apply`] give a
+    /// request of `t`, in their order. None: a value that is no header
+    /// value (reqwest says why).
+    fn headers(
+        &self,
+        t: &RequestTemplate,
+        vars: &Vars<'_>,
+        body: bool,
+        tag: Option<&Tag>,
+        f: &str,
+    ) -> Option<HeaderMap> {
+        let mut h = HeaderMap::with_capacity(t.headers.len() + 6);
+        for (name, value) in &t.headers {
+            let v = value.render(vars, &self.mapping.secrets);
+            h.append(name.clone(), HeaderValue::try_from(v).ok()?);
+        }
+        if body {
+            h.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if let Some(tag) = tag {
+            tag.append_to(&mut h, f)?;
+        }
+        Some(h)
     }
 
     /// `a` with the secrets taken out of the texts the history records
@@ -402,6 +485,25 @@ impl HttpClient {
     }
 }
 
+/// Whether reqwest would follow this answer (a redirect with a
+/// `Location`).
+fn redirects(r: &PlainReply) -> bool {
+    matches!(r.status.as_u16(), 301 | 302 | 303 | 307 | 308) && r.headers.contains_key(LOCATION)
+}
+
+/// [`transport_error`] of a request sent the plain way.
+fn plain_error(e: PlainError) -> Answer {
+    let kind = if e.connect {
+        CompletionType::Fail
+    } else {
+        CompletionType::Info
+    };
+    Answer {
+        transport: true,
+        ..Answer::error(kind, e.message)
+    }
+}
+
 /// What came back for one request ([`HttpClient::send`]).
 #[derive(Debug)]
 pub struct Reply {
@@ -417,17 +519,29 @@ pub struct Reply {
     pub body: String,
 }
 
+impl Reply {
+    /// The reply of a plain answer, read as [`exchange`] reads reqwest's.
+    fn of(r: PlainReply) -> Reply {
+        let body = match String::from_utf8(Vec::from(r.body)) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        Reply {
+            status: r.status,
+            retry_after: retry_after(&r.headers),
+            attempt_end: attempt_end(&r.headers),
+            body,
+        }
+    }
+}
+
 /// Sends a request and reads the whole answer, or the transport error's
 /// answer.
 async fn exchange(req: reqwest::RequestBuilder) -> Result<Reply, Answer> {
     let resp = req.send().await.map_err(|e| transport_error(&e))?;
     let status = resp.status();
-    let retry_after = retry_after(&resp);
-    let attempt_end = resp
-        .headers()
-        .get(AttemptEnd::HEADER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(AttemptEnd::from_name);
+    let retry_after = retry_after(resp.headers());
+    let attempt_end = attempt_end(resp.headers());
     let body = resp.text().await.map_err(|e| transport_error(&e))?;
     Ok(Reply {
         status,
@@ -469,13 +583,16 @@ pub fn describe(e: &reqwest::Error) -> String {
 /// otherwise hold a worker for the rest of the run; a stop ends any wait.
 pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 
-fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
-    let value = resp
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?;
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
     parse_retry_after(value, std::time::SystemTime::now())
+}
+
+fn attempt_end(headers: &HeaderMap) -> Option<AttemptEnd> {
+    headers
+        .get(AttemptEnd::HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(AttemptEnd::from_name)
 }
 
 /// A `Retry-After` value (RFC 9110 10.2.3: delay-seconds or an HTTP-date,
@@ -538,6 +655,102 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::http::template::{Escape, Template};
+
+    /// The bytes of the one request a listener receives, answered 200.
+    async fn one_request(listener: &tokio::net::TcpListener) -> Vec<u8> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = s.read(&mut buf).await.unwrap();
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got).to_string();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len = text[..end]
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length: "))
+                    .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                if got.len() >= end + 4 + len {
+                    break;
+                }
+            }
+        }
+        s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
+            .await
+            .unwrap();
+        got
+    }
+
+    #[test]
+    fn the_plain_way_sends_the_bytes_reqwest_sends() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/api/", listener.local_addr().unwrap());
+            let t = Duration::from_secs(5);
+            let plain = HttpClient::new(&url, t, t).unwrap();
+            assert!(plain.plain.is_some());
+            let reqwest_only = HttpClient {
+                plain: None,
+                ..plain.clone()
+            };
+            let vars = [("project", "p 1/é"), ("event_id", "e\"1")];
+            let template = RequestTemplate {
+                method: reqwest::Method::POST,
+                path: Template::parse(
+                    "/v1/{project}/x?e={event_id}",
+                    &["project", "event_id"],
+                    Escape::Url,
+                )
+                .unwrap(),
+                headers: vec![
+                    (
+                        HeaderName::from_static("x-b"),
+                        Template::parse("{event_id}", &["event_id"], Escape::Raw).unwrap(),
+                    ),
+                    (
+                        HeaderName::from_static("accept"),
+                        Template::parse("a/b", &[], Escape::Raw).unwrap(),
+                    ),
+                    (
+                        HeaderName::from_static("x-b"),
+                        Template::parse("2", &[], Escape::Raw).unwrap(),
+                    ),
+                ],
+                body: None,
+                what: "POST".into(),
+            };
+            let tag = Tag {
+                op: 7,
+                key: 1 << 41,
+                hook: Some("crash-after=a".into()),
+            };
+            let mut sent = Vec::new();
+            for client in [&plain, &reqwest_only] {
+                for (t, body, tag) in [
+                    (&template, Some("{\"a\": 1}".to_string()), Some(&tag)),
+                    (&client.mapping.health, None, None),
+                ] {
+                    let send = client.send(t, &vars, body, tag, "ingest");
+                    let (reply, got) = tokio::join!(send, one_request(&listener));
+                    assert_eq!(reply.unwrap().body, "{}");
+                    sent.push(String::from_utf8(got).unwrap());
+                }
+            }
+            assert_eq!(sent[0], sent[2]);
+            assert_eq!(sent[1], sent[3]);
+            // The path that needs escaping went the plain way all the same
+            // (escaped by the template), and a path the URL parser would
+            // change does not.
+            assert!(sent[0].starts_with("POST /api/v1/p%201%2F%C3%A9/x?e=e%221 HTTP/1.1\r\n"));
+            assert!(plain.plain.as_ref().unwrap().uri("/a/../b").is_none());
+        });
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_every_http_date_form_and_is_capped() {

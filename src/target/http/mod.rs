@@ -17,6 +17,7 @@
 
 pub mod client;
 pub mod nonconforming;
+pub mod plain;
 pub mod probe;
 pub mod service;
 pub mod service_db;
