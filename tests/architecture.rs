@@ -267,6 +267,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::checker::stranded",
             "workload::groups::checker::type_ok",
             "explore::db",
+            "explore::cursor",
             "explore::machine",
             "workload::groups::explore",
             "workload::groups::explore_constants",
