@@ -41,15 +41,4 @@ for r in $(seq 1 "$ROUNDS"); do
   bench bench-shipped
   bench bench-same-work --set load.resolvers=0 --set retry.probability=0 --set stop.events="$EVENTS"
 done
-python3 - "$T/all" <<'PY'
-import collections, statistics, sys
-runs = collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    w = l.split()
-    runs[w[2]].append(float(w[-1]))
-for k, v in runs.items():
-    print(f"median {k} {statistics.median(v):.0f} events/s (spread {min(v):.0f}..{max(v):.0f}, {len(v)} rounds)")
-same = statistics.median(runs["bench-same-work"])
-for loop in ("loop-32", "loop-1"):
-    print(f"ratio bench-same-work / {loop}: {same / statistics.median(runs[loop]):.3f}")
-PY
+python3 bench/medians.py "$T/all" events/s bench-same-work/loop-32 bench-same-work/loop-1

@@ -37,13 +37,4 @@ for r in $(seq 1 "$ROUNDS"); do
   kill -TERM $SP; wait $SP || true
   echo "round $r bench $(python3 -c "import json;print(json.load(open('$T/run/summary.json'))['throughput_ops_per_s']['ingest'])")" | tee -a "$T/all"
 done
-python3 - "$T/all" <<'PY'
-import collections, statistics, sys
-runs = collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    w = l.split()
-    runs[w[2]].append(float(w[-1]))
-for k, v in runs.items():
-    print(f"median {k} {statistics.median(v):.0f} /s (spread {min(v):.0f}..{max(v):.0f}, {len(v)} rounds)")
-print(f"ratio bench / wrk: {statistics.median(runs['bench']) / statistics.median(runs['wrk']):.3f}")
-PY
+python3 bench/medians.py "$T/all" /s bench/wrk
