@@ -38,7 +38,7 @@ use crate::history::{Entry, FaultAction, Footer, Header};
 use crate::workload::Value;
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Buckets of keys (parts are made of consecutive buckets).
 const BUCKETS: usize = 64;
@@ -97,11 +97,11 @@ pub fn judge(
 ) -> Result<Option<(Judged, String)>, AuditError> {
     let temp = |e: io::Error| AuditError::Unreadable(format!("a temp file of the audit: {e}"));
     let dir = tempfile::tempdir().map_err(temp)?;
-    let Some(routed) = route(entries, &dir.path().into()).map_err(temp)? else {
+    let Some(routed) = route(entries, dir.path()).map_err(temp)? else {
         return Ok(None);
     };
     let complete = completeness(routed.footer.is_some())?;
-    let mut router = Router::new(&dir.path().into()).map_err(temp)?;
+    let mut router = Router::new(dir.path()).map_err(temp)?;
     let source = read_rows(
         &mut router,
         &routed.header.namespace,
@@ -110,7 +110,7 @@ pub fn judge(
     if let Some(e) = router.err.take() {
         return Err(temp(e));
     }
-    let Some(present) = join(&routed, router.ids, &dir.path().into()).map_err(temp)? else {
+    let Some(present) = join(&routed, router.ids, dir.path()).map_err(temp)? else {
         return Ok(None);
     };
     let mut groups = router.groups;
@@ -216,7 +216,7 @@ impl OpBuckets {
 /// Pass 1 (see the module's doc). Ok(None): a history this cannot split.
 fn route(
     entries: impl Iterator<Item = anyhow::Result<Entry>>,
-    dir: &PathBuf,
+    dir: &Path,
 ) -> io::Result<Option<Routed>> {
     let mut out = (0..BUCKETS)
         .map(|b| SpillWriter::create(dir.join(format!("bucket-{b}"))))
@@ -312,7 +312,7 @@ struct Router {
 }
 
 impl Router {
-    fn new(dir: &PathBuf) -> io::Result<Router> {
+    fn new(dir: &Path) -> io::Result<Router> {
         Ok(Router {
             ids: (0..ID_BUCKETS)
                 .map(|b| SpillWriter::create(dir.join(format!("table-ids-{b}"))))
@@ -351,7 +351,7 @@ impl RowSink for Router {
 fn join(
     routed: &Routed,
     table_ids: Vec<SpillWriter>,
-    dir: &PathBuf,
+    dir: &Path,
 ) -> io::Result<Option<Vec<PathBuf>>> {
     let mut present = (0..BUCKETS)
         .map(|b| SpillWriter::create(dir.join(format!("present-{b}"))))
