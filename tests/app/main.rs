@@ -7,6 +7,7 @@
 mod common;
 
 mod audit;
+mod audit_parts;
 mod audit_untrusted;
 mod cli;
 mod cli_basics;

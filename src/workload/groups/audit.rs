@@ -19,16 +19,17 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
+use super::audit_parts::{Budget, Judged};
 use super::config::GroupsScenario;
 use super::export::read_export;
-use super::statements::GroupsVariant;
-use super::tables_read::{read_tables, read_tables_with};
+use super::tables_read::read_rows_with;
 use crate::audit_db::{open_untrusted, Limits};
 use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
 use crate::audit_record::{AuditFolder, HistoryRead, Rejudged};
 use crate::history::{Entry, Footer};
 use crate::scenario::Scenario;
+use crate::workload::groups::checker::tables::RowSink;
 use crate::workload::groups::checker::Tables;
 use crate::workload::groups::checker::{check_all, Facts};
 use std::path::Path;
@@ -38,36 +39,64 @@ use std::path::Path;
 /// used, a file is missing or over its size cap (exit 2); the history or
 /// the final tables cannot be read (exit 3).
 pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
-    let p = super::prepare::prepare_offline(Some(f.scenario), &[])
-        .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))?;
-    let read = read_history(f.history)?;
-    let header = read.facts.header.clone().expect("read_history checks it");
-    let (mut tables, source) = final_tables(
-        f.run_dir,
-        &p,
-        &header.namespace,
-        f.killed,
-        read.footer.is_none(),
-        f.limits,
-    )?;
-    [tables.read_start, tables.read_end] = read.tables_read();
-    tables.events_pruned = p
-        .scenario
-        .audit
-        .as_ref()
-        .is_some_and(|a| a.events == crate::scenario::api::EventRows::Pruned);
-    let (mut results, stranded) = check_all(&read.facts, &tables);
-    let evidence = crate::workload::groups::checker::evidence::judge(
-        &read.facts,
-        &tables,
-        &p.scenario.min_evidence(),
-        &mut results,
-    );
-    if let Some(m) = &header.merged {
+    judge_with(f, Budget::DEFAULT)
+}
+
+/// [`judge`], judging a history of `budget.whole_below_bytes` or more in
+/// parts ([`super::audit_parts`]) when that gives the same verdicts.
+pub fn judge_with(f: &AuditFolder<'_>, budget: Budget) -> Result<Rejudged, AuditError> {
+    let p = prepare(f)?;
+    let len = std::fs::metadata(f.history).map_or(0, |m| m.len());
+    let parts = if len >= budget.whole_below_bytes {
+        in_parts(f, &p, budget)?
+    } else {
+        None
+    };
+    let j = match parts {
+        Some(j) => j,
+        None => whole(f, &p)?,
+    };
+    Ok(rejudged(&p, j))
+}
+
+/// [`judge`] of the whole history at once, as before parts existed.
+pub fn judge_whole(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
+    judge_with(
+        f,
+        Budget {
+            whole_below_bytes: u64::MAX,
+            ..Budget::DEFAULT
+        },
+    )
+}
+
+/// [`judge`] in parts of `part_ops` ops, whatever the history's size;
+/// None where no exact judge in parts exists ([`super::audit_parts`]).
+pub fn judge_in_parts(f: &AuditFolder<'_>, part_ops: u64) -> Result<Option<Rejudged>, AuditError> {
+    let p = prepare(f)?;
+    let budget = Budget {
+        whole_below_bytes: 0,
+        part_ops,
+    };
+    Ok(in_parts(f, &p, budget)?.map(|j| rejudged(&p, j)))
+}
+
+fn prepare(f: &AuditFolder<'_>) -> Result<super::prepare::Prepared, AuditError> {
+    super::prepare::prepare_offline(Some(f.scenario), &[])
+        .map_err(|e| AuditError::Input(format!("the saved scenario cannot be used: {e}")))
+}
+
+/// The audit's record of a judged history.
+fn rejudged(
+    p: &super::prepare::Prepared,
+    (j, source, cut_line_bytes): (Judged, String, u64),
+) -> Rejudged {
+    let (mut results, stranded, evidence, coverage) = j.merged;
+    if let Some(m) = &j.header.merged {
         crate::workload::groups::checker::sharded::note_skew(&mut results, m);
     }
     // A shard of several is not judged alone, as its run did not judge it.
-    let shard = header.shard.as_ref().map(|s| crate::shard::Shard {
+    let shard = j.header.shard.as_ref().map(|s| crate::shard::Shard {
         index: s.index,
         count: s.count,
     });
@@ -76,23 +105,92 @@ pub fn judge(f: &AuditFolder<'_>) -> Result<Rejudged, AuditError> {
         Some(r) => (r, Default::default()),
         None => (results, stranded),
     };
-    let coverage = crate::workload::groups::coverage::of(&read.facts, &tables);
-    Ok(Rejudged {
+    Rejudged {
         tables: source,
         results,
         stranded,
         coverage,
         evidence,
         history: HistoryRead {
-            footer: read.footer.is_some(),
-            partial: read.footer.as_ref().is_some_and(|f| f.partial),
-            ops: read.facts.ops,
-            unfinished: read.facts.unfinished,
-            cut_line_bytes: read.cut_line_bytes,
+            footer: j.footer.is_some(),
+            partial: j.footer.as_ref().is_some_and(|f| f.partial),
+            ops: j.ops,
+            unfinished: j.unfinished,
+            cut_line_bytes,
         },
         in_flight: in_flight(&p.scenario),
         expect: p.scenario.expectation().0,
-    })
+    }
+}
+
+/// Whether the scenario's service prunes event rows.
+fn pruned(p: &super::prepare::Prepared) -> bool {
+    p.scenario
+        .audit
+        .as_ref()
+        .is_some_and(|a| a.events == crate::scenario::api::EventRows::Pruned)
+}
+
+/// The whole history judged at once: its verdicts, where the tables were
+/// read from, and the bytes of a cut last line.
+fn whole(
+    f: &AuditFolder<'_>,
+    p: &super::prepare::Prepared,
+) -> Result<(Judged, String, u64), AuditError> {
+    let read = read_history(f.history)?;
+    let header = read.facts.header.clone().expect("read_history checks it");
+    let (mut tables, source) = final_tables(
+        f.run_dir,
+        p,
+        &header.namespace,
+        f.killed,
+        read.footer.is_none(),
+        f.limits,
+    )?;
+    [tables.read_start, tables.read_end] = read.tables_read();
+    tables.events_pruned = pruned(p);
+    let (mut results, stranded) = check_all(&read.facts, &tables);
+    let evidence = crate::workload::groups::checker::evidence::judge(
+        &read.facts,
+        &tables,
+        &p.scenario.min_evidence(),
+        &mut results,
+    );
+    let coverage = crate::workload::groups::coverage::of(&read.facts, &tables);
+    let j = Judged {
+        merged: (results, stranded, evidence, coverage),
+        header,
+        footer: read.footer,
+        ops: read.facts.ops,
+        unfinished: read.facts.unfinished,
+    };
+    Ok((j, source, read.cut_line_bytes))
+}
+
+/// The history judged in parts, or None where that would not give the
+/// whole history's verdicts (see [`super::audit_parts`]).
+fn in_parts(
+    f: &AuditFolder<'_>,
+    p: &super::prepare::Prepared,
+    budget: Budget,
+) -> Result<Option<(Judged, String, u64)>, AuditError> {
+    let (entries, cut_line_bytes) = crate::audit_killed::entries(f.history)?;
+    let pruned = pruned(p);
+    let mut read_rows = |sink: &mut dyn RowSink, namespace: &str, cut: bool| {
+        final_rows(f.run_dir, p, namespace, f.killed, cut, f.limits, sink)
+    };
+    let judged = super::audit_parts::judge(
+        entries,
+        &mut read_rows,
+        &|t: &mut Tables, footer: Option<&Footer>, last_t: u64| {
+            [t.read_start, t.read_end] = tables_read(footer, last_t);
+            t.events_pruned = pruned;
+        },
+        &|footer| crate::audit_killed::completeness(f.history, footer, cut_line_bytes),
+        &p.scenario.min_evidence(),
+        budget,
+    )?;
+    Ok(judged.map(|(j, source)| (j, source, cut_line_bytes)))
 }
 
 /// A history read for an audit: its facts, its footer, and its last time.
@@ -113,11 +211,16 @@ impl ReadHistory {
     /// The final read's interval, ns since run start: the footer's record,
     /// or else an instant after every entry (see the module's doc).
     pub fn tables_read(&self) -> [u64; 2] {
-        self.footer
-            .as_ref()
-            .and_then(|f| f.tables_read)
-            .unwrap_or([self.last_t + 1, self.last_t + 1])
+        tables_read(self.footer.as_ref(), self.last_t)
     }
+}
+
+/// The final read's interval: the footer's record, or else an instant
+/// after every entry (`last_t`: the latest; see the module's doc).
+fn tables_read(footer: Option<&Footer>, last_t: u64) -> [u64; 2] {
+    footer
+        .and_then(|f| f.tables_read)
+        .unwrap_or([last_t + 1, last_t + 1])
 }
 
 /// Reads a history for an audit. A history without a footer is cut (its
@@ -166,8 +269,8 @@ fn in_flight(s: &Scenario) -> u64 {
     2 * ops + s.faults.len() as u64
 }
 
-/// The final tables of a groups run folder, and where they were read
-/// from ([`crate::audit_tables::locate`] says where). Errors: as [`crate::audit_tables::locate`]; a file that cannot
+/// The final tables of a groups run folder, and where they were
+/// read from ([`crate::audit_tables::locate`] says where). Errors: as [`crate::audit_tables::locate`]; a file that cannot
 /// be read (exit 3).
 fn final_tables(
     run_dir: &Path,
@@ -177,39 +280,41 @@ fn final_tables(
     cut: bool,
     limits: Limits,
 ) -> Result<(Tables, String), AuditError> {
-    match crate::audit_tables::locate(run_dir, &p.scenario, killed, cut)? {
-        crate::audit_tables::Located::Db(db, source) => {
-            Ok((read_db(&db, &p.variant, namespace, limits)?, source))
-        }
-        crate::audit_tables::Located::ServiceDb(db, source) => {
-            let audit = p.scenario.audit.clone().unwrap_or_default();
-            let mut conn = open_untrusted(&db, limits)?;
-            let t = read_tables_with(
-                &mut conn,
-                super::service_db::queries(&audit),
-                namespace,
-                &|| 0,
-            )
-            .map_err(|e| conn.error(&e))?;
-            Ok((t, source))
-        }
-        crate::audit_tables::Located::Export(export) => {
-            let mut t = Tables::default();
-            read_export(&export, namespace, &mut t).map_err(AuditError::Unreadable)?;
-            Ok((t, "export.json".into()))
-        }
-    }
+    let mut t = Tables::default();
+    let source = final_rows(run_dir, p, namespace, killed, cut, limits, &mut t)?;
+    Ok((t, source))
 }
 
-/// Reads the final tables of a saved database through the variant's
-/// export queries, trusting neither (see [`crate::audit_db`]). Errors:
-/// unreadable (exit 3), naming a stop by the budget or a refusal.
-fn read_db(
-    db: &Path,
-    variant: &GroupsVariant,
+/// [`final_tables`] into any [`RowSink`]; returns where they were read
+/// from (the read's own interval is not kept: the history's is used).
+fn final_rows(
+    run_dir: &Path,
+    p: &super::prepare::Prepared,
     namespace: &str,
+    killed: bool,
+    cut: bool,
     limits: Limits,
-) -> Result<Tables, AuditError> {
-    let mut conn = open_untrusted(db, limits)?;
-    read_tables(&mut conn, variant, namespace, &|| 0).map_err(|e| conn.error(&e))
+    sink: &mut dyn RowSink,
+) -> Result<String, AuditError> {
+    let (mut conn, queries, source) =
+        match crate::audit_tables::locate(run_dir, &p.scenario, killed, cut)? {
+            crate::audit_tables::Located::Db(db, source) => {
+                let v = &p.variant;
+                let queries = (v.export_events.clone(), v.export_groups.clone());
+                (open_untrusted(&db, limits)?, queries, source)
+            }
+            crate::audit_tables::Located::ServiceDb(db, source) => {
+                let audit = p.scenario.audit.clone().unwrap_or_default();
+                let (e, g) = super::service_db::queries(&audit);
+                let queries = (e.to_string(), g.to_string());
+                (open_untrusted(&db, limits)?, queries, source)
+            }
+            crate::audit_tables::Located::Export(export) => {
+                read_export(&export, namespace, sink).map_err(AuditError::Unreadable)?;
+                return Ok("export.json".into());
+            }
+        };
+    read_rows_with(&mut conn, (&queries.0, &queries.1), namespace, &|| 0, sink)
+        .map_err(|e| conn.error(&e))?;
+    Ok(source)
 }

@@ -1,5 +1,5 @@
 //! Reads a saved `GET /v1/export` answer (contract v1, groups) into
-//! [`Tables`], one row at a time: the file may hold millions of events, and
+//! [`Tables`](super::checker::Tables), one row at a time: the file may hold millions of events, and
 //! only what the checkers keep (ids, counts per key, group rows) stays in
 //! memory. Rows of other runs (another project namespace) are skipped.
 //!
@@ -8,7 +8,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use super::checker::{GroupRow, Tables};
+use super::checker::{tables::RowSink, GroupRow};
 use crate::target::http::client::excerpt;
 use crate::workload::Value;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -40,7 +40,7 @@ struct GroupRowJson {
 }
 
 struct Export<'a> {
-    tables: &'a mut Tables,
+    tables: &'a mut dyn RowSink,
     namespace: &'a str,
 }
 
@@ -120,7 +120,7 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
         if self.groups {
             while let Some(r) = seq.next_element::<GroupRowJson>()? {
                 if self.export.mine(&r.project) {
-                    self.export.tables.groups.push(GroupRow {
+                    self.export.tables.group(GroupRow {
                         id: r.id,
                         project: r.project,
                         fingerprint: r.fingerprint,
@@ -132,9 +132,7 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
         } else {
             while let Some(r) = seq.next_element::<EventRow>()? {
                 if self.export.mine(&r.project) {
-                    self.export
-                        .tables
-                        .add_event(&r.id, &r.project, &r.fingerprint);
+                    self.export.tables.event(&r.id, &r.project, &r.fingerprint);
                 }
             }
         }
@@ -145,7 +143,7 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
 /// Reads a saved export into `tables` (keeping only projects that start
 /// with `namespace`, if any). Errors: the file is not the contract's shape
 /// (the reason names the line and column, and the first bytes are shown).
-pub fn read_export(path: &Path, namespace: &str, tables: &mut Tables) -> Result<(), String> {
+pub fn read_export(path: &Path, namespace: &str, tables: &mut dyn RowSink) -> Result<(), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 20, file));
     let shape = |e: serde_json::Error| {
@@ -172,6 +170,7 @@ pub fn read_export(path: &Path, namespace: &str, tables: &mut Tables) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::groups::checker::Tables;
 
     fn read(text: &str, ns: &str) -> Result<Tables, String> {
         let dir = tempfile::tempdir().unwrap();

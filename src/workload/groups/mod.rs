@@ -242,6 +242,8 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
     )
 }
 pub mod audit;
+pub mod audit_parts;
+pub mod audit_spill;
 pub mod checker;
 pub mod explore;
 pub mod explore_constants;
@@ -250,6 +252,7 @@ pub mod explore_main;
 pub mod export;
 pub mod http_client;
 pub mod http_runtime;
+pub mod judge_parts;
 pub mod merge;
 pub mod prepare;
 pub mod probe;

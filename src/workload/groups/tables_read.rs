@@ -7,7 +7,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
-use super::checker::tables::{GroupRow, Tables};
+use super::checker::tables::{GroupRow, RowSink, Tables};
 use super::statements::GroupsVariant;
 use crate::target::sqlite::tables::read_snapshot;
 use crate::workload::Value;
@@ -37,15 +37,28 @@ pub fn read_tables(
 /// query SQLite refuses, or a row with fewer columns.
 pub fn read_tables_with(
     conn: &mut Connection,
-    (export_events, export_groups): (&str, &str),
+    queries: (&str, &str),
     namespace: &str,
     now: &dyn Fn() -> u64,
 ) -> rusqlite::Result<Tables> {
     let mut t = Tables::default();
+    [t.read_start, t.read_end] = read_rows_with(conn, queries, namespace, now, &mut t)?;
+    Ok(t)
+}
+
+/// [`read_tables_with`] into any [`RowSink`]; returns the read's start
+/// and end, ns since run start. Errors: as [`read_tables_with`].
+pub fn read_rows_with(
+    conn: &mut Connection,
+    (export_events, export_groups): (&str, &str),
+    namespace: &str,
+    now: &dyn Fn() -> u64,
+    t: &mut dyn RowSink,
+) -> rusqlite::Result<[u64; 2]> {
     let mine = |project: &Value| {
         namespace.is_empty() || project.as_str().is_some_and(|p| p.starts_with(namespace))
     };
-    let [read_start, read_end] = read_snapshot(
+    read_snapshot(
         conn,
         &[export_events, export_groups],
         now,
@@ -53,7 +66,7 @@ pub fn read_tables_with(
             if query == 0 {
                 let project = Value::from(r.get_ref(1)?);
                 if mine(&project) {
-                    t.add_event(
+                    t.event(
                         &Value::from(r.get_ref(0)?),
                         &project,
                         &Value::from(r.get_ref(2)?),
@@ -68,13 +81,10 @@ pub fn read_tables_with(
                     event_count: Value::from(r.get_ref(4)?),
                 };
                 if mine(&row.project) {
-                    t.groups.push(row);
+                    t.group(row);
                 }
             }
             Ok(())
         },
-    )?;
-    t.read_start = read_start;
-    t.read_end = read_end;
-    Ok(t)
+    )
 }

@@ -87,6 +87,34 @@ type KeyCounts<'a> = (u64, u64, Vec<(&'a str, &'a EventFacts)>);
 /// not be shown right (violated or unjudgeable): NoMissedRegression's
 /// premise fails there.
 pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, String)>) {
+    let (mut r, failed, figures) = check_keys(facts, tables);
+    figures.notes(&mut r, facts.completeness.is_cut(), tables.events_pruned);
+    (r, failed)
+}
+
+/// What CountExact's notes count, summed over groups: a judge of a
+/// history in parts adds the parts' figures before writing the notes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Figures {
+    /// Probes of group counts judged.
+    pub probes: u64,
+    /// Groups judged by bounds.
+    pub bounded: u64,
+}
+
+impl std::ops::AddAssign for Figures {
+    fn add_assign(&mut self, o: Figures) {
+        self.probes += o.probes;
+        self.bounded += o.bounded;
+    }
+}
+
+/// [`check`] without its notes: the findings, the failed keys and the
+/// figures the notes are written from ([`Figures::notes`]).
+pub fn check_keys(
+    facts: &Facts,
+    tables: &Tables,
+) -> (CheckResult, HashSet<(String, String)>, Figures) {
     let mut r = CheckResult::new(NAME);
     let mut failed = HashSet::new();
     // (done, maybe, events) per key.
@@ -326,35 +354,42 @@ pub fn check(facts: &Facts, tables: &Tables) -> (CheckResult, HashSet<(String, S
             evidence,
         });
     }
-    if probes > 0 {
-        r.notes.push(format!(
-            "{probes} probes of group counts (refused resolves) were judged against the events \
-             counted by their instant"
-        ));
+    (r, failed, Figures { probes, bounded })
+}
+
+impl Figures {
+    /// Appends CountExact's notes to `r`: what was judged how.
+    pub fn notes(self, r: &mut CheckResult, cut: bool, pruned: bool) {
+        let Figures { probes, bounded } = self;
+        if probes > 0 {
+            r.notes.push(format!(
+                "{probes} probes of group counts (refused resolves) were judged against the events \
+                 counted by their instant"
+            ));
+        }
+        if cut {
+            r.notes.push(format!(
+                "{}: every event row not certainly counted may have been, and counts may hold \
+                 increments no recorded op made; judged: |Done(G)| <= event_count <= |A(G)| in \
+                 the final snapshot, and events certainly counted before each probe <= its count \
+                 (the upper bounds from the history need the whole of it)",
+                crate::history::completeness::CUT
+            ));
+        } else if bounded > 0 {
+            r.notes.push(format!(
+                "{bounded} groups were judged by bounds (Done <= count <= Done + Maybe) because \
+                 some of their ingests were indeterminate (or answered ok without saying \
+                 accepted or duplicate)"
+            ));
+        }
+        if pruned {
+            r.notes.push(
+                "event_count <= |A(G)| not judged: the service deletes event rows (audit.events = \
+                 \"pruned\"); the bounds rest on the history alone"
+                    .into(),
+            );
+        }
     }
-    if cut {
-        r.notes.push(format!(
-            "{}: every event row not certainly counted may have been, and counts may hold \
-             increments no recorded op made; judged: |Done(G)| <= event_count <= |A(G)| in \
-             the final snapshot, and events certainly counted before each probe <= its count \
-             (the upper bounds from the history need the whole of it)",
-            crate::history::completeness::CUT
-        ));
-    } else if bounded > 0 {
-        r.notes.push(format!(
-            "{bounded} groups were judged by bounds (Done <= count <= Done + Maybe) because \
-             some of their ingests were indeterminate (or answered ok without saying \
-             accepted or duplicate)"
-        ));
-    }
-    if tables.events_pruned {
-        r.notes.push(
-            "event_count <= |A(G)| not judged: the service deletes event rows (audit.events = \
-             \"pruned\"); the bounds rest on the history alone"
-                .into(),
-        );
-    }
-    (r, failed)
 }
 
 fn exp(lo: u64, hi: u64) -> String {

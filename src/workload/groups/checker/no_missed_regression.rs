@@ -155,6 +155,22 @@ pub fn check(
     tables: &Tables,
     premise_failed: &HashSet<(String, String)>,
 ) -> CheckResult {
+    let (mut r, probes) = check_keys(facts, tables, premise_failed);
+    if let Some(probes) = probes {
+        notes(&mut r, probes, facts.completeness.is_cut(), facts.step_log);
+    }
+    r
+}
+
+/// [`check`] without its closing notes, and the probes judged (written
+/// by [`notes`]; a judge of a history in parts adds the parts' first).
+/// None: a resolve changed several rows, and nothing was judged (the
+/// result is complete as it is).
+pub fn check_keys(
+    facts: &Facts,
+    tables: &Tables,
+    premise_failed: &HashSet<(String, String)>,
+) -> (CheckResult, Option<u64>) {
     let mut r = CheckResult::new(NAME);
     // A resolve that changed several rows may have resolved groups no
     // resolve of theirs records: their probes cannot be judged.
@@ -180,7 +196,7 @@ pub fn check(
              resolve changes only its own group)"
                 .into(),
         );
-        return r;
+        return (r, None);
     }
     let empty = GroupFacts::default();
     let rows = tables.rows_by_key();
@@ -267,20 +283,25 @@ pub fn check(
             judge(facts, &names, g, &idx, p, &group, premise_ok, &mut r);
         }
     }
+    (r, Some(probes_checked))
+}
+
+/// Appends NoMissedRegression's closing notes to `r`: `probes_checked`
+/// probes judged, in a history `cut` or not, with a step log or not.
+pub fn notes(r: &mut CheckResult, probes_checked: u64, cut: bool, step_log: bool) {
     r.notes.push(format!(
         "{probes_checked} probes showed a group resolved (refused resolves and final rows)"
     ));
-    if facts.completeness.is_cut() {
+    if cut {
         r.notes.push(format!(
             "{}: a probe no recorded resolve explains is unknown, never violated, and the \
              spec's dirty bookkeeping rule was not applied (both need every resolve)",
             crate::history::completeness::CUT
         ));
-    } else if !facts.step_log {
+    } else if !step_log {
         r.notes
             .push("no step log: the spec's dirty bookkeeping rule was not applied".into());
     }
-    r
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -33,7 +33,56 @@ pub use crate::workload::groups::figures::Stranded;
 /// answered duplicate that are not in the table at all, after an attempt
 /// that may have stopped between its steps.
 pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
-    let mut s = Stranded {
+    parts(facts, tables).finish()
+}
+
+/// Examples kept per kind of stranded event (and in the report).
+const EXAMPLES: usize = 10;
+
+/// [`report`] before its examples are chosen: the first
+/// [`EXAMPLES`] of each kind by event id, so that a judge of a history in
+/// parts can merge the parts' ([`Parts::add`]) before [`Parts::finish`].
+#[derive(Debug, Clone, Default)]
+pub struct Parts {
+    /// The report without examples.
+    pub report: Stranded,
+    /// Rows inserted and never counted: (event id, inserting op).
+    pub inserted: Vec<(String, u64)>,
+    /// Answered duplicate, never stored: (event id, indeterminate op).
+    pub lost: Vec<(String, u64)>,
+}
+
+impl Parts {
+    /// The report: the first examples of rows inserted, then of events lost.
+    pub fn finish(mut self) -> Stranded {
+        self.report.examples = self.inserted;
+        self.report.examples.extend(self.lost);
+        self.report.examples.truncate(EXAMPLES);
+        self.report
+    }
+
+    /// Adds another part's figures (of other events; the notes are the
+    /// same in every part, as they depend on the header and completeness).
+    pub fn add(&mut self, o: Parts) {
+        let r = &mut self.report;
+        r.undetermined += o.report.undetermined;
+        r.total = r.total.zip(o.report.total).map(|(a, b)| a + b);
+        for (cause, n) in o.report.by_cause {
+            *r.by_cause.entry(cause).or_default() += n;
+        }
+        for (mine, theirs) in [(&mut self.inserted, o.inserted), (&mut self.lost, o.lost)] {
+            mine.extend(theirs);
+            mine.sort();
+            mine.truncate(EXAMPLES);
+        }
+    }
+}
+
+/// [`report`]'s figures and first examples of each kind ([`Parts`]).
+pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
+    let mut p = Parts::default();
+    let s = &mut p.report;
+    *s = Stranded {
         undetermined: facts
             .events
             .iter()
@@ -48,7 +97,7 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
              may be missing)",
             crate::history::completeness::CUT
         ));
-        return s;
+        return p;
     }
     if facts.step_log {
         match facts.event_step {
@@ -65,7 +114,7 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
                      which rows an attempt inserted without counting them cannot be told"
                         .into(),
                 );
-                return s;
+                return p;
             }
         }
     }
@@ -85,8 +134,8 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
             .unwrap_or_else(|| "unknown".into());
         total += 1;
         *s.by_cause.entry(cause).or_default() += 1;
-        if s.examples.len() < 10 {
-            s.examples.push((id.to_string(), op));
+        if p.inserted.len() < EXAMPLES {
+            p.inserted.push((id.to_string(), op));
         }
     }
     // Answered duplicate, never stored, after an attempt that may have
@@ -110,12 +159,12 @@ pub fn report(facts: &Facts, tables: &Tables) -> Stranded {
             *s.by_cause
                 .entry("answered duplicate but never stored, after an indeterminate attempt".into())
                 .or_default() += 1;
-            if s.examples.len() < 10 {
+            if p.lost.len() < EXAMPLES {
                 let op = e.tries.iter().find(|a| a.indeterminate).map_or(0, |a| a.op);
-                s.examples.push((id.to_string(), op));
+                p.lost.push((id.to_string(), op));
             }
         }
     }
     s.total = Some(total);
-    s
+    p
 }

@@ -122,6 +122,25 @@ impl Tables {
     }
 }
 
+/// Where the final rows go as they are read: [`Tables`], or a judge of
+/// a history in parts that routes each row to its part.
+pub trait RowSink {
+    /// One `error_events` row (id, project, fingerprint, as read).
+    fn event(&mut self, id: &Value, project: &Value, fingerprint: &Value);
+    /// One `error_groups` row.
+    fn group(&mut self, row: GroupRow);
+}
+
+impl RowSink for Tables {
+    fn event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
+        self.add_event(id, project, fingerprint);
+    }
+
+    fn group(&mut self, row: GroupRow) {
+        self.groups.push(row);
+    }
+}
+
 impl crate::workload::ran::ReadSpan for Tables {
     fn read_span(&self) -> [u64; 2] {
         [self.read_start, self.read_end]

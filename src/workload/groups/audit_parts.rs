@@ -1,0 +1,438 @@
+//! `specstorm audit` of a long groups history in bounded memory: the
+//! history and the final tables are split by (project, fingerprint) key
+//! into temp files, each part is judged alone with the checkers of a
+//! whole history, and the parts' verdicts are merged
+//! ([`super::judge_parts`]). Memory then grows with the largest part, not
+//! with the run.
+//!
+//! Pass 1 reads the history once and writes each entry to the bucket of
+//! its op's key (an invoke carries the key; its steps and completion
+//! follow it by op id), the header and every fault entry not tied to a
+//! known op to every bucket, each entry with its place in the history, so
+//! that a part of several buckets is read back in history order. It also
+//! writes (event id, bucket) to a file per hash of the id. The final
+//! tables are read once: group rows and the rows per key go to their
+//! key's bucket, event ids to the file of their id's hash; each id file
+//! is then joined with its history ids, giving per bucket the event ids
+//! of its events that are in the table (what the checkers look up).
+//! Buckets are judged in parts of consecutive buckets holding at most
+//! [`Budget::part_ops`] ops (a bucket above it is a part alone).
+//!
+//! Where the split cannot be exact (an event id under two keys, an op id
+//! invoked twice under two keys, an unreadable entry, no header or two)
+//! or the merge has no exact form, [`judge`] gives None and the caller
+//! judges the whole history as before, which also reports any error.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
+
+use super::audit_spill::{hash, SpillReader, SpillWriter};
+use super::checker::tables::{text, GroupRow, RowSink, Tables};
+use super::checker::{Completeness, Facts};
+use super::config::MinEvidence;
+use super::judge_parts::{self, Merged};
+use crate::audit_error::AuditError;
+use crate::audit_history::entry_time;
+use crate::history::{Entry, FaultAction, Footer, Header};
+use crate::workload::Value;
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Buckets of keys (parts are made of consecutive buckets).
+const BUCKETS: usize = 64;
+/// Buckets of event ids (for the join of the history's ids and the table's).
+const ID_BUCKETS: usize = 64;
+
+/// How large a history is judged in parts, and how large the parts are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// A history file below this size is judged whole, as before.
+    pub whole_below_bytes: u64,
+    /// Ops (invokes) per part at most, unless one bucket holds more.
+    pub part_ops: u64,
+}
+
+impl Budget {
+    /// The audit's: a part of 400,000 ops takes about 200 MB.
+    pub const DEFAULT: Budget = Budget {
+        whole_below_bytes: 16 << 20,
+        part_ops: 400_000,
+    };
+}
+
+/// What a judge in parts gives: the merged verdicts and what the history
+/// held.
+pub struct Judged {
+    /// Verdicts, stranded report, evidence and coverage.
+    pub merged: Merged,
+    /// The history's header.
+    pub header: Header,
+    /// Its footer, if it was written to the end.
+    pub footer: Option<Footer>,
+    /// Ops invoked.
+    pub ops: u64,
+    /// Ops never completed.
+    pub unfinished: u64,
+}
+
+/// Where the final rows come from: fills a sink, returns where they were
+/// read from. Given the header's namespace and whether the history is cut
+/// (it has no footer).
+pub type ReadRows<'a> = dyn FnMut(&mut dyn RowSink, &str, bool) -> Result<String, AuditError> + 'a;
+
+/// Judges a history in parts: `entries` in file order; `read_rows` reads
+/// the final tables;
+/// `tables` sets the final read's fields of each part's tables.
+/// Ok(None): no exact judge in parts (see the module's doc). Errors: a
+/// temp file cannot be written or read, or the tables cannot be read.
+pub fn judge(
+    entries: impl Iterator<Item = anyhow::Result<Entry>>,
+    read_rows: &mut ReadRows<'_>,
+    tables: &dyn Fn(&mut Tables, Option<&Footer>, u64),
+    completeness: &dyn Fn(bool) -> Result<Completeness, AuditError>,
+    min: &MinEvidence,
+    budget: Budget,
+) -> Result<Option<(Judged, String)>, AuditError> {
+    let temp = |e: io::Error| AuditError::Unreadable(format!("a temp file of the audit: {e}"));
+    let dir = tempfile::tempdir().map_err(temp)?;
+    let Some(routed) = route(entries, dir.path()).map_err(temp)? else {
+        return Ok(None);
+    };
+    let complete = completeness(routed.footer.is_some())?;
+    let mut router = Router::new(dir.path()).map_err(temp)?;
+    let source = read_rows(
+        &mut router,
+        &routed.header.namespace,
+        routed.footer.is_none(),
+    )?;
+    if let Some(e) = router.err.take() {
+        return Err(temp(e));
+    }
+    let Some(present) = join(&routed, router.ids, dir.path()).map_err(temp)? else {
+        return Ok(None);
+    };
+    let mut groups = router.groups;
+    let mut per_key: Vec<HashMap<(String, String), u64>> = vec![HashMap::new(); BUCKETS];
+    for (k, n) in router.per_key {
+        per_key[key_bucket(&k.0, &k.1)].insert(k, n);
+    }
+    let mut parts = Vec::new();
+    let (mut ops, mut unfinished) = (0, 0);
+    for range in ranges(&routed.ops, budget.part_ops) {
+        let Some(mut facts) = read_facts(&routed.buckets[range.clone()]).map_err(temp)? else {
+            return Ok(None);
+        };
+        facts.completeness = complete;
+        ops += facts.ops;
+        unfinished += facts.unfinished;
+        let mut t = Tables {
+            event_rows: router.rows,
+            ..Default::default()
+        };
+        let mut rows: Vec<(u64, GroupRow)> = Vec::new();
+        for b in range {
+            rows.append(&mut groups[b]);
+            t.events_per_key.extend(std::mem::take(&mut per_key[b]));
+            let mut r = SpillReader::open(&present[b]).map_err(temp)?;
+            while let Some((id, _)) = r.next_record().map_err(temp)? {
+                t.event_ids
+                    .insert(String::from_utf8_lossy(id).into_owned().into_boxed_str());
+            }
+        }
+        rows.sort_by_key(|(i, _)| *i);
+        t.groups = rows.into_iter().map(|(_, g)| g).collect();
+        tables(&mut t, routed.footer.as_ref(), routed.last_t);
+        parts.push(judge_parts::judge(&facts, &t));
+    }
+    let Some(merged) = judge_parts::merge(parts, min) else {
+        return Ok(None);
+    };
+    let judged = Judged {
+        merged,
+        header: routed.header,
+        footer: routed.footer,
+        ops,
+        unfinished,
+    };
+    Ok(Some((judged, source)))
+}
+
+/// The bucket of a (project, fingerprint) key.
+fn key_bucket(project: &str, fingerprint: &str) -> usize {
+    (hash(&[project.as_bytes(), fingerprint.as_bytes()]) % BUCKETS as u64) as usize
+}
+
+/// The bucket of an event id.
+fn id_bucket(id: &[u8]) -> usize {
+    ((hash(&[id]) >> 32) % ID_BUCKETS as u64) as usize
+}
+
+/// Pass 1's output: the buckets' files and figures.
+struct Routed {
+    buckets: Vec<PathBuf>,
+    /// Ops (invokes) per bucket.
+    ops: Vec<u64>,
+    /// Per id bucket: (event id, key bucket) of every ingest.
+    ids: Vec<PathBuf>,
+    header: Header,
+    footer: Option<Footer>,
+    last_t: u64,
+}
+
+/// The key bucket of each op id seen: ids are dense, so a vector, with a
+/// map for ids far beyond the rest.
+#[derive(Default)]
+struct OpBuckets {
+    dense: Vec<u16>,
+    sparse: HashMap<u64, u16>,
+}
+
+const NO_BUCKET: u16 = u16::MAX;
+
+impl OpBuckets {
+    fn get(&self, op: u64) -> Option<u16> {
+        match self.dense.get(op as usize) {
+            Some(&NO_BUCKET) => None,
+            Some(&b) => Some(b),
+            None => self.sparse.get(&op).copied(),
+        }
+    }
+
+    fn set(&mut self, op: u64, b: u16) {
+        let i = op as usize;
+        if i < self.dense.len() {
+            self.dense[i] = b;
+        } else if i <= 2 * self.dense.len() + (1 << 20) {
+            self.dense.resize(i + 1, NO_BUCKET);
+            self.dense[i] = b;
+        } else {
+            self.sparse.insert(op, b);
+        }
+    }
+}
+
+/// Pass 1 (see the module's doc). Ok(None): a history this cannot split.
+fn route(
+    entries: impl Iterator<Item = anyhow::Result<Entry>>,
+    dir: &Path,
+) -> io::Result<Option<Routed>> {
+    let mut out = (0..BUCKETS)
+        .map(|b| SpillWriter::create(dir.join(format!("bucket-{b}"))))
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut ids = (0..ID_BUCKETS)
+        .map(|b| SpillWriter::create(dir.join(format!("ids-{b}"))))
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut ops = vec![0u64; BUCKETS];
+    let mut op_bucket = OpBuckets::default();
+    let (mut header, mut footer, mut last_t) = (None, None, 0u64);
+    for (seq, e) in entries.enumerate() {
+        let Ok(e) = e else {
+            return Ok(None);
+        };
+        let seq = seq as u64;
+        match &e {
+            Entry::Footer(f) => {
+                footer = Some(f.clone());
+                continue;
+            }
+            other => last_t = last_t.max(entry_time(other)),
+        }
+        let op = match &e {
+            Entry::Header(h) => {
+                if header.is_some() {
+                    return Ok(None);
+                }
+                header = Some(h.clone());
+                None
+            }
+            Entry::Invoke(i) => {
+                let b = key_bucket(&i.project, &i.fingerprint) as u16;
+                if op_bucket.get(i.op).is_some_and(|o| o != b) {
+                    return Ok(None);
+                }
+                op_bucket.set(i.op, b);
+                ops[b as usize] += 1;
+                if let Some(id) = &i.event_id {
+                    ids[id_bucket(id.as_bytes())].record(id.as_bytes(), u64::from(b))?;
+                }
+                Some(b)
+            }
+            // A step or completion of an op never invoked: bucket 0's
+            // facts refuse it, and the whole history is judged instead.
+            Entry::Step(s) => Some(op_bucket.get(s.op).unwrap_or(0)),
+            Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => {
+                Some(op_bucket.get(c.op).unwrap_or(0))
+            }
+            Entry::Fault(f) if f.action == FaultAction::Inject => {
+                f.op.and_then(|op| op_bucket.get(op))
+            }
+            Entry::Fault(_) => None,
+            // The bench's own checkpoints are no fact of any op.
+            Entry::Bench(_) | Entry::Footer(_) => continue,
+        };
+        match op {
+            Some(b) => out[b as usize].entry(seq, &e)?,
+            None => {
+                for w in &mut out {
+                    w.entry(seq, &e)?;
+                }
+            }
+        }
+    }
+    let Some(header) = header else {
+        return Ok(None);
+    };
+    Ok(Some(Routed {
+        buckets: out
+            .into_iter()
+            .map(SpillWriter::finish)
+            .collect::<io::Result<_>>()?,
+        ops,
+        ids: ids
+            .into_iter()
+            .map(SpillWriter::finish)
+            .collect::<io::Result<_>>()?,
+        header,
+        footer,
+        last_t,
+    }))
+}
+
+/// Where the final rows go: group rows and rows per key by key bucket
+/// (kept, they are one per key), event ids to their id bucket's file.
+struct Router {
+    ids: Vec<SpillWriter>,
+    groups: Vec<Vec<(u64, GroupRow)>>,
+    per_key: HashMap<(String, String), u64>,
+    rows: u64,
+    group_rows: u64,
+    err: Option<io::Error>,
+}
+
+impl Router {
+    fn new(dir: &Path) -> io::Result<Router> {
+        Ok(Router {
+            ids: (0..ID_BUCKETS)
+                .map(|b| SpillWriter::create(dir.join(format!("table-ids-{b}"))))
+                .collect::<io::Result<_>>()?,
+            groups: vec![Vec::new(); BUCKETS],
+            per_key: HashMap::new(),
+            rows: 0,
+            group_rows: 0,
+            err: None,
+        })
+    }
+}
+
+impl RowSink for Router {
+    fn event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
+        self.rows += 1;
+        *self
+            .per_key
+            .entry((text(project), text(fingerprint)))
+            .or_default() += 1;
+        let id = text(id);
+        if let Err(e) = self.ids[id_bucket(id.as_bytes())].record(id.as_bytes(), 0) {
+            self.err.get_or_insert(e);
+        }
+    }
+
+    fn group(&mut self, row: GroupRow) {
+        let (p, f) = row.key();
+        self.groups[key_bucket(&p, &f)].push((self.group_rows, row));
+        self.group_rows += 1;
+    }
+}
+
+/// Per key bucket, a file of the event ids of its events that are in the
+/// table. Ok(None): an event id under two keys of different buckets.
+fn join(
+    routed: &Routed,
+    table_ids: Vec<SpillWriter>,
+    dir: &Path,
+) -> io::Result<Option<Vec<PathBuf>>> {
+    let mut present = (0..BUCKETS)
+        .map(|b| SpillWriter::create(dir.join(format!("present-{b}"))))
+        .collect::<io::Result<Vec<_>>>()?;
+    for (m, w) in table_ids.into_iter().enumerate() {
+        let path = w.finish()?;
+        let mut in_table: HashSet<Box<[u8]>> = HashSet::new();
+        let mut r = SpillReader::open(&path)?;
+        while let Some((id, _)) = r.next_record()? {
+            in_table.insert(id.into());
+        }
+        drop(r);
+        std::fs::remove_file(&path)?;
+        let mut seen: HashMap<Box<[u8]>, u64> = HashMap::new();
+        let mut r = SpillReader::open(&routed.ids[m])?;
+        while let Some((id, b)) = r.next_record()? {
+            match seen.get(id) {
+                Some(&other) if other != b => return Ok(None),
+                Some(_) => {}
+                None => {
+                    seen.insert(id.into(), b);
+                    if in_table.contains(id) {
+                        present[b as usize].record(id, 0)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(
+        present
+            .into_iter()
+            .map(SpillWriter::finish)
+            .collect::<io::Result<_>>()?,
+    ))
+}
+
+/// Consecutive buckets in parts of at most `part_ops` ops (a bucket above
+/// it alone).
+fn ranges(ops: &[u64], part_ops: u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut sum) = (0, 0u64);
+    for (b, &n) in ops.iter().enumerate() {
+        if b > start && sum + n > part_ops {
+            out.push(start..b);
+            (start, sum) = (b, 0);
+        }
+        sum += n;
+    }
+    out.push(start..ops.len());
+    out
+}
+
+/// The facts of the buckets' entries, read back in history order (an
+/// entry written to every bucket taken once). Ok(None): the facts refuse
+/// an entry (the whole history's judge reports it).
+fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
+    let mut readers = buckets
+        .iter()
+        .map(|p| SpillReader::open(p))
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut heads = readers
+        .iter_mut()
+        .map(SpillReader::next_entry)
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut facts = Facts::default();
+    while let Some(seq) = heads.iter().flatten().map(|(s, _)| *s).min() {
+        let mut taken = None;
+        for (r, head) in readers.iter_mut().zip(heads.iter_mut()) {
+            if head.as_ref().is_some_and(|(s, _)| *s == seq) {
+                let next = r.next_entry()?;
+                if let Some((_, e)) = std::mem::replace(head, next) {
+                    taken.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = taken {
+            if facts.add(e).is_err() {
+                return Ok(None);
+            }
+        }
+    }
+    facts.finish();
+    Ok(Some(facts))
+}
