@@ -18,10 +18,13 @@ B=target/release/specstorm
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 start_server() {
-  rm -f "$T"/cmp.db*
+  # The previous server's address must be gone before the next one
+  # starts: the redirection below truncates the file only once the new
+  # process runs, and the wait could read the old address meanwhile.
+  rm -f "$T"/cmp.db* "$T/url"
   $B serve --variant groups-atomic --db "$T/cmp.db" --addr 127.0.0.1:0 --workers 8 > "$T/url" 2>/dev/null &
   SP=$!
-  for _ in $(seq 50); do grep -q listening "$T/url" && break; sleep 0.1; done
+  for _ in $(seq 50); do grep -qs listening "$T/url" && break; sleep 0.1; done
   URL=$(sed 's/listening on //' "$T/url")
 }
 for r in $(seq 1 "$ROUNDS"); do

@@ -12,7 +12,7 @@ use crate::scenario::limits::{LATER_WINDOW, MAX_RETRIES};
 use crate::scenario::Scenario;
 use crate::shard::Shard;
 use crate::workload::groups::config::{EventIdShape, GroupsScenario, Keys, LoadModel, Retry, Skew};
-use crate::workload::groups::{group_id, IngestOp, ResolveOp};
+use crate::workload::groups::{IngestOp, ResolveOp};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -65,9 +65,25 @@ impl KeySpace {
 
     /// (project, fingerprint, group id) of group index `g`.
     pub fn names(&self, g: u64) -> (String, String, String) {
-        let project = format!("{}p{}", self.namespace, g % self.projects as u64);
-        let fingerprint = format!("fp{}", g / self.projects as u64);
-        let gid = group_id(&project, &fingerprint);
+        // Pushed, not formatted: this runs once per op on the load's hot
+        // path, where `format!` showed in profiles. The same text as
+        // `{namespace}p{g % projects}`, `fp{g / projects}` and
+        // [`group_id`].
+        let mut digits = itoa::Buffer::new();
+        let p = digits.format(g % self.projects as u64);
+        let mut project = String::with_capacity(self.namespace.len() + 1 + p.len());
+        project.push_str(&self.namespace);
+        project.push('p');
+        project.push_str(p);
+        let f = digits.format(g / self.projects as u64);
+        let mut fingerprint = String::with_capacity(2 + f.len());
+        fingerprint.push_str("fp");
+        fingerprint.push_str(f);
+        let mut gid = String::with_capacity(4 + project.len() + fingerprint.len());
+        gid.push_str("g:");
+        gid.push_str(&project);
+        gid.push(':');
+        gid.push_str(&fingerprint);
         (project, fingerprint, gid)
     }
 
@@ -446,15 +462,17 @@ fn v4(v: u128) -> u128 {
 
 /// `v` as a canonical UUID: 8-4-4-4-12 lowercase hex digits.
 fn uuid_text(v: u128) -> String {
-    let h = format!("{v:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    // By hand: this runs once per fresh event on the load's hot path, where
+    // two `format!`s (and their fmt machinery) showed in profiles.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(36);
+    for i in 0..32 {
+        if matches!(i, 8 | 12 | 16 | 20) {
+            s.push('-');
+        }
+        s.push(HEX[(v >> (124 - 4 * i)) as usize & 0xf] as char);
+    }
+    s
 }
 
 /// The 128 bits of a plain id (either shape); None for anything else.
@@ -478,6 +496,38 @@ fn plain_bits(id: &str) -> Option<u128> {
 mod tests {
     use super::*;
     use crate::scenario::load_str;
+
+    /// The pushed names are the formatted ones, namespace included.
+    #[test]
+    fn names_are_the_formatted_names() {
+        let s = scenario(&["keys.projects=3", "keys.fingerprints=50"]);
+        for ns in ["", "r1-ab."] {
+            let k = KeySpace::new(s.keys(), ns);
+            for g in [0u64, 1, 2, 3, 149] {
+                let (p, f, gid) = k.names(g);
+                assert_eq!(p, format!("{ns}p{}", g % 3));
+                assert_eq!(f, format!("fp{}", g / 3));
+                assert_eq!(gid, crate::workload::groups::group_id(&p, &f));
+            }
+        }
+    }
+
+    /// The hand-written text is the 8-4-4-4-12 grouping of the 32 lower
+    /// hex digits, as `format!` gives it.
+    #[test]
+    fn uuid_text_is_the_grouped_lower_hex() {
+        for v in [
+            0u128,
+            u128::MAX,
+            0x0123_4567_89ab_cdef_fedc_ba98_7654_3210,
+            1 << 77,
+        ] {
+            let text = uuid_text(v);
+            let dashes: Vec<usize> = text.match_indices('-').map(|(i, _)| i).collect();
+            assert_eq!(dashes, [8, 13, 18, 23], "{text}");
+            assert_eq!(text.replace('-', ""), format!("{v:032x}"));
+        }
+    }
 
     fn scenario(extra: &[&str]) -> Scenario {
         let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
