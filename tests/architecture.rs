@@ -193,6 +193,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::outbox::export",
             "workload::outbox::service_db",
             "workload::groups::checker::tables",
+            "workload::groups::checker::id_set",
             "workload::groups::export",
             "workload::groups::service_db",
             "workload::groups::tables_read",

@@ -137,8 +137,7 @@ pub fn judge(
             t.events_per_key.extend(std::mem::take(&mut per_key[b]));
             let mut r = SpillReader::open(&present[b]).map_err(temp)?;
             while let Some((id, _)) = r.next_record().map_err(temp)? {
-                t.event_ids
-                    .insert(String::from_utf8_lossy(id).into_owned().into_boxed_str());
+                t.event_ids.insert(&String::from_utf8_lossy(id));
             }
         }
         rows.sort_by_key(|(i, _)| *i);

@@ -11,6 +11,7 @@ pub mod count_exact;
 pub mod event_map;
 pub mod evidence;
 pub mod facts;
+pub mod id_set;
 pub mod legacy;
 pub mod no_missed_regression;
 pub mod one_group;

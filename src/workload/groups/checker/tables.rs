@@ -6,8 +6,9 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use super::id_set::IdSet;
 use crate::workload::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// One canonical `error_groups` row. Values are kept as read: a broken
 /// target may store a status that is no text or a count that is no integer,
@@ -63,7 +64,7 @@ pub struct Tables {
     /// Every `error_groups` row.
     pub groups: Vec<GroupRow>,
     /// Ids of the rows in `error_events`.
-    pub event_ids: HashSet<Box<str>>,
+    pub event_ids: IdSet,
     /// |A(G)|: rows of `error_events` per (project, fingerprint).
     pub events_per_key: HashMap<(String, String), u64>,
     /// Rows of `error_events` in all.
@@ -96,7 +97,7 @@ impl Tables {
     /// Adds one `error_events` row.
     pub fn add_event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
         self.event_rows += 1;
-        self.event_ids.insert(text(id).into_boxed_str());
+        self.event_ids.insert(&text(id));
         *self
             .events_per_key
             .entry((text(project), text(fingerprint)))
