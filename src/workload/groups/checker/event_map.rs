@@ -2,32 +2,49 @@
 //! `EventFacts`), held densely.
 //!
 //! The audit holds one entry per event of the run, so its layout is most
-//! of the audit's memory: a map from id to the facts themselves keeps a
-//! slot of the whole facts per bucket (and a hash table is up to half
-//! empty, and twice as large while it grows). Here the map holds only the
-//! id and an index, and the facts sit in one vector, each once, in the
-//! order their ids were first seen.
+//! of the audit's memory. A map from id to facts keeps, per event, a slot
+//! of the whole facts (a hash table is up to half empty, and twice as
+//! large while it grows) and a heap allocation for the id's text. Here the
+//! facts sit in one vector, each once, in the order their ids were first
+//! seen; the ids' texts sit one after another in one string, and the hash
+//! table holds only each event's index (4 bytes a slot).
 //!
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use std::collections::HashMap;
+use hashbrown::HashTable;
+use std::hash::{BuildHasher, RandomState};
 
-/// Event id to its facts `T`. Iteration order is unspecified (as a
-/// hash map's): the checkers sort what they report.
+/// Event id to its facts `T`. Iteration is in the order the ids were first
+/// added; the checkers sort what they report all the same.
 #[derive(Debug, Clone)]
 pub struct EventMap<T> {
-    index: HashMap<Box<str>, u32>,
+    /// Every id's text, one after another.
+    text: String,
+    /// Where each id's text ends in `text` (id i starts where i - 1 ends).
+    ends: Vec<usize>,
+    /// Indexes into `facts`, by the hash of their id.
+    index: HashTable<u32>,
+    hasher: RandomState,
     facts: Vec<T>,
 }
 
 impl<T> Default for EventMap<T> {
     fn default() -> Self {
         EventMap {
-            index: HashMap::new(),
+            text: String::new(),
+            ends: Vec::new(),
+            index: HashTable::new(),
+            hasher: RandomState::new(),
             facts: Vec::new(),
         }
     }
+}
+
+/// The text of id `i`.
+fn id_at<'a>(text: &'a str, ends: &[usize], i: usize) -> &'a str {
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &text[start..ends[i]]
 }
 
 impl<T: Default> EventMap<T> {
@@ -41,34 +58,55 @@ impl<T: Default> EventMap<T> {
         self.facts.is_empty()
     }
 
+    fn find(&self, id: &str) -> Option<usize> {
+        let hash = self.hasher.hash_one(id);
+        self.index
+            .find(hash, |&i| id_at(&self.text, &self.ends, i as usize) == id)
+            .map(|&i| i as usize)
+    }
+
     /// The facts of event `id`, if the history had it.
     pub fn get(&self, id: &str) -> Option<&T> {
-        self.index.get(id).map(|&i| &self.facts[i as usize])
+        self.find(id).map(|i| &self.facts[i])
     }
 
     pub(super) fn get_mut(&mut self, id: &str) -> Option<&mut T> {
-        self.index.get(id).map(|&i| &mut self.facts[i as usize])
+        self.find(id).map(|i| &mut self.facts[i])
     }
 
     /// The facts of event `id`, empty ones added if it had none.
     pub(super) fn or_default(&mut self, id: &str) -> &mut T {
-        let i = match self.index.get(id) {
-            Some(&i) => i,
+        let i = match self.find(id) {
+            Some(i) => i,
             None => {
-                let i = u32::try_from(self.facts.len()).expect("fewer than 2^32 event ids");
-                self.index.insert(id.into(), i);
+                let i = self.facts.len();
+                let slot = u32::try_from(i).expect("fewer than 2^32 event ids");
+                self.text.push_str(id);
+                self.ends.push(self.text.len());
                 self.facts.push(T::default());
+                let EventMap {
+                    text,
+                    ends,
+                    index,
+                    hasher,
+                    ..
+                } = self;
+                let hash = hasher.hash_one(id);
+                index.insert_unique(hash, slot, |&j| {
+                    hasher.hash_one(id_at(text, ends, j as usize))
+                });
                 i
             }
         };
-        &mut self.facts[i as usize]
+        &mut self.facts[i]
     }
 
     /// Every (id, facts).
     pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
-        self.index
+        self.facts
             .iter()
-            .map(|(id, &i)| (&**id, &self.facts[i as usize]))
+            .enumerate()
+            .map(|(i, f)| (id_at(&self.text, &self.ends, i), f))
     }
 
     /// Every event's facts.
@@ -112,5 +150,25 @@ mod tests {
         seen.sort();
         assert_eq!(seen, [("e1", 2), ("e2", 5)]);
         assert_eq!(m.values().sum::<u32>(), 7);
+    }
+
+    #[test]
+    fn every_id_is_found_after_the_table_grew_and_iteration_keeps_first_seen_order() {
+        let mut m = EventMap::<u64>::default();
+        let ids: Vec<String> = (0..10_000u64)
+            .map(|i| format!("id-{}", i * 7919 % 10_007))
+            .collect();
+        for (n, id) in ids.iter().enumerate() {
+            *m.or_default(id) = n as u64;
+        }
+        for (n, id) in ids.iter().enumerate() {
+            assert_eq!(m.get(id), Some(&(n as u64)), "{id}");
+            // A prefix or an extension of a held id is another id.
+            assert!(m.get(&format!("{id}x")).is_none());
+            assert!(m.get(&id[..id.len() - 1]).is_none_or(|&v| v != n as u64));
+        }
+        let order: Vec<&str> = m.iter().map(|(id, _)| id).collect();
+        assert_eq!(order, ids.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(m.len(), ids.len());
     }
 }
