@@ -86,7 +86,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
         undetermined: facts
             .events
             .iter()
-            .filter(|(id, e)| e.is_maybe() && tables.event_ids.contains(*id))
+            .filter(|(id, e)| e.is_maybe() && tables.event_ids.contains(id))
             .count() as u64,
         ..Default::default()
     };
@@ -122,7 +122,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
         .events
         .iter()
         .filter(|(id, e)| {
-            !e.done && !e.maybe && e.insert.is_some() && tables.event_ids.contains(*id)
+            !e.done && !e.maybe && e.insert.is_some() && tables.event_ids.contains(id)
         })
         .collect();
     ids.sort_by_key(|(id, _)| *id);
@@ -150,7 +150,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
                 !e.acked
                     && e.tries.iter().any(|a| a.decided.is_some())
                     && e.tries.iter().any(|a| a.indeterminate)
-                    && !tables.event_ids.contains(*id)
+                    && !tables.event_ids.contains(id)
             })
             .collect();
         lost.sort_by_key(|(id, _)| *id);
