@@ -174,6 +174,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups",
             // Its ops drawn from the seed.
             "workload::groups::generator",
+            "workload::groups::id_bits",
             "workload::machine",
             // How a step program's attempt ended: the HTTP client carries it.
             "workload::attempt_end",

@@ -12,6 +12,7 @@ use crate::scenario::limits::{LATER_WINDOW, MAX_RETRIES};
 use crate::scenario::Scenario;
 use crate::shard::Shard;
 use crate::workload::groups::config::{EventIdShape, GroupsScenario, Keys, LoadModel, Retry, Skew};
+use crate::workload::groups::id_bits;
 use crate::workload::groups::{IngestOp, ResolveOp};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -389,8 +390,8 @@ impl EventIds {
     /// The id of the event whose drawn bits are `drawn`.
     pub fn make(&self, drawn: u128) -> String {
         match self.shape {
-            EventIdShape::Namespaced => format!("{}{}", self.key, uuid_text(v4(drawn))),
-            EventIdShape::Uuid => uuid_text(self.keyed(drawn)),
+            EventIdShape::Namespaced => format!("{}{}", self.key, id_bits::text(v4(drawn), true)),
+            EventIdShape::Uuid => id_bits::text(self.keyed(drawn), true),
             EventIdShape::Hex32 => format!("{:032x}", self.keyed(drawn)),
         }
     }
@@ -402,7 +403,7 @@ impl EventIds {
     /// its load: any such row is an earlier run's with the same run id.
     pub fn is_own(&self, id: &str) -> bool {
         (!self.key.is_empty() && id.starts_with(&self.key))
-            || plain_bits(id).is_some_and(|v| {
+            || id_bits::bits(id).is_some_and(|(_, v)| {
                 let high = v >> TAG_BITS << TAG_BITS;
                 v4(high) == high && self.tag(high) == v ^ high
             })
@@ -460,38 +461,6 @@ fn v4(v: u128) -> u128 {
     (v & !(0xC000 << 48)) | (0x8000 << 48)
 }
 
-/// `v` as a canonical UUID: 8-4-4-4-12 lowercase hex digits.
-fn uuid_text(v: u128) -> String {
-    // By hand: this runs once per fresh event on the load's hot path, where
-    // two `format!`s (and their fmt machinery) showed in profiles.
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(36);
-    for i in 0..32 {
-        if matches!(i, 8 | 12 | 16 | 20) {
-            s.push('-');
-        }
-        s.push(HEX[(v >> (124 - 4 * i)) as usize & 0xf] as char);
-    }
-    s
-}
-
-/// The 128 bits of a plain id (either shape); None for anything else.
-fn plain_bits(id: &str) -> Option<u128> {
-    let dashes = [8, 13, 18, 23];
-    let hex: String = match id.len() {
-        32 => id.to_string(),
-        36 if dashes.iter().all(|&i| id.as_bytes()[i] == b'-') => {
-            id.chars().filter(|&c| c != '-').collect()
-        }
-        _ => return None,
-    };
-    let lower_hex = |c: u8| c.is_ascii_digit() || (b'a'..=b'f').contains(&c);
-    if hex.len() != 32 || !hex.bytes().all(lower_hex) {
-        return None;
-    }
-    u128::from_str_radix(&hex, 16).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,23 +478,6 @@ mod tests {
                 assert_eq!(f, format!("fp{}", g / 3));
                 assert_eq!(gid, crate::workload::groups::group_id(&p, &f));
             }
-        }
-    }
-
-    /// The hand-written text is the 8-4-4-4-12 grouping of the 32 lower
-    /// hex digits, as `format!` gives it.
-    #[test]
-    fn uuid_text_is_the_grouped_lower_hex() {
-        for v in [
-            0u128,
-            u128::MAX,
-            0x0123_4567_89ab_cdef_fedc_ba98_7654_3210,
-            1 << 77,
-        ] {
-            let text = uuid_text(v);
-            let dashes: Vec<usize> = text.match_indices('-').map(|(i, _)| i).collect();
-            assert_eq!(dashes, [8, 13, 18, 23], "{text}");
-            assert_eq!(text.replace('-', ""), format!("{v:032x}"));
         }
     }
 

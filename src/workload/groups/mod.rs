@@ -15,6 +15,7 @@ pub mod coverage;
 pub mod figures;
 pub mod generator;
 pub mod human;
+pub mod id_bits;
 pub(crate) mod load;
 pub mod origin;
 pub mod run;

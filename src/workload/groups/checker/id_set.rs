@@ -12,6 +12,7 @@
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
+use crate::workload::groups::id_bits::{bits, text};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -60,49 +61,6 @@ impl IdSet {
         let other = self.other.iter().map(|s| Cow::Borrowed(&**s));
         dashed.chain(plain).chain(other)
     }
-}
-
-/// Dashes of a UUID's text.
-const DASHES: [usize; 4] = [8, 13, 18, 23];
-
-/// (dashed, bits) of an id written as 32 lowercase hex digits, bare or with
-/// a UUID's dashes; None for any other text.
-fn bits(id: &str) -> Option<(bool, u128)> {
-    let b = id.as_bytes();
-    let dashed = match b.len() {
-        32 => false,
-        36 if DASHES.iter().all(|&i| b[i] == b'-') => true,
-        _ => return None,
-    };
-    let mut v: u128 = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if dashed && DASHES.contains(&i) {
-            continue;
-        }
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            _ => return None,
-        };
-        v = (v << 4) | u128::from(d);
-    }
-    Some((dashed, v))
-}
-
-/// The text `bits` was read from.
-fn text(v: u128, dashed: bool) -> String {
-    let h = format!("{v:032x}");
-    if !dashed {
-        return h;
-    }
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
 }
 
 /// A cheap hash of a u128 (the ids are not chosen by an adversary: an
