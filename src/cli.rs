@@ -126,11 +126,22 @@ pub enum Command {
         keep_open: bool,
         /// Run as runner i of n sharing one HTTP target (target.url): a
         /// disjoint part of the event ids, stop.events and load.rate.
-        #[arg(long, value_name = "I/N", value_parser = crate::shard::Shard::parse, requires = "run_id")]
+        #[arg(long, value_name = "I/N", value_parser = crate::shard::Shard::parse,
+              requires = "run_id", group = "sharding")]
         shard: Option<crate::shard::Shard>,
+        /// Run as one of N shards, its index i read from the environment
+        /// (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX, or the variable
+        /// --shard-from-env names): the same as --shard i/N.
+        #[arg(long, value_name = "N", requires = "run_id", group = "sharding",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        shard_count: Option<u32>,
+        /// The environment variable holding this runner's shard index, for
+        /// --shard-count (default JOB_COMPLETION_INDEX).
+        #[arg(long, value_name = "NAME", requires = "shard_count")]
+        shard_from_env: Option<String>,
         /// Id shared by every shard of one run (letters, digits, - and _):
         /// the target's project namespace derives from it.
-        #[arg(long, value_name = "ID", requires = "shard")]
+        #[arg(long, value_name = "ID", requires = "sharding")]
         run_id: Option<String>,
         /// What goes to stdout: text (the summary), or json (summary.json's
         /// content; the summary and progress lines go to stderr, and no
@@ -568,9 +579,24 @@ pub fn main(cli: Cli) -> ExitCode {
             no_tui,
             keep_open,
             shard,
+            shard_count,
+            shard_from_env,
             run_id,
             format,
         } => {
+            let shard = match (shard, shard_count) {
+                (Some(s), _) => Some(s),
+                (None, Some(n)) => {
+                    let var = shard_from_env
+                        .as_deref()
+                        .unwrap_or(crate::shard::Shard::INDEX_VAR);
+                    match crate::shard::Shard::from_env(var, n, |v| std::env::var(v).ok()) {
+                        Ok(s) => Some(s),
+                        Err(msg) => usage_error(&msg),
+                    }
+                }
+                (None, None) => None,
+            };
             let json = format == OutputFormat::Json;
             let opts = RunOptions {
                 overrides: scenario.overrides(),
@@ -787,6 +813,14 @@ fn explore(opts: &crate::explore::ExploreOptions) -> ExitCode {
         Ok(w) => w.explore(opts),
         Err(e) => report_error(&e),
     }
+}
+
+/// A usage error found after parsing (in clap's words and with its exit
+/// code, 2, as the errors it finds itself).
+fn usage_error(msg: &str) -> ! {
+    Cli::command_with_version()
+        .error(clap::error::ErrorKind::ValueValidation, msg)
+        .exit()
 }
 
 fn report_error(e: &RunError) -> ExitCode {

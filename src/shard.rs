@@ -51,6 +51,49 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// The variable a Kubernetes Indexed Job sets to each pod's completion
+    /// index, 0 to completions - 1: `run --shard-count N` reads it when no
+    /// `--shard-from-env NAME` is given.
+    pub const INDEX_VAR: &'static str = "JOB_COMPLETION_INDEX";
+
+    /// Runner i of `count`, with i read from the environment variable
+    /// `var` (through `lookup`, so tests need not touch the process's
+    /// environment). Errors: the variable unset or empty, not a decimal
+    /// integer, or not below `count`, or `count` = 0 (the text says which,
+    /// naming the variable and its value).
+    pub fn from_env(
+        var: &str,
+        count: u32,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Shard, String> {
+        if count == 0 {
+            return Err("--shard-count: N must be at least 1".to_string());
+        }
+        let value = lookup(var).unwrap_or_default();
+        let text = value.trim();
+        if text.is_empty() {
+            return Err(format!(
+                "--shard-count {count}: the shard index is read from ${var}, which is not set \
+                 (an Indexed Job sets JOB_COMPLETION_INDEX; elsewhere name the variable with \
+                 --shard-from-env NAME, or give --shard i/n)"
+            ));
+        }
+        let index: u32 = text.parse().map_err(|_| {
+            format!(
+                "--shard-count {count}: ${var} = {value:?} is not a shard index (0 to {})",
+                count - 1
+            )
+        })?;
+        if index >= count {
+            return Err(format!(
+                "--shard-count {count}: ${var} = {index} is not below the shard count \
+                 (shards are numbered 0 to {})",
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
     /// This shard's part of `total` (fresh events): `total / n`, plus one
     /// for the first `total % n` shards, so the parts sum to `total`.
     /// 0 (no limit) stays 0.

@@ -13,7 +13,9 @@ use std::process::{Child, Stdio};
 
 const EVENTS: u64 = 3001;
 
-fn shard_args(url: &str, shard: &str, run_id: &str, out: &Path) -> Vec<String> {
+/// `run`'s arguments for one shard; `sharding` is how it is told which
+/// (`--shard i/n`, or `--shard-count n` with the index in the environment).
+fn shard_args(url: &str, sharding: &[&str], run_id: &str, out: &Path) -> Vec<String> {
     [
         "run",
         "scenarios/http-external.toml",
@@ -26,21 +28,20 @@ fn shard_args(url: &str, shard: &str, run_id: &str, out: &Path) -> Vec<String> {
         "load.ingesters=8",
         "--set",
         "load.resolvers=2",
-        "--shard",
-        shard,
         "--run-id",
         run_id,
         "--out",
         out.to_str().unwrap(),
     ]
     .iter()
+    .chain(sharding)
     .map(|s| s.to_string())
     .collect()
 }
 
 fn spawn_shard(url: &str, shard: &str, run_id: &str, out: &Path, extra: &[&str]) -> Child {
     command()
-        .args(shard_args(url, shard, run_id, out))
+        .args(shard_args(url, &["--shard", shard], run_id, out))
         .args(extra)
         .stdout(Stdio::null())
         .spawn()
@@ -146,6 +147,119 @@ fn two_shards_merge_into_one_audited_run() {
     );
 }
 
+/// The two shards of a Kubernetes Indexed Job: the same command line, only
+/// `JOB_COMPLETION_INDEX` differs (or the variable `--shard-from-env` names).
+#[test]
+fn shards_told_their_index_by_the_environment_merge_as_with_shard_flags() {
+    let server = Server::start("groups-atomic");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |index: &str, var: &str, dir: &Path| {
+        let mut flags = vec!["--shard-count", "2"];
+        if var != "JOB_COMPLETION_INDEX" {
+            flags.extend(["--shard-from-env", var]);
+        }
+        command()
+            .args(shard_args(&server.url, &flags, "envpair", dir))
+            .env_remove("JOB_COMPLETION_INDEX")
+            .env(var, index)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("run specstorm")
+    };
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let (mut c0, mut c1) = (
+        run("0", "JOB_COMPLETION_INDEX", &a),
+        run("1", "MY_INDEX", &b),
+    );
+    assert_eq!(c0.wait().unwrap().code(), Some(4), "shard 0");
+    assert_eq!(c1.wait().unwrap().code(), Some(4), "shard 1");
+    for (dir, index) in [(&a, 0), (&b, 1)] {
+        let h: serde_json::Value = serde_json::from_str(
+            crate::common::folder::history_text(dir)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(h["shard"]["index"], index);
+        assert_eq!(h["shard"]["count"], 2);
+    }
+    let (ia, ib) = (event_ids(&a), event_ids(&b));
+    assert!(ia.is_disjoint(&ib), "the shards' event ids overlap");
+    assert_eq!(ia.len() as u64 + ib.len() as u64, EVENTS);
+    let out = tmp.path().join("merged");
+    let o = specstorm(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--clock-skew",
+        "50ms",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::text(&o));
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["events"], EVENTS);
+    let sum: Vec<u64> = totals(&a)
+        .iter()
+        .zip(&totals(&b))
+        .map(|(x, y)| x + y)
+        .collect();
+    assert_eq!(totals(&out), sum);
+    assert_eq!(s["merged"]["clock_skew_ms"], 50.0);
+}
+
+/// An index the environment does not give, or gives wrong, is a usage
+/// error before anything runs, naming the variable.
+#[test]
+fn a_missing_or_bad_shard_index_in_the_environment_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    for (value, says) in [
+        (None, "not set"),
+        (Some(""), "not set"),
+        (Some("one"), "not a shard index"),
+        (Some("-1"), "not a shard index"),
+        (Some("2"), "not below the shard count"),
+    ] {
+        let mut c = command();
+        c.args(shard_args(
+            "http://127.0.0.1:9",
+            &["--shard-count", "2"],
+            "r",
+            &out,
+        ))
+        .env_remove("JOB_COMPLETION_INDEX");
+        if let Some(v) = value {
+            c.env("JOB_COMPLETION_INDEX", v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{value:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("JOB_COMPLETION_INDEX") && err.contains(says),
+            "{value:?}: {err}"
+        );
+        assert!(!out.exists());
+    }
+    // --shard and --shard-count are one choice; --shard-count 0 is none.
+    for flags in [
+        &["--shard-count", "2", "--shard", "0/2"][..],
+        &["--shard-count", "0"][..],
+        &["--shard-from-env", "X"][..],
+    ] {
+        let o = command()
+            .args(shard_args("http://127.0.0.1:9", flags, "r", &out))
+            .env("JOB_COMPLETION_INDEX", "0")
+            .env("X", "0")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{flags:?}");
+        assert!(!out.exists());
+    }
+}
+
 #[test]
 fn runs_of_different_run_ids_are_not_merged() {
     let server = Server::start("groups-atomic");
@@ -188,7 +302,7 @@ fn bad_shards_are_usage_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("x");
     for bad in ["2/2", "1/0", "a/b", "3"] {
-        let args = shard_args("http://127.0.0.1:9", bad, "r", &out);
+        let args = shard_args("http://127.0.0.1:9", &["--shard", bad], "r", &out);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = specstorm(&args);
         assert_eq!(o.status.code(), Some(2), "{bad}");
@@ -312,7 +426,7 @@ fn shards_of_different_scenarios_are_not_merged_and_a_used_run_id_is_refused() {
     // target, and a merged audit would count them twice.
     let again = tmp.path().join("again");
     let o = command()
-        .args(shard_args(&server.url, "0/2", "mix", &again))
+        .args(shard_args(&server.url, &["--shard", "0/2"], "mix", &again))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
