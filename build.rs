@@ -1,6 +1,8 @@
 //! Records the git commit the binary is built from (`specstorm --version`)
-//! as `SPECSTORM_GIT_COMMIT`: `unknown` outside a git checkout or without
-//! git. Reruns when the checkout's HEAD or the branch it names moves.
+//! as `SPECSTORM_GIT_COMMIT`: the variable of that name when the build's
+//! environment sets it (a container build has no `.git` to ask), else
+//! git's answer, else `unknown`. Reruns when the variable changes or the
+//! checkout's HEAD or the branch it names moves.
 
 use std::process::Command;
 
@@ -12,7 +14,12 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rerun-if-env-changed=SPECSTORM_GIT_COMMIT");
+    let commit = std::env::var("SPECSTORM_GIT_COMMIT")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
+        .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=SPECSTORM_GIT_COMMIT={commit}");
     // HEAD (a branch switch), the branch's ref (a commit) and packed-refs
     // (a ref packed away), each where this checkout keeps it.

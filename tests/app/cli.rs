@@ -55,14 +55,7 @@ fn smoke_run_holds_and_records_everything() {
     assert_eq!(s["seed"], 3);
     assert_eq!(s["events"], 2000);
     assert_eq!(s["partial"], false);
-    for inv in [
-        "TypeOK",
-        "OneGroupPerFingerprint",
-        "CountExact",
-        "NoMissedRegression",
-    ] {
-        assert_eq!(s["invariants"][inv]["verdict"], "holds", "{inv}");
-    }
+    crate::common::folder::groups_invariants_hold(&s);
     assert!(s["latency_us"]["ingest"]["p99"].as_f64().unwrap() > 0.0);
     assert!(s["throughput_ops_per_s"]["total"].as_f64().unwrap() > 0.0);
     assert_eq!(s["exit"]["code"], 0);

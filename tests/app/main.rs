@@ -11,6 +11,7 @@ mod audit_parts;
 mod audit_untrusted;
 mod cli;
 mod cli_basics;
+mod distributed;
 mod docs;
 mod event_ids;
 mod msrv;

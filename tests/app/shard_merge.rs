@@ -63,6 +63,15 @@ fn sharded_pair(url: &str, run_id: &str, dir: &Path, extra: &[&str]) -> (PathBuf
     (a, b)
 }
 
+/// `specstorm merge SHARDS... --out OUT EXTRA...`.
+fn merge(shards: &[&Path], out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    specstorm(&args)
+}
+
 fn event_ids(run: &Path) -> HashSet<String> {
     crate::common::folder::history_text(run)
         .unwrap()
@@ -88,13 +97,7 @@ fn two_shards_merge_into_one_audited_run() {
     assert_eq!(ia.len() as u64 + ib.len() as u64, EVENTS);
 
     let out = tmp.path().join("merged");
-    let o = specstorm(&[
-        "merge",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = merge(&[&a, &b], &out, &[]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -108,14 +111,7 @@ fn two_shards_merge_into_one_audited_run() {
     assert!(sum.iter().sum::<u64>() > 0);
     let s = json(&out.join("summary.json"));
     assert_eq!(s["events"], EVENTS);
-    for inv in [
-        "TypeOK",
-        "OneGroupPerFingerprint",
-        "CountExact",
-        "NoMissedRegression",
-    ] {
-        assert_eq!(s["invariants"][inv]["verdict"], "holds", "{inv}");
-    }
+    crate::common::folder::groups_invariants_hold(&s);
     assert_eq!(s["merged"]["shards"].as_array().unwrap().len(), 2);
     assert_eq!(s["merged"]["clock_skew_ms"], 2.0);
     let ops: u64 = ["ingest", "resolve"]
@@ -189,15 +185,7 @@ fn shards_told_their_index_by_the_environment_merge_as_with_shard_flags() {
     assert!(ia.is_disjoint(&ib), "the shards' event ids overlap");
     assert_eq!(ia.len() as u64 + ib.len() as u64, EVENTS);
     let out = tmp.path().join("merged");
-    let o = specstorm(&[
-        "merge",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--clock-skew",
-        "50ms",
-    ]);
+    let o = merge(&[&a, &b], &out, &["--clock-skew", "50ms"]);
     assert_eq!(o.status.code(), Some(0), "{}", crate::common::text(&o));
     let s = json(&out.join("summary.json"));
     assert_eq!(s["events"], EVENTS);

@@ -77,6 +77,19 @@ pub fn copy_files(from: &Path, to: &Path) {
     }
 }
 
+/// Asserts that a groups summary says `holds` for each of the workload's
+/// four invariants.
+pub fn groups_invariants_hold(s: &Value) {
+    for inv in [
+        "TypeOK",
+        "OneGroupPerFingerprint",
+        "CountExact",
+        "NoMissedRegression",
+    ] {
+        assert_eq!(s["invariants"][inv]["verdict"], "holds", "{inv}");
+    }
+}
+
 /// The verdict of invariant `name` in summary `s` (panics if it has none).
 pub fn verdict(s: &Value, name: &str) -> String {
     s["invariants"][name]["verdict"]
