@@ -143,6 +143,16 @@ pub enum Command {
         /// the target's project namespace derives from it.
         #[arg(long, value_name = "ID", requires = "sharding")]
         run_id: Option<String>,
+        /// Serve the live figures for Prometheus at http://ADDR/metrics
+        /// while the run goes: PORT (on 127.0.0.1) or IP:PORT (port 0: any
+        /// free port; the address is printed on stderr).
+        #[arg(long, value_name = "ADDR", value_parser = crate::metrics::exporter::parse_addr)]
+        metrics_addr: Option<SocketAddr>,
+        /// Keep serving the final figures this long after the results are
+        /// saved, so that a scraper reads them (Ctrl-C ends it sooner).
+        #[arg(long, value_name = "DURATION", default_value = "0s",
+              value_parser = humantime::parse_duration, requires = "metrics_addr")]
+        metrics_linger: std::time::Duration,
         /// What goes to stdout: text (the summary), or json (summary.json's
         /// content; the summary and progress lines go to stderr, and no
         /// dashboard is drawn).
@@ -582,6 +592,8 @@ pub fn main(cli: Cli) -> ExitCode {
             shard_count,
             shard_from_env,
             run_id,
+            metrics_addr,
+            metrics_linger,
             format,
         } => {
             let shard = match (shard, shard_count) {
@@ -607,6 +619,8 @@ pub fn main(cli: Cli) -> ExitCode {
                 summary_on_stderr: json,
                 shard,
                 run_id,
+                metrics_addr,
+                metrics_linger,
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());

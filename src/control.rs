@@ -66,6 +66,8 @@ pub struct Control {
     grace: AtomicU64,
     /// The stop came from the user (Ctrl-C, SIGTERM): results are partial.
     pub interrupted: AtomicBool,
+    /// How many interrupts came (a wait after the load ends at the next).
+    interrupts: AtomicU64,
     /// Signals are handled without a message on stderr (the dashboard
     /// owns the screen).
     pub quiet_signals: AtomicBool,
@@ -214,6 +216,7 @@ impl Control {
     /// between steps (recorded as indeterminate). Returns what happens, for
     /// the user.
     pub fn interrupt(&self) -> &'static str {
+        self.interrupts.fetch_add(1, Ordering::AcqRel);
         let msg = if !self.interrupted.swap(true, Ordering::AcqRel) {
             "interrupted: stopping the load, then auditing what ran"
         } else if !self.abort.swap(true, Ordering::AcqRel) {
@@ -256,7 +259,23 @@ impl Control {
         if d.is_zero() {
             return true;
         }
-        // None: further than an Instant reaches; only a stop ends it.
+        self.wait_until(d, || self.stopped())
+    }
+
+    /// Waits `d`, or less if the user interrupts (Ctrl-C, SIGTERM) during
+    /// it: for waits after the load, when the stop (and maybe an earlier
+    /// interrupt) is already set, such as serving the final metrics a
+    /// while. True when the whole of `d` passed.
+    pub fn wait_unless_interrupted(&self, d: Duration) -> bool {
+        let before = self.interrupts.load(Ordering::Acquire);
+        self.wait_until(d, || self.interrupts.load(Ordering::Acquire) != before)
+    }
+
+    /// Waits `d` on the wake condition (every stop and interrupt notifies
+    /// it), ending early once `ended` says so. True when the whole of `d`
+    /// passed.
+    fn wait_until(&self, d: Duration, ended: impl Fn() -> bool) -> bool {
+        // None: further than an Instant reaches; only `ended` ends it.
         let until = deadline(d);
         let mut guard = self
             .wake
@@ -264,7 +283,7 @@ impl Control {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         loop {
-            if self.stopped() {
+            if ended() {
                 return false;
             }
             let left = match until {
@@ -350,6 +369,27 @@ impl Control {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_wait_after_the_stop_ends_at_the_interrupt_only() {
+        let c = std::sync::Arc::new(Control::default());
+        c.request_stop();
+        // The stop alone does not end it: a zero wait passes whole.
+        assert!(c.wait_unless_interrupted(Duration::ZERO));
+        c.interrupt();
+        // An interrupt before the wait does not end it; one during it
+        // does. Interrupts keep coming until the waiter is done, so that
+        // it ends however the threads are scheduled.
+        let c2 = c.clone();
+        let t = std::thread::spawn(move || c2.wait_unless_interrupted(Duration::from_secs(3600)));
+        while !t.is_finished() {
+            c.interrupt();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(!t.join().unwrap());
+        assert!(c.wait_unless_interrupted(Duration::from_millis(1)));
+    }
+
     use super::*;
     use std::sync::Arc;
 

@@ -60,6 +60,7 @@ pub mod input;
 pub mod live;
 pub mod merge;
 pub mod merge_parts;
+pub mod metrics;
 pub mod nemesis;
 pub mod pipeline;
 pub mod prepare;

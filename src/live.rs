@@ -167,6 +167,18 @@ impl Live {
 
     /// A consistent-enough view of everything, now.
     pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_and_stats().0
+    }
+
+    /// The run's op kinds, in report order.
+    pub fn kinds(&self) -> &'static [OpKind] {
+        self.kinds
+    }
+
+    /// [`Live::snapshot`] and the merged figures it was made from (their
+    /// histograms, for whoever exports them), so that counts and
+    /// histograms agree.
+    pub fn snapshot_and_stats(&self) -> (Snapshot, Stats) {
         let stats = self.merged();
         let mut ops = BTreeMap::new();
         let mut latency = BTreeMap::new();
@@ -189,7 +201,7 @@ impl Live {
             Some(p) => (p.injected_by_kind(), p.active_kinds()),
             None => (BTreeMap::new(), Vec::new()),
         };
-        Snapshot {
+        let snapshot = Snapshot {
             info: self.info.clone(),
             phase: self.phase(),
             elapsed_s: self.load_ns.load(Ordering::Relaxed) as f64 / 1e9,
@@ -204,7 +216,8 @@ impl Live {
             faults_active,
             verdicts: self.verdicts.lock().expect("verdicts").clone(),
             workload: self.workload.lock().expect("workload figures").clone(),
-        }
+        };
+        (snapshot, stats)
     }
 }
 

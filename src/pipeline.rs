@@ -48,6 +48,14 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         .out
         .clone()
         .unwrap_or_else(|| default_run_dir(started, &s.name, &variant::short_name(&s.variant)));
+    // An address in use is bad input: refused before the folder exists.
+    let metrics = match opts.metrics_addr {
+        Some(a) => Some(
+            crate::metrics::Exporter::bind(a)
+                .map_err(|e| RunError::Input(format!("--metrics-addr {a}: {e}")))?,
+        ),
+        None => None,
+    };
     // The folder is this run's before anything else can take time: a
     // second run on the same --out is refused now, not after both wrote.
     let claim = crate::run_dir::claim(&run_dir).map_err(|e| RunError::Input(e.to_string()))?;
@@ -57,7 +65,12 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
         claim.release();
         return Err(e);
     }
-    match claimed.and_then(|()| execute(opts, workload, w.as_mut(), &run_dir, started, control)) {
+    let cx = ExecuteCx {
+        run_dir: &run_dir,
+        started,
+        metrics,
+    };
+    match claimed.and_then(|()| execute(opts, workload, w.as_mut(), cx, control)) {
         Ok(summary) => Ok((summary, run_dir)),
         Err(e) => {
             save_failure(&run_dir, opts, w.scenario(), w.file(), started, &e);
@@ -66,15 +79,27 @@ pub fn run(opts: &RunOptions, control: Arc<Control>) -> Result<(Summary, PathBuf
     }
 }
 
+/// Where and when a run goes, and what it serves on the side.
+struct ExecuteCx<'a> {
+    run_dir: &'a Path,
+    started: SystemTime,
+    /// `--metrics-addr`'s socket, bound before the folder was claimed.
+    metrics: Option<std::net::TcpListener>,
+}
+
 /// The run after its folder exists: history, load, audit, results.
 fn execute(
     opts: &RunOptions,
     workload: &dyn Workload,
     w: &mut dyn WorkloadRun,
-    run_dir: &Path,
-    started: SystemTime,
+    cx: ExecuteCx,
     control: Arc<Control>,
 ) -> Result<Summary, RunError> {
+    let ExecuteCx {
+        run_dir,
+        started,
+        metrics,
+    } = cx;
     let s = w.scenario().clone();
     let variant_name = variant::short_name(&s.variant);
     // Provenance first, so even a run that fails later says what it was.
@@ -153,6 +178,17 @@ fn execute(
         w.workers(),
         Some(nemesis.plan.clone()),
     ));
+    let exporter = match metrics {
+        Some(l) => {
+            let e = crate::metrics::Exporter::start(l, live.clone())
+                .map_err(|e| anyhow::anyhow!("--metrics-addr: {e}"))?;
+            if opts.watch != crate::run_options::Watch::Quiet {
+                let _ = writeln!(std::io::stderr(), "metrics: http://{}/metrics", e.addr());
+            }
+            Some(e)
+        }
+        None => None,
+    };
     let watcher = Watcher::start(opts.watch, live.clone(), control.clone());
     let cx = LoadCx {
         opts,
@@ -299,5 +335,16 @@ fn execute(
     } else {
         writeln!(std::io::stdout(), "{text}")
     };
+    if let Some(e) = exporter {
+        if !opts.metrics_linger.is_zero() && opts.watch != crate::run_options::Watch::Quiet {
+            let _ = writeln!(
+                std::io::stderr(),
+                "metrics: the final figures stay at http://{}/metrics for {} (Ctrl-C ends it)",
+                e.addr(),
+                humantime::format_duration(opts.metrics_linger)
+            );
+        }
+        e.finish(opts.metrics_linger, &control);
+    }
     Ok(summary)
 }

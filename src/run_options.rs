@@ -65,6 +65,11 @@ pub struct RunOptions {
     /// `--run-id ID`: shared by every shard of one run; the project
     /// namespace on the target derives from it.
     pub run_id: Option<String>,
+    /// `--metrics-addr`: serve the live figures there for scraping.
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// `--metrics-linger`: how long the endpoint stays up after the results
+    /// are saved (an interrupt ends it sooner).
+    pub metrics_linger: std::time::Duration,
 }
 
 /// How a run is watched.
