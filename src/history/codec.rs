@@ -437,7 +437,10 @@ pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
             let (t, op, _worker, _kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
             let flags = f.num()?;
             if has(flags, 0) {
-                (f.num()?, f.u32()?, f.u32()?, f.num()?);
+                f.num()?;
+                f.u32()?;
+                f.u32()?;
+                f.num()?;
             }
             let event_id = f.opt(has(flags, 1), Fields::str)?;
             let mut strings = [2, 3, 4].map(|n| (has(flags, n), ""));
@@ -465,7 +468,8 @@ pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
             let start = f.num()?;
             let flags = f.num()?;
             let end = f.opt(has(flags, 0), Fields::num)?;
-            (f.num()?, f.num()?);
+            f.num()?;
+            f.num()?;
             f.opt(has(flags, 1), Fields::str)?;
             Ok(Peek::Op {
                 op,

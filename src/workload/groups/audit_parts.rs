@@ -480,14 +480,15 @@ fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
                 }
             }
         }
-        match taken {
-            Some(Ok(e)) => {
-                if facts.add(e).is_err() {
-                    return Ok(None);
-                }
-            }
-            Some(Err(_)) => return Ok(None),
-            None => {}
+        // A record the codec or the facts refuse: the whole history's
+        // judge reports it.
+        let refused = match taken {
+            Some(Ok(e)) => facts.add(e).is_err(),
+            Some(Err(_)) => true,
+            None => false,
+        };
+        if refused {
+            return Ok(None);
         }
     }
     facts.finish();
