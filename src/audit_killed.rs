@@ -39,12 +39,30 @@ pub struct Killed {
 pub fn entries(
     path: &Path,
 ) -> Result<(impl Iterator<Item = anyhow::Result<Entry>>, u64), AuditError> {
-    let bad = |e: anyhow::Error| AuditError::Unreadable(format!("{e:#}"));
+    let (whole, cut) = whole_len(path)?;
+    Ok((reader::read_prefix(path, whole).map_err(unreadable)?, cut))
+}
+
+/// [`entries`] as the binary codec's payloads ([`reader::payloads_prefix`]).
+pub fn payloads(path: &Path) -> Result<(reader::Payloads, u64), AuditError> {
+    let (whole, cut) = whole_len(path)?;
+    Ok((
+        reader::payloads_prefix(path, whole).map_err(unreadable)?,
+        cut,
+    ))
+}
+
+fn unreadable(e: anyhow::Error) -> AuditError {
+    AuditError::Unreadable(format!("{e:#}"))
+}
+
+/// How many bytes of the history are whole, and how many were left out.
+fn whole_len(path: &Path) -> Result<(u64, u64), AuditError> {
     let len = std::fs::metadata(path)
         .map_err(|e| AuditError::Unreadable(format!("{}: {e}", path.display())))?
         .len();
-    let whole = reader::cut_tail(path).map_err(bad)?.unwrap_or(len);
-    Ok((reader::read_prefix(path, whole).map_err(bad)?, len - whole))
+    let whole = reader::cut_tail(path).map_err(unreadable)?.unwrap_or(len);
+    Ok((whole, len - whole))
 }
 
 /// Whether a history read with [`entries`] is whole: a footer and no cut

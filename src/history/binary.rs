@@ -159,22 +159,44 @@ impl Entries {
         }
     }
 
+    /// Where the payload of the record at [`Entries::at`] lies in
+    /// [`Entries::records`], moving past it.
+    fn payload(&mut self) -> anyhow::Result<std::ops::Range<usize>> {
+        let rest = &self.records[self.at..];
+        match varint(rest).filter(|(n, h)| *n <= (rest.len() - h) as u64) {
+            Some((len, head)) => {
+                let start = self.at + head;
+                self.at = start + len as usize;
+                Ok(start..self.at)
+            }
+            None => Err(self.fail("a record runs past the chunk's end")),
+        }
+    }
+
     /// The record at [`Entries::at`].
     fn record(&mut self) -> anyhow::Result<Entry> {
-        let rest = &self.records[self.at..];
-        let decoded = match varint(rest).filter(|(n, h)| *n <= (rest.len() - h) as u64) {
-            Some((len, head)) => {
-                codec::decode(&rest[head..head + len as usize]).map(|e| (e, head + len as usize))
+        let at = self.at;
+        let range = self.payload()?;
+        codec::decode(&self.records[range]).map_err(|e| self.fail(format!("record at {at}: {e}")))
+    }
+
+    /// The next record's payload undecoded (what [`codec::decode`] takes),
+    /// None at the end; errors as [`Iterator::next`]'s but a record's own.
+    pub fn next_payload(&mut self) -> Option<anyhow::Result<&[u8]>> {
+        while !self.done {
+            if self.at < self.records.len() {
+                return Some(match self.payload() {
+                    Ok(range) => Ok(&self.records[range]),
+                    Err(e) => Err(e),
+                });
             }
-            None => return Err(self.fail("a record runs past the chunk's end")),
-        };
-        match decoded {
-            Ok((e, n)) => {
-                self.at += n;
-                Ok(e)
+            match self.next_chunk() {
+                Ok(true) => {}
+                Ok(false) => self.done = true,
+                Err(e) => return Some(Err(e)),
             }
-            Err(e) => Err(self.fail(format!("record at {}: {e}", self.at))),
         }
+        None
     }
 }
 

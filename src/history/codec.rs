@@ -57,7 +57,8 @@ pub fn encode(entry: &Entry, out: &mut Vec<u8>) {
     }
 }
 
-fn encode_payload(entry: &Entry, out: &mut Vec<u8>) {
+/// Appends `entry`'s record without its length (what [`decode`] takes).
+pub fn encode_payload(entry: &Entry, out: &mut Vec<u8>) {
     match entry {
         Entry::Invoke(i) if i.f.is_built_in() => invoke(i, out),
         Entry::Step(s) => step(s, out),
@@ -231,7 +232,7 @@ pub fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
 /// Reads the fields of one record's payload in order.
 struct Fields<'a>(&'a [u8]);
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
     fn num(&mut self) -> Result<u64, DecodeError> {
         let (n, len) = varint(self.0).ok_or(DecodeError::Short)?;
         self.0 = &self.0[len..];
@@ -254,13 +255,16 @@ impl Fields<'_> {
             .ok_or(DecodeError::Range)
     }
     fn text(&mut self) -> Result<String, DecodeError> {
+        self.str().map(str::to_string)
+    }
+    fn str(&mut self) -> Result<&'a str, DecodeError> {
         let len = usize::try_from(self.num()?).map_err(|_| DecodeError::Range)?;
         if len > self.0.len() {
             return Err(DecodeError::Short);
         }
         let (s, rest) = self.0.split_at(len);
         self.0 = rest;
-        String::from_utf8(s.to_vec()).map_err(|_| DecodeError::Utf8)
+        std::str::from_utf8(s).map_err(|_| DecodeError::Utf8)
     }
     fn opt<T>(
         &mut self,
@@ -389,4 +393,101 @@ fn decode_completion(f: &mut Fields) -> Result<Completion, DecodeError> {
             hook_steps: Vec::new(),
         },
     })
+}
+
+/// What a reader that routes records needs of an op's record, read
+/// without building the entry: [`peek`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peek<'a> {
+    /// An invoke: its op, (project, fingerprint), event id, and its
+    /// latest time (its invoke or intended time).
+    Invoke {
+        /// The op's id.
+        op: u64,
+        /// The latest of its times, ns since run start.
+        t: u64,
+        /// Its project.
+        project: &'a str,
+        /// Its fingerprint.
+        fingerprint: &'a str,
+        /// Its event id, if any.
+        event_id: Option<&'a str>,
+    },
+    /// A step or a completion: its op and its latest time.
+    Op {
+        /// The op's id.
+        op: u64,
+        /// The latest of its times, ns since run start.
+        t: u64,
+    },
+    /// A record in JSON (header, footer, fault, bench, a rare op entry):
+    /// decode it.
+    Json,
+}
+
+/// The routing facts of one record's payload (see [`Peek`]). An op's
+/// record is checked as [`decode`] checks it (it fails where decode
+/// would), without building the entry; a JSON record is not read.
+pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    let mut f = Fields(rest);
+    match tag {
+        JSON => Ok(Peek::Json),
+        INVOKE => {
+            let (t, op, _worker, _kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+            let flags = f.num()?;
+            if has(flags, 0) {
+                f.num()?;
+                f.u32()?;
+                f.u32()?;
+                f.num()?;
+            }
+            let event_id = f.opt(has(flags, 1), Fields::str)?;
+            let mut strings = [2, 3, 4].map(|n| (has(flags, n), ""));
+            for (set, s) in &mut strings {
+                if *set {
+                    *s = f.str()?;
+                }
+            }
+            let [(_, project), (_, fingerprint), _] = strings;
+            if has(flags, 5) {
+                f.u32()?;
+            }
+            let intended = f.opt(has(flags, 6), Fields::num)?;
+            Ok(Peek::Invoke {
+                op,
+                t: t.max(intended.unwrap_or(0)),
+                project,
+                fingerprint,
+                event_id,
+            })
+        }
+        STEP => {
+            let (op, _idx) = (f.num()?, f.u32()?);
+            f.str()?;
+            let start = f.num()?;
+            let flags = f.num()?;
+            let end = f.opt(has(flags, 0), Fields::num)?;
+            f.num()?;
+            f.num()?;
+            f.opt(has(flags, 1), Fields::str)?;
+            Ok(Peek::Op {
+                op,
+                t: end.unwrap_or(start).max(start),
+            })
+        }
+        OK | FAIL | INFO => {
+            let (t, op, _worker, _kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+            let flags = f.num()?;
+            f.opt(has(flags, 4), Fields::num)?;
+            f.opt(has(flags, 5), Fields::str)?;
+            f.opt(has(flags, 6), Fields::u32)?;
+            f.opt(has(flags, 7), Fields::str)?;
+            f.opt(has(flags, 8), Fields::str)?;
+            f.opt(has(flags, 9), |f| Ok((f.num()?, f.num()?)))?;
+            f.opt(has(flags, 10), Fields::str)?;
+            Ok(Peek::Op { op, t })
+        }
+        t => Err(DecodeError::Tag(t)),
+    }
 }

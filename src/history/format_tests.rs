@@ -392,3 +392,69 @@ fn a_file_cut_anywhere_reads_every_whole_chunk_before_the_cut() {
         assert_eq!(printed.cut_bytes, (cut - whole_end) as u64);
     }
 }
+
+/// What [`codec::peek`] reads of a record is what decoding gives, and it
+/// refuses a record exactly where decoding does (cut anywhere, or with a
+/// text that is not UTF-8).
+#[test]
+fn a_peek_agrees_with_decoding_on_every_record_and_every_cut() {
+    use codec::Peek;
+    let mut r = ChaCha8Rng::seed_from_u64(7);
+    let entries: Vec<Entry> = (0..3000).map(|_| random_entry(&mut r)).collect();
+    let mut peeked = 0;
+    for e in &entries {
+        let mut rec = Vec::new();
+        codec::encode_payload(e, &mut rec);
+        match (codec::peek(&rec).unwrap(), e) {
+            (Peek::Json, _) => {}
+            (
+                Peek::Invoke {
+                    op,
+                    t,
+                    project,
+                    fingerprint,
+                    event_id,
+                },
+                Entry::Invoke(i),
+            ) => {
+                assert_eq!((op, t), (i.op, i.t.max(i.intended.unwrap_or(0))));
+                assert_eq!((project, fingerprint), (&*i.project, &*i.fingerprint));
+                assert_eq!(event_id, i.event_id.as_deref());
+                peeked += 1;
+            }
+            (Peek::Op { op, t }, Entry::Step(s)) => {
+                assert_eq!((op, t), (s.op, s.end.unwrap_or(s.start).max(s.start)));
+                peeked += 1;
+            }
+            (Peek::Op { op, t }, Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c)) => {
+                assert_eq!((op, t), (c.op, c.t));
+                peeked += 1;
+            }
+            (p, e) => panic!("{p:?} of {e:?}"),
+        }
+        for cut in 0..rec.len() {
+            let part = &rec[..cut];
+            if codec::peek(part).is_ok_and(|p| p == Peek::Json) {
+                continue;
+            }
+            assert_eq!(
+                codec::peek(part).is_ok(),
+                codec::decode(part).is_ok(),
+                "{e:?} cut at {cut}"
+            );
+        }
+        for at in 1..rec.len() {
+            let mut bad = rec.clone();
+            bad[at] = 0xff;
+            if codec::peek(&bad).is_ok_and(|p| p == Peek::Json) {
+                continue;
+            }
+            assert_eq!(
+                codec::peek(&bad).is_ok(),
+                codec::decode(&bad).is_ok(),
+                "{e:?} 0xff at {at}"
+            );
+        }
+    }
+    assert!(peeked > 1000, "{peeked} op records");
+}

@@ -35,6 +35,52 @@ pub fn read_prefix(
     })
 }
 
+/// A history's records as the binary codec's payloads
+/// ([`super::codec::decode`] takes them), read from the first `len` bytes
+/// of the file: a binary history's as they are, a JSON lines history's
+/// entries encoded. Errors as [`read_prefix`]'s.
+pub fn payloads_prefix(path: &Path, len: u64) -> anyhow::Result<Payloads> {
+    let cannot = |e: std::io::Error| anyhow::anyhow!("cannot open history {}: {e}", path.display());
+    Ok(match format_of(path).map_err(cannot)? {
+        Format::Binary => Payloads(Source::Binary(
+            super::binary::open(path, len).map_err(cannot)?,
+        )),
+        Format::JsonLines => Payloads(Source::Json(Box::new(json_lines(path, len)?), Vec::new())),
+    })
+}
+
+/// See [`payloads_prefix`].
+pub struct Payloads(Source);
+
+enum Source {
+    /// A binary history's records, undecoded.
+    Binary(super::binary::Entries),
+    /// A JSON lines history's entries, and the last one's record.
+    Json(
+        Box<dyn Iterator<Item = anyhow::Result<Entry>> + Send>,
+        Vec<u8>,
+    ),
+}
+
+impl Payloads {
+    /// The next record's payload, None at the end. A record of a binary
+    /// history is not decoded here: [`super::codec::decode`] reports what
+    /// is wrong with it.
+    pub fn next_payload(&mut self) -> Option<anyhow::Result<&[u8]>> {
+        match &mut self.0 {
+            Source::Binary(b) => b.next_payload(),
+            Source::Json(entries, buf) => match entries.next()? {
+                Ok(e) => {
+                    buf.clear();
+                    super::codec::encode_payload(&e, buf);
+                    Some(Ok(buf))
+                }
+                Err(e) => Some(Err(e)),
+            },
+        }
+    }
+}
+
 fn json_lines(
     path: &Path,
     len: u64,

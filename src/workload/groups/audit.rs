@@ -174,13 +174,13 @@ fn in_parts(
     p: &super::prepare::Prepared,
     budget: Budget,
 ) -> Result<Option<(Judged, String, u64)>, AuditError> {
-    let (entries, cut_line_bytes) = crate::audit_killed::entries(f.history)?;
+    let (payloads, cut_line_bytes) = crate::audit_killed::payloads(f.history)?;
     let pruned = pruned(p);
     let mut read_rows = |sink: &mut dyn RowSink, namespace: &str, cut: bool| {
         final_rows(f.run_dir, p, namespace, f.killed, cut, f.limits, sink)
     };
     let judged = super::audit_parts::judge(
-        entries,
+        payloads,
         &mut read_rows,
         &|t: &mut Tables, footer: Option<&Footer>, last_t: u64| {
             [t.read_start, t.read_end] = tables_read(footer, last_t);

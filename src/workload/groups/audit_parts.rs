@@ -34,8 +34,11 @@ use super::config::MinEvidence;
 use super::judge_parts::{self, Merged};
 use crate::audit_error::AuditError;
 use crate::audit_history::entry_time;
+use crate::history::codec::{self, Peek};
+use crate::history::reader::Payloads;
 use crate::history::{Entry, FaultAction, Footer, Header};
 use crate::workload::Value;
+use foldhash::fast::RandomState as Fast;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -82,13 +85,13 @@ pub struct Judged {
 /// (it has no footer).
 pub type ReadRows<'a> = dyn FnMut(&mut dyn RowSink, &str, bool) -> Result<String, AuditError> + 'a;
 
-/// Judges a history in parts: `entries` in file order; `read_rows` reads
+/// Judges a history in parts: its records' `payloads` in file order; `read_rows` reads
 /// the final tables;
 /// `tables` sets the final read's fields of each part's tables.
 /// Ok(None): no exact judge in parts (see the module's doc). Errors: a
 /// temp file cannot be written or read, or the tables cannot be read.
 pub fn judge(
-    entries: impl Iterator<Item = anyhow::Result<Entry>>,
+    payloads: Payloads,
     read_rows: &mut ReadRows<'_>,
     tables: &dyn Fn(&mut Tables, Option<&Footer>, u64),
     completeness: &dyn Fn(bool) -> Result<Completeness, AuditError>,
@@ -97,7 +100,7 @@ pub fn judge(
 ) -> Result<Option<(Judged, String)>, AuditError> {
     let temp = |e: io::Error| AuditError::Unreadable(format!("a temp file of the audit: {e}"));
     let dir = tempfile::tempdir().map_err(temp)?;
-    let Some(routed) = route(entries, dir.path()).map_err(temp)? else {
+    let Some(routed) = route(payloads, dir.path()).map_err(temp)? else {
         return Ok(None);
     };
     let complete = completeness(routed.footer.is_some())?;
@@ -137,7 +140,10 @@ pub fn judge(
             t.events_per_key.extend(std::mem::take(&mut per_key[b]));
             let mut r = SpillReader::open(&present[b]).map_err(temp)?;
             while let Some((id, _)) = r.next_record().map_err(temp)? {
-                t.event_ids.insert(&String::from_utf8_lossy(id));
+                match std::str::from_utf8(id) {
+                    Ok(id) => t.event_ids.insert(id),
+                    Err(_) => t.event_ids.insert(&String::from_utf8_lossy(id)),
+                };
             }
         }
         rows.sort_by_key(|(i, _)| *i);
@@ -213,10 +219,9 @@ impl OpBuckets {
 }
 
 /// Pass 1 (see the module's doc). Ok(None): a history this cannot split.
-fn route(
-    entries: impl Iterator<Item = anyhow::Result<Entry>>,
-    dir: &Path,
-) -> io::Result<Option<Routed>> {
+/// An op's record is routed as it is, read but not decoded
+/// ([`codec::peek`] checks it as decoding would); the others are decoded.
+fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
     let mut out = (0..BUCKETS)
         .map(|b| SpillWriter::create(dir.join(format!("bucket-{b}"))))
         .collect::<io::Result<Vec<_>>>()?;
@@ -226,56 +231,83 @@ fn route(
     let mut ops = vec![0u64; BUCKETS];
     let mut op_bucket = OpBuckets::default();
     let (mut header, mut footer, mut last_t) = (None, None, 0u64);
-    for (seq, e) in entries.enumerate() {
-        let Ok(e) = e else {
+    let mut seq = 0u64;
+    while let Some(payload) = payloads.next_payload() {
+        let Ok(payload) = payload else {
             return Ok(None);
         };
-        let seq = seq as u64;
-        match &e {
-            Entry::Footer(f) => {
-                footer = Some(f.clone());
-                continue;
-            }
-            other => last_t = last_t.max(entry_time(other)),
-        }
-        let op = match &e {
-            Entry::Header(h) => {
-                if header.is_some() {
+        let this = seq;
+        seq += 1;
+        let op = match codec::peek(payload) {
+            Err(_) => return Ok(None),
+            Ok(Peek::Invoke {
+                op,
+                t,
+                project,
+                fingerprint,
+                event_id,
+            }) => {
+                last_t = last_t.max(t);
+                let key = (project, fingerprint);
+                let Some(b) = invoked(op, key, event_id, &mut op_bucket, &mut ops, &mut ids)?
+                else {
                     return Ok(None);
-                }
-                header = Some(h.clone());
-                None
-            }
-            Entry::Invoke(i) => {
-                let b = key_bucket(&i.project, &i.fingerprint) as u16;
-                if op_bucket.get(i.op).is_some_and(|o| o != b) {
-                    return Ok(None);
-                }
-                op_bucket.set(i.op, b);
-                ops[b as usize] += 1;
-                if let Some(id) = &i.event_id {
-                    ids[id_bucket(id.as_bytes())].record(id.as_bytes(), u64::from(b))?;
-                }
+                };
                 Some(b)
             }
             // A step or completion of an op never invoked: bucket 0's
             // facts refuse it, and the whole history is judged instead.
-            Entry::Step(s) => Some(op_bucket.get(s.op).unwrap_or(0)),
-            Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => {
-                Some(op_bucket.get(c.op).unwrap_or(0))
+            Ok(Peek::Op { op, t }) => {
+                last_t = last_t.max(t);
+                Some(op_bucket.get(op).unwrap_or(0))
             }
-            Entry::Fault(f) if f.action == FaultAction::Inject => {
-                f.op.and_then(|op| op_bucket.get(op))
+            Ok(Peek::Json) => {
+                let Ok(e) = codec::decode(payload) else {
+                    return Ok(None);
+                };
+                match &e {
+                    Entry::Footer(f) => {
+                        footer = Some(f.clone());
+                        continue;
+                    }
+                    other => last_t = last_t.max(entry_time(other)),
+                }
+                match &e {
+                    Entry::Header(h) => {
+                        if header.is_some() {
+                            return Ok(None);
+                        }
+                        header = Some(h.clone());
+                        None
+                    }
+                    // A rare op entry (in JSON): routed as the others.
+                    Entry::Invoke(i) => {
+                        let key = (i.project.as_str(), i.fingerprint.as_str());
+                        let id = i.event_id.as_deref();
+                        let Some(b) = invoked(i.op, key, id, &mut op_bucket, &mut ops, &mut ids)?
+                        else {
+                            return Ok(None);
+                        };
+                        Some(b)
+                    }
+                    Entry::Step(s) => Some(op_bucket.get(s.op).unwrap_or(0)),
+                    Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => {
+                        Some(op_bucket.get(c.op).unwrap_or(0))
+                    }
+                    Entry::Fault(f) if f.action == FaultAction::Inject => {
+                        f.op.and_then(|op| op_bucket.get(op))
+                    }
+                    Entry::Fault(_) => None,
+                    // The bench's own checkpoints are no fact of any op.
+                    Entry::Bench(_) | Entry::Footer(_) => continue,
+                }
             }
-            Entry::Fault(_) => None,
-            // The bench's own checkpoints are no fact of any op.
-            Entry::Bench(_) | Entry::Footer(_) => continue,
         };
         match op {
-            Some(b) => out[b as usize].entry(seq, &e)?,
+            Some(b) => out[b as usize].record(payload, this)?,
             None => {
                 for w in &mut out {
-                    w.entry(seq, &e)?;
+                    w.record(payload, this)?;
                 }
             }
         }
@@ -299,12 +331,34 @@ fn route(
     }))
 }
 
+/// An invoke's bucket, counted and its event id written to its id file.
+/// Ok(None): the op id was invoked under a key of another bucket before.
+fn invoked(
+    op: u64,
+    (project, fingerprint): (&str, &str),
+    event_id: Option<&str>,
+    op_bucket: &mut OpBuckets,
+    ops: &mut [u64],
+    ids: &mut [SpillWriter],
+) -> io::Result<Option<u16>> {
+    let b = key_bucket(project, fingerprint) as u16;
+    if op_bucket.get(op).is_some_and(|o| o != b) {
+        return Ok(None);
+    }
+    op_bucket.set(op, b);
+    ops[b as usize] += 1;
+    if let Some(id) = event_id {
+        ids[id_bucket(id.as_bytes())].record(id.as_bytes(), u64::from(b))?;
+    }
+    Ok(Some(b))
+}
+
 /// Where the final rows go: group rows and rows per key by key bucket
 /// (kept, they are one per key), event ids to their id bucket's file.
 struct Router {
     ids: Vec<SpillWriter>,
     groups: Vec<Vec<(u64, GroupRow)>>,
-    per_key: HashMap<(String, String), u64>,
+    per_key: HashMap<(String, String), u64, Fast>,
     rows: u64,
     group_rows: u64,
     err: Option<io::Error>,
@@ -317,7 +371,7 @@ impl Router {
                 .map(|b| SpillWriter::create(dir.join(format!("table-ids-{b}"))))
                 .collect::<io::Result<_>>()?,
             groups: vec![Vec::new(); BUCKETS],
-            per_key: HashMap::new(),
+            per_key: HashMap::default(),
             rows: 0,
             group_rows: 0,
             err: None,
@@ -357,14 +411,14 @@ fn join(
         .collect::<io::Result<Vec<_>>>()?;
     for (m, w) in table_ids.into_iter().enumerate() {
         let path = w.finish()?;
-        let mut in_table: HashSet<Box<[u8]>> = HashSet::new();
+        let mut in_table: HashSet<Box<[u8]>, Fast> = HashSet::default();
         let mut r = SpillReader::open(&path)?;
         while let Some((id, _)) = r.next_record()? {
             in_table.insert(id.into());
         }
         drop(r);
         std::fs::remove_file(&path)?;
-        let mut seen: HashMap<Box<[u8]>, u64> = HashMap::new();
+        let mut seen: HashMap<Box<[u8]>, u64, Fast> = HashMap::default();
         let mut r = SpillReader::open(&routed.ids[m])?;
         while let Some((id, b)) = r.next_record()? {
             match seen.get(id) {
@@ -426,10 +480,15 @@ fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
                 }
             }
         }
-        if let Some(e) = taken {
-            if facts.add(e).is_err() {
-                return Ok(None);
-            }
+        // A record the codec or the facts refuse: the whole history's
+        // judge reports it.
+        let refused = match taken {
+            Some(Ok(e)) => facts.add(e).is_err(),
+            Some(Err(_)) => true,
+            None => false,
+        };
+        if refused {
+            return Ok(None);
         }
     }
     facts.finish();

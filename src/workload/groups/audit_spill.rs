@@ -2,7 +2,8 @@
 //! length-prefixed records written once and read back once, in order.
 //! A history entry is kept as its place in the history (so that the parts
 //! of several files can be read back in history order) and its record in
-//! the history's own binary codec ([`crate::history::codec`]).
+//! the history's own binary codec ([`crate::history::codec`]), its
+//! payload as the history holds it.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
@@ -10,7 +11,7 @@
 
 use crate::history::{codec, Entry};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Buffer of each temp file's writer and reader.
@@ -21,7 +22,6 @@ pub struct SpillWriter {
     path: PathBuf,
     w: BufWriter<File>,
     scratch: Vec<u8>,
-    enc: Vec<u8>,
 }
 
 impl SpillWriter {
@@ -32,7 +32,6 @@ impl SpillWriter {
             path,
             w,
             scratch: Vec::new(),
-            enc: Vec::new(),
         })
     }
 
@@ -45,16 +44,6 @@ impl SpillWriter {
         self.w.write_all(&self.scratch)
     }
 
-    /// Appends history entry number `seq` of the history.
-    pub fn entry(&mut self, seq: u64, e: &Entry) -> io::Result<()> {
-        let mut bytes = std::mem::take(&mut self.enc);
-        bytes.clear();
-        codec::encode(e, &mut bytes);
-        let written = self.record(&bytes, seq);
-        self.enc = bytes;
-        written
-    }
-
     /// Ends the file; returns its path. Errors: the write's.
     pub fn finish(mut self) -> io::Result<PathBuf> {
         self.w.flush()?;
@@ -62,65 +51,82 @@ impl SpillWriter {
     }
 }
 
-/// A temp file read back, record by record.
+/// A temp file read back, record by record, each parsed where it lies in
+/// the read buffer (no copy of its own).
 pub struct SpillReader {
-    r: BufReader<File>,
-    bytes: Vec<u8>,
+    file: File,
+    buf: Vec<u8>,
+    /// The bytes read and not yet parsed: `buf[at..end]`.
+    at: usize,
+    end: usize,
+    eof: bool,
 }
 
 impl SpillReader {
     /// Opens `path`. Errors: the file system's.
     pub fn open(path: &Path) -> io::Result<Self> {
         Ok(SpillReader {
-            r: BufReader::with_capacity(BUF, File::open(path)?),
-            bytes: Vec::new(),
+            file: File::open(path)?,
+            buf: Vec::new(),
+            at: 0,
+            end: 0,
+            eof: false,
         })
+    }
+
+    /// Reads until `want` bytes are unparsed or the file ends.
+    fn fill(&mut self, want: usize) -> io::Result<()> {
+        while self.end - self.at < want && !self.eof {
+            if self.at > 0 {
+                self.buf.copy_within(self.at..self.end, 0);
+                self.end -= self.at;
+                self.at = 0;
+            }
+            if self.buf.len() < want.max(BUF) {
+                self.buf.resize(want.max(BUF), 0);
+            }
+            match self.file.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// The next record (its bytes and its number), None at the end.
     /// Errors: the read's, or a file cut short.
     pub fn next_record(&mut self) -> io::Result<Option<(&[u8], u64)>> {
-        if self.r.fill_buf()?.is_empty() {
+        let cut = || io::Error::new(io::ErrorKind::UnexpectedEof, "a temp record cut short");
+        // A record's length and number are varints of at most 10 bytes.
+        self.fill(10)?;
+        if self.at == self.end {
             return Ok(None);
         }
-        let len = varint(&mut self.r)?;
-        self.bytes.resize(len as usize, 0);
-        self.r.read_exact(&mut self.bytes)?;
-        let n = varint(&mut self.r)?;
-        Ok(Some((&self.bytes, n)))
+        let (len, head) = codec::varint(&self.buf[self.at..self.end]).ok_or_else(cut)?;
+        let len = usize::try_from(len).map_err(|_| cut())?;
+        self.fill(head + len + 10)?;
+        let start = self.at + head;
+        let stop = start + len;
+        let (n, tail) = self
+            .buf
+            .get(stop..self.end)
+            .and_then(codec::varint)
+            .ok_or_else(cut)?;
+        self.at = stop + tail;
+        Ok(Some((&self.buf[start..stop], n)))
     }
 
-    /// The next history entry and its number, None at the end. Errors:
-    /// the read's, or a record the codec refuses.
-    pub fn next_entry(&mut self) -> io::Result<Option<(u64, Entry)>> {
-        let Some((bytes, seq)) = self.next_record()? else {
+    /// The next history entry and its number, None at the end; the entry
+    /// is the codec's error where it refuses the record. Errors: the read's.
+    #[allow(clippy::type_complexity)]
+    pub fn next_entry(&mut self) -> io::Result<Option<(u64, Result<Entry, codec::DecodeError>)>> {
+        let Some((payload, seq)) = self.next_record()? else {
             return Ok(None);
         };
-        let bad = |e: String| io::Error::new(io::ErrorKind::InvalidData, e);
-        let (len, at) = codec::varint(bytes).ok_or_else(|| bad("a cut record".into()))?;
-        let payload = bytes
-            .get(at..at + len as usize)
-            .ok_or_else(|| bad("a cut record".into()))?;
-        let e = codec::decode(payload).map_err(|e| bad(e.to_string()))?;
-        Ok(Some((seq, e)))
+        Ok(Some((seq, codec::decode(payload))))
     }
-}
-
-/// A LEB128 varint read from `r`. Errors: the read's, or one too long.
-fn varint(r: &mut impl Read) -> io::Result<u64> {
-    let mut n = 0u64;
-    for i in 0..10 {
-        let mut b = [0u8];
-        r.read_exact(&mut b)?;
-        n |= u64::from(b[0] & 0x7f) << (7 * i);
-        if b[0] & 0x80 == 0 {
-            return Ok(n);
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidData,
-        "a varint too long",
-    ))
 }
 
 /// A stable hash of text (FNV-1a): the same part for the same key or id

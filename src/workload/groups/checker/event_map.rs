@@ -12,8 +12,9 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
+use foldhash::fast::RandomState;
 use hashbrown::HashTable;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 
 /// Event id to its facts `T`. Iteration is in the order the ids were first
 /// added; the checkers sort what they report all the same.
@@ -35,7 +36,7 @@ impl<T> Default for EventMap<T> {
             text: String::new(),
             ends: Vec::new(),
             index: HashTable::new(),
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             facts: Vec::new(),
         }
     }

@@ -45,7 +45,12 @@ use crate::control::AbortCause;
 use crate::history::{
     Completion, CompletionType, Entry, Header, Invoke, OpKind, Step, StepErrorKind,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+/// The facts' own maps, looked up per entry of a history of millions:
+/// foldhash, seeded per map like std's, costs a fraction of SipHash.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 /// A closed interval of ns since run start. `end = None`: it never ended
 /// (it may take effect at any later time).
@@ -383,16 +388,16 @@ pub struct Facts {
     pub key_group_ids: Vec<String>,
     // Project, then fingerprint: looked up by &str, so an op's key is
     // found without building a (String, String) for it.
-    key_index: HashMap<String, HashMap<String, u32>>,
+    key_index: FastMap<String, FastMap<String, u32>>,
     /// Per event id.
     pub events: super::event_map::EventMap<EventFacts>,
     /// Per key index (see [`Facts::keys`]).
-    pub groups: HashMap<u32, GroupFacts>,
+    pub groups: FastMap<u32, GroupFacts>,
     /// Events the client was told were already stored, though no attempt
     /// can have stored them (judged in [`Facts::finish`]), by time.
     pub lost: Vec<Lost>,
     /// Ops a crash fault abandoned.
-    pub crashed_ops: HashSet<u64>,
+    pub crashed_ops: FastSet<u64>,
     /// In-process resolves with a step that changed more than one row, and
     /// how many: a resolve must change only the group it names
     /// (NoMissedRegression's premise; the other groups it changed are
@@ -400,8 +405,8 @@ pub struct Facts {
     pub wide_resolves: Vec<(u64, u64)>,
     /// Texts of the ways an inserting attempt ended without counting.
     pub causes: Vec<String>,
-    cause_index: HashMap<String, u16>,
-    inflight: HashMap<u64, (Invoke, Vec<Step>)>,
+    cause_index: FastMap<String, u16>,
+    inflight: FastMap<u64, (Invoke, Vec<Step>)>,
     /// Ops invoked.
     pub ops: u64,
     /// Ops invoked and never completed (counted as indeterminate).
@@ -411,10 +416,10 @@ pub struct Facts {
     pub kills: Vec<(u64, Option<u64>)>,
     /// Per op the fault proxy hit: whether it forwarded the request, and
     /// when it recorded that (after the server's answer, if forwarded).
-    pub proxied: HashMap<u64, (bool, u64)>,
+    pub proxied: FastMap<u64, (bool, u64)>,
     /// Per op whose answer the fault proxy dropped: what the server had
     /// answered (it did that, though the client never heard it).
-    pub dropped_answers: HashMap<u64, DroppedAnswer>,
+    pub dropped_answers: FastMap<u64, DroppedAnswer>,
     /// Indeterminate ingest attempts of a remote target, judged Maybe or
     /// not once every fault entry is known: (event id, op, invoke, completion).
     pending_maybe: Vec<(String, u64, u64, Option<u64>)>,
