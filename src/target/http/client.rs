@@ -185,10 +185,10 @@ const FAULT_NAME: HeaderName = HeaderName::from_static(FAULT_HEADER);
 impl Tag {
     /// [`Tag::apply`] on a header map: the same headers, in the same
     /// order. None: a value that is no header value.
-    fn append_to(&self, h: &mut HeaderMap, f: &str) -> Option<()> {
+    fn append_to(&self, h: &mut HeaderMap, f: &'static str) -> Option<()> {
         h.append(OP_NAME, HeaderValue::from(self.op));
         h.append(KEY_NAME, HeaderValue::from(self.key));
-        h.append(F_NAME, HeaderValue::from_str(f).ok()?);
+        h.append(F_NAME, HeaderValue::from_static(f));
         if let Some(hook) = &self.hook {
             h.append(FAULT_NAME, HeaderValue::from_str(hook).ok()?);
         }
@@ -331,7 +331,7 @@ impl HttpClient {
         vars: &Vars<'_>,
         body: Option<String>,
         tag: Option<&Tag>,
-        f: &str,
+        f: &'static str,
     ) -> Result<Reply, Answer> {
         let secrets = &self.mapping.secrets;
         let path = t.path.render(vars, secrets);
@@ -372,7 +372,7 @@ impl HttpClient {
         vars: &Vars<'_>,
         body: bool,
         tag: Option<&Tag>,
-        f: &str,
+        f: &'static str,
     ) -> Option<HeaderMap> {
         let mut h = HeaderMap::with_capacity(t.headers.len() + 6);
         for (name, value) in &t.headers {
