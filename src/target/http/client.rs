@@ -374,7 +374,9 @@ impl HttpClient {
         tag: Option<&Tag>,
         f: &'static str,
     ) -> Option<HeaderMap> {
-        let mut h = HeaderMap::with_capacity(t.headers.len() + 6);
+        // Room for the template's, the body's, the tag's and the two the
+        // plain client adds: the map never grows while it is filled.
+        let mut h = HeaderMap::with_capacity(t.headers.len() + 8);
         for (name, value) in &t.headers {
             let v = value.render(vars, &self.mapping.secrets);
             h.append(name.clone(), HeaderValue::try_from(v).ok()?);
