@@ -27,15 +27,25 @@ pub const FLUSH_BYTES: usize = 64 << 10;
 /// yet written can hold.
 pub const MIN_RECORD_BYTES: usize = 7;
 /// zstd's level: the writer keeps up with any load at it, on one core.
-const LEVEL: i32 = 3;
+const LEVEL: i32 = 1;
 /// How long the writer naps when the channel is empty.
 const POLL: std::time::Duration = std::time::Duration::from_millis(1);
+/// A chunk is written when the channel runs dry and this long has passed
+/// since the last one: zstd's cost per chunk (a block's tables, the
+/// flush) is paid some times a second instead of at every nap, which at
+/// thousands of ops per second was most of the writer's CPU.
+const CHUNK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Encoded records of one op (or any group of entries).
 #[derive(Default)]
 pub struct Batch(Vec<u8>);
 
 impl Batch {
+    /// An empty batch with room for `bytes` of records.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Batch(Vec::with_capacity(bytes))
+    }
+
     /// Appends one entry as a record.
     pub fn push(&mut self, entry: &Entry) {
         codec::encode(entry, &mut self.0);
@@ -204,15 +214,18 @@ fn write_all(file: File, rx: crossbeam_channel::Receiver<Batch>) -> io::Result<u
     // Poll instead of blocking in recv: a parked receiver makes every send
     // a futex wake-up (one per op, thousands per second), which perf
     // showed costing the load a good share of its CPU. A 1 ms nap bounds
-    // the delay instead. A chunk is written whenever the channel runs
-    // dry, so the file is never more than a moment behind the load: a
-    // bench that dies keeps every op it had finished.
+    // the delay instead. A chunk is written when the channel runs dry
+    // ([`CHUNK_EVERY`] after the last one at the most), so the file is
+    // never more than a moment behind the load: a bench that dies keeps
+    // the ops it had finished but that moment's.
+    let mut last_chunk = std::time::Instant::now();
     loop {
         match rx.try_recv() {
             Ok(batch) => h.feed(&batch.0)?,
             Err(TryRecvError::Empty) => {
-                if h.fed > 0 {
+                if h.fed > 0 && last_chunk.elapsed() >= CHUNK_EVERY {
                     h.chunk(false)?;
+                    last_chunk = std::time::Instant::now();
                 }
                 std::thread::sleep(POLL);
             }

@@ -69,7 +69,8 @@ async fn ingest_answers(
     let m = client.mapping();
     let g = GroupsRequests::of(m);
     let i = &g.ingest;
-    let now = now_ms().to_string();
+    let mut now = itoa::Buffer::new();
+    let now = now.format(now_ms());
     // Borrowed from the ops: nothing is copied per request but the text sent.
     fn vars<'a>(
         op: &IngestEvent<'a>,
@@ -85,7 +86,7 @@ async fn ingest_answers(
             ("now_ms", now),
         ]
     }
-    let vars_of = |op| vars(op, &g.release, &now);
+    let vars_of = |op| vars(op, &g.release, now);
     let first = vars_of(&ops[0]);
     let body = match &i.request.body {
         // An envelope: the events' bodies joined, in the request's body.

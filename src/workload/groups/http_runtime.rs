@@ -233,25 +233,12 @@ fn record(
     shared: &Shared,
     slot: &Mutex<Stats>,
     invoke: Invoke,
-    answer: &Answer,
+    answer: Answer,
     measured_from: Option<u64>,
 ) {
     let plan = shared;
     let (op, worker, f, t0) = (invoke.op, invoke.worker, invoke.f, invoke.t);
     let t1 = plan.clock.now();
-    let mut batch = Batch::default();
-    batch.push(&Entry::Invoke(invoke));
-    batch.push(&Entry::completion(
-        answer.kind,
-        Completion {
-            t: t1,
-            op,
-            worker,
-            f,
-            result: answer.result.clone(),
-        },
-    ));
-    plan.sink.send(batch);
     if !answer.transport {
         shared.target.answered(t1);
     }
@@ -264,7 +251,24 @@ fn record(
     if let Some(example) = &answer.nonconforming {
         shared.nonconforming.note(example);
     }
+    let mut batch = Batch::with_capacity(OP_RECORD_BYTES);
+    batch.push(&Entry::Invoke(invoke));
+    batch.push(&Entry::completion(
+        answer.kind,
+        Completion {
+            t: t1,
+            op,
+            worker,
+            f,
+            result: answer.result,
+        },
+    ));
+    plan.sink.send(batch);
 }
+
+/// Room for one op's records (invoke and completion) as a batch starts:
+/// most fit, and the batch does not grow several times per op.
+const OP_RECORD_BYTES: usize = 192;
 
 async fn ingester(shared: Arc<Shared>, worker: u32) {
     let shared = &*shared;
@@ -340,24 +344,16 @@ async fn send_with_retries(
             .next_op
             .fetch_add(ops.len() as u64, Ordering::Relaxed);
         let (tag, crash) = shared.tag(first, ops[0].key ^ ((attempt as u64 & 0xff) << 40), true);
-        let invokes: Vec<Invoke> = ops
+        // What the invokes say is taken before the request leaves; they
+        // are made after it, from the ops (moved, but for a retry's).
+        let t = plan.clock.now();
+        let known: Vec<String> = ops
             .iter()
-            .enumerate()
-            .map(|(i, op)| Invoke {
-                delivery: None,
-                t: plan.clock.now(),
-                op: first + i as u64,
-                worker,
-                f: OpKind::Ingest,
-                event_id: Some(op.event_id.clone()),
-                project: op.project.clone(),
-                fingerprint: op.fingerprint.clone(),
-                group_id: shared.learned[op.group as usize]
+            .map(|op| {
+                shared.learned[op.group as usize]
                     .get()
                     .cloned()
-                    .unwrap_or_default(),
-                attempt: Some(op.attempt),
-                intended: if attempt == 0 { op.intended_ns } else { None },
+                    .unwrap_or_default()
             })
             .collect();
         let events: Vec<IngestEvent<'_>> = ops.iter().map(event).collect();
@@ -378,18 +374,13 @@ async fn send_with_retries(
                     .map(|_| Answer::abandoned(why.clone()))
                     .collect()
             });
+        drop(events);
         let mut again: Vec<IngestOp> = Vec::new();
         let mut wait = None::<Duration>;
         let mut refused = false;
-        for ((invoke, answer), op) in invokes.into_iter().zip(&answers).zip(ops) {
-            shared.note_crash(invoke.op, crash, answer);
-            let from = if attempt == 0 { op.intended_ns } else { None };
-            record(shared, slot, invoke, answer, from);
-            if let Some(g) = &answer.group_id {
-                if shared.learned[op.group as usize].get().is_none() {
-                    let _ = shared.learned[op.group as usize].set(g.clone());
-                }
-            }
+        for (i, ((answer, op), group_id)) in answers.into_iter().zip(ops).zip(known).enumerate() {
+            let op_id = first + i as u64;
+            shared.note_crash(op_id, crash, &answer);
             // A transport `fail` is a refused connection (typed by the
             // client: nothing was written), never read from its text.
             let this_refused = answer.kind == CompletionType::Fail && answer.transport;
@@ -403,9 +394,52 @@ async fn send_with_retries(
                 }
                 _ => None,
             };
-            if let Some(w) = w {
-                wait = Some(wait.map_or(w, |m| m.max(w)));
-                again.push(op);
+            let from = if attempt == 0 { op.intended_ns } else { None };
+            let invoke = |event_id: String, project: String, fingerprint: String| Invoke {
+                delivery: None,
+                t,
+                op: op_id,
+                worker,
+                f: OpKind::Ingest,
+                event_id: Some(event_id),
+                project,
+                fingerprint,
+                group_id,
+                attempt: Some(op.attempt),
+                intended: from,
+            };
+            let (group, learned) = (op.group as usize, answer.group_id.clone());
+            match w {
+                Some(w) => {
+                    wait = Some(wait.map_or(w, |m| m.max(w)));
+                    let i = invoke(
+                        op.event_id.clone(),
+                        op.project.clone(),
+                        op.fingerprint.clone(),
+                    );
+                    record(shared, slot, i, answer, from);
+                    again.push(op);
+                }
+                None => {
+                    let IngestOp {
+                        event_id,
+                        project,
+                        fingerprint,
+                        ..
+                    } = op;
+                    record(
+                        shared,
+                        slot,
+                        invoke(event_id, project, fingerprint),
+                        answer,
+                        from,
+                    );
+                }
+            }
+            if let Some(g) = learned {
+                if shared.learned[group].get().is_none() {
+                    let _ = shared.learned[group].set(g);
+                }
             }
         }
         match wait {
@@ -489,7 +523,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
             // instead of spinning on it, as a real client would.
             plan.control.sleep_async(Duration::from_millis(20)).await;
         }
-        record(shared, slot, invoke, &answer, None);
+        record(shared, slot, invoke, answer, None);
         if !interval.is_zero() {
             // However long the interval, a stop ends it.
             plan.control.sleep_async(interval).await;
