@@ -13,6 +13,7 @@ mod cli;
 mod cli_basics;
 mod docs;
 mod event_ids;
+mod load_stages;
 mod msrv;
 mod outbox_parity;
 mod outbox_shard_merge;
