@@ -49,9 +49,8 @@ fn open_stages_are_read_and_set_the_run_length() {
     .unwrap();
     assert_eq!(section::load_duration(&s), Some(Duration::from_secs(5)));
     // Inline tables read the same.
-    let inline =
-        format!("[load]\nmodel = \"open\"\nstages = [{{ duration = \"1s\", target = 10 }}]\n");
-    assert_eq!(load_text(&inline).unwrap().load().stages.len(), 1);
+    let inline = "[load]\nmodel = \"open\"\nstages = [{ duration = \"1s\", target = 10 }]\n";
+    assert_eq!(load_text(inline).unwrap().load().stages.len(), 1);
 }
 
 #[test]
