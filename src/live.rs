@@ -66,6 +66,9 @@ pub struct RunInfo {
     pub stop_events: u64,
     /// `stop.duration` (None: no limit).
     pub stop_duration: Option<Duration>,
+    /// The open model's ingest target over the load's time (`load.rate`
+    /// or `[[load.stages]]`); None: no target.
+    pub ingest_target: Option<crate::scenario::stages::Curve>,
 }
 
 /// The shared live figures of one run.
@@ -407,6 +410,7 @@ mod tests {
             RunInfo {
                 stop_events: 1000,
                 stop_duration: Some(Duration::from_secs(10)),
+                ingest_target: None,
                 ..Default::default()
             },
             &[OpKind::Ingest, OpKind::Resolve],

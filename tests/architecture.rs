@@ -131,6 +131,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             // its runtime, so that the loader reads it without an upward
             // import (it finds it through the registry's link-time list).
             "scenario::section",
+            "scenario::stages",
             "scenario::serialize",
             "workload::groups::config",
             "workload::outbox::config",
@@ -175,6 +176,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             // Its ops drawn from the seed.
             "workload::groups::generator",
             "workload::groups::id_bits",
+            // The closed model's staged workers, the resolvers' open model.
+            "workload::groups::pace",
             "workload::machine",
             // How a step program's attempt ended: the HTTP client carries it.
             "workload::attempt_end",
@@ -317,6 +320,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "report::precision",
             "report::results",
             "report::summary",
+            "report::target_curve",
             "report::summary_json",
             "server",
             "server::export",

@@ -20,5 +20,6 @@ pub mod precision;
 pub mod results;
 pub mod summary;
 pub mod summary_json;
+pub mod target_curve;
 
 pub use crate::summary::{Summary, SUMMARY_SCHEMA_VERSION};

@@ -93,6 +93,9 @@ pub struct Faults {
     /// Per-op injections (crash, pause, proxy): kind -> second of the run
     /// (`t / 1 s`) -> injections in it.
     pub injections: BTreeMap<FaultKind, BTreeMap<u64, u64>>,
+    /// Open model: the load's start, s (the earliest intended start: op
+    /// 0's), where the target curve begins.
+    pub load_start_s: Option<f64>,
 }
 
 /// Reads the fault entries of a history, streaming it.
@@ -127,7 +130,13 @@ pub fn read_faults(history: &Path) -> anyhow::Result<Faults> {
                     }
                 }
             }
-            Entry::Invoke(i) => last_ns = last_ns.max(i.t),
+            Entry::Invoke(i) => {
+                last_ns = last_ns.max(i.t);
+                if let Some(at) = i.intended {
+                    let at = at as f64 / 1e9;
+                    f.load_start_s = Some(f.load_start_s.map_or(at, |s| s.min(at)));
+                }
+            }
             Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => last_ns = last_ns.max(c.t),
             Entry::Footer(x) => last_ns = last_ns.max(x.t),
             _ => {}
@@ -203,6 +212,9 @@ pub struct Panel<'a> {
     pub log: Option<&'a Log>,
     /// The run's faults; None: no history to read them from.
     pub faults: Option<&'a Faults>,
+    /// The open model's ingest target (`crate::report::target_curve`),
+    /// drawn beside the achieved rate; None: not drawn.
+    pub target: Option<Vec<(f64, f64)>>,
 }
 
 /// A rate as a step line: each interval a flat segment at its rate.
@@ -236,6 +248,11 @@ pub fn throughput_svg(path: &Path, panels: &[Panel]) -> anyhow::Result<()> {
         .iter()
         .flatten()
         .flat_map(|r| r.all)
+        .chain(
+            panels
+                .iter()
+                .flat_map(|p| p.target.iter().flatten().map(|(_, y)| *y)),
+        )
         .fold(1.0f64, f64::max);
     let height = PANEL_HEIGHT * panels.len().max(1) as u32;
     // Drawn in memory, then written whole (`crate::whole`).
@@ -321,6 +338,22 @@ fn draw_panel(
                 EmptyElement::at((x, y))
                     + PathElement::new(vec![(0, 0), (7, 0)], c.stroke_width(1))
                     + PathElement::new(vec![(12, 0), (20, 0)], c.stroke_width(1))
+            });
+    }
+    if let Some(target) = &panel.target {
+        chart
+            .draw_series(DashedLineSeries::new(
+                target.iter().copied(),
+                10,
+                5,
+                BLACK.stroke_width(2),
+            ))
+            .map_err(draw_err)?
+            .label("ingest target (ops/s)")
+            .legend(|(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (8, 0)], BLACK.stroke_width(2))
+                    + PathElement::new(vec![(13, 0), (20, 0)], BLACK.stroke_width(2))
             });
     }
     chart
@@ -673,6 +706,7 @@ pub fn run_plots(dir: &Path, title: &str) -> anyhow::Result<Made> {
             title: format!("throughput: {title}"),
             log: log.as_ref(),
             faults: faults.as_ref(),
+            target: run_target(dir, log.as_ref(), faults.as_ref()),
         }],
     )?;
     made.files.push(p);
@@ -686,6 +720,20 @@ pub fn run_plots(dir: &Path, title: &str) -> anyhow::Result<Made> {
         made.files.push(p);
     }
     Ok(made)
+}
+
+/// The open model's target of the run in `dir`, from its resolved
+/// scenario, drawn from the load's start to the last interval's end.
+/// None: no summary, no open model, or no intended start in the history.
+fn run_target(dir: &Path, log: Option<&Log>, faults: Option<&Faults>) -> Option<Vec<(f64, f64)>> {
+    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
+    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let start = faults?.load_start_s?;
+    let end = log
+        .map(rates)
+        .and_then(|r| r.last().map(|l| l.end_s))
+        .unwrap_or(start);
+    super::target_curve::target_points(summary.get("resolved_scenario")?, start, end)
 }
 
 /// Writes `DIR/plots/throughput.svg` (one panel per variant, shared axes)
@@ -716,6 +764,7 @@ pub fn compare_plots(dir: &Path, variants: &[(String, PathBuf)]) -> anyhow::Resu
     let panels: Vec<Panel> = data
         .iter()
         .map(|(name, log, faults)| Panel {
+            target: None,
             title: format!("throughput: {name}"),
             log: log.as_ref(),
             faults: faults.as_ref(),

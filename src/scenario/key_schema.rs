@@ -43,6 +43,9 @@ pub enum Kind {
     Queues,
     /// A table of non-empty strings (`explore.fingerprints`).
     StrMap,
+    /// A non-empty array of `{ duration, target }` tables
+    /// (`[[load.stages]]`, `crate::scenario::stages`).
+    Stages,
 }
 
 impl Kind {
@@ -67,6 +70,9 @@ impl Kind {
                     .to_owned()
             }
             Kind::StrMap => "a table of strings such as { e1 = \"f1\", e3 = \"f2\" }".to_owned(),
+            Kind::Stages => "an array of tables ([[load.stages]] entries) such as \
+                             { duration = \"10s\", target = 2000 }"
+                .to_owned(),
         }
     }
 

@@ -29,6 +29,7 @@ pub mod parts;
 pub mod registered;
 pub mod section;
 mod serialize;
+pub mod stages;
 
 pub use caps::Caps;
 pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};

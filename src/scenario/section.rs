@@ -110,6 +110,9 @@ pub struct WorkloadSections {
     /// A comment the saved `scenario.toml` puts right after the header of
     /// one of its tables (a key left unset, and what that means).
     pub unset_note: fn(&Scenario, &str) -> Option<&'static str>,
+    /// How long its load runs when `stop.duration` is unset (the groups'
+    /// `[[load.stages]]`' total), if its keys say.
+    pub run_length: fn(&Scenario) -> Option<std::time::Duration>,
     /// Its built-in variants (`variant = "<name>"`), compiled into the
     /// binary.
     pub variants: &'static [BuiltIn],
@@ -180,6 +183,15 @@ pub fn built_in_owner(name: &str) -> Option<&'static str> {
         .into_iter()
         .find(|w| w.variants.iter().any(|v| v.name == name))
         .map(|w| w.workload)
+}
+
+/// How long the load of `s` runs at most: `stop.duration`, else its
+/// workload's own length ([`WorkloadSections::run_length`]). None: until
+/// its work or `stop.events` runs out.
+pub fn load_duration(s: &Scenario) -> Option<std::time::Duration> {
+    s.stop
+        .duration
+        .or_else(|| of(s.workload.name()).and_then(|w| (w.run_length)(s)))
 }
 
 /// Every workload's sections, gathered at link time.

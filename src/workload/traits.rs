@@ -159,6 +159,12 @@ pub trait WorkloadRun {
         0
     }
 
+    /// The open model's ingest target over the load's time (the
+    /// dashboard shows it beside the achieved rate). None: no target.
+    fn ingest_target(&self) -> Option<crate::scenario::stages::Curve> {
+        None
+    }
+
     /// The workload's op kinds, in report order: the figures, the latency
     /// log and the dashboard list these only.
     fn op_kinds(&self) -> &'static [OpKind];

@@ -14,6 +14,7 @@ mod cli_basics;
 mod distributed;
 mod docs;
 mod event_ids;
+mod load_stages;
 mod metrics;
 mod msrv;
 mod outbox_parity;

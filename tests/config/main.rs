@@ -7,6 +7,7 @@
 mod common;
 
 mod input_caps;
+mod load_stages;
 mod scenario_golden;
 mod scenario_validation;
 mod statement_files;

@@ -520,6 +520,8 @@ fn empty_file_gets_every_default() {
         resolvers: 1,
         rate: 0.0,
         late_after: Duration::from_millis(1),
+        resolve_rate: None,
+        stages: vec![],
     }));
     expected.set_part(Some(Keys {
         projects: 2,

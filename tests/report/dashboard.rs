@@ -71,6 +71,7 @@ fn mid_run() -> Snapshot {
             seed: 42,
             stop_events: 0,
             stop_duration: Some(Duration::from_secs(60)),
+            ingest_target: None,
         },
         phase: Phase::Load,
         elapsed_s: 24.5,

@@ -237,7 +237,13 @@ pub(super) fn live_panels(
         latency_panel(frame, r, snap, &kinds, pal);
     }
     if let Some(r) = p.throughput {
-        throughput_panel(frame, r, rates, &kinds, pal);
+        // The open model's ingest target now (the load's elapsed time).
+        let target = snap
+            .info
+            .ingest_target
+            .as_ref()
+            .map(|c| c.target_at(snap.elapsed_s));
+        throughput_panel(frame, r, rates, &kinds, target, pal);
     }
     if let Some(r) = p.faults {
         let inner = panel(frame, r, "faults", fault_lines, pal);
@@ -430,6 +436,7 @@ pub(super) fn throughput_panel(
     r: Rect,
     rates: &Rates,
     kinds: &[String],
+    target: Option<f64>,
     pal: &Pal,
 ) {
     let nk = kinds.len().max(1) as u16;
@@ -486,6 +493,14 @@ pub(super) fn throughput_panel(
                 format!(" peak {}", per_s(peak)),
                 pal.dim(),
             )]);
+            // The ingest target beside the achieved rate (the first kind
+            // is the one the target paces).
+            if let Some(t) = target.filter(|_| i == 0) {
+                lines.push(vec![Span::styled(
+                    format!(" target {}", per_s(t)),
+                    pal.dim(),
+                )]);
+            }
             if band.height == 1 {
                 lines = vec![vec![name, Span::raw(" "), Span::raw(per_s(latest))]];
             }

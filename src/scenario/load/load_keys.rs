@@ -16,7 +16,7 @@ pub(super) fn check(ctx: &Context, s: &Scenario) -> Result<(), ScenarioError> {
     if let Some(own) = crate::scenario::section::of(s.workload.name()) {
         (own.keys)(ctx, s)?;
     }
-    if s.stop.events == 0 && s.stop.duration.is_none() {
+    if s.stop.events == 0 && crate::scenario::section::load_duration(s).is_none() {
         // Blame an override if one caused it, else the [stop] table.
         let at = [&["stop", "events"][..], &["stop", "duration"][..]]
             .into_iter()

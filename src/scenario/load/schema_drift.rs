@@ -190,6 +190,7 @@ fn kind_matches(schema: &Schema, kind: Kind, field: &Json) -> Result<(), String>
         Kind::Thresholds => like(Schema::of::<Vec<Threshold>>()),
         Kind::Queues => like(Schema::of::<Vec<Vec<String>>>()),
         Kind::StrMap => like(Schema::of::<BTreeMap<String, String>>()),
+        Kind::Stages => like(Schema::of::<Vec<crate::scenario::stages::Stage>>()),
         _ => Err(s.to_string()),
     }
 }

@@ -62,6 +62,9 @@ pub(super) fn check_value(
         }
         return Ok(());
     }
+    if let Kind::Stages = kind {
+        return check_stages(ctx, path, item, wrong_type);
+    }
     let Some(value) = item.as_value() else {
         return Err(wrong_type());
     };
@@ -139,7 +142,7 @@ pub(super) fn check_value(
         Kind::Bool => {
             value.as_bool().ok_or_else(wrong_type)?;
         }
-        Kind::Expect | Kind::StrMap => unreachable!("checked above"),
+        Kind::Expect | Kind::StrMap | Kind::Stages => unreachable!("checked above"),
         Kind::Queues => {
             let array = value.as_array().ok_or_else(wrong_type)?;
             if array.is_empty() {
@@ -193,6 +196,63 @@ pub(super) fn check_value(
                 Threshold::parse(text).map_err(|reason| {
                     ctx.error(&at, format!("`{}`: {reason}", display_path(&at)))
                 })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks `[[load.stages]]`: at least one entry, each a table of exactly
+/// a `duration` and a `target` (a number >= 0). What a target may be
+/// besides (whole, at most the ingesters) depends on the model: the
+/// workload's checks say.
+fn check_stages(
+    ctx: &Context,
+    path: &[&str],
+    item: &Item,
+    wrong_type: impl Fn() -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let entries = table_entries(item).ok_or_else(&wrong_type)?;
+    if entries.is_empty() {
+        return Err(ctx.error(
+            path,
+            format!(
+                "`{}` needs at least one stage such as {{ duration = \"10s\", target = 2000 }}",
+                display_path(path)
+            ),
+        ));
+    }
+    for (i, entry) in entries.into_iter().enumerate() {
+        let index = i.to_string();
+        let at = [path, &[index.as_str()]].concat();
+        let table = entry.map_err(|found| {
+            ctx.error(
+                &at,
+                format!(
+                    "`{}` must be a table such as {{ duration = \"10s\", target = 2000 }}, found {found}",
+                    display_path(&at)
+                ),
+            )
+        })?;
+        for (k, v) in table.iter() {
+            let kind = match k {
+                "duration" => Kind::Duration,
+                "target" => Kind::Rate,
+                _ => {
+                    return Err(ctx.error(
+                        &[&at[..], &[k]].concat(),
+                        format!(
+                            "unknown key `{k}` in `{}`: a stage has `duration` and `target`",
+                            display_path(&at)
+                        ),
+                    ))
+                }
+            };
+            check_value(ctx, &[&at[..], &[k]].concat(), kind, v)?;
+        }
+        for key in ["duration", "target"] {
+            if table.get(key).is_none() {
+                return Err(ctx.error(&at, format!("`{}` needs `{key}`", display_path(&at))));
             }
         }
     }

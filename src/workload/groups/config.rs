@@ -24,6 +24,7 @@ use crate::scenario::part::{read_part, Section};
 use crate::scenario::section::{
     ApiRequests, BuiltIn, Elsewhere, KeyPlace, SectionSpec, WorkloadSections, WORKLOADS,
 };
+use crate::scenario::stages::{Curve, Stage};
 use crate::scenario::{
     humantime_serde_compat, CrashPer, FaultOps, Scenario, ScenarioError, TargetKind,
 };
@@ -61,6 +62,29 @@ pub struct Load {
     #[cfg_attr(test, schemars(with = "humantime_serde_compat::Humantime"))]
     #[serde(with = "humantime_serde_compat")]
     pub late_after: Duration,
+    /// Open model only: resolve ops/s over all resolvers, each resolver
+    /// starting its ops at intended times (as ingests at `rate`) instead
+    /// of pausing `resolve.interval` between them. Unset: the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolve_rate: Option<f64>,
+    /// `[[load.stages]]`: the ingest target over time (ops/s when open,
+    /// active ingesters when closed; see [`crate::scenario::stages`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+}
+
+impl Load {
+    /// The ingest target over the load's time: the stages, or (open
+    /// model) `rate` from the start. None: closed, without stages.
+    pub fn curve(&self) -> Option<Curve> {
+        if !self.stages.is_empty() {
+            Some(Curve::new(&self.stages))
+        } else if self.model == LoadModel::Open {
+            Some(Curve::constant(self.rate))
+        } else {
+            None
+        }
+    }
 }
 
 impl Section for Load {
@@ -304,6 +328,10 @@ const LOAD_FIELDS: &[Field] = &[
     ),
     field("rate", Kind::Rate, Some("0.0")),
     field("late_after", Kind::Duration, Some("\"1ms\"")),
+    // Not set: resolvers pause `resolve.interval`, and the saved scenario
+    // stays as it always was.
+    field("resolve_rate", Kind::Rate, None),
+    field("stages", Kind::Stages, None),
 ];
 
 const KEYS_FIELDS: &[Field] = &[
@@ -548,6 +576,7 @@ static GROUPS_SECTIONS: WorkloadSections = WorkloadSections {
     keys: check_keys,
     limits: check_key_space,
     unset_note: |_, _| None,
+    run_length,
     variants: VARIANTS,
     // The default workload's: the key schema's default `variant`.
     default_variant: Some("groups-atomic"),
@@ -634,8 +663,17 @@ fn explore_check(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
 /// a budget; a hot set lies within the groups.
 fn check_keys(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
     let load = s.load();
+    let staged = !load.stages.is_empty();
     match load.model {
-        LoadModel::Open if load.rate <= 0.0 => {
+        LoadModel::Open if staged && load.rate != 0.0 => {
+            return Err(at.error(
+                &["load", "rate"],
+                "`load.rate` and `[[load.stages]]` both set the ingest rate: keep one (the \
+                 stages' targets are ops/s in the open model)"
+                    .into(),
+            ));
+        }
+        LoadModel::Open if !staged && load.rate <= 0.0 => {
             // Point at the rate when one was written, else at the model.
             let path: &[&str] = if at.is_given(&["load", "rate"]) {
                 &["load", "rate"]
@@ -659,6 +697,8 @@ fn check_keys(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
         }
         _ => {}
     }
+    check_stages(at, load)?;
+    check_resolve_rate(at, s)?;
     let retry = s.retry();
     if retry.probability > 0.0 && retry.max_retries == 0 {
         return Err(at.error(
@@ -684,6 +724,72 @@ fn check_keys(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
         }
     }
     Ok(())
+}
+
+/// Stages in the open model must start some op; in the closed model each
+/// target is a whole number of ingesters, at most `load.ingesters`.
+fn check_stages(at: &dyn KeyPlace, load: &Load) -> Result<(), ScenarioError> {
+    if load.stages.is_empty() {
+        return Ok(());
+    }
+    match load.model {
+        LoadModel::Open => {
+            if load.stages.iter().all(|st| st.target == 0.0) {
+                return Err(at.error(
+                    &["load", "stages"],
+                    "every stage's target is 0: no op would ever start (the targets are \
+                     ingest ops/s in the open model)"
+                        .into(),
+                ));
+            }
+        }
+        LoadModel::Closed => {
+            for (i, st) in load.stages.iter().enumerate() {
+                if st.target.fract() != 0.0 || st.target > f64::from(load.ingesters) {
+                    let i = i.to_string();
+                    return Err(at.error(
+                        &["load", "stages", &i, "target"],
+                        format!(
+                            "`load.stages[{i}].target` is a number of active ingesters in the \
+                             closed model: a whole number from 0 to `load.ingesters` ({}), found {}",
+                            load.ingesters, st.target
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `load.resolve_rate` paces resolvers in the open model: it needs the
+/// open model and a resolver. It replaces `resolve.interval`, which the
+/// saved scenario still writes (so a rate beside it is no mistake).
+fn check_resolve_rate(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
+    let load = s.load();
+    let Some(rate) = load.resolve_rate else {
+        return Ok(());
+    };
+    let path = &["load", "resolve_rate"];
+    let reason = if load.model != LoadModel::Open {
+        "`load.resolve_rate` only applies to model = open (in the closed model resolvers \
+         pause `resolve.interval` between resolves)"
+            .to_owned()
+    } else if rate <= 0.0 {
+        format!("`load.resolve_rate` must be > 0 (resolve ops/s over all resolvers), found {rate}")
+    } else if load.resolvers == 0 {
+        "`load.resolve_rate` needs `load.resolvers` >= 1".to_owned()
+    } else {
+        return Ok(());
+    };
+    Err(at.error(path, reason))
+}
+
+/// How long a groups load runs when `stop.duration` is unset: its
+/// stages' total time.
+fn run_length(s: &Scenario) -> Option<Duration> {
+    let stages = &s.load().stages;
+    (!stages.is_empty()).then(|| Curve::new(stages).duration())
 }
 
 /// Over HTTP, at most [`MAX_HTTP_GROUPS`] groups.

@@ -9,6 +9,7 @@
 
 use crate::history::Header;
 use crate::scenario::limits::{LATER_WINDOW, MAX_RETRIES};
+use crate::scenario::stages::Curve;
 use crate::scenario::Scenario;
 use crate::shard::Shard;
 use crate::workload::groups::config::{EventIdShape, GroupsScenario, Keys, LoadModel, Retry, Skew};
@@ -170,7 +171,9 @@ pub struct IngestGenerator {
     /// The sends waiting, soonest due first.
     pending: BinaryHeap<Reverse<Due>>,
     tie: u64,
-    open_rate: Option<f64>,
+    /// Open model: the ingest target over time (`load.rate`, or the
+    /// stages), and the clock time the load started (op 0's start).
+    open: Option<(Curve, u64)>,
     ids: EventIds,
 }
 
@@ -187,7 +190,11 @@ impl IngestGenerator {
     /// The scenario is this shard's (`stop.events` and `load.rate` already
     /// its share); the keys stay the run's, so shards contend on groups.
     pub fn sharded(scenario: &Scenario, namespace: &str, shard: Option<Shard>) -> Self {
-        let open_rate = (scenario.load().model == LoadModel::Open).then_some(scenario.load().rate);
+        let load = scenario.load();
+        let open = (load.model == LoadModel::Open)
+            .then(|| load.curve())
+            .flatten()
+            .map(|c| (c, 0));
         IngestGenerator {
             rng: ChaCha8Rng::seed_from_u64(Shard::seed(shard, scenario.seed)),
             seed: Shard::seed(shard, scenario.seed),
@@ -199,8 +206,16 @@ impl IngestGenerator {
             seq: 0,
             pending: BinaryHeap::new(),
             tie: 0,
-            open_rate,
+            open,
             ids: EventIds::new(scenario.keys().event_id(), namespace, shard),
+        }
+    }
+
+    /// Open model: intended starts count from `origin` on the run's clock
+    /// (the load's start; 0 until set).
+    pub fn set_origin(&mut self, origin: u64) {
+        if let Some((_, o)) = &mut self.open {
+            *o = origin;
         }
     }
 
@@ -239,9 +254,13 @@ impl IngestGenerator {
             group_id: gid,
             message,
             attempt,
-            intended_ns: self
-                .open_rate
-                .map(|rate| (seq as f64 * 1e9 / rate).round() as u64),
+            // An op the curve never reaches (it ends at 0) is due at no
+            // time: its ingester waits for the stop.
+            intended_ns: self.open.as_ref().map(|(curve, origin)| {
+                curve
+                    .intended_ns(seq)
+                    .map_or(u64::MAX, |t| origin.saturating_add(t))
+            }),
             group: event.group,
             key: crate::draws::op_key(0, seq, 0),
         })

@@ -28,6 +28,7 @@ use crate::target::http::client::{Answer, HttpClient, Tag};
 use crate::target::http::nonconforming::Nonconforming;
 use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
 use crate::workload::groups::http_client::{self, IngestEvent};
+use crate::workload::groups::pace::{ClosedGate, ResolvePace};
 use crate::workload::groups::runtime::{next_ingest, LoadOutcome, LoadPlan};
 use crate::workload::groups::IngestOp;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -63,6 +64,8 @@ struct Shared {
     control: Arc<Control>,
     client: HttpClient,
     gen: Mutex<IngestGenerator>,
+    /// Closed model with stages: the ingesters beyond the target wait.
+    gate: Option<ClosedGate>,
     next_op: AtomicU64,
     ingesters_left: AtomicUsize,
     /// Per group index of the key space: the group id the service named
@@ -149,7 +152,14 @@ pub fn run_load_http(
     ids: GroupIdSource,
 ) -> (LoadOutcome, Option<String>) {
     let s = plan.scenario;
-    let sched = Scheduler::start(plan.clock, plan.control, &plan.live, s.stop.duration);
+    let sched = Scheduler::start(
+        plan.clock,
+        plan.control,
+        &plan.live,
+        crate::scenario::section::load_duration(s),
+    );
+    let mut gen = IngestGenerator::sharded(s, plan.namespace, plan.shard);
+    gen.set_origin(sched.started());
     let kills = plan.nemesis.plan.has(FaultKind::Kill);
     let shared = Arc::new(Shared {
         scenario: s.clone(),
@@ -159,7 +169,8 @@ pub fn run_load_http(
         clock: plan.clock,
         control,
         client,
-        gen: Mutex::new(IngestGenerator::sharded(s, plan.namespace, plan.shard)),
+        gen: Mutex::new(gen),
+        gate: ClosedGate::of(s.load(), sched.started()),
         next_op: AtomicU64::new(0),
         ingesters_left: AtomicUsize::new(s.load().ingesters as usize),
         learned: (0..s.groups()).map(|_| OnceLock::new()).collect(),
@@ -280,6 +291,14 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
         .batch
         .max(1) as usize;
     'ops: while !plan.control.stopped() {
+        if let Some(wait) = shared
+            .gate
+            .as_ref()
+            .and_then(|g| g.wait(worker, plan.clock.now()))
+        {
+            plan.control.sleep_async(wait).await;
+            continue;
+        }
         // Up to `batch` ops per request (envelope APIs); one otherwise.
         let mut ops = Vec::with_capacity(batch);
         while ops.len() < batch {
@@ -478,10 +497,31 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
     let slot = shared.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(&plan.scenario, &plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve().interval;
+    let mut pace = ResolvePace::of(plan.scenario.load(), index, shared.started);
+    let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     while !plan.control.stopped() {
         let op = gen.next_op();
         // Group ids are the service's: resolve only groups it has named.
         let known = shared.learned[op.group as usize].get().cloned();
+        // A group not named yet takes no turn of the pace.
+        let intended = known
+            .as_ref()
+            .and(pace.as_mut())
+            .map(ResolvePace::next_intended);
+        if let Some(intended) = intended {
+            let now = plan.clock.now();
+            if intended > now {
+                if !plan
+                    .control
+                    .sleep_async(Duration::from_nanos(intended - now))
+                    .await
+                {
+                    break;
+                }
+            } else if now - intended > late_after {
+                slot.lock().expect("stats slot").late += 1;
+            }
+        }
         let Some(group_id) = known else {
             if matches!(shared.ids, GroupIdSource::Lookup) {
                 learn_by_lookup(shared, &op.project, &op.fingerprint, op.group).await;
@@ -502,7 +542,7 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
             fingerprint: op.fingerprint.clone(),
             group_id: group_id.clone(),
             attempt: None,
-            intended: None,
+            intended,
         };
         let answer = plan
             .control
@@ -523,8 +563,10 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
             // instead of spinning on it, as a real client would.
             plan.control.sleep_async(Duration::from_millis(20)).await;
         }
-        record(shared, slot, invoke, answer, None);
-        if !interval.is_zero() {
+        record(shared, slot, invoke, answer, intended);
+        if pace.is_some() {
+            tokio::task::yield_now().await;
+        } else if !interval.is_zero() {
             // However long the interval, a stop ends it.
             plan.control.sleep_async(interval).await;
         } else {

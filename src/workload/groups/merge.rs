@@ -30,7 +30,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use super::config::GroupsScenario;
+use super::config::{GroupsScenario, LoadModel};
 use super::export::read_export;
 use crate::exit_code::ExitCode;
 use crate::merge_parts::{MergeError, Merged, Part, ShardMerge};
@@ -55,13 +55,38 @@ impl ShardMerge for GroupsMerge {
 
     fn unshare(&self, s: &mut Scenario) {
         s.stop.events = 0;
-        s.load_mut().rate = 0.0;
+        let load = s.load_mut();
+        load.rate = 0.0;
+        if load.model == LoadModel::Open {
+            for stage in &mut load.stages {
+                stage.target = 0.0;
+            }
+            load.resolve_rate = load.resolve_rate.map(|_| 0.0);
+        }
     }
 
     fn whole(&self, parts: &[Part]) -> Scenario {
         let mut scenario = parts[0].scenario.clone();
         scenario.stop.events = parts.iter().map(|p| p.scenario.stop.events).sum();
         scenario.load_mut().rate = parts.iter().map(|p| p.scenario.load().rate).sum();
+        let open = scenario.load().model == LoadModel::Open;
+        let load = scenario.load_mut();
+        if open {
+            for (i, stage) in load.stages.iter_mut().enumerate() {
+                stage.target = parts
+                    .iter()
+                    .map(|p| p.scenario.load().stages[i].target)
+                    .sum();
+            }
+            if load.resolve_rate.is_some() {
+                load.resolve_rate = Some(
+                    parts
+                        .iter()
+                        .filter_map(|p| p.scenario.load().resolve_rate)
+                        .sum(),
+                );
+            }
+        }
         scenario
     }
 
@@ -111,6 +136,14 @@ impl ShardMerge for GroupsMerge {
         let mut resolved_scenario = s0.resolved_scenario.clone();
         resolved_scenario["stop"]["events"] = serde_json::json!(m.scenario.stop.events);
         resolved_scenario["load"]["rate"] = serde_json::json!(m.scenario.load().rate);
+        let load = m.scenario.load();
+        if !load.stages.is_empty() {
+            resolved_scenario["load"]["stages"] =
+                serde_json::to_value(&load.stages).unwrap_or_default();
+        }
+        if let Some(r) = load.resolve_rate {
+            resolved_scenario["load"]["resolve_rate"] = serde_json::json!(r);
+        }
         let shard_figures: Vec<GroupsFigures> = m
             .parts
             .iter()

@@ -18,6 +18,7 @@ pub mod human;
 pub mod id_bits;
 pub(crate) mod load;
 pub mod origin;
+pub mod pace;
 pub mod run;
 pub mod statements;
 

@@ -109,7 +109,8 @@ pub fn blocks_without_journal(s: &Scenario, variant: &GroupsVariant) -> Option<S
 
 /// Checks `--shard` and `--run-id` and turns the scenario into this
 /// shard's part of it: `stop.events` becomes its share (the shares sum to
-/// the total) and, in the open model, `load.rate` is divided by n; in the
+/// the total) and, in the open model, `load.rate`, the stages' targets and
+/// `load.resolve_rate` are divided by n; in the
 /// closed model each runner keeps the scenario's ingesters and resolvers
 /// (n runners, n times the workers). Returns the shards' shared namespace,
 /// or None when the run is not sharded. Errors (exit 2): those of
@@ -137,7 +138,15 @@ pub fn apply_shard(
         s.stop.events = share;
     }
     if s.load().model == LoadModel::Open {
-        s.load_mut().rate /= shard.count as f64;
+        let n = shard.count as f64;
+        let load = s.load_mut();
+        load.rate /= n;
+        for stage in &mut load.stages {
+            stage.target /= n;
+        }
+        if let Some(r) = &mut load.resolve_rate {
+            *r /= n;
+        }
     }
     Ok(Some(namespace_of(id)))
 }

@@ -206,6 +206,13 @@ impl WorkloadRun for GroupsRun {
         self.p.scenario.stop.events
     }
 
+    fn ingest_target(&self) -> Option<crate::scenario::stages::Curve> {
+        let load = self.p.scenario.load();
+        (load.model == crate::workload::groups::config::LoadModel::Open)
+            .then(|| load.curve())
+            .flatten()
+    }
+
     fn op_kinds(&self) -> &'static [OpKind] {
         &crate::workload::groups::figures::OP_KINDS
     }

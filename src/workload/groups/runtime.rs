@@ -24,6 +24,7 @@ use crate::stats::Stats;
 use crate::target::sqlite::client::{Journal, StepError};
 use crate::txn_backoff::TxnPolicy;
 use crate::workload::groups::generator::{IngestGenerator, ResolveGenerator};
+use crate::workload::groups::pace::{ClosedGate, ResolvePace};
 use crate::workload::groups::{ingest_result, resolve_result, IngestOp};
 use crate::workload::{Next, StepMachine, StepOutcome, Value};
 use rusqlite::Connection;
@@ -99,6 +100,8 @@ struct Shared<'a> {
     ingesters_left: AtomicUsize,
     /// When the load started (fault windows count from here), ns.
     started: u64,
+    /// Closed model with stages: the ingesters beyond the target wait.
+    gate: Option<ClosedGate>,
     ingest_steps: Vec<&'a str>,
     resolve_steps: Vec<&'a str>,
 }
@@ -136,14 +139,22 @@ pub fn run_load<'a>(
     resolve_conns: Vec<Connection>,
 ) -> LoadOutcome {
     let s = plan.scenario;
-    let sched = Scheduler::start(plan.clock, plan.control, &plan.live, s.stop.duration);
+    let sched = Scheduler::start(
+        plan.clock,
+        plan.control,
+        &plan.live,
+        crate::scenario::section::load_duration(s),
+    );
+    let mut gen = IngestGenerator::sharded(s, plan.namespace, plan.shard);
+    gen.set_origin(sched.started());
     let names = |p: &'a OpProgram| p.steps.iter().map(|s| s.name.as_str()).collect();
     let shared = Shared {
         plan,
-        gen: Mutex::new(IngestGenerator::sharded(s, plan.namespace, plan.shard)),
+        gen: Mutex::new(gen),
         next_op: AtomicU64::new(0),
         ingesters_left: AtomicUsize::new(ingest_conns.len()),
         started: sched.started(),
+        gate: ClosedGate::of(s.load(), sched.started()),
         ingest_steps: names(&plan.variant.ingest),
         resolve_steps: names(&plan.variant.resolve),
     };
@@ -182,18 +193,19 @@ pub fn next_ingest(gen: &Mutex<IngestGenerator>, live: &Live) -> Option<IngestOp
 
 /// Open model: ingest ops due before the stop (`load_ns` after the start)
 /// that never started. When the ingesters ran out of ops (`exhausted`),
-/// every op was started; otherwise op n was due at n / rate. Closed model: 0.
+/// every op was started; otherwise op n was due when the target curve's
+/// integral reached n (n / rate at a constant rate). Closed model: 0.
 pub fn missed_ops(s: &Scenario, total: &Stats, load_ns: u64, exhausted: bool) -> u64 {
-    match s.load().model {
-        LoadModel::Open if !exhausted => {
-            let due = (load_ns as f64 / 1e9 * s.load().rate) as u64;
+    match (s.load().model, s.load().curve()) {
+        (LoadModel::Open, Some(curve)) if !exhausted => {
+            let due = curve.due_by(load_ns as f64 / 1e9) as u64;
             let started = CompletionType::ALL
                 .iter()
                 .map(|&c| total.count(OpKind::Ingest, c))
                 .sum::<u64>();
             due.saturating_sub(started)
         }
-        LoadModel::Open | LoadModel::Closed => 0,
+        _ => 0,
     }
 }
 
@@ -214,6 +226,14 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
     let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
+        if let Some(wait) = shared
+            .gate
+            .as_ref()
+            .and_then(|g| g.wait(worker, plan.clock.now()))
+        {
+            plan.control.sleep(wait);
+            continue;
+        }
         let Some(mut op) = next_ingest(&shared.gen, &plan.live) else {
             break;
         };
@@ -277,9 +297,22 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let slot = plan.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(plan.scenario, plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve().interval;
+    let mut pace = ResolvePace::of(plan.scenario.load(), index, shared.started);
+    let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
         let op = gen.next_op();
+        let intended = pace.as_mut().map(ResolvePace::next_intended);
+        if let Some(intended) = intended {
+            let now = plan.clock.now();
+            if intended > now {
+                if !plan.control.sleep(Duration::from_nanos(intended - now)) {
+                    break;
+                }
+            } else if now - intended > late_after {
+                slot.lock().expect("stats slot").late += 1;
+            }
+        }
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
         let invoke = Invoke {
             delivery: None,
@@ -292,7 +325,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
             fingerprint: op.fingerprint.clone(),
             group_id: op.group_id.clone(),
             attempt: None,
-            intended: None,
+            intended,
         };
         let faults = shared.faults(op.key, false);
         let (kind, (start, end, result)) = drive(
@@ -307,11 +340,13 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
         slot.lock().expect("stats slot").record_op(
             OpKind::Resolve,
             kind,
-            end.saturating_sub(start),
+            end.saturating_sub(intended.unwrap_or(start)),
             &result,
         );
-        // However long the interval, a stop ends it.
-        plan.control.sleep(interval);
+        if pace.is_none() {
+            // However long the interval, a stop ends it.
+            plan.control.sleep(interval);
+        }
     }
 }
 

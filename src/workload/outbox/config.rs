@@ -199,6 +199,8 @@ static OUTBOX_SECTIONS: WorkloadSections = WorkloadSections {
     keys: |_, _| Ok(()),
     limits: check_queue,
     unset_note,
+    // The queue's size ends an outbox load.
+    run_length: |_| None,
     variants: VARIANTS,
     default_variant: Some("outbox-protocol"),
     invariants: &OUTBOX_INVARIANTS,
