@@ -238,15 +238,10 @@ fn ingester(shared: &Shared<'_>, worker: u32, conn: Connection) {
             break;
         };
         if let Some(intended) = op.intended_ns {
-            // Sleep until the op is due; a worker that is late measures from
-            // the intended start (wrk2's answer to coordinated omission).
-            let now = plan.clock.now();
-            if intended > now {
-                if !plan.control.sleep(Duration::from_nanos(intended - now)) {
-                    break;
-                }
-            } else if now - intended > late_after {
-                slot.lock().expect("stats slot").late += 1;
+            // A worker that is late measures from the intended start (wrk2's
+            // answer to coordinated omission).
+            if !await_intended(plan, slot, intended, late_after) {
+                break;
             }
         }
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
@@ -304,13 +299,8 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
         let op = gen.next_op();
         let intended = pace.as_mut().map(ResolvePace::next_intended);
         if let Some(intended) = intended {
-            let now = plan.clock.now();
-            if intended > now {
-                if !plan.control.sleep(Duration::from_nanos(intended - now)) {
-                    break;
-                }
-            } else if now - intended > late_after {
-                slot.lock().expect("stats slot").late += 1;
+            if !await_intended(plan, slot, intended, late_after) {
+                break;
             }
         }
         let id = shared.next_op.fetch_add(1, Ordering::Relaxed);
@@ -820,4 +810,23 @@ impl crate::workload::ran::LoadFigures for LoadOutcome {
     fn take_stats(&mut self) -> crate::stats::Stats {
         std::mem::take(&mut self.stats)
     }
+}
+
+/// Sleeps until an open-model op is due; an op started more than
+/// `late_after` behind its intended start counts as late. False when a
+/// stop came first.
+fn await_intended(
+    plan: &LoadPlan<'_>,
+    slot: &Mutex<Stats>,
+    intended: u64,
+    late_after: u64,
+) -> bool {
+    let now = plan.clock.now();
+    if intended > now {
+        return plan.control.sleep(Duration::from_nanos(intended - now));
+    }
+    if now - intended > late_after {
+        slot.lock().expect("stats slot").late += 1;
+    }
+    true
 }
