@@ -4,8 +4,9 @@
 Usage: specstorm history RUN_DIR | bench/stages-table.py RUN_DIR
 
 Reads the run's history (JSON lines on stdin) and its resolved scenario
-(RUN_DIR/summary.json). Seconds count from the load's start (op 0's
-intended start in the open model, else the first invoke). Per second:
+(RUN_DIR/summary.json). Seconds count from the load's start (in the
+open model, op 0's intended start less the time the stages take to make
+it due; else the first invoke). Per second:
 the target (the stages' mean over that second: ops/s in the open model,
 active ingesters in the closed one), the ingest ops intended to start in
 it (open model), those that started (invokes) and those that completed.
@@ -48,6 +49,15 @@ def due_by(segments, end, last, t):
     return total + (last * (t - end) if t > end else 0.0)
 
 
+def op0_due(segments):
+    """When op 0 is due, s into the load: where the target first rises
+    above 0 (the start of the first stage with ops in it)."""
+    for start, length, a, b in segments:
+        if (a + b) / 2.0 * length > 0:
+            return start
+    return 0.0
+
+
 def main():
     run_dir = sys.argv[1]
     with open(f"{run_dir}/summary.json") as f:
@@ -71,7 +81,12 @@ def main():
     if not invokes:
         sys.exit("no ingest ops in the history")
     origins = [i for _, i in invokes if i is not None]
-    origin = min(origins) if origins else min(t for t, _ in invokes)
+    # The load's start: op 0's intended start, less the time the curve
+    # takes to make op 0 due (stages may open with a target of 0).
+    if origins:
+        origin = min(origins) - round(op0_due(segments) * 1e9)
+    else:
+        origin = min(t for t, _ in invokes)
     for t, i in invokes:
         started[(t - origin) // 1_000_000_000] += 1
         if i is not None:

@@ -262,13 +262,20 @@ impl Control {
         self.wait_until(d, || self.stopped())
     }
 
-    /// Waits `d`, or less if the user interrupts (Ctrl-C, SIGTERM) during
-    /// it: for waits after the load, when the stop (and maybe an earlier
-    /// interrupt) is already set, such as serving the final metrics a
-    /// while. True when the whole of `d` passed.
-    pub fn wait_unless_interrupted(&self, d: Duration) -> bool {
-        let before = self.interrupts.load(Ordering::Acquire);
-        self.wait_until(d, || self.interrupts.load(Ordering::Acquire) != before)
+    /// How many interrupts have come so far: the mark
+    /// [`Control::wait_unless_interrupted`] counts from.
+    pub fn interrupts(&self) -> u64 {
+        self.interrupts.load(Ordering::Acquire)
+    }
+
+    /// Waits `d`, or less if the user interrupts (Ctrl-C, SIGTERM) after
+    /// `mark` (an earlier [`Control::interrupts`]): for waits after the
+    /// load, when the stop (and maybe an earlier interrupt) is already set,
+    /// such as serving the final metrics a while. The mark is taken before
+    /// the user can see that the wait is near, so an interrupt sent on
+    /// seeing it is never lost. True when the whole of `d` passed.
+    pub fn wait_unless_interrupted(&self, mark: u64, d: Duration) -> bool {
+        self.wait_until(d, || self.interrupts.load(Ordering::Acquire) != mark)
     }
 
     /// Waits `d` on the wake condition (every stop and interrupt notifies
@@ -371,23 +378,29 @@ impl Control {
 mod tests {
 
     #[test]
-    fn a_wait_after_the_stop_ends_at_the_interrupt_only() {
+    fn a_wait_after_the_stop_ends_at_an_interrupt_after_its_mark_only() {
         let c = std::sync::Arc::new(Control::default());
         c.request_stop();
         // The stop alone does not end it: a zero wait passes whole.
-        assert!(c.wait_unless_interrupted(Duration::ZERO));
+        assert!(c.wait_unless_interrupted(c.interrupts(), Duration::ZERO));
         c.interrupt();
-        // An interrupt before the wait does not end it; one during it
-        // does. Interrupts keep coming until the waiter is done, so that
-        // it ends however the threads are scheduled.
+        // An interrupt before the mark does not end it.
+        let mark = c.interrupts();
+        assert!(c.wait_unless_interrupted(mark, Duration::from_millis(1)));
+        // One after the mark does, even when it came before the wait began.
+        c.interrupt();
+        assert!(!c.wait_unless_interrupted(mark, Duration::from_secs(3600)));
+        // And one during the wait: interrupts keep coming until the waiter
+        // is done, so that it ends however the threads are scheduled.
         let c2 = c.clone();
-        let t = std::thread::spawn(move || c2.wait_unless_interrupted(Duration::from_secs(3600)));
+        let mark = c.interrupts();
+        let t =
+            std::thread::spawn(move || c2.wait_unless_interrupted(mark, Duration::from_secs(3600)));
         while !t.is_finished() {
             c.interrupt();
             std::thread::sleep(Duration::from_millis(1));
         }
         assert!(!t.join().unwrap());
-        assert!(c.wait_unless_interrupted(Duration::from_millis(1)));
     }
 
     use super::*;

@@ -183,9 +183,9 @@ fn execute(
         Some(l) => {
             let e = crate::metrics::Exporter::start(l, live.clone())
                 .map_err(|e| anyhow::anyhow!("--metrics-addr: {e}"))?;
-            if opts.watch != crate::run_options::Watch::Quiet {
-                let _ = writeln!(std::io::stderr(), "metrics: http://{}/metrics", e.addr());
-            }
+            // Also under -q: with port 0 this line is the only way to
+            // learn where the figures are.
+            let _ = writeln!(std::io::stderr(), "metrics: http://{}/metrics", e.addr());
             Some(e)
         }
         None => None,
@@ -303,6 +303,9 @@ fn execute(
         &summary.thresholds,
     );
     save_results(run_dir, &summary, &results, Some(&latency_log))?;
+    // Before the phase turns done: an interrupt sent on seeing it ends the
+    // metrics' linger, however soon it comes.
+    let linger_mark = control.interrupts();
     live.set_verdicts(Verdicts {
         invariants: results
             .iter()
@@ -345,7 +348,7 @@ fn execute(
                 humantime::format_duration(opts.metrics_linger)
             );
         }
-        e.finish(opts.metrics_linger, &control);
+        e.finish(opts.metrics_linger, &control, linger_mark);
     }
     Ok(summary)
 }

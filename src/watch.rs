@@ -131,8 +131,15 @@ pub fn line(s: &Snapshot, rates: &Rates) -> String {
     let mut out = format!("[{:>7.1}s]", s.elapsed_s);
     for (kind, c) in &s.ops {
         let p99 = s.latency.get(kind).map_or(0.0, |l| l.p99);
+        // The open model's ingest target now, beside what was achieved.
+        let target = match &s.info.ingest_target {
+            Some(curve) if kind == "ingest" => {
+                format!(" (target {:.0})", curve.target_at(s.elapsed_s))
+            }
+            _ => String::new(),
+        };
         out.push_str(&format!(
-            " {kind} {:.0} ops/s p99 {} ok {} fail {} info {} |",
+            " {kind} {:.0}{target} ops/s p99 {} ok {} fail {} info {} |",
             rates.latest(kind),
             crate::report::human::duration_us(p99),
             c.ok,

@@ -13,6 +13,7 @@ use crate::live::Live;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
 use axum::Router;
+use std::future::IntoFuture;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -64,11 +65,15 @@ impl Exporter {
                     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
                         return;
                     };
-                    let _ = axum::serve(listener, app)
-                        .with_graceful_shutdown(async {
-                            let _ = stopped.await;
-                        })
-                        .await;
+                    // Not a graceful shutdown: that waits for every open
+                    // connection, and one client that sent half a request
+                    // (or never reads) would keep the finished run alive.
+                    // Leaving the block drops the runtime, which cancels
+                    // the connections' tasks.
+                    tokio::select! {
+                        _ = axum::serve(listener, app).into_future() => {}
+                        _ = stopped => {}
+                    }
                 });
             })?;
         Ok(Exporter {
@@ -83,9 +88,11 @@ impl Exporter {
         self.addr
     }
 
-    /// Serves `linger` more (unless the user interrupts), then stops.
-    pub fn finish(self, linger: Duration, control: &Control) {
-        control.wait_unless_interrupted(linger);
+    /// Serves `linger` more (unless the user interrupts after `mark`, a
+    /// [`Control::interrupts`] taken before the final figures were
+    /// published), then stops.
+    pub fn finish(self, linger: Duration, control: &Control, mark: u64) {
+        control.wait_unless_interrupted(mark, linger);
         drop(self);
     }
 }

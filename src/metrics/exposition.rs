@@ -54,6 +54,7 @@ impl Collector for LiveCollector {
         info(&mut e, &snap)?;
         ops(&mut e, &snap)?;
         latency(&mut e, &self.0, &stats)?;
+        pace(&mut e, &snap, &stats)?;
         faults(&mut e, &snap)?;
         progress(&mut e, &snap)
     }
@@ -166,6 +167,30 @@ fn faults(e: &mut DescriptorEncoder, s: &Snapshot) -> Result<(), Error> {
         m.encode_family(&[("kind", kind.as_str())])?
             .encode_gauge(&on)?;
     }
+    Ok(())
+}
+
+/// The open model's pace: its ingest target now (`load.rate` or the
+/// stages' curve at the load's elapsed time), for a dashboard to draw
+/// beside the achieved rate, and the ops that started late.
+fn pace(e: &mut DescriptorEncoder, s: &Snapshot, stats: &Stats) -> Result<(), Error> {
+    let Some(curve) = &s.info.ingest_target else {
+        return Ok(());
+    };
+    e.encode_descriptor(
+        "specstorm_ingest_target_ops_per_second",
+        "Open model: the ingest rate the load aims at now (load.rate or [[load.stages]])",
+        None,
+        MetricType::Gauge,
+    )?
+    .encode_gauge(&curve.target_at(s.elapsed_s))?;
+    e.encode_descriptor(
+        "specstorm_late_ops",
+        "Open model: ops that started more than load.late_after past their intended start",
+        None,
+        MetricType::Counter,
+    )?
+    .encode_counter::<NoLabelSet, _, u64>(&stats.late, None)?;
     Ok(())
 }
 

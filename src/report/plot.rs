@@ -93,8 +93,8 @@ pub struct Faults {
     /// Per-op injections (crash, pause, proxy): kind -> second of the run
     /// (`t / 1 s`) -> injections in it.
     pub injections: BTreeMap<FaultKind, BTreeMap<u64, u64>>,
-    /// Open model: the load's start, s (the earliest intended start: op
-    /// 0's), where the target curve begins.
+    /// Open model: the earliest ingest's intended start, s (op 0's), by
+    /// which the target curve is placed.
     pub load_start_s: Option<f64>,
 }
 
@@ -132,7 +132,8 @@ pub fn read_faults(history: &Path) -> anyhow::Result<Faults> {
             }
             Entry::Invoke(i) => {
                 last_ns = last_ns.max(i.t);
-                if let Some(at) = i.intended {
+                // Ingests only: resolves have a pace of their own.
+                if let Some(at) = i.intended.filter(|_| i.f == OpKind::Ingest) {
                     let at = at as f64 / 1e9;
                     f.load_start_s = Some(f.load_start_s.map_or(at, |s| s.min(at)));
                 }

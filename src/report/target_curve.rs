@@ -13,11 +13,14 @@ use crate::scenario::stages::{Curve, Stage};
 use serde_json::Value;
 
 /// The open model's target as (s since the run's start, ops/s) points
-/// joined by straight lines, from the load's start (`load_start_s`) to
-/// `end_s`. None: no open-model target in `resolved_scenario`.
+/// joined by straight lines, from the load's start to `end_s`, placed by
+/// ingest op 0's intended start (`op0_start_s`): the load began as long
+/// before it as the curve takes to make op 0 due (0 s, unless the stages
+/// open with a target of 0). None: no open-model target in
+/// `resolved_scenario`.
 pub fn target_points(
     resolved_scenario: &Value,
-    load_start_s: f64,
+    op0_start_s: f64,
     end_s: f64,
 ) -> Option<Vec<(f64, f64)>> {
     let load = resolved_scenario.get("load")?;
@@ -35,6 +38,7 @@ pub fn target_points(
     } else {
         Curve::new(&stages)
     };
+    let load_start_s = op0_start_s - curve.intended_ns(0).unwrap_or(0) as f64 / 1e9;
     let mut points: Vec<(f64, f64)> = curve
         .points()
         .into_iter()
@@ -67,6 +71,26 @@ mod tests {
                 (20.5, 2000.0),
                 (30.5, 0.0),
                 (31.0, 0.0)
+            ])
+        );
+    }
+
+    #[test]
+    fn stages_that_open_at_0_begin_before_op_0() {
+        // Op 0 is due when the target first rises: 2 s into the load.
+        let s = json!({"load": {"model": "open", "rate": 0.0, "stages": [
+            {"duration": "2s", "target": 0.0},
+            {"duration": "0s", "target": 100.0},
+            {"duration": "1s", "target": 100.0}
+        ]}});
+        assert_eq!(
+            target_points(&s, 2.5, 4.0),
+            Some(vec![
+                (0.5, 0.0),
+                (2.5, 0.0),
+                (2.5, 100.0),
+                (3.5, 100.0),
+                (4.0, 100.0)
             ])
         );
     }

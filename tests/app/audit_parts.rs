@@ -32,8 +32,10 @@ fn same_in_parts(scenario: &str, sets: &[&str]) -> usize {
         args.extend(["--set", s]);
     }
     let o = run_into(scenario, &out, &args);
+    // Any judged run will do (4 too: a kill may leave a resolve
+    // undecided, depending on timing); what is compared is the record.
     assert!(
-        matches!(o.status.code(), Some(0 | 1)),
+        matches!(o.status.code(), Some(0 | 1 | 4)),
         "{scenario}: {}",
         String::from_utf8_lossy(&o.stdout)
     );

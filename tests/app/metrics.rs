@@ -10,7 +10,8 @@ use crate::common::{command, json, specstorm};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::Stdio;
+use std::process::{Child, Stdio};
+use std::thread::JoinHandle;
 
 /// `GET /metrics` on `addr` (HOST:PORT): the body.
 fn scrape(addr: &str) -> String {
@@ -72,25 +73,18 @@ fn scrape_until(
     panic!("the metrics never showed what was awaited");
 }
 
-#[test]
-fn a_scrape_mid_run_shows_the_counters_and_at_the_end_they_equal_the_summary() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+/// Spawns `specstorm ARGS --no-tui --metrics-addr 0 --metrics-linger
+/// LINGER` and reads the address it serves from stderr; stderr is then
+/// drained on a thread so the run never blocks on a full pipe.
+fn start(args: &[&str], linger: &str) -> (Child, String, JoinHandle<usize>) {
     let mut child = command()
+        .args(args)
         .args([
-            "run",
-            "scenarios/chaos-lock.toml",
             "--no-tui",
             "--metrics-addr",
             "0",
             "--metrics-linger",
-            "1h",
-            "--set",
-            "stop.events=0",
-            "--duration",
-            "1h",
-            "--out",
-            out.to_str().unwrap(),
+            linger,
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -106,8 +100,65 @@ fn a_scrape_mid_run_shows_the_counters_and_at_the_end_they_equal_the_summary() {
             break rest.trim_end_matches("/metrics").to_string();
         }
     };
-    // Keep reading stderr so the run never blocks on a full pipe.
     let drain = std::thread::spawn(move || lines.map_while(Result::ok).count());
+    (child, addr, drain)
+}
+
+#[test]
+fn an_open_model_run_shows_its_ingest_target_and_late_ops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    // The target ramps from 0 toward 50 ops/s over an hour: the interrupt
+    // ends the run, and any scrape after the start shows it above 0.
+    let (mut child, addr, drain) = start(
+        &[
+            "run",
+            "scenarios/smoke.toml",
+            "--set",
+            "load.model=\"open\"",
+            "--set",
+            "load.stages=[{ duration = \"1h\", target = 50 }]",
+            "--set",
+            "stop.events=0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "1h",
+    );
+    let target = "specstorm_ingest_target_ops_per_second";
+    let mid = scrape_until(&addr, |m| m.get(target).is_some_and(|&v| v > 0.0));
+    assert!(value(&mid, target) <= 50.0);
+    interrupt(child.id());
+    let end = scrape_until(&addr, |m| {
+        m.get("specstorm_phase{phase=\"done\"}") == Some(&1.0)
+    });
+    let s = json(&out.join("summary.json"));
+    assert_eq!(
+        value(&end, "specstorm_late_ops_total"),
+        s["open_model"]["late"].as_f64().unwrap()
+    );
+    interrupt(child.id());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    drain.join().unwrap();
+}
+
+#[test]
+fn a_scrape_mid_run_shows_the_counters_and_at_the_end_they_equal_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let (mut child, addr, drain) = start(
+        &[
+            "run",
+            "scenarios/chaos-lock.toml",
+            "--set",
+            "stop.events=0",
+            "--duration",
+            "1h",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "1h",
+    );
     let ingest_ok = "specstorm_ops_total{kind=\"ingest\",type=\"ok\"}";
 
     // Mid-run: the load phase, ops counted, a lock fault injected.
@@ -210,4 +261,32 @@ fn a_bad_or_busy_metrics_address_is_refused_before_anything_runs() {
         "5s",
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A client that sent half a request and never reads must not keep the
+/// run alive once its results are saved (a graceful shutdown would wait
+/// for it): the run ends on its own, with its own exit code.
+#[test]
+fn a_half_sent_scrape_does_not_keep_a_finished_run_alive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let (mut child, addr, drain) = start(
+        &[
+            "run",
+            "scenarios/smoke.toml",
+            "-q",
+            "--set",
+            "stop.events=200",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "0s",
+    );
+    let mut half = TcpStream::connect(&addr).unwrap();
+    write!(half, "GET /metrics HTTP/1.1\r\nHost: x\r\n").unwrap();
+    // The socket stays open (and unread) until the run has exited.
+    let code = child.wait().unwrap().code();
+    assert!(matches!(code, Some(0 | 4)), "{code:?}");
+    drop(half);
+    drain.join().unwrap();
 }

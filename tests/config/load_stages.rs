@@ -130,6 +130,15 @@ fn closed_stages_count_whole_ingesters() {
         10,
         "`load.stages[1].target` is a number of active ingesters",
     );
+    // No ingester ever active: nothing would run, as in the open model.
+    refused(
+        &format!(
+            "{closed}\n[[load.stages]]\nduration = \"1s\"\ntarget = 0\n\n\
+             [[load.stages]]\nduration = \"2s\"\ntarget = 0\n"
+        ),
+        4,
+        "every stage's target is 0: no op would ever start (the targets are active ingesters",
+    );
 }
 
 #[test]

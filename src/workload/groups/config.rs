@@ -726,23 +726,24 @@ fn check_keys(at: &dyn KeyPlace, s: &Scenario) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// Stages in the open model must start some op; in the closed model each
-/// target is a whole number of ingesters, at most `load.ingesters`.
+/// Stages must start some op; in the closed model each target is a whole
+/// number of ingesters, at most `load.ingesters`.
 fn check_stages(at: &dyn KeyPlace, load: &Load) -> Result<(), ScenarioError> {
     if load.stages.is_empty() {
         return Ok(());
     }
+    if load.stages.iter().all(|st| st.target == 0.0) {
+        let unit = match load.model {
+            LoadModel::Open => "ingest ops/s in the open model",
+            LoadModel::Closed => "active ingesters in the closed model",
+        };
+        return Err(at.error(
+            &["load", "stages"],
+            format!("every stage's target is 0: no op would ever start (the targets are {unit})"),
+        ));
+    }
     match load.model {
-        LoadModel::Open => {
-            if load.stages.iter().all(|st| st.target == 0.0) {
-                return Err(at.error(
-                    &["load", "stages"],
-                    "every stage's target is 0: no op would ever start (the targets are \
-                     ingest ops/s in the open model)"
-                        .into(),
-                ));
-            }
-        }
+        LoadModel::Open => {}
         LoadModel::Closed => {
             for (i, st) in load.stages.iter().enumerate() {
                 if st.target.fract() != 0.0 || st.target > f64::from(load.ingesters) {

@@ -159,7 +159,7 @@ async fn handler(shared: Arc<Shared>, worker: u32) {
         .part::<OutboxConfig>()
         .map_or(1, |c| c.deliveries);
     while !p.control.stopped() {
-        let taken = sh.queue.lock().expect("queue").take();
+        let taken = sh.queue.lock().expect("queue").take_counted(&p.live);
         let Some((key, attempt)) = taken else {
             // Nothing ready: attempts in flight may still bring some back.
             tokio::time::sleep(Duration::from_millis(1)).await;

@@ -58,6 +58,9 @@ pub struct Queue {
     in_flight: u64,
     /// Deliveries acked.
     pub acked: u64,
+    /// Messages some delivery of which was handed out: the outbox's fresh
+    /// events, for the live figures.
+    pub messages_started: u64,
     /// Attempts started on a delivery that had been handed out before.
     pub redelivered: u64,
     /// Deliveries given up, in the order they were.
@@ -94,6 +97,7 @@ impl Queue {
             max_attempts: cfg.max_attempts,
             in_flight: 0,
             acked: 0,
+            messages_started: 0,
             redelivered: 0,
             given_up: Vec::new(),
             total,
@@ -111,6 +115,15 @@ impl Queue {
         self.take_at(Instant::now())
     }
 
+    /// [`Queue::take`], and the messages started so far into `live`'s
+    /// count of fresh events.
+    pub fn take_counted(&mut self, live: &crate::live::Live) -> Option<(Key, u32)> {
+        let taken = self.take();
+        live.generated
+            .store(self.messages_started, std::sync::atomic::Ordering::Relaxed);
+        taken
+    }
+
     /// [`Queue::take`] at `now` (leases expire by it; tests pass their own).
     pub fn take_at(&mut self, now: Instant) -> Option<(Key, u32)> {
         self.expire_leases(now);
@@ -119,6 +132,13 @@ impl Queue {
             let i = self.slot(key);
             if self.leases.as_mut().is_some_and(|l| l.skip(i)) {
                 continue;
+            }
+            let first = i - i % self.deliveries as usize;
+            if self.attempts[first..first + self.deliveries as usize]
+                .iter()
+                .all(|&a| a == 0)
+            {
+                self.messages_started += 1;
             }
             self.attempts[i] += 1;
             self.in_flight += 1;
@@ -347,7 +367,7 @@ fn handler(shared: &Shared<'_>, worker: u32, conn: Connection) {
         .map_or(1, |c| c.deliveries);
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
-        let taken = shared.queue.lock().expect("queue").take();
+        let taken = shared.queue.lock().expect("queue").take_counted(&plan.live);
         let Some((key, attempt)) = taken else {
             // Nothing ready: failed attempts of others may still come back.
             std::thread::sleep(Duration::from_micros(500));
