@@ -103,6 +103,7 @@ pub fn judge(
     let Some(routed) = route(payloads, dir.path()).map_err(temp)? else {
         return Ok(None);
     };
+    dbgmem("routed");
     let complete = completeness(routed.footer.is_some())?;
     let mut router = Router::new(dir.path()).map_err(temp)?;
     let source = read_rows(
@@ -124,10 +125,12 @@ pub fn judge(
     let mut parts = Vec::new();
     let (mut ops, mut unfinished) = (0, 0);
     for range in ranges(&routed.ops, budget.part_ops) {
-        let Some(mut facts) = read_facts(&routed.buckets[range.clone()]).map_err(temp)? else {
+        let ingests = routed.ingests[range.clone()].iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let Some(mut facts) = read_facts(&routed.buckets[range.clone()], ingests).map_err(temp)? else {
             return Ok(None);
         };
         facts.completeness = complete;
+        dbgmem(&format!("facts {:?} events {}", range, facts.events.len()));
         ops += facts.ops;
         unfinished += facts.unfinished;
         let mut t = Tables {
@@ -149,7 +152,9 @@ pub fn judge(
         rows.sort_by_key(|(i, _)| *i);
         t.groups = rows.into_iter().map(|(_, g)| g).collect();
         tables(&mut t, routed.footer.as_ref(), routed.last_t);
+        dbgmem("tables");
         parts.push(judge_parts::judge(&facts, &t));
+        dbgmem("judged");
     }
     let Some(merged) = judge_parts::merge(parts, min) else {
         return Ok(None);
@@ -179,6 +184,9 @@ struct Routed {
     buckets: Vec<PathBuf>,
     /// Ops (invokes) per bucket.
     ops: Vec<u64>,
+    /// Per bucket, ingests with an event id and the bytes of those ids:
+    /// at most as many events, of at most as much text.
+    ingests: Vec<(u64, u64)>,
     /// Per id bucket: (event id, key bucket) of every ingest.
     ids: Vec<PathBuf>,
     header: Header,
@@ -229,6 +237,7 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         .map(|b| SpillWriter::create(dir.join(format!("ids-{b}"))))
         .collect::<io::Result<Vec<_>>>()?;
     let mut ops = vec![0u64; BUCKETS];
+    let mut ingests = vec![(0u64, 0u64); BUCKETS];
     let mut op_bucket = OpBuckets::default();
     let (mut header, mut footer, mut last_t) = (None, None, 0u64);
     let mut seq = 0u64;
@@ -249,7 +258,7 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             }) => {
                 last_t = last_t.max(t);
                 let key = (project, fingerprint);
-                let Some(b) = invoked(op, key, event_id, &mut op_bucket, &mut ops, &mut ids)?
+                let Some(b) = invoked(op, key, event_id, &mut op_bucket, (&mut ops, &mut ingests), &mut ids)?
                 else {
                     return Ok(None);
                 };
@@ -284,7 +293,7 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                     Entry::Invoke(i) => {
                         let key = (i.project.as_str(), i.fingerprint.as_str());
                         let id = i.event_id.as_deref();
-                        let Some(b) = invoked(i.op, key, id, &mut op_bucket, &mut ops, &mut ids)?
+                        let Some(b) = invoked(i.op, key, id, &mut op_bucket, (&mut ops, &mut ingests), &mut ids)?
                         else {
                             return Ok(None);
                         };
@@ -321,6 +330,7 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             .map(SpillWriter::finish)
             .collect::<io::Result<_>>()?,
         ops,
+        ingests,
         ids: ids
             .into_iter()
             .map(SpillWriter::finish)
@@ -338,7 +348,7 @@ fn invoked(
     (project, fingerprint): (&str, &str),
     event_id: Option<&str>,
     op_bucket: &mut OpBuckets,
-    ops: &mut [u64],
+    (ops, ingests): (&mut [u64], &mut [(u64, u64)]),
     ids: &mut [SpillWriter],
 ) -> io::Result<Option<u16>> {
     let b = key_bucket(project, fingerprint) as u16;
@@ -348,6 +358,8 @@ fn invoked(
     op_bucket.set(op, b);
     ops[b as usize] += 1;
     if let Some(id) = event_id {
+        let n = &mut ingests[b as usize];
+        *n = (n.0 + 1, n.1 + id.len() as u64);
         ids[id_bucket(id.as_bytes())].record(id.as_bytes(), u64::from(b))?;
     }
     Ok(Some(b))
@@ -460,7 +472,7 @@ fn ranges(ops: &[u64], part_ops: u64) -> Vec<std::ops::Range<usize>> {
 /// The facts of the buckets' entries, read back in history order (an
 /// entry written to every bucket taken once). Ok(None): the facts refuse
 /// an entry (the whole history's judge reports it).
-fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
+fn read_facts(buckets: &[PathBuf], (ids, bytes): (u64, u64)) -> io::Result<Option<Facts>> {
     let mut readers = buckets
         .iter()
         .map(|p| SpillReader::open(p))
@@ -470,6 +482,7 @@ fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
         .map(SpillReader::next_entry)
         .collect::<io::Result<Vec<_>>>()?;
     let mut facts = Facts::default();
+    facts.events.reserve(ids as usize, bytes as usize);
     while let Some(seq) = heads.iter().flatten().map(|(s, _)| *s).min() {
         let mut taken = None;
         for (r, head) in readers.iter_mut().zip(heads.iter_mut()) {
@@ -493,4 +506,13 @@ fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
     }
     facts.finish();
     Ok(Some(facts))
+}
+
+fn dbgmem(what: &str) {
+    if std::env::var_os("H21_MEM").is_none() {
+        return;
+    }
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let pick = |k: &str| s.lines().find(|l| l.starts_with(k)).unwrap_or("").split_whitespace().nth(1).unwrap_or("").to_string();
+    eprintln!("MEM {what}: rss {} hwm {}", pick("VmRSS"), pick("VmHWM"));
 }

@@ -411,8 +411,8 @@ struct Bounds {
 
 impl Bounds {
     fn new(evs: &[(&str, &EventFacts)], upper: bool) -> Self {
-        let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by).collect();
-        let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from).collect();
+        let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by()).collect();
+        let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from()).collect();
         counted_by.sort_unstable();
         count_from.sort_unstable();
         Bounds {
@@ -505,7 +505,7 @@ impl Bounds {
 fn certainly_counted(evs: &[(&str, &EventFacts)], before: u64, cap: u64) -> Vec<Evidence> {
     let mut counted: Vec<_> = evs
         .iter()
-        .filter_map(|(id, e)| e.counted_by.filter(|&t| t < before).map(|t| (t, *id, *e)))
+        .filter_map(|(id, e)| e.counted_by().filter(|&t| t < before).map(|t| (t, *id, *e)))
         .collect();
     counted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
     let skip = counted.len().saturating_sub(8);
@@ -539,7 +539,7 @@ fn counted_twice(
         .iter()
         .take(8)
         .map(|(id, e)| Evidence {
-            t: e.counted_by.unwrap_or(0).min(cap),
+            t: e.counted_by().unwrap_or(0).min(cap),
             op: e.counted_ops().first().copied(),
             what: format!(
                 "event {id}: {} attempts, counted by {} of them (ops {:?})",

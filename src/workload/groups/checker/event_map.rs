@@ -49,6 +49,19 @@ fn id_at<'a>(text: &'a str, ends: &[usize], i: usize) -> &'a str {
 }
 
 impl<T: Default> EventMap<T> {
+    /// Room for `ids` more ids of `text` bytes in all, taken at once: an
+    /// audit that knows its count beforehand then never copies a table
+    /// while it grows (a copy holds both, and leaves a hole behind).
+    pub fn reserve(&mut self, ids: usize, text: usize) {
+        self.text.reserve(text);
+        self.ends.reserve(ids);
+        self.facts.reserve(ids);
+        let EventMap {
+            text, ends, index, hasher, ..
+        } = self;
+        index.reserve(ids, |&j| hasher.hash_one(id_at(text, ends, j as usize)));
+    }
+
     /// Event ids held.
     pub fn len(&self) -> usize {
         self.facts.len()

@@ -519,7 +519,7 @@ fn stale_read(
     let found = first.into_iter().chain(latest).find_map(|m| {
         let m_end = m.span.end.unwrap_or(u64::MAX);
         idx.counting.iter().find_map(|s| {
-            let rd = s.read?;
+            let rd = *s.read.as_deref()?;
             (rd.start < m_end && s.end > m.span.start && s.end < pe).then_some((m, *s, rd))
         })
     });

@@ -122,13 +122,13 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
         .events
         .iter()
         .filter(|(id, e)| {
-            !e.done && !e.maybe && e.insert.is_some() && tables.event_ids.contains(id)
+            !e.done && !e.maybe && e.insert().is_some() && tables.event_ids.contains(id)
         })
         .collect();
     ids.sort_by_key(|(id, _)| *id);
     let mut total = 0;
     for (id, e) in ids {
-        let (op, cause) = e.insert.expect("filtered");
+        let (op, cause) = e.insert().expect("filtered");
         let cause = cause
             .map(|c| facts.causes[c as usize].clone())
             .unwrap_or_else(|| "unknown".into());
@@ -148,7 +148,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
             .iter()
             .filter(|(id, e)| {
                 !e.acked
-                    && e.tries.iter().any(|a| a.decided.is_some())
+                    && e.tries.iter().any(|a| a.decided().is_some())
                     && e.tries.iter().any(|a| a.indeterminate)
                     && !tables.event_ids.contains(id)
             })

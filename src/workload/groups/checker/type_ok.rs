@@ -157,7 +157,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         .iter()
         .filter(|(id, e)| {
             !cut && !e.acked
-                && e.tries.iter().any(|a| a.decided.is_some())
+                && e.tries.iter().any(|a| a.decided().is_some())
                 && !e.tries.iter().any(|a| a.indeterminate)
                 && !tables.event_ids.contains(id)
         })
@@ -168,7 +168,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         let ops: Vec<u64> = e
             .tries
             .iter()
-            .filter(|a| a.decided.is_some())
+            .filter(|a| a.decided().is_some())
             .map(|a| a.op)
             .collect();
         r.violation(Finding {
