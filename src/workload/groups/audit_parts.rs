@@ -125,12 +125,32 @@ pub fn judge(
     let mut parts = Vec::new();
     let (mut ops, mut unfinished) = (0, 0);
     for range in ranges(&routed.ops, budget.part_ops) {
-        let ingests = routed.ingests[range.clone()].iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let Some(mut facts) = read_facts(&routed.buckets[range.clone()], ingests).map_err(temp)? else {
+        let ingests = routed.ingests[range.clone()]
+            .iter()
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let Some(mut facts) = read_facts(&routed.buckets[range.clone()], ingests).map_err(temp)?
+        else {
             return Ok(None);
         };
         facts.completeness = complete;
-        dbgmem(&format!("facts {:?} events {}", range, facts.events.len()));
+        dbgmem(&format!(
+            "facts {:?} events {} sizes ef {} cs {} steps {} acked {} groups {}",
+            range,
+            facts.events.len(),
+            std::mem::size_of::<super::checker::facts::EventFacts>(),
+            std::mem::size_of::<super::checker::facts::CountingStep>(),
+            facts
+                .groups
+                .values()
+                .map(|g| g.counting_steps.capacity())
+                .sum::<usize>(),
+            facts
+                .groups
+                .values()
+                .map(|g| g.acked.capacity())
+                .sum::<usize>(),
+            facts.groups.len()
+        ));
         ops += facts.ops;
         unfinished += facts.unfinished;
         let mut t = Tables {
@@ -141,12 +161,18 @@ pub fn judge(
         for b in range {
             rows.append(&mut groups[b]);
             t.events_per_key.extend(std::mem::take(&mut per_key[b]));
+            // The part's events in the table, marked on their facts: every
+            // id here is one of the part's events (the join wrote only
+            // those), and the checkers ask only about the history's events.
             let mut r = SpillReader::open(&present[b]).map_err(temp)?;
             while let Some((id, _)) = r.next_record().map_err(temp)? {
-                match std::str::from_utf8(id) {
-                    Ok(id) => t.event_ids.insert(id),
-                    Err(_) => t.event_ids.insert(&String::from_utf8_lossy(id)),
+                let marked = match std::str::from_utf8(id) {
+                    Ok(id) => facts.mark_in_table(id),
+                    Err(_) => facts.mark_in_table(&String::from_utf8_lossy(id)),
                 };
+                if !marked {
+                    return Ok(None);
+                }
             }
         }
         rows.sort_by_key(|(i, _)| *i);
@@ -258,7 +284,14 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             }) => {
                 last_t = last_t.max(t);
                 let key = (project, fingerprint);
-                let Some(b) = invoked(op, key, event_id, &mut op_bucket, (&mut ops, &mut ingests), &mut ids)?
+                let Some(b) = invoked(
+                    op,
+                    key,
+                    event_id,
+                    &mut op_bucket,
+                    (&mut ops, &mut ingests),
+                    &mut ids,
+                )?
                 else {
                     return Ok(None);
                 };
@@ -293,7 +326,14 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                     Entry::Invoke(i) => {
                         let key = (i.project.as_str(), i.fingerprint.as_str());
                         let id = i.event_id.as_deref();
-                        let Some(b) = invoked(i.op, key, id, &mut op_bucket, (&mut ops, &mut ingests), &mut ids)?
+                        let Some(b) = invoked(
+                            i.op,
+                            key,
+                            id,
+                            &mut op_bucket,
+                            (&mut ops, &mut ingests),
+                            &mut ids,
+                        )?
                         else {
                             return Ok(None);
                         };
@@ -513,6 +553,14 @@ fn dbgmem(what: &str) {
         return;
     }
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let pick = |k: &str| s.lines().find(|l| l.starts_with(k)).unwrap_or("").split_whitespace().nth(1).unwrap_or("").to_string();
+    let pick = |k: &str| {
+        s.lines()
+            .find(|l| l.starts_with(k))
+            .unwrap_or("")
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or("")
+            .to_string()
+    };
     eprintln!("MEM {what}: rss {} hwm {}", pick("VmRSS"), pick("VmHWM"));
 }

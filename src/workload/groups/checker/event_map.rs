@@ -57,7 +57,11 @@ impl<T: Default> EventMap<T> {
         self.ends.reserve(ids);
         self.facts.reserve(ids);
         let EventMap {
-            text, ends, index, hasher, ..
+            text,
+            ends,
+            index,
+            hasher,
+            ..
         } = self;
         index.reserve(ids, |&j| hasher.hash_one(id_at(text, ends, j as usize)));
     }

@@ -230,6 +230,10 @@ pub struct EventFacts {
     count_from: u64,
     /// Every attempt, briefly.
     pub tries: Attempts,
+    /// Its row is in the final `error_events` (set by a judge that joined
+    /// the table's ids with the history's itself: [`Facts::mark_in_table`];
+    /// else the tables' id set says).
+    in_table: bool,
 }
 
 impl Default for EventFacts {
@@ -246,6 +250,7 @@ impl Default for EventFacts {
             counted_by: NONE,
             count_from: NONE,
             tries: Attempts::default(),
+            in_table: false,
         }
     }
 }
@@ -274,6 +279,12 @@ impl EventFacts {
     /// its invoke).
     pub fn count_from(&self) -> Option<u64> {
         unpack(self.count_from)
+    }
+
+    /// Whether event `id` (these facts') has a row in the final
+    /// `error_events`.
+    pub fn in_table(&self, id: &str, tables: &super::Tables) -> bool {
+        self.in_table || tables.event_ids.contains(id)
     }
 
     /// Maybe in the sense of `docs/groups.md`: not Done, but possibly counted.
@@ -824,6 +835,20 @@ impl Facts {
             }
         }
         m
+    }
+
+    /// Records that event `id` has a row in the final `error_events`, for
+    /// a judge that joined the table's ids with the history's itself and
+    /// holds no id set of the table (the rows of a long run's events are
+    /// millions). False: the history has no such event.
+    pub fn mark_in_table(&mut self, id: &str) -> bool {
+        match self.events.get_mut(id) {
+            Some(e) => {
+                e.in_table = true;
+                true
+            }
+            None => false,
+        }
     }
 
     /// The name of ingest step `idx` (from the header), or `step idx`.
