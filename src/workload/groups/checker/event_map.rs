@@ -119,6 +119,12 @@ impl<T: Default> EventMap<T> {
         &mut self.facts[i]
     }
 
+    /// The id and facts of the `i`th id first added (the `i`th of
+    /// [`EventMap::iter`]): a list of events held as indexes (4 bytes).
+    pub fn at(&self, i: usize) -> (&str, &T) {
+        (id_at(&self.text, &self.ends, i), &self.facts[i])
+    }
+
     /// Every (id, facts).
     pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
         self.facts
