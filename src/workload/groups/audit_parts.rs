@@ -14,7 +14,10 @@
 //! tables are read once: group rows and the rows per key go to their
 //! key's bucket, event ids to the file of their id's hash; each id file
 //! is then joined with its history ids, giving per bucket the event ids
-//! of its events that are in the table (what the checkers look up).
+//! of its events that are in the table, which are marked on the part's
+//! facts (what the checkers look up), so no id set of the table is held.
+//! A part's event map is sized beforehand from pass 1's count of its
+//! ingests, so it never grows by copying.
 //! Buckets are judged in parts of consecutive buckets holding at most
 //! [`Budget::part_ops`] ops (a bucket above it is a part alone).
 //!
@@ -103,7 +106,6 @@ pub fn judge(
     let Some(routed) = route(payloads, dir.path()).map_err(temp)? else {
         return Ok(None);
     };
-    dbgmem("routed");
     let complete = completeness(routed.footer.is_some())?;
     let mut router = Router::new(dir.path()).map_err(temp)?;
     let source = read_rows(
@@ -133,24 +135,6 @@ pub fn judge(
             return Ok(None);
         };
         facts.completeness = complete;
-        dbgmem(&format!(
-            "facts {:?} events {} sizes ef {} cs {} steps {} acked {} groups {}",
-            range,
-            facts.events.len(),
-            std::mem::size_of::<super::checker::facts::EventFacts>(),
-            std::mem::size_of::<super::checker::facts::CountingStep>(),
-            facts
-                .groups
-                .values()
-                .map(|g| g.counting_steps.capacity())
-                .sum::<usize>(),
-            facts
-                .groups
-                .values()
-                .map(|g| g.acked.capacity())
-                .sum::<usize>(),
-            facts.groups.len()
-        ));
         ops += facts.ops;
         unfinished += facts.unfinished;
         let mut t = Tables {
@@ -178,9 +162,7 @@ pub fn judge(
         rows.sort_by_key(|(i, _)| *i);
         t.groups = rows.into_iter().map(|(_, g)| g).collect();
         tables(&mut t, routed.footer.as_ref(), routed.last_t);
-        dbgmem("tables");
         parts.push(judge_parts::judge(&facts, &t));
-        dbgmem("judged");
     }
     let Some(merged) = judge_parts::merge(parts, min) else {
         return Ok(None);
@@ -546,21 +528,4 @@ fn read_facts(buckets: &[PathBuf], (ids, bytes): (u64, u64)) -> io::Result<Optio
     }
     facts.finish();
     Ok(Some(facts))
-}
-
-fn dbgmem(what: &str) {
-    if std::env::var_os("H21_MEM").is_none() {
-        return;
-    }
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let pick = |k: &str| {
-        s.lines()
-            .find(|l| l.starts_with(k))
-            .unwrap_or("")
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or("")
-            .to_string()
-    };
-    eprintln!("MEM {what}: rss {} hwm {}", pick("VmRSS"), pick("VmHWM"));
 }

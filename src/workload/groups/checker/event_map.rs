@@ -195,4 +195,20 @@ mod tests {
         assert_eq!(order, ids.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(m.len(), ids.len());
     }
+
+    #[test]
+    fn a_reserved_map_finds_every_id_and_at_gives_the_nth_first_seen() {
+        let mut m = EventMap::<u64>::default();
+        *m.or_default("before") = 7;
+        m.reserve(1000, 1000 * 8);
+        for i in 0..1000u64 {
+            *m.or_default(&format!("id-{i}")) = i;
+        }
+        assert_eq!(m.len(), 1001);
+        assert_eq!(m.at(0), ("before", &7));
+        for i in 0..1000u64 {
+            assert_eq!(m.at(i as usize + 1), (format!("id-{i}").as_str(), &i));
+            assert_eq!(m.get(&format!("id-{i}")), Some(&i));
+        }
+    }
 }

@@ -1317,3 +1317,34 @@ fn stop_cause(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_instants_read_back_as_options_and_a_marked_event_is_in_the_table() {
+        let mut f = Facts::default();
+        let e = f.events.or_default("e1");
+        assert_eq!(
+            (e.insert(), e.counted_by(), e.count_from()),
+            (None, None, None)
+        );
+        e.note_counted_by(9);
+        e.note_counted_by(4);
+        e.note_count_from(3);
+        e.set_insert(17, None);
+        assert_eq!((e.counted_by(), e.count_from()), (Some(4), Some(3)));
+        assert_eq!(e.insert(), Some((17, None)));
+        e.set_insert(18, Some(2));
+        assert_eq!(e.insert(), Some((18, Some(2))));
+        let tables = super::super::Tables::default();
+        assert!(!f.events["e1"].in_table("e1", &tables));
+        assert!(f.mark_in_table("e1"));
+        assert!(!f.mark_in_table("e2"));
+        assert!(f.events["e1"].in_table("e1", &tables));
+        // The tables' own id set still answers for an unmarked event.
+        let tables = super::super::Tables::from_rows(&[("e3", "p", "f")], vec![], 0);
+        assert!(f.events.or_default("e3").in_table("e3", &tables));
+    }
+}
