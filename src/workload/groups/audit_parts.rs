@@ -14,7 +14,10 @@
 //! tables are read once: group rows and the rows per key go to their
 //! key's bucket, event ids to the file of their id's hash; each id file
 //! is then joined with its history ids, giving per bucket the event ids
-//! of its events that are in the table (what the checkers look up).
+//! of its events that are in the table, which are marked on the part's
+//! facts (what the checkers look up), so no id set of the table is held.
+//! A part's event map is sized beforehand from pass 1's count of its
+//! ingests, so it never grows by copying.
 //! Buckets are judged in parts of consecutive buckets holding at most
 //! [`Budget::part_ops`] ops (a bucket above it is a part alone).
 //!
@@ -124,7 +127,11 @@ pub fn judge(
     let mut parts = Vec::new();
     let (mut ops, mut unfinished) = (0, 0);
     for range in ranges(&routed.ops, budget.part_ops) {
-        let Some(mut facts) = read_facts(&routed.buckets[range.clone()]).map_err(temp)? else {
+        let ingests = routed.ingests[range.clone()]
+            .iter()
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let Some(mut facts) = read_facts(&routed.buckets[range.clone()], ingests).map_err(temp)?
+        else {
             return Ok(None);
         };
         facts.completeness = complete;
@@ -138,12 +145,18 @@ pub fn judge(
         for b in range {
             rows.append(&mut groups[b]);
             t.events_per_key.extend(std::mem::take(&mut per_key[b]));
+            // The part's events in the table, marked on their facts: every
+            // id here is one of the part's events (the join wrote only
+            // those), and the checkers ask only about the history's events.
             let mut r = SpillReader::open(&present[b]).map_err(temp)?;
             while let Some((id, _)) = r.next_record().map_err(temp)? {
-                match std::str::from_utf8(id) {
-                    Ok(id) => t.event_ids.insert(id),
-                    Err(_) => t.event_ids.insert(&String::from_utf8_lossy(id)),
+                let marked = match std::str::from_utf8(id) {
+                    Ok(id) => facts.mark_in_table(id),
+                    Err(_) => facts.mark_in_table(&String::from_utf8_lossy(id)),
                 };
+                if !marked {
+                    return Ok(None);
+                }
             }
         }
         rows.sort_by_key(|(i, _)| *i);
@@ -179,6 +192,9 @@ struct Routed {
     buckets: Vec<PathBuf>,
     /// Ops (invokes) per bucket.
     ops: Vec<u64>,
+    /// Per bucket, ingests with an event id and the bytes of those ids:
+    /// at most as many events, of at most as much text.
+    ingests: Vec<(u64, u64)>,
     /// Per id bucket: (event id, key bucket) of every ingest.
     ids: Vec<PathBuf>,
     header: Header,
@@ -229,6 +245,7 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         .map(|b| SpillWriter::create(dir.join(format!("ids-{b}"))))
         .collect::<io::Result<Vec<_>>>()?;
     let mut ops = vec![0u64; BUCKETS];
+    let mut ingests = vec![(0u64, 0u64); BUCKETS];
     let mut op_bucket = OpBuckets::default();
     let (mut header, mut footer, mut last_t) = (None, None, 0u64);
     let mut seq = 0u64;
@@ -249,7 +266,14 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             }) => {
                 last_t = last_t.max(t);
                 let key = (project, fingerprint);
-                let Some(b) = invoked(op, key, event_id, &mut op_bucket, &mut ops, &mut ids)?
+                let Some(b) = invoked(
+                    op,
+                    key,
+                    event_id,
+                    &mut op_bucket,
+                    (&mut ops, &mut ingests),
+                    &mut ids,
+                )?
                 else {
                     return Ok(None);
                 };
@@ -284,7 +308,14 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                     Entry::Invoke(i) => {
                         let key = (i.project.as_str(), i.fingerprint.as_str());
                         let id = i.event_id.as_deref();
-                        let Some(b) = invoked(i.op, key, id, &mut op_bucket, &mut ops, &mut ids)?
+                        let Some(b) = invoked(
+                            i.op,
+                            key,
+                            id,
+                            &mut op_bucket,
+                            (&mut ops, &mut ingests),
+                            &mut ids,
+                        )?
                         else {
                             return Ok(None);
                         };
@@ -321,6 +352,7 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             .map(SpillWriter::finish)
             .collect::<io::Result<_>>()?,
         ops,
+        ingests,
         ids: ids
             .into_iter()
             .map(SpillWriter::finish)
@@ -338,7 +370,7 @@ fn invoked(
     (project, fingerprint): (&str, &str),
     event_id: Option<&str>,
     op_bucket: &mut OpBuckets,
-    ops: &mut [u64],
+    (ops, ingests): (&mut [u64], &mut [(u64, u64)]),
     ids: &mut [SpillWriter],
 ) -> io::Result<Option<u16>> {
     let b = key_bucket(project, fingerprint) as u16;
@@ -348,6 +380,8 @@ fn invoked(
     op_bucket.set(op, b);
     ops[b as usize] += 1;
     if let Some(id) = event_id {
+        let n = &mut ingests[b as usize];
+        *n = (n.0 + 1, n.1 + id.len() as u64);
         ids[id_bucket(id.as_bytes())].record(id.as_bytes(), u64::from(b))?;
     }
     Ok(Some(b))
@@ -460,7 +494,7 @@ fn ranges(ops: &[u64], part_ops: u64) -> Vec<std::ops::Range<usize>> {
 /// The facts of the buckets' entries, read back in history order (an
 /// entry written to every bucket taken once). Ok(None): the facts refuse
 /// an entry (the whole history's judge reports it).
-fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
+fn read_facts(buckets: &[PathBuf], (ids, bytes): (u64, u64)) -> io::Result<Option<Facts>> {
     let mut readers = buckets
         .iter()
         .map(|p| SpillReader::open(p))
@@ -470,6 +504,7 @@ fn read_facts(buckets: &[PathBuf]) -> io::Result<Option<Facts>> {
         .map(SpillReader::next_entry)
         .collect::<io::Result<Vec<_>>>()?;
     let mut facts = Facts::default();
+    facts.events.reserve(ids as usize, bytes as usize);
     while let Some(seq) = heads.iter().flatten().map(|(s, _)| *s).min() {
         let mut taken = None;
         for (r, head) in readers.iter_mut().zip(heads.iter_mut()) {

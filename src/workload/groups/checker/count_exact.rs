@@ -81,7 +81,21 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 pub const NAME: &str = "CountExact";
 
 /// |Done|, |Maybe| and the events behind them, for one (project, fingerprint).
-type KeyCounts<'a> = (u64, u64, Vec<(&'a str, &'a EventFacts)>);
+type KeyCounts = (u64, u64, Vec<u32>);
+
+/// Events of one key, as indexes into the facts' events: a key of a long
+/// run holds millions, so 4 bytes each instead of an id and a reference.
+#[derive(Clone, Copy)]
+struct Evs<'a> {
+    map: &'a super::event_map::EventMap<EventFacts>,
+    idx: &'a [u32],
+}
+
+impl<'a> Evs<'a> {
+    fn iter(self) -> impl Iterator<Item = (&'a str, &'a EventFacts)> {
+        self.idx.iter().map(move |&i| self.map.at(i as usize))
+    }
+}
 
 /// The verdict, and the (project, fingerprint) keys where the count could
 /// not be shown right (violated or unjudgeable): NoMissedRegression's
@@ -118,8 +132,8 @@ pub fn check_keys(
     let mut r = CheckResult::new(NAME);
     let mut failed = HashSet::new();
     // (done, maybe, events) per key.
-    let mut per_key: HashMap<u32, KeyCounts<'_>> = HashMap::new();
-    for (id, e) in &facts.events {
+    let mut per_key: HashMap<u32, KeyCounts> = HashMap::new();
+    for (i, e) in facts.events.values().enumerate() {
         let k = per_key.entry(e.key).or_default();
         if e.done {
             k.0 += 1;
@@ -127,7 +141,7 @@ pub fn check_keys(
             k.1 += 1;
         }
         if e.done || e.maybe {
-            k.2.push((id, e));
+            k.2.push(u32::try_from(i).expect("fewer than 2^32 event ids"));
         }
     }
     let cut = facts.completeness.is_cut();
@@ -147,6 +161,10 @@ pub fn check_keys(
         }
         let empty = (0, 0, Vec::new());
         let (done, maybe, evs) = ki.and_then(|k| per_key.get(&k)).unwrap_or(&empty);
+        let evs = Evs {
+            map: &facts.events,
+            idx: evs,
+        };
         let n_rows = tables.events_per_key.get(&key).copied().unwrap_or(0);
         let ids: Vec<String> = rows.iter().map(|g| g.id_text()).collect();
         let group = GroupRef {
@@ -327,7 +345,10 @@ pub fn check_keys(
     }
     for ((project, fingerprint), (k, done)) in orphans {
         failed.insert((project.clone(), fingerprint.clone()));
-        let evs = &per_key[&k].2;
+        let evs = Evs {
+            map: &facts.events,
+            idx: &per_key[&k].2,
+        };
         let mut evidence = certainly_counted(evs, u64::MAX, snapshot);
         evidence.push(Evidence {
             t: snapshot,
@@ -410,9 +431,9 @@ struct Bounds {
 }
 
 impl Bounds {
-    fn new(evs: &[(&str, &EventFacts)], upper: bool) -> Self {
-        let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by).collect();
-        let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from).collect();
+    fn new(evs: Evs<'_>, upper: bool) -> Self {
+        let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by()).collect();
+        let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from()).collect();
         counted_by.sort_unstable();
         count_from.sort_unstable();
         Bounds {
@@ -423,13 +444,7 @@ impl Bounds {
     }
 
     /// A violation, if the probe read a count outside its bounds.
-    fn judge(
-        &self,
-        p: &Probe,
-        status: &str,
-        evs: &[(&str, &EventFacts)],
-        group: &GroupRef,
-    ) -> Option<Finding> {
+    fn judge(&self, p: &Probe, status: &str, evs: Evs<'_>, group: &GroupRef) -> Option<Finding> {
         let (ps, pe) = (p.span.start, p.span.end.unwrap_or(u64::MAX));
         let lower = self.counted_by.partition_point(|&t| t < ps) as i64;
         let upper = self.count_from.partition_point(|&t| t <= pe) as i64;
@@ -502,10 +517,10 @@ impl Bounds {
 /// Evidence: the last few events certainly counted before `before`, with
 /// the instant each was counted by (capped at `cap`, the instant the
 /// violation is visible).
-fn certainly_counted(evs: &[(&str, &EventFacts)], before: u64, cap: u64) -> Vec<Evidence> {
+fn certainly_counted(evs: Evs<'_>, before: u64, cap: u64) -> Vec<Evidence> {
     let mut counted: Vec<_> = evs
         .iter()
-        .filter_map(|(id, e)| e.counted_by.filter(|&t| t < before).map(|t| (t, *id, *e)))
+        .filter_map(|(id, e)| e.counted_by().filter(|&t| t < before).map(|t| (t, id, e)))
         .collect();
     counted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
     let skip = counted.len().saturating_sub(8);
@@ -526,10 +541,7 @@ fn certainly_counted(evs: &[(&str, &EventFacts)], before: u64, cap: u64) -> Vec<
 /// The event counted by the most attempts, if more than one, and evidence:
 /// events counted more than once (else none), with the instant each was
 /// first counted by (capped at `cap`).
-fn counted_twice(
-    evs: &[(&str, &EventFacts)],
-    cap: u64,
-) -> (Option<(String, u32, Vec<u64>)>, Vec<Evidence>) {
+fn counted_twice(evs: Evs<'_>, cap: u64) -> (Option<(String, u32, Vec<u64>)>, Vec<Evidence>) {
     let mut twice: Vec<_> = evs.iter().filter(|(_, e)| e.counted > 1).collect();
     twice.sort_by(|a, b| b.1.counted.cmp(&a.1.counted).then(a.0.cmp(b.0)));
     let top = twice
@@ -539,7 +551,7 @@ fn counted_twice(
         .iter()
         .take(8)
         .map(|(id, e)| Evidence {
-            t: e.counted_by.unwrap_or(0).min(cap),
+            t: e.counted_by().unwrap_or(0).min(cap),
             op: e.counted_ops().first().copied(),
             what: format!(
                 "event {id}: {} attempts, counted by {} of them (ops {:?})",

@@ -49,6 +49,23 @@ fn id_at<'a>(text: &'a str, ends: &[usize], i: usize) -> &'a str {
 }
 
 impl<T: Default> EventMap<T> {
+    /// Room for `ids` more ids of `text` bytes in all, taken at once: an
+    /// audit that knows its count beforehand then never copies a table
+    /// while it grows (a copy holds both, and leaves a hole behind).
+    pub fn reserve(&mut self, ids: usize, text: usize) {
+        self.text.reserve(text);
+        self.ends.reserve(ids);
+        self.facts.reserve(ids);
+        let EventMap {
+            text,
+            ends,
+            index,
+            hasher,
+            ..
+        } = self;
+        index.reserve(ids, |&j| hasher.hash_one(id_at(text, ends, j as usize)));
+    }
+
     /// Event ids held.
     pub fn len(&self) -> usize {
         self.facts.len()
@@ -100,6 +117,12 @@ impl<T: Default> EventMap<T> {
             }
         };
         &mut self.facts[i]
+    }
+
+    /// The id and facts of the `i`th id first added (the `i`th of
+    /// [`EventMap::iter`]): a list of events held as indexes (4 bytes).
+    pub fn at(&self, i: usize) -> (&str, &T) {
+        (id_at(&self.text, &self.ends, i), &self.facts[i])
     }
 
     /// Every (id, facts).
@@ -171,5 +194,21 @@ mod tests {
         let order: Vec<&str> = m.iter().map(|(id, _)| id).collect();
         assert_eq!(order, ids.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(m.len(), ids.len());
+    }
+
+    #[test]
+    fn a_reserved_map_finds_every_id_and_at_gives_the_nth_first_seen() {
+        let mut m = EventMap::<u64>::default();
+        *m.or_default("before") = 7;
+        m.reserve(1000, 1000 * 8);
+        for i in 0..1000u64 {
+            *m.or_default(&format!("id-{i}")) = i;
+        }
+        assert_eq!(m.len(), 1001);
+        assert_eq!(m.at(0), ("before", &7));
+        for i in 0..1000u64 {
+            assert_eq!(m.at(i as usize + 1), (format!("id-{i}").as_str(), &i));
+            assert_eq!(m.get(&format!("id-{i}")), Some(&i));
+        }
     }
 }

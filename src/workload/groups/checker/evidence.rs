@@ -171,12 +171,12 @@ pub fn gather(facts: &Facts, tables: &Tables) -> EvidenceReport {
         })
         .collect();
     for g in facts.groups.values() {
-        // The intervals that certainly hold a counting step of the group.
-        let counted: Vec<(u64, u64)> = if facts.step_log {
-            g.counting_steps.iter().map(|s| (s.start, s.end)).collect()
-        } else {
-            g.acked.clone()
-        };
+        // The intervals that certainly hold a counting step of the group,
+        // walked again where needed rather than copied: a hot group of a
+        // long run has millions.
+        let steps = g.counting_steps.iter().filter(|_| facts.step_log);
+        let acked = g.acked.iter().filter(|_| !facts.step_log);
+        let counted = steps.map(|s| (s.start, s.end)).chain(acked.copied());
         let first_resolve = g.resolves.iter().map(|r| r.span.start).min();
         let final_probe = g
             .key
@@ -188,22 +188,25 @@ pub fn gather(facts: &Facts, tables: &Tables) -> EvidenceReport {
             .map(|p| p.span.end.unwrap_or(u64::MAX))
             .chain(final_probe)
             .max();
-        let mut nmr = Vec::new();
-        if let (Some(rs), Some(pe)) = (first_resolve, last_probe) {
-            nmr.extend(counted.iter().filter(|s| s.1 > rs && s.0 < pe).copied());
-        }
-        total.no_missed_regression += nmr.len() as u64;
+        let window = first_resolve.zip(last_probe);
+        let nmr = counted
+            .clone()
+            .filter(move |s| window.is_some_and(|(rs, pe)| s.1 > rs && s.0 < pe));
+        total.no_missed_regression += nmr.clone().count() as u64;
         if faults.is_empty() {
             continue;
         }
-        let earliest = counted.iter().copied().min();
+        let earliest = counted.clone().min();
         for (w, c) in faults.iter().zip(during.iter_mut()) {
-            let n = |spans: &[(u64, u64)]| spans.iter().filter(|s| w.overlaps(**s)).count() as u64;
-            c.count_exact += n(&counted);
-            c.one_group += n(&counted) - u64::from(earliest.is_some_and(|s| w.overlaps(s)));
-            c.no_missed_regression += n(&nmr);
+            let n = |spans: &mut dyn Iterator<Item = (u64, u64)>| {
+                spans.filter(|s| w.overlaps(*s)).count() as u64
+            };
+            let in_w = n(&mut counted.clone());
+            c.count_exact += in_w;
+            c.one_group += in_w - u64::from(earliest.is_some_and(|s| w.overlaps(s)));
+            c.no_missed_regression += n(&mut nmr.clone());
             if !tables.events_pruned {
-                c.type_ok += n(&g.acked);
+                c.type_ok += n(&mut g.acked.iter().copied());
             }
         }
     }

@@ -130,9 +130,9 @@ pub struct Attempt {
     /// in-process the start of its first step that changed (or may have
     /// changed) a row, its invoke if none did; remote its invoke.
     pub start: u64,
-    /// A duplicate answer: the end of its deciding point (in-process the
-    /// end of its stop step, remote its completion). None: no duplicate answer.
-    pub decided: Option<u64>,
+    /// A duplicate answer: the end of its deciding point ([`NONE`]: no
+    /// duplicate answer; see [`Attempt::decided`]).
+    decided: u64,
     /// In-process duplicate answer: index of its stop step (`u32::MAX`: none).
     stop: u32,
     /// What it may have done to the row.
@@ -146,7 +146,22 @@ pub struct Attempt {
     pub indeterminate: bool,
 }
 
+/// "None" of a packed `Option<u64>`: an instant no history reaches. The
+/// facts of an audit are held per event of the run, so every optional
+/// instant is one word, not two.
+const NONE: u64 = u64::MAX;
+
+fn unpack(v: u64) -> Option<u64> {
+    (v != NONE).then_some(v)
+}
+
 impl Attempt {
+    /// A duplicate answer: the end of its deciding point (in-process the
+    /// end of its stop step, remote its completion). None: no duplicate answer.
+    pub fn decided(&self) -> Option<u64> {
+        unpack(self.decided)
+    }
+
     /// In-process duplicate answer: the index of its stop step.
     pub fn stop_step(&self) -> Option<u32> {
         (self.stop != u32::MAX).then_some(self.stop)
@@ -190,7 +205,7 @@ impl Attempts {
 
 /// Per event id (all attempts together), as `docs/groups.md` ("Done, Maybe,
 /// A(G)") defines them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct EventFacts {
     /// Index into [`Facts::keys`]: the event's (project, fingerprint).
     pub key: u32,
@@ -205,21 +220,73 @@ pub struct EventFacts {
     pub counted: u32,
     /// Attempts (invokes) seen for this id, retries included.
     pub attempts: u32,
-    /// The attempt whose event-insert step inserted the row, and how it
-    /// ended (index into [`Facts::causes`]), if it did not count the event.
-    pub insert: Option<(u64, Option<u16>)>,
-    /// The earliest instant by which some attempt had certainly counted it
-    /// (the end of an applied counting step; an accepted answer's arrival).
-    pub counted_by: Option<u64>,
-    /// The earliest instant from which an attempt that counted it or may
-    /// have counted it can have done so (its counting step's start; remote:
-    /// its invoke).
-    pub count_from: Option<u64>,
+    /// [`EventFacts::insert`], packed: the op ([`NONE`]: none) and the
+    /// cause (`u16::MAX`: none).
+    insert_op: u64,
+    insert_cause: u16,
+    /// [`EventFacts::counted_by`], packed ([`NONE`]: none).
+    counted_by: u64,
+    /// [`EventFacts::count_from`], packed ([`NONE`]: none).
+    count_from: u64,
     /// Every attempt, briefly.
     pub tries: Attempts,
+    /// Its row is in the final `error_events` (set by a judge that joined
+    /// the table's ids with the history's itself: [`Facts::mark_in_table`];
+    /// else the tables' id set says).
+    in_table: bool,
+}
+
+impl Default for EventFacts {
+    fn default() -> Self {
+        EventFacts {
+            key: 0,
+            done: false,
+            maybe: false,
+            acked: false,
+            counted: 0,
+            attempts: 0,
+            insert_op: NONE,
+            insert_cause: u16::MAX,
+            counted_by: NONE,
+            count_from: NONE,
+            tries: Attempts::default(),
+            in_table: false,
+        }
+    }
 }
 
 impl EventFacts {
+    /// The attempt whose event-insert step inserted the row, and how it
+    /// ended (index into [`Facts::causes`]), if it did not count the event.
+    pub fn insert(&self) -> Option<(u64, Option<u16>)> {
+        let cause = (self.insert_cause != u16::MAX).then_some(self.insert_cause);
+        unpack(self.insert_op).map(|op| (op, cause))
+    }
+
+    fn set_insert(&mut self, op: u64, cause: Option<u16>) {
+        self.insert_op = op;
+        self.insert_cause = cause.unwrap_or(u16::MAX);
+    }
+
+    /// The earliest instant by which some attempt had certainly counted it
+    /// (the end of an applied counting step; an accepted answer's arrival).
+    pub fn counted_by(&self) -> Option<u64> {
+        unpack(self.counted_by)
+    }
+
+    /// The earliest instant from which an attempt that counted it or may
+    /// have counted it can have done so (its counting step's start; remote:
+    /// its invoke).
+    pub fn count_from(&self) -> Option<u64> {
+        unpack(self.count_from)
+    }
+
+    /// Whether event `id` (these facts') has a row in the final
+    /// `error_events`.
+    pub fn in_table(&self, id: &str, tables: &super::Tables) -> bool {
+        self.in_table || tables.event_ids.contains(id)
+    }
+
     /// Maybe in the sense of `docs/groups.md`: not Done, but possibly counted.
     pub fn is_maybe(&self) -> bool {
         !self.done && self.maybe
@@ -234,12 +301,12 @@ impl EventFacts {
             .collect()
     }
 
-    fn count_from(&mut self, t: u64) {
-        self.count_from = Some(self.count_from.map_or(t, |c| c.min(t)));
+    fn note_count_from(&mut self, t: u64) {
+        self.count_from = self.count_from.min(t);
     }
 
-    fn counted_by(&mut self, t: u64) {
-        self.counted_by = Some(self.counted_by.map_or(t, |c| c.min(t)));
+    fn note_counted_by(&mut self, t: u64) {
+        self.counted_by = self.counted_by.min(t);
     }
 }
 
@@ -291,7 +358,9 @@ pub struct CountingStep {
     pub end: u64,
     /// The op's last step before the counting step that returned rows and
     /// changed none (a read whose value the counting step may have used).
-    pub read: Option<ReadStep>,
+    /// Boxed: most designs have none, and a counting step is held per
+    /// event of the run.
+    pub read: Option<Box<ReadStep>>,
 }
 
 /// A step that read and changed nothing: its index and interval.
@@ -655,16 +724,16 @@ impl Facts {
                 Some(DroppedAnswer::Ingest(true)) => {
                     e.done = true;
                     e.counted += 1;
-                    e.count_from(invoke);
+                    e.note_count_from(invoke);
                     if let Some((_, t)) = proxied {
-                        e.counted_by(t);
+                        e.note_counted_by(t);
                     }
                 }
                 Some(DroppedAnswer::Ingest(false)) => {}
                 _ => {
                     e.maybe |= may;
                     if may {
-                        e.count_from(invoke);
+                        e.note_count_from(invoke);
                     }
                 }
             }
@@ -709,7 +778,7 @@ impl Facts {
         let mut lost = Vec::new();
         for (id, e) in &self.events {
             for d in e.tries.iter() {
-                let Some(decided) = d.decided else {
+                let Some(decided) = d.decided() else {
                     continue;
                 };
                 let explained = e
@@ -766,6 +835,20 @@ impl Facts {
             }
         }
         m
+    }
+
+    /// Records that event `id` has a row in the final `error_events`, for
+    /// a judge that joined the table's ids with the history's itself and
+    /// holds no id set of the table (the rows of a long run's events are
+    /// millions). False: the history has no such event.
+    pub fn mark_in_table(&mut self, id: &str) -> bool {
+        match self.events.get_mut(id) {
+            Some(e) => {
+                e.in_table = true;
+                true
+            }
+            None => false,
+        }
     }
 
     /// The name of ingest step `idx` (from the header), or `step idx`.
@@ -971,10 +1054,12 @@ impl Facts {
                         && s.end.is_some()
                 })
                 .max_by_key(|s| s.idx)
-                .map(|s| ReadStep {
-                    idx: s.idx,
-                    start: s.start,
-                    end: s.end.unwrap_or(s.start),
+                .map(|s| {
+                    Box::new(ReadStep {
+                        idx: s.idx,
+                        start: s.start,
+                        end: s.end.unwrap_or(s.start),
+                    })
                 })
         });
         let ev = self.events.or_default(&id);
@@ -987,15 +1072,15 @@ impl Facts {
             ev.counted += 1;
         }
         if let Some(t) = count_from {
-            ev.count_from(t);
+            ev.note_count_from(t);
         }
         if let Some(t) = counted_by {
-            ev.counted_by(t);
+            ev.note_counted_by(t);
         }
         ev.tries.push(Attempt {
             op: invoke.op,
             start,
-            decided,
+            decided: decided.unwrap_or(NONE),
             stop,
             effect,
             own_insert,
@@ -1006,11 +1091,11 @@ impl Facts {
             ),
         });
         if inserted {
-            ev.insert = Some((invoke.op, cause));
-        } else if let (Some(c), None) = (hook_insert, ev.insert) {
+            ev.set_insert(invoke.op, cause);
+        } else if let (Some(c), None) = (hook_insert, ev.insert()) {
             // Without a step log: if the row is there and nothing counted
             // it, an attempt that crashed before counting inserted it.
-            ev.insert = Some((invoke.op, Some(c)));
+            ev.set_insert(invoke.op, Some(c));
         }
         let acked_at = match &completion {
             Some((CompletionType::Ok, c)) if acked => Some(c.t),
@@ -1230,5 +1315,36 @@ fn stop_cause(
                 (_, None) => "stopped before the counting step".into(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_instants_read_back_as_options_and_a_marked_event_is_in_the_table() {
+        let mut f = Facts::default();
+        let e = f.events.or_default("e1");
+        assert_eq!(
+            (e.insert(), e.counted_by(), e.count_from()),
+            (None, None, None)
+        );
+        e.note_counted_by(9);
+        e.note_counted_by(4);
+        e.note_count_from(3);
+        e.set_insert(17, None);
+        assert_eq!((e.counted_by(), e.count_from()), (Some(4), Some(3)));
+        assert_eq!(e.insert(), Some((17, None)));
+        e.set_insert(18, Some(2));
+        assert_eq!(e.insert(), Some((18, Some(2))));
+        let tables = super::super::Tables::default();
+        assert!(!f.events["e1"].in_table("e1", &tables));
+        assert!(f.mark_in_table("e1"));
+        assert!(!f.mark_in_table("e2"));
+        assert!(f.events["e1"].in_table("e1", &tables));
+        // The tables' own id set still answers for an unmarked event.
+        let tables = super::super::Tables::from_rows(&[("e3", "p", "f")], vec![], 0);
+        assert!(f.events.or_default("e3").in_table("e3", &tables));
     }
 }

@@ -37,6 +37,9 @@ impl IdSet {
 
     /// Whether `id` was inserted.
     pub fn contains(&self, id: &str) -> bool {
+        if self.is_empty() {
+            return false;
+        }
         match bits(id) {
             Some((true, b)) => self.dashed.contains(&b),
             Some((false, b)) => self.plain.contains(&b),

@@ -87,10 +87,8 @@ struct Index<'a> {
     counting: Vec<&'a CountingStep>,
     /// Min end over counting[i..].
     counting_min_end: Vec<u64>,
-    /// Successful resolves and counting steps as (start, end), by start,
-    /// and the min end over [i..].
-    steps: Vec<(u64, u64)>,
-    steps_min_end: Vec<u64>,
+    /// Min end over resolves[i..] (never ended: `u64::MAX`).
+    resolve_min_end: Vec<u64>,
 }
 
 fn suffix_min(v: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator) -> Vec<u64> {
@@ -122,29 +120,27 @@ impl<'a> Index<'a> {
         let mut counting: Vec<_> = g.counting_steps.iter().collect();
         counting.sort_by_key(|s| s.start);
         let counting_min_end = suffix_min(counting.iter().map(|s| s.end));
-        let mut steps: Vec<(u64, u64)> = resolves
-            .iter()
-            .map(|r| (r.span.start, r.span.end.unwrap_or(u64::MAX)))
-            .chain(counting.iter().map(|s| (s.start, s.end)))
-            .collect();
-        steps.sort();
-        let steps_min_end = suffix_min(steps.iter().map(|s| s.1));
+        let resolve_min_end = suffix_min(resolves.iter().map(|r| r.span.end.unwrap_or(u64::MAX)));
         Index {
             resolves,
             resolve_max_end,
             first_start_by_count,
             counting,
             counting_min_end,
-            steps,
-            steps_min_end,
+            resolve_min_end,
         }
     }
 
     /// Some successful resolve or counting step of G starts after `after`
     /// and ends before `before`.
+    /// Each list is asked alone, by start: a hot group of a long run has
+    /// millions of counting steps, and a merged copy of both lists would
+    /// double what the judge holds for it.
     fn step_between(&self, after: u64, before: u64) -> bool {
-        let i = self.steps.partition_point(|s| s.0 <= after);
-        i < self.steps.len() && self.steps_min_end[i] < before
+        let i = self.resolves.partition_point(|r| r.span.start <= after);
+        let j = self.counting.partition_point(|s| s.start <= after);
+        (i < self.resolves.len() && self.resolve_min_end[i] < before)
+            || (j < self.counting.len() && self.counting_min_end[j] < before)
     }
 }
 
@@ -519,7 +515,7 @@ fn stale_read(
     let found = first.into_iter().chain(latest).find_map(|m| {
         let m_end = m.span.end.unwrap_or(u64::MAX);
         idx.counting.iter().find_map(|s| {
-            let rd = s.read?;
+            let rd = *s.read.as_deref()?;
             (rd.start < m_end && s.end > m.span.start && s.end < pe).then_some((m, *s, rd))
         })
     });

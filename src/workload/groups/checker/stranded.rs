@@ -86,7 +86,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
         undetermined: facts
             .events
             .iter()
-            .filter(|(id, e)| e.is_maybe() && tables.event_ids.contains(id))
+            .filter(|(id, e)| e.is_maybe() && e.in_table(id, tables))
             .count() as u64,
         ..Default::default()
     };
@@ -121,14 +121,12 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
     let mut ids: Vec<_> = facts
         .events
         .iter()
-        .filter(|(id, e)| {
-            !e.done && !e.maybe && e.insert.is_some() && tables.event_ids.contains(id)
-        })
+        .filter(|(id, e)| !e.done && !e.maybe && e.insert().is_some() && e.in_table(id, tables))
         .collect();
     ids.sort_by_key(|(id, _)| *id);
     let mut total = 0;
     for (id, e) in ids {
-        let (op, cause) = e.insert.expect("filtered");
+        let (op, cause) = e.insert().expect("filtered");
         let cause = cause
             .map(|c| facts.causes[c as usize].clone())
             .unwrap_or_else(|| "unknown".into());
@@ -148,9 +146,9 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
             .iter()
             .filter(|(id, e)| {
                 !e.acked
-                    && e.tries.iter().any(|a| a.decided.is_some())
+                    && e.tries.iter().any(|a| a.decided().is_some())
                     && e.tries.iter().any(|a| a.indeterminate)
-                    && !tables.event_ids.contains(id)
+                    && !e.in_table(id, tables)
             })
             .collect();
         lost.sort_by_key(|(id, _)| *id);

@@ -157,9 +157,9 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         .iter()
         .filter(|(id, e)| {
             !cut && !e.acked
-                && e.tries.iter().any(|a| a.decided.is_some())
+                && e.tries.iter().any(|a| a.decided().is_some())
                 && !e.tries.iter().any(|a| a.indeterminate)
-                && !tables.event_ids.contains(id)
+                && !e.in_table(id, tables)
         })
         .collect();
     unstored.sort_by_key(|(id, _)| *id);
@@ -168,7 +168,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         let ops: Vec<u64> = e
             .tries
             .iter()
-            .filter(|a| a.decided.is_some())
+            .filter(|a| a.decided().is_some())
             .map(|a| a.op)
             .collect();
         r.violation(Finding {
@@ -191,7 +191,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     let mut missing: Vec<(&str, _)> = facts
         .events
         .iter()
-        .filter(|(id, e)| e.acked && !tables.event_ids.contains(id))
+        .filter(|(id, e)| e.acked && !e.in_table(id, tables))
         .collect();
     missing.sort_by_key(|(id, _)| *id);
     for (id, e) in missing {
