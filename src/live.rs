@@ -7,6 +7,7 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+use crate::abort_on_fail::{AbortWatch, Breach};
 use crate::figures::{Counts, Latency};
 use crate::history::{CompletionType, OpKind};
 use crate::nemesis::FaultPlan;
@@ -87,6 +88,8 @@ pub struct Live {
     verdicts: Mutex<Option<Verdicts>>,
     load_ns: AtomicU64,
     workload: Mutex<Option<WorkloadLive>>,
+    /// The run's `abort_on_fail` thresholds, if it has any.
+    abort: Option<AbortWatch>,
 }
 
 /// The end of a run, for the verdict panel.
@@ -124,7 +127,28 @@ impl Live {
             verdicts: Mutex::new(None),
             load_ns: AtomicU64::new(0),
             workload: Mutex::new(None),
+            abort: None,
         }
+    }
+
+    /// The same live figures, judging `abort` on them while the load runs.
+    pub fn with_abort(mut self, abort: Option<AbortWatch>) -> Self {
+        self.abort = abort;
+        self
+    }
+
+    /// Judges the `abort_on_fail` thresholds if due, `elapsed_ns` into the
+    /// load (the scheduler's tick): true once one breached, and the load
+    /// must stop.
+    pub fn abort_due(&self, elapsed_ns: u64) -> bool {
+        self.abort
+            .as_ref()
+            .is_some_and(|w| w.check(elapsed_ns, || self.merged(), self.kinds))
+    }
+
+    /// The breach that stopped the load, if one did.
+    pub fn abort_breach(&self) -> Option<Breach> {
+        self.abort.as_ref().and_then(AbortWatch::breach)
     }
 
     /// Worker `w`'s slot (workers beyond the count share the last one).

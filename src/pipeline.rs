@@ -10,6 +10,7 @@
 //! App layer: imports the workload registry, the run folder's writers and
 //! the report; no runner imports it.
 
+use crate::abort_on_fail::AbortWatch;
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::history::writer::HistoryWriter;
@@ -154,31 +155,34 @@ fn execute(
         sink: sink.clone(),
         clock,
     };
-    let live = Arc::new(Live::new(
-        RunInfo {
-            scenario: s.name.clone(),
-            variant: variant_name.clone(),
-            target: match (&s.target.url, s.target.kind) {
-                (Some(url), _) => format!("http {url}"),
-                (None, TargetKind::Http) => "http (spawned reference server)".into(),
-                (None, TargetKind::Sqlite) => format!(
-                    "sqlite {}",
-                    s.target
-                        .path
-                        .clone()
-                        .unwrap_or_else(|| run_dir.join("target.db"))
-                        .display()
-                ),
+    let live = Arc::new(
+        Live::new(
+            RunInfo {
+                scenario: s.name.clone(),
+                variant: variant_name.clone(),
+                target: match (&s.target.url, s.target.kind) {
+                    (Some(url), _) => format!("http {url}"),
+                    (None, TargetKind::Http) => "http (spawned reference server)".into(),
+                    (None, TargetKind::Sqlite) => format!(
+                        "sqlite {}",
+                        s.target
+                            .path
+                            .clone()
+                            .unwrap_or_else(|| run_dir.join("target.db"))
+                            .display()
+                    ),
+                },
+                seed: s.seed,
+                stop_events: w.stop_events(),
+                stop_duration: crate::scenario::section::load_duration(&s),
+                ingest_target: w.ingest_target(),
             },
-            seed: s.seed,
-            stop_events: w.stop_events(),
-            stop_duration: crate::scenario::section::load_duration(&s),
-            ingest_target: w.ingest_target(),
-        },
-        w.op_kinds(),
-        w.workers(),
-        Some(nemesis.plan.clone()),
-    ));
+            w.op_kinds(),
+            w.workers(),
+            Some(nemesis.plan.clone()),
+        )
+        .with_abort(AbortWatch::new(&s.expectation().1)),
+    );
     let exporter = match metrics {
         Some(l) => {
             let e = crate::metrics::Exporter::start(l, live.clone())
@@ -264,6 +268,7 @@ fn execute(
         coverage: Default::default(),
         expect: expect.clone(),
         thresholds: Vec::new(),
+        aborted_by: None,
         precision: Vec::new(),
         history: BTreeMap::from([
             (
@@ -294,6 +299,9 @@ fn execute(
     );
     // Thresholds name figures of this very summary.
     summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
+    if let Some(b) = live.abort_breach() {
+        summary.mark_aborted(b.index, b.by);
+    }
     summary.exit = summary::exit(
         interrupted,
         loaded.target_error.as_deref(),
