@@ -146,6 +146,22 @@ mod tests {
 
     const S: u64 = 1_000_000_000;
 
+    /// The live figures are the summary's, under the same paths: those
+    /// of the skeleton a threshold is checked against, and nothing else.
+    #[test]
+    fn the_live_figures_are_the_summary_s_live_ones() {
+        let skeleton = crate::summary::skeleton_common(KINDS, &["TypeOK"], &[], true);
+        let live = live_figures(&Stats::default(), 0.0, KINDS);
+        let kept: serde_json::Map<String, serde_json::Value> = skeleton
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| crate::summary::LIVE_FIGURES.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(live, serde_json::Value::Object(kept));
+    }
+
     #[test]
     fn a_breach_counts_only_after_its_delay() {
         let slow = ingests(100, 5000);
