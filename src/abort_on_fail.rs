@@ -180,10 +180,16 @@ mod tests {
     fn only_abort_on_fail_thresholds_and_present_figures_are_judged() {
         let plain = Threshold::parse("latency_us.ingest.p99 < 1000").unwrap();
         let slow = ingests(10, 5000);
-        assert_eq!(first_breach(&[plain.clone()], &slow, 9 * S, KINDS), None);
+        assert_eq!(
+            first_breach(std::slice::from_ref(&plain), &slow, 9 * S, KINDS),
+            None
+        );
         // A latency of no ops is no figure yet: no breach.
         let resolve = threshold("latency_us.resolve.p99 < 1000", 0);
-        assert_eq!(first_breach(&[resolve.clone()], &slow, 9 * S, KINDS), None);
+        assert_eq!(
+            first_breach(std::slice::from_ref(&resolve), &slow, 9 * S, KINDS),
+            None
+        );
         // Throughput is cumulative: 10 ops in 10 s is 1 op/s.
         let tput = threshold("throughput_ops_per_s.total > 2", 0);
         let b = first_breach(&[plain, resolve, tput], &slow, 10 * S, KINDS).unwrap();
