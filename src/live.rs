@@ -15,7 +15,7 @@ use crate::stats::Stats;
 use crate::verdict::Verdict;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Where a run is.
@@ -88,8 +88,9 @@ pub struct Live {
     verdicts: Mutex<Option<Verdicts>>,
     load_ns: AtomicU64,
     workload: Mutex<Option<WorkloadLive>>,
-    /// The run's `abort_on_fail` thresholds, if it has any.
-    abort: Option<AbortWatch>,
+    /// The run's `abort_on_fail` thresholds, if it has any (set once,
+    /// before the load).
+    abort: OnceLock<AbortWatch>,
 }
 
 /// The end of a run, for the verdict panel.
@@ -127,14 +128,17 @@ impl Live {
             verdicts: Mutex::new(None),
             load_ns: AtomicU64::new(0),
             workload: Mutex::new(None),
-            abort: None,
+            abort: OnceLock::new(),
         }
     }
 
-    /// The same live figures, judging `abort` on them while the load runs.
-    pub fn with_abort(mut self, abort: Option<AbortWatch>) -> Self {
-        self.abort = abort;
-        self
+    /// Judges `abort` on these figures while the load runs (None: the
+    /// run has no `abort_on_fail` threshold). Set before the load; a
+    /// second call changes nothing.
+    pub fn set_abort(&self, abort: Option<AbortWatch>) {
+        if let Some(a) = abort {
+            let _ = self.abort.set(a);
+        }
     }
 
     /// Judges the `abort_on_fail` thresholds if due, `elapsed_ns` into the
@@ -142,13 +146,13 @@ impl Live {
     /// must stop.
     pub fn abort_due(&self, elapsed_ns: u64) -> bool {
         self.abort
-            .as_ref()
+            .get()
             .is_some_and(|w| w.check(elapsed_ns, || self.merged(), self.kinds))
     }
 
     /// The breach that stopped the load, if one did.
     pub fn abort_breach(&self) -> Option<Breach> {
-        self.abort.as_ref().and_then(AbortWatch::breach)
+        self.abort.get().and_then(AbortWatch::breach)
     }
 
     /// Worker `w`'s slot (workers beyond the count share the last one).

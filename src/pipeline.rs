@@ -155,34 +155,32 @@ fn execute(
         sink: sink.clone(),
         clock,
     };
-    let live = Arc::new(
-        Live::new(
-            RunInfo {
-                scenario: s.name.clone(),
-                variant: variant_name.clone(),
-                target: match (&s.target.url, s.target.kind) {
-                    (Some(url), _) => format!("http {url}"),
-                    (None, TargetKind::Http) => "http (spawned reference server)".into(),
-                    (None, TargetKind::Sqlite) => format!(
-                        "sqlite {}",
-                        s.target
-                            .path
-                            .clone()
-                            .unwrap_or_else(|| run_dir.join("target.db"))
-                            .display()
-                    ),
-                },
-                seed: s.seed,
-                stop_events: w.stop_events(),
-                stop_duration: crate::scenario::section::load_duration(&s),
-                ingest_target: w.ingest_target(),
+    let live = Arc::new(Live::new(
+        RunInfo {
+            scenario: s.name.clone(),
+            variant: variant_name.clone(),
+            target: match (&s.target.url, s.target.kind) {
+                (Some(url), _) => format!("http {url}"),
+                (None, TargetKind::Http) => "http (spawned reference server)".into(),
+                (None, TargetKind::Sqlite) => format!(
+                    "sqlite {}",
+                    s.target
+                        .path
+                        .clone()
+                        .unwrap_or_else(|| run_dir.join("target.db"))
+                        .display()
+                ),
             },
-            w.op_kinds(),
-            w.workers(),
-            Some(nemesis.plan.clone()),
-        )
-        .with_abort(AbortWatch::new(&s.expectation().1)),
-    );
+            seed: s.seed,
+            stop_events: w.stop_events(),
+            stop_duration: crate::scenario::section::load_duration(&s),
+            ingest_target: w.ingest_target(),
+        },
+        w.op_kinds(),
+        w.workers(),
+        Some(nemesis.plan.clone()),
+    ));
+    live.set_abort(AbortWatch::new(&s.expectation().1));
     let exporter = match metrics {
         Some(l) => {
             let e = crate::metrics::Exporter::start(l, live.clone())
