@@ -35,6 +35,7 @@
 
 #![warn(missing_docs)]
 
+pub mod abort_on_fail;
 pub mod audit;
 pub mod audit_db;
 pub mod audit_error;

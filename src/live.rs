@@ -7,6 +7,7 @@
 //! Layer: engine. May import the modules of its own layer and of the layers
 //! below it (core, model and config).
 
+use crate::abort_on_fail::{AbortWatch, Breach};
 use crate::figures::{Counts, Latency};
 use crate::history::{CompletionType, OpKind};
 use crate::nemesis::FaultPlan;
@@ -14,7 +15,7 @@ use crate::stats::Stats;
 use crate::verdict::Verdict;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Where a run is.
@@ -87,6 +88,9 @@ pub struct Live {
     verdicts: Mutex<Option<Verdicts>>,
     load_ns: AtomicU64,
     workload: Mutex<Option<WorkloadLive>>,
+    /// The run's `abort_on_fail` thresholds, if it has any (set once,
+    /// before the load).
+    abort: OnceLock<AbortWatch>,
 }
 
 /// The end of a run, for the verdict panel.
@@ -124,7 +128,31 @@ impl Live {
             verdicts: Mutex::new(None),
             load_ns: AtomicU64::new(0),
             workload: Mutex::new(None),
+            abort: OnceLock::new(),
         }
+    }
+
+    /// Judges `abort` on these figures while the load runs (None: the
+    /// run has no `abort_on_fail` threshold). Set before the load; a
+    /// second call changes nothing.
+    pub fn set_abort(&self, abort: Option<AbortWatch>) {
+        if let Some(a) = abort {
+            let _ = self.abort.set(a);
+        }
+    }
+
+    /// Judges the `abort_on_fail` thresholds if due, `elapsed_ns` into the
+    /// load (the scheduler's tick): true once one breached, and the load
+    /// must stop.
+    pub fn abort_due(&self, elapsed_ns: u64) -> bool {
+        self.abort
+            .get()
+            .is_some_and(|w| w.check(elapsed_ns, || self.merged(), self.kinds))
+    }
+
+    /// The breach that stopped the load, if one did.
+    pub fn abort_breach(&self) -> Option<Breach> {
+        self.abort.get().and_then(AbortWatch::breach)
     }
 
     /// Worker `w`'s slot (workers beyond the count share the last one).

@@ -187,6 +187,25 @@ impl Merged<'_> {
         (end_ns.saturating_sub(self.t0)) as f64 / 1e9
     }
 
+    /// Carries the first shard's `abort_on_fail` breach (by shard index)
+    /// into the merged `summary`, its thresholds judged: each shard judged
+    /// its own live figures and stopped itself, the others ran on; the
+    /// merged run counts the threshold breached, at that shard's time.
+    pub fn carry_abort(&self, summary: &mut Summary) {
+        let breach = self.parts.iter().find_map(|p| {
+            let by = p.summary.aborted_by.clone()?;
+            let index = p
+                .summary
+                .thresholds
+                .iter()
+                .position(|t| t.aborted.is_some())?;
+            Some((index, by))
+        });
+        if let Some((index, by)) = breach {
+            summary.mark_aborted(index, by);
+        }
+    }
+
     /// Counts, throughputs and latencies of `kinds` from the merged
     /// latency log (exactly the sums of the shards' histograms).
     pub fn figures(&self, kinds: &[OpKind], duration_s: f64) -> summary::Figures {

@@ -10,6 +10,7 @@
 //! App layer: imports the workload registry, the run folder's writers and
 //! the report; no runner imports it.
 
+use crate::abort_on_fail::AbortWatch;
 use crate::clock::Clock;
 use crate::control::Control;
 use crate::history::writer::HistoryWriter;
@@ -179,6 +180,7 @@ fn execute(
         w.workers(),
         Some(nemesis.plan.clone()),
     ));
+    live.set_abort(AbortWatch::new(&s.expectation().1));
     let exporter = match metrics {
         Some(l) => {
             let e = crate::metrics::Exporter::start(l, live.clone())
@@ -264,6 +266,7 @@ fn execute(
         coverage: Default::default(),
         expect: expect.clone(),
         thresholds: Vec::new(),
+        aborted_by: None,
         precision: Vec::new(),
         history: BTreeMap::from([
             (
@@ -294,6 +297,9 @@ fn execute(
     );
     // Thresholds name figures of this very summary.
     summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
+    if let Some(b) = live.abort_breach() {
+        summary.mark_aborted(b.index, b.by);
+    }
     summary.exit = summary::exit(
         interrupted,
         loaded.target_error.as_deref(),

@@ -7,7 +7,8 @@
 //! The stop rule, checked every [`TICK`] by the coordinator: the load
 //! stops on the deadline, when the work ran out (a probe the workload
 //! gives: every ingester out of ops, the queue drained), on the user's
-//! stop, or when the target is gone ([`TargetWatch`], HTTP targets). The
+//! stop, when the target is gone ([`TargetWatch`], HTTP targets), or when
+//! an `abort_on_fail` threshold breached (`crate::abort_on_fail`). The
 //! stop is [`Control::request_stop`], which wakes every wait of the
 //! workers; the scheduler then waits for every worker to end (ops in
 //! flight run to their end, or to the abort of `stop.grace`).
@@ -182,7 +183,10 @@ impl<'a> Scheduler<'a> {
         self.live.set_elapsed(now - self.started);
         let exhausted = exhausted();
         let dead = target.is_some_and(|t| t.check(now));
-        if exhausted || self.deadline.is_some_and(|d| now >= d) || self.control.stopped() || dead {
+        let ended =
+            exhausted || self.deadline.is_some_and(|d| now >= d) || self.control.stopped() || dead;
+        // A load that ends anyway is not aborted by a threshold.
+        if ended || self.live.abort_due(now - self.started) {
             self.control.request_stop();
             self.live.set_phase(Phase::Draining);
             return Some((now, exhausted));

@@ -166,6 +166,10 @@ pub struct Summary {
     /// The scenario's thresholds, each judged against this summary.
     #[serde(default)]
     pub thresholds: Vec<ThresholdOutcome>,
+    /// The `abort_on_fail` threshold whose breach stopped the load early
+    /// (`crate::abort_on_fail`); absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted_by: Option<AbortedBy>,
     /// Checks whose verdicts rest on less than they could (a mapped
     /// service's answers that do not tell, pruned event rows), and why;
     /// absent when none did.
@@ -215,6 +219,20 @@ impl Summary {
             serde_json::Value::Object(m) => self.workload_figures.extend(m),
             other => panic!("a figures part is a struct, not {other}"),
         }
+    }
+
+    /// Records that the threshold `index` (of [`Summary::thresholds`])
+    /// stopped the load with its live breach `by`: breached, whatever
+    /// its final figure.
+    pub fn mark_aborted(&mut self, index: usize, by: AbortedBy) {
+        if let Some(t) = self.thresholds.get_mut(index) {
+            t.passed = false;
+            t.aborted = Some(LiveBreach {
+                actual: by.actual,
+                at_s: by.at_s,
+            });
+        }
+        self.aborted_by = Some(by);
     }
 
     /// The workload's figures as its type `T` (each absent key `T`'s
@@ -538,24 +556,88 @@ pub struct ThresholdOutcome {
     /// latency percentile of no ops): then the threshold is breached,
     /// never passed by default.
     pub actual: Option<f64>,
-    /// Whether the figure meets the threshold.
+    /// Whether the figure meets the threshold (false for the threshold
+    /// that stopped the load, whatever its final figure).
     pub passed: bool,
+    /// An `abort_on_fail` threshold that breached while the load ran and
+    /// stopped it: the live figure then, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<LiveBreach>,
 }
 
 impl ThresholdOutcome {
-    /// `<threshold> (actual <value>)`, or `(no such figure in this run)`.
+    /// `<threshold> (actual <value>)`, or `(no such figure in this run)`;
+    /// with the live breach that stopped the load, if it did.
     pub fn describe(&self) -> String {
-        match self.actual {
-            Some(a) => format!("{} (actual {a})", self.threshold),
-            None => format!(
-                "{} (no such figure in this run: absent, or a latency of no ops)",
-                self.threshold
+        let actual = match self.actual {
+            Some(a) => format!("actual {a}"),
+            None => "no such figure in this run: absent, or a latency of no ops".to_string(),
+        };
+        match &self.aborted {
+            Some(b) => format!(
+                "{} ({actual}; breached at {}s of the load, when it was {}, and stopped it)",
+                self.threshold, b.at_s, b.actual
             ),
+            None => format!("{} ({actual})", self.threshold),
         }
     }
 }
 
-/// Judges each threshold against a summary (as JSON, before its `exit`).
+/// A threshold's breach while the load ran (`abort_on_fail`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct LiveBreach {
+    /// The live figure's value at the breach (cumulative since the load
+    /// began, as the final figure is).
+    pub actual: f64,
+    /// When the breach was seen and the load was told to stop, s since
+    /// the load began.
+    pub at_s: f64,
+}
+
+/// The threshold that stopped the load (`summary.json`'s `aborted_by`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct AbortedBy {
+    /// The threshold as written (`latency_us.ingest.p99 < 1000`).
+    pub threshold: String,
+    /// Its figure's live value at the breach.
+    pub actual: f64,
+    /// When the load was told to stop, s since it began (ops in flight
+    /// then finished: `duration_s` is when the last one did).
+    pub at_s: f64,
+}
+
+/// The top-level figures of `summary.json` that exist while the load
+/// runs ([`live_figures`]): the only ones an `abort_on_fail` threshold
+/// may name.
+pub const LIVE_FIGURES: &[&str] = &[
+    "duration_s",
+    "ops",
+    "throughput_ops_per_s",
+    "latency_us",
+    "latency_us_not_ok",
+    "latency_saturated",
+];
+
+/// The figures of [`LIVE_FIGURES`] from the load's stats so far, `elapsed_s`
+/// after it began, under the same paths and by the same arithmetic as the
+/// final summary's ([`figures_of`]): counts and latencies since the load
+/// began, throughputs their count over `elapsed_s`.
+pub fn live_figures(stats: &Stats, elapsed_s: f64, kinds: &[OpKind]) -> serde_json::Value {
+    let fig = figures_of(stats, elapsed_s, kinds);
+    serde_json::json!({
+        "duration_s": (elapsed_s * 1000.0).round() / 1000.0,
+        "ops": fig.ops,
+        "throughput_ops_per_s": fig.throughput,
+        "latency_us": fig.latency_ok,
+        "latency_us_not_ok": fig.latency_not_ok,
+        "latency_saturated": stats.saturated,
+    })
+}
+
+/// Judges each threshold against a summary (as JSON, before its `exit`),
+/// or against [`live_figures`] while the load runs.
 pub fn judge_thresholds(
     summary: &serde_json::Value,
     thresholds: &[Threshold],
@@ -577,6 +659,7 @@ pub fn judge_thresholds(
                 threshold: t.to_string(),
                 actual,
                 passed: actual.is_some_and(|a| t.cmp.holds(a, t.limit)),
+                aborted: None,
             }
         })
         .collect()

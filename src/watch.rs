@@ -108,9 +108,15 @@ fn lines(live: &Live, every: Duration, done: &AtomicBool) {
         }
         if live.phase() != Phase::Load {
             // Silence during a long audit would look like a hang.
+            let why = live.abort_breach().map_or(String::new(), |b| {
+                format!(
+                    " (abort_on_fail: {} breached at {}s, value {})",
+                    b.by.threshold, b.by.at_s, b.by.actual
+                )
+            });
             let _ = writeln!(
                 std::io::stderr(),
-                "[{:>7.1}s] load stopped; ops in flight finish, then the audit runs",
+                "[{:>7.1}s] load stopped{why}; ops in flight finish, then the audit runs",
                 live.snapshot().elapsed_s
             );
             return;

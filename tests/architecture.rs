@@ -158,6 +158,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "engine",
         &[
+            // abort_on_fail thresholds judged on the live figures; the
+            // scheduler asks them on its tick, through the live figures.
+            "abort_on_fail",
             "fault_hook",
             "txn_backoff",
             "fuzz",

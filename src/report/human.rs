@@ -154,6 +154,14 @@ pub fn render(s: &Summary, results: &[CheckResult], run_dir: &str, parts: &Human
             let _ = writeln!(o, "  {mark} {}  (actual {actual})", t.threshold);
         }
     }
+    if let Some(a) = &s.aborted_by {
+        let _ = writeln!(
+            o,
+            "aborted: {} breached at {}s of the load (live value {}): the load stopped \
+             early (abort_on_fail), the audit judged what ran",
+            a.threshold, a.at_s, a.actual
+        );
+    }
     if let Some(w) = &s.wal {
         let _ = writeln!(o, "{}", wal_line(w));
     }

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::time::Duration;
 
 /// `expect`: which invariants the run must find violated, and which it
 /// does not judge.
@@ -173,9 +174,14 @@ impl Cmp {
 /// One threshold: `"<figure> <op> <number>"`, where the figure is named by
 /// its dotted path in `summary.json` (`latency_us.ingest.p99 < 20000`: µs;
 /// `throughput_ops_per_s.total > 5000`: ops/s; `stranded_events.total == 0`).
+///
+/// Written as that string, or as a table `{ threshold = "...", abort_on_fail
+/// = true, delay_abort_eval = "5s" }` (k6's `abortOnFail` and
+/// `delayAbortEval`): such a threshold is judged while the load runs as
+/// well, and its first breach stops the load (`crate::abort_on_fail`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(try_from = "String", into = "String")]
+#[serde(try_from = "ThresholdRepr", into = "ThresholdRepr")]
 pub struct Threshold {
     /// The figure's path in `summary.json`, split at dots.
     pub path: Vec<String>,
@@ -183,6 +189,69 @@ pub struct Threshold {
     pub cmp: Cmp,
     /// The limit, in the figure's own unit.
     pub limit: f64,
+    /// Judged on the live figures too while the load runs; the first
+    /// breach stops the load (default false: judged at the end only).
+    pub abort_on_fail: bool,
+    /// Not judged live before this long after the load began (default 0).
+    pub delay_abort_eval: Duration,
+}
+
+/// How a threshold is written in TOML and JSON: its text alone, or a
+/// table with the live judgement's keys (the loader checks the table's
+/// keys before serde reads it).
+#[derive(Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(untagged)]
+enum ThresholdRepr {
+    Text(String),
+    Table {
+        threshold: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        abort_on_fail: bool,
+        /// A duration string ("5s").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delay_abort_eval: Option<String>,
+    },
+}
+
+impl TryFrom<ThresholdRepr> for Threshold {
+    type Error = String;
+    fn try_from(r: ThresholdRepr) -> Result<Self, String> {
+        match r {
+            ThresholdRepr::Text(text) => Threshold::parse(&text),
+            ThresholdRepr::Table {
+                threshold,
+                abort_on_fail,
+                delay_abort_eval,
+            } => {
+                let delay = match delay_abort_eval {
+                    Some(d) => humantime::parse_duration(&d)
+                        .map_err(|e| format!("invalid duration {d:?}: {e}"))?,
+                    None => Duration::ZERO,
+                };
+                Ok(Threshold {
+                    abort_on_fail,
+                    delay_abort_eval: delay,
+                    ..Threshold::parse(&threshold)?
+                })
+            }
+        }
+    }
+}
+
+impl From<Threshold> for ThresholdRepr {
+    fn from(t: Threshold) -> Self {
+        // A plain threshold stays a string, as it was always written.
+        if !t.abort_on_fail && t.delay_abort_eval.is_zero() {
+            return ThresholdRepr::Text(t.to_string());
+        }
+        ThresholdRepr::Table {
+            threshold: t.to_string(),
+            abort_on_fail: t.abort_on_fail,
+            delay_abort_eval: (!t.delay_abort_eval.is_zero())
+                .then(|| humantime::format_duration(t.delay_abort_eval).to_string()),
+        }
+    }
 }
 
 impl Threshold {
@@ -231,7 +300,13 @@ impl Threshold {
             .ok()
             .filter(|x: &f64| x.is_finite())
             .ok_or_else(|| format!("{right:?} is not a finite number in {text:?}: {hint}"))?;
-        Ok(Threshold { path, cmp, limit })
+        Ok(Threshold {
+            path,
+            cmp,
+            limit,
+            abort_on_fail: false,
+            delay_abort_eval: Duration::ZERO,
+        })
     }
 
     /// The figure's dotted path.
@@ -248,19 +323,6 @@ impl Threshold {
 impl fmt::Display for Threshold {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {} {}", self.figure(), self.cmp.symbol(), self.limit)
-    }
-}
-
-impl TryFrom<String> for Threshold {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        Threshold::parse(&s)
-    }
-}
-
-impl From<Threshold> for String {
-    fn from(t: Threshold) -> String {
-        t.to_string()
     }
 }
 

@@ -36,7 +36,8 @@ pub enum Kind {
     Bool,
     /// `"holds"`, or a table `{ violated = [names], not_judged = [names] }`.
     Expect,
-    /// An array of threshold strings (`"latency_us.ingest.p99 < 20000"`).
+    /// An array of thresholds: strings (`"latency_us.ingest.p99 < 20000"`)
+    /// or tables `{ threshold, abort_on_fail, delay_abort_eval }`.
     Thresholds,
     /// A non-empty array of non-empty arrays of non-empty strings
     /// (`explore.queues`).
@@ -62,9 +63,11 @@ impl Kind {
             Kind::Expect => "\"holds\" or { violated = [...], not_judged = [...] } naming \
                              invariants of the workload"
                 .to_owned(),
-            Kind::Thresholds => {
-                "an array of strings such as [\"latency_us.ingest.p99 < 20000\"]".to_owned()
-            }
+            Kind::Thresholds => "an array of thresholds, strings such as \
+                                 [\"latency_us.ingest.p99 < 20000\"] or tables such as \
+                                 { threshold = \"latency_us.ingest.p99 < 20000\", \
+                                 abort_on_fail = true }"
+                .to_owned(),
             Kind::Queues => {
                 "an array of event-id arrays such as [[\"e1\", \"e2\"], [\"e1\", \"e3\"]]"
                     .to_owned()

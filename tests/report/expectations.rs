@@ -445,7 +445,7 @@ fn threshold_and_expect_errors() {
     let e = refused("thresholds = [\"latency_us.ingest.p99 << 5\"]\n");
     assert!(e.contains("unknown comparison"), "{e}");
     let e = refused("thresholds = \"latency_us.ingest.p99 < 5\"\n");
-    assert!(e.contains("an array of strings"), "{e}");
+    assert!(e.contains("an array of thresholds, strings such as"), "{e}");
     let e = refused("expect = \"violated\"\n");
     assert!(e.contains("\"holds\" or { violated"), "{e}");
     let e = refused("expect = { violated = [\"NoMissedRegresion\"] }\n");

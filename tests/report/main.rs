@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod abort_on_fail;
 mod dashboard;
 mod dashboard_end;
 mod expectations;

@@ -4,14 +4,16 @@
 //! entries, each with its own.
 //!
 //! May import: its sibling files, `scenario`'s types (a statement file's
-//! short name among them) and `crate::scenario::figures` (the figures
-//! `summary.json` has).
+//! short name among them), `crate::scenario::figures` (the figures
+//! `summary.json` has) and `crate::summary`'s list of those that exist
+//! while the load runs (what `abort_on_fail` may name).
 
 use super::context::{display_path, Context};
 use super::error::ScenarioError;
 use super::schema::{field, Field, Kind};
 use super::values::{check_value, describe, table_entries};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Threshold};
+use crate::summary::LIVE_FIGURES;
 use toml_edit::Item;
 
 /// The keys of a `[[variants]]` entry and their kinds.
@@ -106,10 +108,11 @@ pub(super) fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(),
         })
     });
     for (at, t) in top.chain(per_variant) {
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
         if t.actual(&skeleton).is_some() {
+            check_live(ctx, &at, t)?;
             continue;
         }
-        let at: Vec<&str> = at.iter().map(String::as_str).collect();
         if let Some(v) = crate::scenario::lookup(&skeleton, &t.path) {
             return Err(ctx.error(
                 &at,
@@ -154,4 +157,28 @@ pub(super) fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(),
         ));
     }
     Ok(())
+}
+
+/// Refuses `abort_on_fail` on a figure that does not exist while the load
+/// runs (an invariant's verdict, stranded events: what only the audit
+/// knows), naming the figures that can abort a run.
+fn check_live(ctx: &Context, at: &[&str], t: &Threshold) -> Result<(), ScenarioError> {
+    if !t.abort_on_fail || LIVE_FIGURES.contains(&t.path[0].as_str()) {
+        return Ok(());
+    }
+    Err(ctx.error(
+        at,
+        format!(
+            "`{}`: `{}` is known only after the load (the audit's, or the end's), so it \
+             cannot abort the run: `abort_on_fail` takes a figure that exists while the load \
+             runs, under {}",
+            display_path(at),
+            t.figure(),
+            LIVE_FIGURES
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }

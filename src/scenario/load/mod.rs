@@ -30,7 +30,8 @@
 //! May import: the types of `crate::scenario`, `crate::input` (reading
 //! the file), `crate::scenario::section` (the workloads' own sections and
 //! rules) and `crate::scenario::figures` (the figures a threshold may name, in
-//! [`expectations`]) and `crate::scenario::mapping` (the `[api]`
+//! [`expectations`], with `crate::summary`'s live figures) and
+//! `crate::scenario::mapping` (the `[api]`
 //! compiler, in [`api_keys`]).
 
 mod api_keys;

@@ -65,6 +65,20 @@ pub(super) fn check_value(
     if let Kind::Stages = kind {
         return check_stages(ctx, path, item, wrong_type);
     }
+    if let Kind::Thresholds = kind {
+        // An array of strings and inline tables, or `[[thresholds]]` (a
+        // saved scenario writes tables so).
+        let entries: Vec<Item> = match item {
+            Item::ArrayOfTables(a) => a.iter().map(|t| Item::Table(t.clone())).collect(),
+            Item::Value(Value::Array(a)) => a.iter().map(|v| Item::Value(v.clone())).collect(),
+            _ => return Err(wrong_type()),
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            let index = i.to_string();
+            check_threshold(ctx, &[path, &[index.as_str()]].concat(), entry)?;
+        }
+        return Ok(());
+    }
     let Some(value) = item.as_value() else {
         return Err(wrong_type());
     };
@@ -142,7 +156,9 @@ pub(super) fn check_value(
         Kind::Bool => {
             value.as_bool().ok_or_else(wrong_type)?;
         }
-        Kind::Expect | Kind::StrMap | Kind::Stages => unreachable!("checked above"),
+        Kind::Expect | Kind::StrMap | Kind::Stages | Kind::Thresholds => {
+            unreachable!("checked above")
+        }
         Kind::Queues => {
             let array = value.as_array().ok_or_else(wrong_type)?;
             if array.is_empty() {
@@ -177,27 +193,71 @@ pub(super) fn check_value(
                 }
             }
         }
-        Kind::Thresholds => {
-            let array = value.as_array().ok_or_else(wrong_type)?;
-            for (i, v) in array.iter().enumerate() {
-                let index = i.to_string();
-                let mut at = path.to_vec();
-                at.push(&index);
-                let text = v.as_str().ok_or_else(|| {
-                    ctx.error(
-                        &at,
-                        format!(
-                            "`{}` must be a string such as \"latency_us.ingest.p99 < 20000\", found {}",
-                            display_path(&at),
-                            describe(&Item::Value(v.clone()))
-                        ),
-                    )
-                })?;
-                Threshold::parse(text).map_err(|reason| {
-                    ctx.error(&at, format!("`{}`: {reason}", display_path(&at)))
-                })?;
+    }
+    Ok(())
+}
+
+/// Checks one threshold: a string `"<figure> <op> <number>"`, or a table
+/// of `threshold` (that string, required), `abort_on_fail` (a bool) and
+/// `delay_abort_eval` (a duration, with `abort_on_fail = true` only).
+/// Whether its figure exists (live, for `abort_on_fail`) is checked on
+/// the typed scenario (`expectations`).
+fn check_threshold(ctx: &Context, at: &[&str], v: &Item) -> Result<(), ScenarioError> {
+    let shown = display_path(at);
+    let parse = |at: &[&str], text: &str| {
+        Threshold::parse(text).map_err(|reason| ctx.error(at, format!("`{shown}`: {reason}")))
+    };
+    if let Some(text) = v.as_str() {
+        return parse(at, text).map(drop);
+    }
+    let Some(table) = v.as_table_like() else {
+        return Err(ctx.error(
+            at,
+            format!(
+                "`{shown}` must be a string such as \"latency_us.ingest.p99 < 20000\" or a table \
+                 such as {{ threshold = \"latency_us.ingest.p99 < 20000\", abort_on_fail = true }}, \
+                 found {}",
+                describe(v)
+            ),
+        ));
+    };
+    for (k, item) in table.iter() {
+        let kind = match k {
+            "threshold" => Kind::Str,
+            "abort_on_fail" => Kind::Bool,
+            "delay_abort_eval" => Kind::Duration,
+            _ => {
+                return Err(ctx.error(
+                    &[at, &[k]].concat(),
+                    format!(
+                        "unknown key `{k}` in `{shown}`: a threshold's table has `threshold`, \
+                         `abort_on_fail` and `delay_abort_eval`"
+                    ),
+                ))
             }
-        }
+        };
+        check_value(ctx, &[at, &[k]].concat(), kind, item)?;
+    }
+    let Some(text) = table.get("threshold").and_then(Item::as_str) else {
+        return Err(ctx.error(
+            at,
+            format!("`{shown}` needs `threshold = \"<figure> <op> <number>\"`"),
+        ));
+    };
+    parse(&[at, &["threshold"]].concat(), text)?;
+    let aborts = table
+        .get("abort_on_fail")
+        .and_then(Item::as_bool)
+        .unwrap_or(false);
+    if !aborts && table.contains_key("delay_abort_eval") {
+        return Err(ctx.error(
+            &[at, &["delay_abort_eval"]].concat(),
+            format!(
+                "`{shown}.delay_abort_eval` delays the live judgement of `abort_on_fail = true`; \
+                 this threshold is judged at the end only: set `abort_on_fail = true` or leave \
+                 the delay out"
+            ),
+        ));
     }
     Ok(())
 }

@@ -201,6 +201,7 @@ impl ShardMerge for GroupsMerge {
             resolved_scenario,
             expect: expect.clone(),
             thresholds: Vec::new(),
+            aborted_by: None,
             precision: Vec::new(),
             exit: summary::Exit::new(ExitCode::Met, String::new()),
             shard: None,
@@ -217,6 +218,7 @@ impl ShardMerge for GroupsMerge {
         });
         // The thresholds judge the merged figures, as a run's judge its own.
         summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
+        m.carry_abort(&mut summary);
         summary.exit = crate::audit_record::exit_for(
             partial,
             &results,

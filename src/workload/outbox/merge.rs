@@ -207,6 +207,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
         coverage,
         expect: expect.clone(),
         thresholds: Vec::new(),
+        aborted_by: None,
         precision: Vec::new(),
         history: BTreeMap::from([
             (
@@ -229,6 +230,7 @@ pub(crate) fn judge(m: &Merged<'_>) -> Result<Summary, MergeError> {
     summary.put(&OutboxFigures { outbox });
     // The thresholds judge the merged figures, as a run's judge its own.
     summary.thresholds = summary::judge_thresholds(&summary.to_json(), &thresholds);
+    m.carry_abort(&mut summary);
     summary.exit = crate::audit_record::exit_for(
         partial,
         &results,
