@@ -137,7 +137,12 @@ pub enum Command {
         shard_count: Option<u32>,
         /// The environment variable holding this runner's shard index, for
         /// --shard-count (default JOB_COMPLETION_INDEX).
-        #[arg(long, value_name = "NAME", requires = "shard_count")]
+        #[arg(
+            long,
+            value_name = "NAME",
+            requires = "shard_count",
+            conflicts_with = "shard"
+        )]
         shard_from_env: Option<String>,
         /// Id shared by every shard of one run (letters, digits, - and _):
         /// the target's project namespace derives from it.

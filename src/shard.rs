@@ -78,7 +78,9 @@ impl Shard {
                  --shard-from-env NAME, or give --shard i/n)"
             ));
         }
-        let index: u32 = text.parse().map_err(|_| {
+        // Digits only: u32's parser would also take a sign ("+1").
+        let digits = text.bytes().all(|b| b.is_ascii_digit());
+        let index: u32 = text.parse().ok().filter(|_| digits).ok_or_else(|| {
             format!(
                 "--shard-count {count}: ${var} = {value:?} is not a shard index (0 to {})",
                 count - 1

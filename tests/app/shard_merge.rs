@@ -209,6 +209,7 @@ fn a_missing_or_bad_shard_index_in_the_environment_is_a_usage_error() {
         (Some(""), "not set"),
         (Some("one"), "not a shard index"),
         (Some("-1"), "not a shard index"),
+        (Some("+1"), "not a shard index"),
         (Some("2"), "not below the shard count"),
     ] {
         let mut c = command();
@@ -236,6 +237,7 @@ fn a_missing_or_bad_shard_index_in_the_environment_is_a_usage_error() {
         &["--shard-count", "2", "--shard", "0/2"][..],
         &["--shard-count", "0"][..],
         &["--shard-from-env", "X"][..],
+        &["--shard", "0/2", "--shard-from-env", "X"][..],
     ] {
         let o = command()
             .args(shard_args("http://127.0.0.1:9", flags, "r", &out))
