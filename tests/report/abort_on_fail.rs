@@ -115,9 +115,10 @@ fn an_abort_threshold_that_never_breaches_lets_the_run_reach_its_end() {
         ]),
     );
     let s = r.summary();
-    assert_eq!(
-        r.code(),
-        0,
+    // Not 1 (aborted); 4 is fine: how much evidence 3 s give the
+    // invariants depends on the machine's speed.
+    assert!(
+        matches!(r.code(), 0 | 4),
         "{}",
         crate::common::bench::exit_and_text(&r.output)
     );
