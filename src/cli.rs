@@ -273,6 +273,26 @@ pub enum Command {
     /// whole space; 1: a violation; 4: a bound cut the search short; 2:
     /// bad input; 130: Ctrl-C (the figures so far are printed).
     Explore(ExploreArgs),
+    /// Check a recorded groups run (in-process SQLite) against the TLA+
+    /// spec itself with TLC (trace validation): writes a trace module and
+    /// TLC configs into RUN_DIR/validate/. Exit 0: consistent; 1: no order
+    /// of the recorded steps is a behavior of the spec, or every one that
+    /// is violates an invariant; 4: the run holds a step the spec has no
+    /// action for (a failed statement, a crash), or --max-states cut TLC
+    /// short; 2: a design that does not map onto the spec's actions, no
+    /// run folder, or Java/TLC missing; 3: a file unreadable or TLC failed.
+    Validate {
+        /// The run folder.
+        run_dir: PathBuf,
+        /// The spec (default: the bundled specs/BacktalkGroups.tla),
+        /// instantiated unchanged.
+        #[arg(long, value_name = "FILE.tla")]
+        spec: Option<PathBuf>,
+        /// Stop TLC after N distinct states (then inconclusive, exit 4,
+        /// unless a witness was already found).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_states: Option<u64>,
+    },
     /// Print a shell completion script on stdout, e.g.
     /// `specstorm completions bash > /etc/bash_completion.d/specstorm`.
     Completions {
@@ -470,6 +490,15 @@ pub fn main(cli: Cli) -> ExitCode {
             }
         },
         Command::History { path } => print_history(&path),
+        Command::Validate {
+            run_dir,
+            spec,
+            max_states,
+        } => crate::validate::main(&crate::validate::ValidateOptions {
+            run_dir,
+            spec,
+            max_states,
+        }),
         c @ (Command::Audit { .. } | Command::Merge { .. }) => audit_or_merge(c),
         Command::CheckTarget(a) => {
             let opts = ProbeOptions {

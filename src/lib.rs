@@ -82,6 +82,7 @@ pub mod step_driver;
 pub mod summary;
 pub mod target;
 pub mod txn_backoff;
+pub mod validate;
 pub mod variant;
 pub mod verdict;
 pub mod wal;

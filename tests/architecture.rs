@@ -395,6 +395,13 @@ const LAYERS: &[(&str, &[&str])] = &[
             // The Workload trait names what audit and merge share
             // (audit_record, audit_error, merge_parts), which sit here.
             "workload::traits",
+            // `specstorm validate`: a recorded run checked against the
+            // spec by TLC (docs/validate.md).
+            "validate",
+            "validate::design",
+            "validate::module",
+            "validate::tlc",
+            "validate::trace",
         ],
     ),
 ];

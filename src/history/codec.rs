@@ -128,7 +128,8 @@ fn step(s: &Step, out: &mut Vec<u8>) {
         | bit(1, s.error.is_some())
         | bit(2, s.error_kind.is_some())
         | bit(3, s.error_kind == Some(StepErrorKind::Other))
-        | bit(4, s.maybe_applied);
+        | bit(4, s.maybe_applied)
+        | bit(5, s.returned.is_some());
     put(out, flags);
     if let Some(e) = s.end {
         put(out, e);
@@ -137,6 +138,11 @@ fn step(s: &Step, out: &mut Vec<u8>) {
     put(out, s.rows);
     if let Some(e) = &s.error {
         text(out, e);
+    }
+    if let Some(r) = &s.returned {
+        // Rare and small (a read's status, a resolve's count): JSON text
+        // keeps every SQL type exact with no codec of its own.
+        text(out, &serde_json::to_string(r).unwrap_or_default());
     }
 }
 
@@ -359,6 +365,9 @@ fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
             }
         }),
         maybe_applied: has(flags, 4),
+        returned: f.opt(has(flags, 5), |f| {
+            serde_json::from_str(f.str()?).map_err(DecodeError::Json)
+        })?,
     })
 }
 

@@ -12,6 +12,7 @@ use super::writer::{Batch, HistoryFile, HistoryWriter};
 use super::*;
 use crate::control::AbortCause;
 use crate::fault_kind::FaultKind;
+use crate::workload::value::Value;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -79,6 +80,7 @@ fn step(full: bool, kind: StepErrorKind) -> Step {
         error: full.then(|| s("database is locked")),
         error_kind: full.then_some(kind),
         maybe_applied: full,
+        returned: full.then(|| vec![Value::Text(s("resolved")), Value::Int(-3), Value::Null]),
     }
 }
 
@@ -290,6 +292,9 @@ fn random_entry(r: &mut ChaCha8Rng) -> Entry {
                 }),
                 maybe_applied: error.is_some() && r.random(),
                 error,
+                returned: r
+                    .random::<bool>()
+                    .then(|| vec![Value::Int(num(r) as i64), Value::Text(s("open"))]),
             })
         }
         _ => {

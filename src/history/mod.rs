@@ -382,6 +382,12 @@ pub struct Step {
     /// (false for SQLITE_BUSY/LOCKED and read-only statements).
     #[serde(default, skip_serializing_if = "is_false")]
     pub maybe_applied: bool,
+    /// The first row the statement returned, its columns in order (the
+    /// status a read saw, the count a resolve returned): what `specstorm
+    /// validate` compares with the spec's state. None: it returned no row,
+    /// or a history written before returned values were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returned: Option<Vec<crate::workload::value::Value>>,
 }
 
 /// The kind of error a failed step met, read from SQLite's error code

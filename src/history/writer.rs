@@ -321,6 +321,7 @@ mod tests {
                 error: None,
                 error_kind: None,
                 maybe_applied: false,
+                returned: None,
             }),
             Entry::Fail(Completion {
                 t: 0,

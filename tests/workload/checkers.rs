@@ -49,6 +49,7 @@ fn st(name: &'static str, start: u64, end: u64, changes: u64) -> St {
         rows: 0,
         error: None,
         maybe_applied: false,
+        returned: None,
     }
 }
 
@@ -186,6 +187,7 @@ impl Hist {
                 error: s.error.map(str::to_owned),
                 error_kind: None,
                 maybe_applied: s.maybe_applied,
+                returned: None,
             }));
         }
         let c = |t: u64, result: OpResult| Completion {
@@ -1361,6 +1363,7 @@ impl Sim {
                 error: None,
                 error_kind: None,
                 maybe_applied: false,
+                returned: None,
             }));
         }
     }

@@ -92,6 +92,7 @@ impl Hist {
                     error: None,
                     error_kind: None,
                     maybe_applied: false,
+                    returned: None,
                 }));
             }
         }

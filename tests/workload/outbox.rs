@@ -342,6 +342,7 @@ fn step(op: u64, name: &str, t: u64, changes: u64) -> Step {
         error: None,
         error_kind: None,
         maybe_applied: false,
+        returned: None,
     }
 }
 

@@ -378,6 +378,7 @@ fn drive<'p>(
         ),
         (
             |i, start, end, r| {
+                let returned = r.as_ref().ok().and_then(|out| out.rows.first().cloned());
                 let (changes, rows, error, error_kind, maybe_applied) = match r {
                     Ok(out) => (out.changes, out.rows.len() as u64, None, None, false),
                     Err(e) => {
@@ -408,6 +409,7 @@ fn drive<'p>(
                     error,
                     error_kind,
                     maybe_applied,
+                    returned,
                 };
                 match pending.borrow_mut().as_mut() {
                     Some(p) => p.push(s),

@@ -660,6 +660,8 @@ impl<'p> crate::step_driver::StepHooks<'p> for AttemptHooks<'_, 'p> {
             error,
             error_kind,
             maybe_applied,
+            // Only groups validation reads returned values so far.
+            returned: None,
         }));
         if let Err(e) = r {
             if e.storage {
