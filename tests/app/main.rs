@@ -21,3 +21,4 @@ mod outbox_parity;
 mod outbox_shard_merge;
 mod outbox_tools;
 mod shard_merge;
+mod validate;
