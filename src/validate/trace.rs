@@ -334,11 +334,14 @@ fn add_resolve(t: &mut Trace, o: &Op) -> Result<(), OutsideSpec> {
     let ran: Vec<u32> = o.steps.iter().map(|s| s.idx).collect();
     match (r.resolved, ran.as_slice()) {
         (Some(true), [0]) => {
-            let count = o.steps[0]
-                .returned
-                .as_ref()
-                .and_then(|v| v.first().and_then(Value::as_i64))
-                .or(r.event_count);
+            // The completion's count is the `event_count` column by name;
+            // the step's first returned value is the fallback.
+            let count = r.event_count.or_else(|| {
+                o.steps[0]
+                    .returned
+                    .as_ref()
+                    .and_then(|v| v.first().and_then(Value::as_i64))
+            });
             let Some(count) = count else {
                 return Err(OutsideSpec(format!(
                     "resolve op {} resolved and returned no count",

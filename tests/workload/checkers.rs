@@ -49,7 +49,6 @@ fn st(name: &'static str, start: u64, end: u64, changes: u64) -> St {
         rows: 0,
         error: None,
         maybe_applied: false,
-        returned: None,
     }
 }
 
