@@ -480,6 +480,12 @@ pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
             f.num()?;
             f.num()?;
             f.opt(has(flags, 1), Fields::str)?;
+            // Parsed as decoding does, so that the two agree on every record.
+            f.opt(has(flags, 5), |f| {
+                serde_json::from_str::<Vec<crate::workload::value::Value>>(f.str()?)
+                    .map(drop)
+                    .map_err(DecodeError::Json)
+            })?;
             Ok(Peek::Op {
                 op,
                 t: end.unwrap_or(start).max(start),
