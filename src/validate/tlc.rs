@@ -104,6 +104,9 @@ pub fn run(
     let meta = tempfile::tempdir().map_err(TlcError::Spawn)?;
     let o = Command::new(java)
         .current_dir(dir)
+        // TLC unpacks its standard modules into java.io.tmpdir: a private
+        // one, so that TLC runs side by side never read each other's.
+        .arg(format!("-Djava.io.tmpdir={}", meta.path().display()))
         .arg("-XX:+UseParallelGC")
         .arg("-cp")
         .arg(jar)
