@@ -494,7 +494,7 @@ pub fn main(cli: Cli) -> ExitCode {
             run_dir,
             spec,
             max_states,
-        } => crate::validate::main(&crate::validate::ValidateOptions {
+        } => validate(&crate::validate::ValidateOptions {
             run_dir,
             spec,
             max_states,
@@ -853,6 +853,24 @@ fn describe(p: &Option<PathBuf>) -> String {
     p.as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "the embedded default scenario".into())
+}
+
+/// `specstorm validate`: the run's workload (its saved scenario's) checks
+/// the run against its spec.
+fn validate(opts: &crate::validate::ValidateOptions) -> ExitCode {
+    let scenario = opts.run_dir.join("scenario.toml");
+    if !scenario.is_file() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "specstorm: validate: {}: not found (validate takes a run folder)",
+            scenario.display()
+        );
+        return ExitCode::Usage;
+    }
+    match crate::workload::registry::of_scenario(Some(&scenario), &[]) {
+        Ok(w) => w.validate(opts),
+        Err(e) => report_error(&e),
+    }
 }
 
 /// `specstorm explore`: the scenario's workload explores its own world.

@@ -398,10 +398,11 @@ const LAYERS: &[(&str, &[&str])] = &[
             // `specstorm validate`: a recorded run checked against the
             // spec by TLC (docs/validate.md).
             "validate",
-            "validate::design",
-            "validate::module",
-            "validate::tlc",
-            "validate::trace",
+            "workload::groups::validate",
+            "workload::groups::validate::design",
+            "workload::groups::validate::module",
+            "workload::groups::validate::tlc",
+            "workload::groups::validate::trace",
         ],
     ),
 ];

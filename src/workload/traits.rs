@@ -89,6 +89,21 @@ pub trait Workload: Send + Sync {
     fn explore(&self, opts: &crate::explore::options::ExploreOptions)
         -> crate::exit_code::ExitCode;
 
+    /// `specstorm validate`: the run folder checked against the spec by a
+    /// model checker; by default refused (exit 2), since a workload needs a
+    /// mapping of its steps onto its spec's actions to have one.
+    fn validate(&self, opts: &crate::validate::ValidateOptions) -> crate::exit_code::ExitCode {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "specstorm: validate: {}: the {} workload has no trace validation (only groups runs \
+             of the in-process SQLite target have one)",
+            opts.run_dir.display(),
+            self.name()
+        );
+        crate::exit_code::ExitCode::Usage
+    }
+
     /// Its lines in the human summary of a run of it (`s`: its summary,
     /// as written or read back from `summary.json`); by default none but
     /// the common ones.

@@ -263,3 +263,4 @@ pub mod server;
 pub mod server_ops;
 pub mod service_db;
 pub mod tables_read;
+pub mod validate;

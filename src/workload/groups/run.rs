@@ -33,6 +33,10 @@ impl Workload for Groups {
         "groups"
     }
 
+    fn validate(&self, opts: &crate::validate::ValidateOptions) -> crate::exit_code::ExitCode {
+        super::validate::main(opts)
+    }
+
     fn invariants(&self) -> &'static [&'static str] {
         &crate::workload::groups::config::GROUPS_INVARIANTS
     }

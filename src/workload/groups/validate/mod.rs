@@ -9,6 +9,9 @@
 //! exit 1) or none is (finding a, the implementation did what the spec
 //! does not allow, exit 1). docs/validate.md says why this is sound.
 //!
+//! Reached through the registry (`Workload::validate`); its options are
+//! [`crate::validate`]'s.
+//!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it.
 
@@ -18,6 +21,7 @@ pub mod tlc;
 pub mod trace;
 
 use crate::exit_code::ExitCode;
+pub use crate::validate::ValidateOptions;
 use crate::workload::groups::checker::tables::{GroupRow, RowSink};
 use crate::workload::value::Value;
 use sha2::{Digest, Sha256};
@@ -25,18 +29,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The spec validated against by default (specs/BacktalkGroups.tla).
-pub const DEFAULT_SPEC: &str = include_str!("../../specs/BacktalkGroups.tla");
-
-/// What `specstorm validate` was asked.
-#[derive(Debug, Clone)]
-pub struct ValidateOptions {
-    /// The run folder.
-    pub run_dir: PathBuf,
-    /// The spec (default: the bundled specs/BacktalkGroups.tla).
-    pub spec: Option<PathBuf>,
-    /// Stop TLC after this many distinct states (inconclusive then).
-    pub max_states: Option<u64>,
-}
+pub const DEFAULT_SPEC: &str = include_str!("../../../../specs/BacktalkGroups.tla");
 
 /// The answer, as `validate.json` records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
