@@ -627,6 +627,73 @@ mod tests {
         }
     }
 
+    /// What the whole-Value way reads of `body`: whether it parsed, the
+    /// accepted read and the group id.
+    type Read = (bool, Option<Result<bool, String>>, Option<String>);
+
+    fn whole(i: &IngestMapping, body: &str) -> Read {
+        match serde_json::from_str::<serde_json::Value>(body) {
+            Ok(v) => (
+                true,
+                i.read_accepted(&v),
+                i.group_id
+                    .as_ref()
+                    .and_then(|p| v.pointer(p))
+                    .and_then(id_text),
+            ),
+            Err(_) => (false, None, None),
+        }
+    }
+
+    fn typed(i: &IngestMapping, body: &str) -> Read {
+        let shape = TopLevel::of(i).expect("the contract's ingest reads the top level");
+        match serde_json::from_str::<TopLevel>(body) {
+            Ok(m) => (
+                true,
+                shape.then(|| m.accepted()),
+                m.group_id.and_then(id_owned),
+            ),
+            Err(_) => (false, None, None),
+        }
+    }
+
+    #[test]
+    fn the_contract_answer_reads_as_a_whole_parse_reads_it() {
+        let m = crate::scenario::mapping::Mapping::contract();
+        let i = &GroupsRequests::of(&m).ingest;
+        let deep = format!("{{\"x\": {}1{}}}", "[".repeat(200), "]".repeat(200));
+        let bodies = [
+            r#"{"accepted": true, "group_id": "g:p0:fp1"}"#,
+            r#"{"accepted": false, "group_id": "g"}"#,
+            r#"{"group_id": 42, "accepted": true, "other": {"a": [1, 2.5, null]}}"#,
+            r#"{"accepted": true, "accepted": false, "group_id": "a", "group_id": "b"}"#,
+            r#"{"acc\u0065pted": true, "group_\u0069d": "esc"}"#,
+            r#"{"accepted": "yes", "group_id": ""}"#,
+            r#"{"accepted": 1, "group_id": [1]}"#,
+            r#"{"group_id": -7.5}"#,
+            r#"{"accepted": true, "x": 1e400}"#,
+            r#"{}"#,
+            r#"[{"accepted": true}]"#,
+            r#""text""#,
+            "true",
+            "12",
+            "-3.5",
+            "null",
+            "",
+            "{",
+            r#"{"accepted": true} trailing"#,
+            r#"{"accepted": true, "group_id": "g"}   "#,
+            deep.as_str(),
+        ];
+        for b in bodies {
+            assert_eq!(typed(i, b), whole(i, b), "{b}");
+        }
+        // Both ways refuse a number out of range and a nesting too deep,
+        // also in members they do not read.
+        assert!(!whole(i, bodies[8]).0);
+        assert!(!whole(i, &deep).0);
+    }
+
     #[test]
     fn items_are_matched_by_event_id_whatever_their_order() {
         let (a, b) = (op("a"), op("b"));
