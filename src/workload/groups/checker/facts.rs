@@ -283,8 +283,8 @@ impl EventFacts {
 
     /// Whether event `id` (these facts') has a row in the final
     /// `error_events`.
-    pub fn in_table(&self, id: &str, tables: &super::Tables) -> bool {
-        self.in_table || tables.event_ids.contains(id)
+    pub fn in_table(&self, id: super::event_map::Id<'_>, tables: &super::Tables) -> bool {
+        self.in_table || (!tables.event_ids.is_empty() && tables.event_ids.contains(&id.text()))
     }
 
     /// Maybe in the sense of `docs/groups.md`: not Done, but possibly counted.
@@ -395,7 +395,9 @@ pub struct GroupFacts {
     /// Ingest ops of the group answered `ok` with accepted = true, as
     /// (invoke, completion) in ns since run start: what the target
     /// acknowledged, and where no steps are logged, the only interval
-    /// known to hold the op's counting step.
+    /// known to hold the op's counting step. Emptied once the history is
+    /// read where steps are logged and no fault has a window (nothing
+    /// reads it then: [`Facts::finish`]).
     pub acked: Vec<(u64, u64)>,
 }
 
@@ -697,6 +699,26 @@ impl Facts {
             self.settle_remote();
         }
         self.judge_duplicates();
+        self.trim();
+    }
+
+    /// Gives back what the checkers will not read, before they run (they
+    /// hold their own lists beside these): each group's lists at their
+    /// length (a hot group's grew by doubling), and, where steps are
+    /// logged and no fault has a window, the acknowledged intervals, which
+    /// only the evidence reads, and there only for a run without a step
+    /// log or inside a fault's window.
+    fn trim(&mut self) {
+        let drop_acked = self.step_log && self.fault_windows.is_empty();
+        for g in self.groups.values_mut() {
+            if drop_acked {
+                g.acked = Vec::new();
+            }
+            g.acked.shrink_to_fit();
+            g.counting_steps.shrink_to_fit();
+            g.probes.shrink_to_fit();
+            g.observations.shrink_to_fit();
+        }
     }
 
     /// Remote indeterminate attempts and resolves, once every fault entry
@@ -827,7 +849,7 @@ impl Facts {
 
     /// Event id per counting op. Built on demand: counting steps do not
     /// carry their event id, which would double the audit's memory.
-    pub fn events_by_counting_op(&self) -> HashMap<u64, &str> {
+    pub fn events_by_counting_op(&self) -> HashMap<u64, super::event_map::Id<'_>> {
         let mut m = HashMap::new();
         for (id, e) in &self.events {
             for a in e.tries.iter().filter(|a| a.counted) {
@@ -1339,12 +1361,15 @@ mod tests {
         e.set_insert(18, Some(2));
         assert_eq!(e.insert(), Some((18, Some(2))));
         let tables = super::super::Tables::default();
-        assert!(!f.events["e1"].in_table("e1", &tables));
+        assert!(!f.events["e1"].in_table(super::super::event_map::Id::Text("e1"), &tables));
         assert!(f.mark_in_table("e1"));
         assert!(!f.mark_in_table("e2"));
-        assert!(f.events["e1"].in_table("e1", &tables));
+        assert!(f.events["e1"].in_table(super::super::event_map::Id::Text("e1"), &tables));
         // The tables' own id set still answers for an unmarked event.
         let tables = super::super::Tables::from_rows(&[("e3", "p", "f")], vec![], 0);
-        assert!(f.events.or_default("e3").in_table("e3", &tables));
+        assert!(f
+            .events
+            .or_default("e3")
+            .in_table(super::super::event_map::Id::Text("e3"), &tables));
     }
 }
