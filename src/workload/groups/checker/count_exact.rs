@@ -561,7 +561,7 @@ fn counted_twice(evs: Evs<'_>, cap: u64) -> (Option<(String, u32, Vec<u64>)>, Ve
             op: e.counted_ops().first().copied(),
             what: format!(
                 "event {id}: {} attempts, counted by {} of them (ops {:?})",
-                e.attempts,
+                e.attempts(),
                 e.counted,
                 e.counted_ops()
             ),
