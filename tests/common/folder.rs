@@ -67,6 +67,14 @@ pub fn names_if_any(dir: &Path) -> Vec<String> {
 }
 
 /// Copies the regular files of `from` into `to` (made if missing).
+/// A committed run folder under `tests/fixtures/` (`name` may name a
+/// sub-folder, `naive-shards/0`), copied whole into `to` so a command may
+/// write into the copy.
+pub fn fixture(name: &str, to: &Path) -> PathBuf {
+    copy_files(&super::bench::root().join("tests/fixtures").join(name), to);
+    to.to_path_buf()
+}
+
 pub fn copy_files(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

@@ -12,10 +12,13 @@ use std::process::{Child, Command, Stdio};
 
 /// `specstorm run ARGS --out OUT` of a short default scenario under
 /// `script`, its output read on a thread (the dashboard draws many frames:
-/// a full pipe must not stall it).
+/// a full pipe must not stall it). How much evidence 300 events give
+/// NoMissedRegression depends on the machine's speed (19 of 20 once, exit
+/// 4), and these tests are about the dashboard ending, not evidence: no
+/// minimum.
 fn on_a_terminal(out: &Path, args: &str) -> (Child, std::thread::JoinHandle<String>) {
     let cmd = format!(
-        "'{}' run --set stop.events=300 --out '{}' {args}",
+        "'{}' run --set stop.events=300 --set min_evidence.NoMissedRegression=0 --out '{}' {args}",
         env!("CARGO_BIN_EXE_specstorm"),
         out.display()
     );

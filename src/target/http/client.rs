@@ -344,7 +344,7 @@ impl HttpClient {
             Some((p, uri, headers)) => {
                 let body = body.map(bytes::Bytes::from);
                 match p
-                    .exchange(t.method.clone(), uri, headers, body.clone())
+                    .exchange(t.method.clone(), uri, &path, headers, body.clone())
                     .await
                 {
                     Ok(r) if !redirects(&r) => return Ok(Reply::of(r)),

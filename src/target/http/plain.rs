@@ -21,7 +21,7 @@
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue, ACCEPT, HOST};
-use http::uri::{Authority, PathAndQuery, Scheme, Uri};
+use http::uri::{Authority, PathAndQuery, Uri};
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{self, SendRequest};
@@ -30,6 +30,7 @@ use hyper_util::rt::TokioIo;
 use reqwest::Url;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -52,8 +53,6 @@ pub struct Plain {
     connector: TimedConnector,
     /// The service's `scheme://authority`, which the connector dials.
     dst: Uri,
-    scheme: Scheme,
-    authority: Authority,
     /// `host` as hyper's client writes it (the port only when not 80).
     host: HeaderValue,
     /// The URL's path without its trailing `/`, which each request's path
@@ -102,6 +101,7 @@ impl Plain {
             Some(p) => format!("{host}:{p}"),
             None => host.to_string(),
         };
+        Authority::try_from(authority.as_str()).ok()?;
         let mut http = HttpConnector::new();
         http.set_connect_timeout(Some(connect));
         http.set_nodelay(true);
@@ -118,8 +118,6 @@ impl Plain {
                 timeout: connect,
             },
             dst: Uri::try_from(format!("http://{authority}")).ok()?,
-            scheme: Scheme::HTTP,
-            authority: Authority::try_from(authority.as_str()).ok()?,
             host: HeaderValue::try_from(authority).ok()?,
             base_path: base.path().trim_end_matches('/').to_string(),
             base_text: base.as_str().trim_end_matches('/').to_string(),
@@ -127,8 +125,10 @@ impl Plain {
         })
     }
 
-    /// The URI of `path` (a template's, filled in) under the base, when
-    /// the URL parser would leave it as it is; None otherwise.
+    /// The URI of `path` (a template's, filled in) under the base, in the
+    /// origin form HTTP/1 sends (the path alone, as reqwest's pool turns
+    /// the URI into before it sends), when the URL parser would leave it
+    /// as it is; None otherwise.
     pub fn uri(&self, path: &str) -> Option<Uri> {
         if !path.starts_with('/') || !unchanged_by_url_parser(path) {
             return None;
@@ -136,19 +136,22 @@ impl Plain {
         let mut full = String::with_capacity(self.base_path.len() + path.len());
         full.push_str(&self.base_path);
         full.push_str(path);
-        let mut parts = http::uri::Parts::default();
-        parts.scheme = Some(self.scheme.clone());
-        parts.authority = Some(self.authority.clone());
-        parts.path_and_query = Some(PathAndQuery::from_maybe_shared(Bytes::from(full)).ok()?);
-        Uri::from_parts(parts).ok()
+        if full == "/" {
+            return Some(Uri::default());
+        }
+        Some(Uri::from(
+            PathAndQuery::from_maybe_shared(Bytes::from(full)).ok()?,
+        ))
     }
 
-    /// Sends `method` to `uri` with `headers` (in order) and `body`, and
-    /// reads the whole answer within the request timeout.
+    /// Sends `method` to `uri` ([`Plain::uri`] of `path`) with `headers`
+    /// (in order) and `body`, and reads the whole answer within the
+    /// request timeout.
     pub async fn exchange(
         &self,
         method: Method,
         uri: Uri,
+        path: &str,
         mut headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<PlainReply, PlainError> {
@@ -159,33 +162,35 @@ impl Plain {
         if !headers.contains_key(HOST) {
             headers.insert(HOST, self.host.clone());
         }
-        let url = || {
-            format!(
-                "{}{}",
-                self.base_text,
-                &uri_path(&uri)[self.base_path.len()..]
-            )
-        };
+        let url = || format!("{}{path}", self.base_text);
         let mut req = Request::new(Full::new(body.unwrap_or_default()));
         *req.method_mut() = method;
-        // HTTP/1 sends the path alone (origin form), as reqwest's pool
-        // turns the URI into before it sends.
-        *req.uri_mut() = match uri.path_and_query() {
-            Some(p) if p.as_str() != "/" => Uri::from(p.clone()),
-            _ => Uri::default(),
-        };
+        *req.uri_mut() = uri;
         *req.headers_mut() = headers;
-        let deadline = tokio::time::Instant::now() + self.request_timeout;
-        let (resp, conn) = match tokio::time::timeout_at(deadline, self.send(req)).await {
-            Err(_) => return Err(failed(false, sending(&url()), &TimedOut)),
-            Ok(Err(e)) => return Err(failed(e.is_connect(), sending(&url()), &e)),
-            Ok(Ok(r)) => r,
+        // One timer for the request and its answer (the time driver's
+        // entries are shared by the runtime's threads: one per request,
+        // not two), with a mark of how far the exchange got, which the
+        // timeout's wording names.
+        let reading = AtomicBool::new(false);
+        let whole = async {
+            let (resp, conn) = self
+                .send(req)
+                .await
+                .map_err(|e| failed(e.is_connect(), sending(&url()), &e))?;
+            reading.store(true, Ordering::Relaxed);
+            let (parts, body) = resp.into_parts();
+            match body.collect().await {
+                Ok(b) => Ok((parts, b.to_bytes(), conn)),
+                Err(e) => Err(failed(false, decoding(&url()), &BodyError(&e))),
+            }
         };
-        let (parts, body) = resp.into_parts();
-        let body = match tokio::time::timeout_at(deadline, body.collect()).await {
-            Err(_) => return Err(failed(false, decoding(&url()), &BodyError(&TimedOut))),
-            Ok(Err(e)) => return Err(failed(false, decoding(&url()), &BodyError(&e))),
-            Ok(Ok(b)) => b.to_bytes(),
+        let deadline = tokio::time::Instant::now() + self.request_timeout;
+        let (parts, body, conn) = match tokio::time::timeout_at(deadline, whole).await {
+            Err(_) if reading.load(Ordering::Relaxed) => {
+                return Err(failed(false, decoding(&url()), &BodyError(&TimedOut)))
+            }
+            Err(_) => return Err(failed(false, sending(&url()), &TimedOut)),
+            Ok(r) => r?,
         };
         // Read whole: the connection is free for the next request.
         self.give_back(conn);
@@ -300,10 +305,6 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&*self.source)
     }
-}
-
-fn uri_path(uri: &Uri) -> &str {
-    uri.path_and_query().map_or("/", PathAndQuery::as_str)
 }
 
 /// Whether the URL parser keeps `path` (a path and query) byte for byte:
@@ -433,10 +434,7 @@ mod tests {
         assert!(!ok("http://example.com/#f"));
         let p = Plain::new(&Url::parse("http://Example.com:80/api/").unwrap(), t, t).unwrap();
         assert_eq!(p.host, "example.com");
-        assert_eq!(
-            p.uri("/v1/events").unwrap().to_string(),
-            "http://example.com/api/v1/events"
-        );
+        assert_eq!(p.uri("/v1/events").unwrap().to_string(), "/api/v1/events");
         assert!(p.uri("/a/../b").is_none());
     }
 }

@@ -17,7 +17,7 @@ use crate::target::http::client::{
     by_meaning, excerpt, now_ms, Answer, HookReport, HttpClient, Tag,
 };
 use crate::target::http::template::Vars;
-use crate::workload::groups::api_compile::GroupsRequests;
+use crate::workload::groups::api_compile::{GroupsRequests, IngestMapping};
 
 /// One event of an ingest request, as the workload describes it: what
 /// `[api.ingest]`'s templates fill in, borrowed from the workload's op
@@ -130,6 +130,28 @@ async fn ingest_answers(
     // The group id is read where the answer has it; only `items` and
     // `accepted` (when the status does not say) require a JSON body.
     let needs_body = i.items.is_some() || (accepted_by_status.is_none() && i.accepted.is_some());
+    if let Some(shape) = TopLevel::of(i) {
+        let members = match serde_json::from_str::<TopLevel>(&text) {
+            Ok(m) => m,
+            Err(_) if needs_body => return vec![Answer::nonconforming(what, status, &text); n],
+            Err(_) => TopLevel::default(),
+        };
+        let read = shape.then(|| members.accepted());
+        let group_id = members.group_id.and_then(id_owned);
+        return (0..n)
+            .map(|_| {
+                item_answer(
+                    i,
+                    accepted_by_status,
+                    read.clone(),
+                    group_id.clone(),
+                    what,
+                    status,
+                    &text,
+                )
+            })
+            .collect();
+    }
     let answer: serde_json::Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         Err(_) if needs_body => return vec![Answer::nonconforming(what, status, &text); n],
@@ -175,46 +197,193 @@ async fn ingest_answers(
     items
         .into_iter()
         .map(|item| {
-            let (accepted, mut ambiguous) = match (accepted_by_status, i.read_accepted(item)) {
-                (Some(a), _) => (Some(a), None),
-                (None, Some(Ok(a))) => (Some(a), None),
-                (None, Some(Err(why))) => {
-                    return Answer::nonconforming(&format!("{what} ({why})"), status, &text)
-                }
-                (None, None) => (
-                    None,
-                    Some("the answer does not say accepted or duplicate".to_string()),
-                ),
-            };
-            let accepted = match accepted {
-                Some(true) if i.may_drop => {
-                    ambiguous = Some(
-                        "accepted, but the service may drop an event it answers ok for \
-                         (api.ingest.may_drop)"
-                            .to_string(),
-                    );
-                    None
-                }
-                a => a,
-            };
             let group_id = i
                 .group_id
                 .as_ref()
                 .and_then(|p| item.pointer(p))
                 .and_then(id_text);
-            Answer {
+            item_answer(
+                i,
+                accepted_by_status,
+                i.read_accepted(item),
                 group_id,
-                ..Answer::new(
-                    CompletionType::Ok,
-                    OpResult {
-                        accepted,
-                        ambiguous,
-                        ..Default::default()
-                    },
-                )
-            }
+                what,
+                status,
+                &text,
+            )
         })
         .collect()
+}
+
+/// The answer of one ingested event whose status was ok: `read` is what
+/// its answer says through `accepted` ([`IngestMapping::read_accepted`]),
+/// `group_id` the group id it names.
+fn item_answer(
+    i: &IngestMapping,
+    accepted_by_status: Option<bool>,
+    read: Option<Result<bool, String>>,
+    group_id: Option<String>,
+    what: &str,
+    status: reqwest::StatusCode,
+    text: &str,
+) -> Answer {
+    let (accepted, mut ambiguous) = match (accepted_by_status, read) {
+        (Some(a), _) => (Some(a), None),
+        (None, Some(Ok(a))) => (Some(a), None),
+        (None, Some(Err(why))) => {
+            return Answer::nonconforming(&format!("{what} ({why})"), status, text)
+        }
+        (None, None) => (
+            None,
+            Some("the answer does not say accepted or duplicate".to_string()),
+        ),
+    };
+    let accepted = match accepted {
+        Some(true) if i.may_drop => {
+            ambiguous = Some(
+                "accepted, but the service may drop an event it answers ok for \
+                 (api.ingest.may_drop)"
+                    .to_string(),
+            );
+            None
+        }
+        a => a,
+    };
+    Answer {
+        group_id,
+        ..Answer::new(
+            CompletionType::Ok,
+            OpResult {
+                accepted,
+                ambiguous,
+                ..Default::default()
+            },
+        )
+    }
+}
+
+/// The members `accepted` and `group_id` of an answer's top-level object
+/// (the last of each name, as a parse into a `Value` keeps them): all the
+/// contract's ingest answer is read for, without building a `Value` of
+/// the whole answer per request. Every other member is parsed all the
+/// same (into a `Value`, dropped), so an answer is refused exactly when a
+/// whole parse refuses it; an answer that is no object has neither.
+#[derive(Default)]
+struct TopLevel {
+    accepted: Option<serde_json::Value>,
+    group_id: Option<serde_json::Value>,
+}
+
+impl TopLevel {
+    /// Whether `i` reads only these members as a whole parse would read
+    /// them (no items, `accepted` a bool at `/accepted` alone or not read,
+    /// `group_id` at `/group_id` or not read): Some(whether `accepted`
+    /// is read), else None.
+    fn of(i: &IngestMapping) -> Option<bool> {
+        let accepted = match &i.accepted {
+            None => false,
+            Some(t) if t.pointer == "/accepted" && t.equals.is_none() => true,
+            Some(_) => return None,
+        };
+        let plain = i.items.is_none()
+            && i.duplicate.is_none()
+            && matches!(i.group_id.as_deref(), None | Some("/group_id"));
+        plain.then_some(accepted)
+    }
+
+    /// [`IngestMapping::read_accepted`] of the answer, `accepted` being a
+    /// bool at `/accepted`.
+    fn accepted(&self) -> Result<bool, String> {
+        self.accepted
+            .as_ref()
+            .and_then(serde_json::Value::as_bool)
+            .ok_or_else(|| format!("no bool at accepted = {:?}", "/accepted"))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TopLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TopLevelVisitor)
+    }
+}
+
+struct TopLevelVisitor;
+
+/// A member's name, as far as [`TopLevel`] cares.
+enum Member {
+    Accepted,
+    GroupId,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Member {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Member;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Member, E> {
+                Ok(match v {
+                    "accepted" => Member::Accepted,
+                    "group_id" => Member::GroupId,
+                    _ => Member::Other,
+                })
+            }
+        }
+        d.deserialize_str(Name)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TopLevelVisitor {
+    type Value = TopLevel;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
+        let mut m = TopLevel::default();
+        while let Some(name) = map.next_key::<Member>()? {
+            let v: serde_json::Value = map.next_value()?;
+            match name {
+                Member::Accepted => m.accepted = Some(v),
+                Member::GroupId => m.group_id = Some(v),
+                Member::Other => {}
+            }
+        }
+        Ok(m)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel, A::Error> {
+        while seq.next_element::<serde_json::Value>()?.is_some() {}
+        Ok(TopLevel::default())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<TopLevel, E> {
+        Ok(TopLevel::default())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<TopLevel, E> {
+        Ok(TopLevel::default())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<TopLevel, E> {
+        Ok(TopLevel::default())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<TopLevel, E> {
+        Ok(TopLevel::default())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<TopLevel, E> {
+        Ok(TopLevel::default())
+    }
+
+    fn visit_unit<E>(self) -> Result<TopLevel, E> {
+        Ok(TopLevel::default())
+    }
 }
 
 /// One resolve of group `group_id` (`[api.resolve]`, default `POST
@@ -428,6 +597,14 @@ fn match_items<'a>(
         .collect()
 }
 
+/// [`id_text`] of a value owned: its string moved, not copied.
+fn id_owned(v: serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) if !s.is_empty() => Some(s),
+        v => id_text(&v),
+    }
+}
+
 /// A group id as text: a string as is, a number in decimal.
 fn id_text(v: &serde_json::Value) -> Option<String> {
     match v {
@@ -448,6 +625,73 @@ mod tests {
             fingerprint: "f",
             message: "",
         }
+    }
+
+    /// What the whole-Value way reads of `body`: whether it parsed, the
+    /// accepted read and the group id.
+    type Read = (bool, Option<Result<bool, String>>, Option<String>);
+
+    fn whole(i: &IngestMapping, body: &str) -> Read {
+        match serde_json::from_str::<serde_json::Value>(body) {
+            Ok(v) => (
+                true,
+                i.read_accepted(&v),
+                i.group_id
+                    .as_ref()
+                    .and_then(|p| v.pointer(p))
+                    .and_then(id_text),
+            ),
+            Err(_) => (false, None, None),
+        }
+    }
+
+    fn typed(i: &IngestMapping, body: &str) -> Read {
+        let shape = TopLevel::of(i).expect("the contract's ingest reads the top level");
+        match serde_json::from_str::<TopLevel>(body) {
+            Ok(m) => (
+                true,
+                shape.then(|| m.accepted()),
+                m.group_id.and_then(id_owned),
+            ),
+            Err(_) => (false, None, None),
+        }
+    }
+
+    #[test]
+    fn the_contract_answer_reads_as_a_whole_parse_reads_it() {
+        let m = crate::scenario::mapping::Mapping::contract();
+        let i = &GroupsRequests::of(&m).ingest;
+        let deep = format!("{{\"x\": {}1{}}}", "[".repeat(200), "]".repeat(200));
+        let bodies = [
+            r#"{"accepted": true, "group_id": "g:p0:fp1"}"#,
+            r#"{"accepted": false, "group_id": "g"}"#,
+            r#"{"group_id": 42, "accepted": true, "other": {"a": [1, 2.5, null]}}"#,
+            r#"{"accepted": true, "accepted": false, "group_id": "a", "group_id": "b"}"#,
+            r#"{"acc\u0065pted": true, "group_\u0069d": "esc"}"#,
+            r#"{"accepted": "yes", "group_id": ""}"#,
+            r#"{"accepted": 1, "group_id": [1]}"#,
+            r#"{"group_id": -7.5}"#,
+            r#"{"accepted": true, "x": 1e400}"#,
+            r#"{}"#,
+            r#"[{"accepted": true}]"#,
+            r#""text""#,
+            "true",
+            "12",
+            "-3.5",
+            "null",
+            "",
+            "{",
+            r#"{"accepted": true} trailing"#,
+            r#"{"accepted": true, "group_id": "g"}   "#,
+            deep.as_str(),
+        ];
+        for b in bodies {
+            assert_eq!(typed(i, b), whole(i, b), "{b}");
+        }
+        // Both ways refuse a number out of range and a nesting too deep,
+        // also in members they do not read.
+        assert!(!whole(i, bodies[8]).0);
+        assert!(!whole(i, &deep).0);
     }
 
     #[test]

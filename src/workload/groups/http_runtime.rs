@@ -329,6 +329,13 @@ async fn ingester(shared: Arc<Shared>, worker: u32) {
                 .count() as u64;
             slot.lock().expect("stats slot").late += late;
         }
+        // One op per request (the default): no grouping to do.
+        if ops.len() == 1 {
+            if !send_with_retries(shared, slot, worker, ops).await {
+                break 'ops;
+            }
+            continue;
+        }
         // The events of one request share their project (the request's
         // path or envelope may name it).
         let mut groups: Vec<Vec<IngestOp>> = Vec::new();
@@ -397,7 +404,8 @@ async fn send_with_retries(
         let mut again: Vec<IngestOp> = Vec::new();
         let mut wait = None::<Duration>;
         let mut refused = false;
-        for (i, ((answer, op), group_id)) in answers.into_iter().zip(ops).zip(known).enumerate() {
+        for (i, ((mut answer, op), group_id)) in answers.into_iter().zip(ops).zip(known).enumerate()
+        {
             let op_id = first + i as u64;
             shared.note_crash(op_id, crash, &answer);
             // A transport `fail` is a refused connection (typed by the
@@ -427,7 +435,8 @@ async fn send_with_retries(
                 attempt: Some(op.attempt),
                 intended: from,
             };
-            let (group, learned) = (op.group as usize, answer.group_id.clone());
+            // Taken, not copied: the record does not read it.
+            let (group, learned) = (op.group as usize, answer.group_id.take());
             match w {
                 Some(w) => {
                     wait = Some(wait.map_or(w, |m| m.max(w)));

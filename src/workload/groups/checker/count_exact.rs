@@ -92,7 +92,7 @@ struct Evs<'a> {
 }
 
 impl<'a> Evs<'a> {
-    fn iter(self) -> impl Iterator<Item = (&'a str, &'a EventFacts)> {
+    fn iter(self) -> impl Iterator<Item = (super::event_map::Id<'a>, &'a EventFacts)> {
         self.idx.iter().map(move |&i| self.map.at(i as usize))
     }
 }
@@ -432,8 +432,14 @@ struct Bounds {
 
 impl Bounds {
     fn new(evs: Evs<'_>, upper: bool) -> Self {
-        let mut counted_by: Vec<u64> = evs.iter().filter_map(|(_, e)| e.counted_by()).collect();
-        let mut count_from: Vec<u64> = evs.iter().filter_map(|(_, e)| e.count_from()).collect();
+        // Sized at once: a hot key's lists are millions long, and grown by
+        // doubling they could take twice that.
+        let mut counted_by = Vec::with_capacity(evs.idx.len());
+        let mut count_from = Vec::with_capacity(evs.idx.len());
+        for (_, e) in evs.iter() {
+            counted_by.extend(e.counted_by());
+            count_from.extend(e.count_from());
+        }
         counted_by.sort_unstable();
         count_from.sort_unstable();
         Bounds {
@@ -522,7 +528,7 @@ fn certainly_counted(evs: Evs<'_>, before: u64, cap: u64) -> Vec<Evidence> {
         .iter()
         .filter_map(|(id, e)| e.counted_by().filter(|&t| t < before).map(|t| (t, id, e)))
         .collect();
-    counted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
+    counted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     let skip = counted.len().saturating_sub(8);
     counted[skip..]
         .iter()
@@ -543,7 +549,7 @@ fn certainly_counted(evs: Evs<'_>, before: u64, cap: u64) -> Vec<Evidence> {
 /// first counted by (capped at `cap`).
 fn counted_twice(evs: Evs<'_>, cap: u64) -> (Option<(String, u32, Vec<u64>)>, Vec<Evidence>) {
     let mut twice: Vec<_> = evs.iter().filter(|(_, e)| e.counted > 1).collect();
-    twice.sort_by(|a, b| b.1.counted.cmp(&a.1.counted).then(a.0.cmp(b.0)));
+    twice.sort_by(|a, b| b.1.counted.cmp(&a.1.counted).then(a.0.cmp(&b.0)));
     let top = twice
         .first()
         .map(|(id, e)| ((*id).to_string(), e.counted, e.counted_ops()));
@@ -555,7 +561,7 @@ fn counted_twice(evs: Evs<'_>, cap: u64) -> (Option<(String, u32, Vec<u64>)>, Ve
             op: e.counted_ops().first().copied(),
             what: format!(
                 "event {id}: {} attempts, counted by {} of them (ops {:?})",
-                e.attempts,
+                e.attempts(),
                 e.counted,
                 e.counted_ops()
             ),

@@ -172,9 +172,10 @@ impl Attempt {
 #[derive(Debug, Clone, Default)]
 pub struct Attempts {
     first: Option<Attempt>,
-    // A boxed slice: no retry costs a pointer, not a vector, in every
-    // event; retries are few, so a copy per retry is cheap.
-    more: Option<Box<[Attempt]>>,
+    // A boxed vector: no retry costs one word, not a vector's three or a
+    // boxed slice's two, in every event; retries are few, so the extra
+    // allocation and a copy per retry are cheap.
+    more: Option<Box<Vec<Attempt>>>,
 }
 
 impl Attempts {
@@ -182,10 +183,22 @@ impl Attempts {
         if self.first.is_none() {
             self.first = Some(a);
         } else {
-            let mut more = self.more.take().map_or_else(Vec::new, Vec::from);
+            let more = self.more.get_or_insert_with(Default::default);
+            // Exactly as many as there are, not a doubled capacity.
+            more.reserve_exact(1);
             more.push(a);
-            self.more = Some(more.into_boxed_slice());
         }
+    }
+
+    /// How many attempts.
+    pub fn len(&self) -> u32 {
+        let more = self.more.as_ref().map_or(0, |m| m.len());
+        u32::from(self.first.is_some()) + u32::try_from(more).unwrap_or(u32::MAX)
+    }
+
+    /// No attempt.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
     }
 
     /// Every attempt, in completion order.
@@ -218,8 +231,6 @@ pub struct EventFacts {
     /// How many attempts certainly completed the counting step (> 1 is a
     /// double count).
     pub counted: u32,
-    /// Attempts (invokes) seen for this id, retries included.
-    pub attempts: u32,
     /// [`EventFacts::insert`], packed: the op ([`NONE`]: none) and the
     /// cause (`u16::MAX`: none).
     insert_op: u64,
@@ -244,7 +255,6 @@ impl Default for EventFacts {
             maybe: false,
             acked: false,
             counted: 0,
-            attempts: 0,
             insert_op: NONE,
             insert_cause: u16::MAX,
             counted_by: NONE,
@@ -283,8 +293,13 @@ impl EventFacts {
 
     /// Whether event `id` (these facts') has a row in the final
     /// `error_events`.
-    pub fn in_table(&self, id: &str, tables: &super::Tables) -> bool {
-        self.in_table || tables.event_ids.contains(id)
+    pub fn in_table(&self, id: super::event_map::Id<'_>, tables: &super::Tables) -> bool {
+        self.in_table || (!tables.event_ids.is_empty() && tables.event_ids.contains(&id.text()))
+    }
+
+    /// Attempts (invokes) seen for this id, retries included.
+    pub fn attempts(&self) -> u32 {
+        self.tries.len()
     }
 
     /// Maybe in the sense of `docs/groups.md`: not Done, but possibly counted.
@@ -395,7 +410,9 @@ pub struct GroupFacts {
     /// Ingest ops of the group answered `ok` with accepted = true, as
     /// (invoke, completion) in ns since run start: what the target
     /// acknowledged, and where no steps are logged, the only interval
-    /// known to hold the op's counting step.
+    /// known to hold the op's counting step. Emptied once the history is
+    /// read where steps are logged and no fault has a window (nothing
+    /// reads it then: [`Facts::finish`]).
     pub acked: Vec<(u64, u64)>,
 }
 
@@ -697,6 +714,26 @@ impl Facts {
             self.settle_remote();
         }
         self.judge_duplicates();
+        self.trim();
+    }
+
+    /// Gives back what the checkers will not read, before they run (they
+    /// hold their own lists beside these): each group's lists at their
+    /// length (a hot group's grew by doubling), and, where steps are
+    /// logged and no fault has a window, the acknowledged intervals, which
+    /// only the evidence reads, and there only for a run without a step
+    /// log or inside a fault's window.
+    fn trim(&mut self) {
+        let drop_acked = self.step_log && self.fault_windows.is_empty();
+        for g in self.groups.values_mut() {
+            if drop_acked {
+                g.acked = Vec::new();
+            }
+            g.acked.shrink_to_fit();
+            g.counting_steps.shrink_to_fit();
+            g.probes.shrink_to_fit();
+            g.observations.shrink_to_fit();
+        }
     }
 
     /// Remote indeterminate attempts and resolves, once every fault entry
@@ -827,7 +864,7 @@ impl Facts {
 
     /// Event id per counting op. Built on demand: counting steps do not
     /// carry their event id, which would double the audit's memory.
-    pub fn events_by_counting_op(&self) -> HashMap<u64, &str> {
+    pub fn events_by_counting_op(&self) -> HashMap<u64, super::event_map::Id<'_>> {
         let mut m = HashMap::new();
         for (id, e) in &self.events {
             for a in e.tries.iter().filter(|a| a.counted) {
@@ -1064,7 +1101,6 @@ impl Facts {
         });
         let ev = self.events.or_default(&id);
         ev.key = key;
-        ev.attempts += 1;
         ev.done |= done;
         ev.maybe |= maybe;
         ev.acked |= acked;
@@ -1322,6 +1358,19 @@ fn stop_cause(
 mod tests {
     use super::*;
 
+    fn attempt(op: u64) -> Attempt {
+        Attempt {
+            op,
+            start: op,
+            decided: NONE,
+            stop: u32::MAX,
+            effect: Effect::May,
+            own_insert: false,
+            counted: false,
+            indeterminate: false,
+        }
+    }
+
     #[test]
     fn packed_instants_read_back_as_options_and_a_marked_event_is_in_the_table() {
         let mut f = Facts::default();
@@ -1338,13 +1387,24 @@ mod tests {
         assert_eq!(e.insert(), Some((17, None)));
         e.set_insert(18, Some(2));
         assert_eq!(e.insert(), Some((18, Some(2))));
+        // Held per event of a run: the layout is the audit's memory.
+        assert!(std::mem::size_of::<EventFacts>() <= 80);
+        e.tries.push(attempt(3));
+        e.tries.push(attempt(4));
+        e.tries.push(attempt(5));
+        assert_eq!(e.attempts(), 3);
+        assert_eq!(e.tries.iter().map(|a| a.op).collect::<Vec<_>>(), [3, 4, 5]);
+        assert_eq!(e.tries.get_mut(4).map(|a| a.op), Some(4));
         let tables = super::super::Tables::default();
-        assert!(!f.events["e1"].in_table("e1", &tables));
+        assert!(!f.events["e1"].in_table(super::super::event_map::Id::Text("e1"), &tables));
         assert!(f.mark_in_table("e1"));
         assert!(!f.mark_in_table("e2"));
-        assert!(f.events["e1"].in_table("e1", &tables));
+        assert!(f.events["e1"].in_table(super::super::event_map::Id::Text("e1"), &tables));
         // The tables' own id set still answers for an unmarked event.
         let tables = super::super::Tables::from_rows(&[("e3", "p", "f")], vec![], 0);
-        assert!(f.events.or_default("e3").in_table("e3", &tables));
+        assert!(f
+            .events
+            .or_default("e3")
+            .in_table(super::super::event_map::Id::Text("e3"), &tables));
     }
 }

@@ -65,16 +65,15 @@ pub const NAME: &str = "NoMissedRegression";
 /// Event ids of counting ops, looked up only when a finding needs them.
 struct EventNames<'a> {
     facts: &'a Facts,
-    map: OnceCell<HashMap<u64, &'a str>>,
+    map: OnceCell<HashMap<u64, super::event_map::Id<'a>>>,
 }
 
 impl<'a> EventNames<'a> {
-    fn of(&self, op: u64) -> &'a str {
+    fn of(&self, op: u64) -> std::borrow::Cow<'a, str> {
         self.map
             .get_or_init(|| self.facts.events_by_counting_op())
             .get(&op)
-            .copied()
-            .unwrap_or("?")
+            .map_or("?".into(), |id| id.text())
     }
 }
 

@@ -86,7 +86,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
         undetermined: facts
             .events
             .iter()
-            .filter(|(id, e)| e.is_maybe() && e.in_table(id, tables))
+            .filter(|(id, e)| e.is_maybe() && e.in_table(*id, tables))
             .count() as u64,
         ..Default::default()
     };
@@ -121,7 +121,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
     let mut ids: Vec<_> = facts
         .events
         .iter()
-        .filter(|(id, e)| !e.done && !e.maybe && e.insert().is_some() && e.in_table(id, tables))
+        .filter(|(id, e)| !e.done && !e.maybe && e.insert().is_some() && e.in_table(*id, tables))
         .collect();
     ids.sort_by_key(|(id, _)| *id);
     let mut total = 0;
@@ -148,7 +148,7 @@ pub fn parts(facts: &Facts, tables: &Tables) -> Parts {
                 !e.acked
                     && e.tries.iter().any(|a| a.decided().is_some())
                     && e.tries.iter().any(|a| a.indeterminate)
-                    && !e.in_table(id, tables)
+                    && !e.in_table(*id, tables)
             })
             .collect();
         lost.sort_by_key(|(id, _)| *id);

@@ -47,6 +47,7 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
+use super::event_map::Id;
 use super::facts::{EventStep, Lost, LostRule};
 use super::tables::text;
 use super::{secs, Facts, Tables};
@@ -152,14 +153,14 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     // indeterminate it may have stopped between a step that made later
     // attempts answer duplicate and the one that stores the row (a fault,
     // an error): the stranded report counts it instead.
-    let mut unstored: Vec<(&str, _)> = facts
+    let mut unstored: Vec<(Id<'_>, _)> = facts
         .events
         .iter()
         .filter(|(id, e)| {
             !cut && !e.acked
                 && e.tries.iter().any(|a| a.decided().is_some())
                 && !e.tries.iter().any(|a| a.indeterminate)
-                && !e.in_table(id, tables)
+                && !e.in_table(*id, tables)
         })
         .collect();
     unstored.sort_by_key(|(id, _)| *id);
@@ -188,10 +189,10 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
             evidence: snapshot(format!("has no row for event {id}")),
         });
     }
-    let mut missing: Vec<(&str, _)> = facts
+    let mut missing: Vec<(Id<'_>, _)> = facts
         .events
         .iter()
-        .filter(|(id, e)| e.acked && !e.in_table(id, tables))
+        .filter(|(id, e)| e.acked && !e.in_table(*id, tables))
         .collect();
     missing.sort_by_key(|(id, _)| *id);
     for (id, e) in missing {
