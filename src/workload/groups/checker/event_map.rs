@@ -283,7 +283,7 @@ impl<T: Default> EventMap<T> {
             }
         }
         if let Ids::Bits(_, dashed) = self.ids {
-            if !id_bits::bits(id).is_some_and(|(d, _)| d == dashed) {
+            if id_bits::bits(id).is_none_or(|(d, _)| d != dashed) {
                 self.switch_to_text();
             }
         }

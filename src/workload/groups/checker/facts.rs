@@ -175,6 +175,7 @@ pub struct Attempts {
     // A boxed vector: no retry costs one word, not a vector's three or a
     // boxed slice's two, in every event; retries are few, so the extra
     // allocation and a copy per retry are cheap.
+    #[allow(clippy::box_collection)]
     more: Option<Box<Vec<Attempt>>>,
 }
 

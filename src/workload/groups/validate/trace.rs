@@ -191,8 +191,7 @@ pub fn of_history(
             return Ok(Err(why));
         }
     }
-    t.steps
-        .sort_by(|a, b| (a.start, a.end, a.op).cmp(&(b.start, b.end, b.op)));
+    t.steps.sort_by_key(|s| (s.start, s.end, s.op));
     Ok(Ok(t))
 }
 
