@@ -174,6 +174,10 @@ pub struct IngestGenerator {
     /// Open model: the ingest target over time (`load.rate`, or the
     /// stages), and the clock time the load started (op 0's start).
     open: Option<(Curve, u64)>,
+    /// How long the load lasts (ns), if it has a deadline: an op due at or
+    /// after it is never due, so the load holds exactly the ops its curve
+    /// puts in [0, end) and none waits on a race with the deadline's stop.
+    load_ns: Option<u64>,
     ids: EventIds,
 }
 
@@ -207,6 +211,8 @@ impl IngestGenerator {
             pending: BinaryHeap::new(),
             tie: 0,
             open,
+            load_ns: crate::scenario::section::load_duration(scenario)
+                .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64),
             ids: EventIds::new(scenario.keys().event_id(), namespace, shard),
         }
     }
@@ -254,11 +260,13 @@ impl IngestGenerator {
             group_id: gid,
             message,
             attempt,
-            // An op the curve never reaches (it ends at 0) is due at no
-            // time: its ingester waits for the stop.
+            // An op the curve never reaches (it ends at 0), or reaches only
+            // when the load is over, is due at no time: its ingester waits
+            // for the stop.
             intended_ns: self.open.as_ref().map(|(curve, origin)| {
                 curve
                     .intended_ns(seq)
+                    .filter(|t| self.load_ns.is_none_or(|end| *t < end))
                     .map_or(u64::MAX, |t| origin.saturating_add(t))
             }),
             group: event.group,
@@ -503,6 +511,25 @@ mod tests {
     fn scenario(extra: &[&str]) -> Scenario {
         let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         load_str("t", None, "", &o).unwrap()
+    }
+
+    #[test]
+    fn an_open_load_holds_only_the_ops_due_before_its_end() {
+        let s = scenario(&[
+            "load.model=\"open\"",
+            "load.rate=100",
+            "stop.duration=\"1s\"",
+            "stop.events=0",
+        ]);
+        let mut g = IngestGenerator::new(&s, "");
+        g.set_origin(7);
+        let due: Vec<u64> = (0..101)
+            .map(|_| g.next_op().unwrap().intended_ns.unwrap())
+            .collect();
+        assert_eq!(due[0], 7);
+        assert_eq!(due[99], 7 + 990_000_000);
+        // Op 100 would be due at 1 s, when the load is over: never.
+        assert_eq!(due[100], u64::MAX);
     }
 
     #[test]

@@ -506,7 +506,12 @@ async fn resolver(shared: Arc<Shared>, worker: u32, index: u32) {
     let slot = shared.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(&plan.scenario, &plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve().interval;
-    let mut pace = ResolvePace::of(plan.scenario.load(), index, shared.started);
+    let mut pace = ResolvePace::of(
+        plan.scenario.load(),
+        index,
+        shared.started,
+        crate::scenario::section::load_duration(&plan.scenario),
+    );
     let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     while !plan.control.stopped() {
         let op = gen.next_op();

@@ -47,27 +47,35 @@ pub struct ResolvePace {
     resolvers: u64,
     next: u64,
     origin: u64,
+    /// The load's length (ns), if it has one: an op due at or after it is
+    /// never due (the load is over then).
+    load_ns: Option<u64>,
 }
 
 impl ResolvePace {
     /// Resolver `index`'s pace (None: `load.resolve_rate` is unset, the
-    /// resolvers pause `resolve.interval`), counted from `origin`.
-    pub fn of(load: &Load, index: u32, origin: u64) -> Option<Self> {
+    /// resolvers pause `resolve.interval`), counted from `origin`, for a
+    /// load lasting `length` (None: until another stop).
+    pub fn of(load: &Load, index: u32, origin: u64, length: Option<Duration>) -> Option<Self> {
         let rate = load.resolve_rate.filter(|r| *r > 0.0)?;
         Some(ResolvePace {
             curve: Curve::constant(rate),
             resolvers: u64::from(load.resolvers.max(1)),
             next: u64::from(index),
             origin,
+            load_ns: length.map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64),
         })
     }
 
-    /// The next op's intended start on the run's clock.
+    /// The next op's intended start on the run's clock (u64::MAX: never,
+    /// the resolver waits for the stop).
     pub fn next_intended(&mut self) -> u64 {
         let n = self.next;
         self.next += self.resolvers;
-        self.origin
-            .saturating_add(self.curve.intended_ns(n).unwrap_or(u64::MAX))
+        match self.curve.intended_ns(n) {
+            Some(t) if self.load_ns.is_none_or(|end| t < end) => self.origin.saturating_add(t),
+            _ => u64::MAX,
+        }
     }
 }
 
@@ -100,12 +108,26 @@ mod tests {
     #[test]
     fn resolvers_take_turns_at_the_rate() {
         let l = load(LoadModel::Open);
-        let mut r0 = ResolvePace::of(&l, 0, 1_000).expect("paced");
-        let mut r1 = ResolvePace::of(&l, 1, 1_000).expect("paced");
+        let mut r0 = ResolvePace::of(&l, 0, 1_000, None).expect("paced");
+        let mut r1 = ResolvePace::of(&l, 1, 1_000, None).expect("paced");
         let starts0: Vec<u64> = (0..3).map(|_| r0.next_intended()).collect();
         let starts1: Vec<u64> = (0..3).map(|_| r1.next_intended()).collect();
         assert_eq!(starts0, [1_000, 20_001_000, 40_001_000]);
         assert_eq!(starts1, [10_001_000, 30_001_000, 50_001_000]);
+    }
+
+    #[test]
+    fn no_resolve_is_due_once_the_load_is_over() {
+        // 100/s over two resolvers for 50 ms: ops 0..=4 are due before the
+        // end; op 5, due exactly at the end, is not (the load is [0, end)).
+        let l = load(LoadModel::Open);
+        let length = Some(Duration::from_millis(50));
+        let mut r0 = ResolvePace::of(&l, 0, 1_000, length).expect("paced");
+        let mut r1 = ResolvePace::of(&l, 1, 1_000, length).expect("paced");
+        let starts0: Vec<u64> = (0..4).map(|_| r0.next_intended()).collect();
+        let starts1: Vec<u64> = (0..3).map(|_| r1.next_intended()).collect();
+        assert_eq!(starts0, [1_000, 20_001_000, 40_001_000, u64::MAX]);
+        assert_eq!(starts1, [10_001_000, 30_001_000, u64::MAX]);
     }
 
     #[test]

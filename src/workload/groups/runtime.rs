@@ -292,7 +292,12 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
     let slot = plan.live.slot(worker as usize);
     let mut gen = ResolveGenerator::sharded(plan.scenario, plan.namespace, index, plan.shard);
     let interval = plan.scenario.resolve().interval;
-    let mut pace = ResolvePace::of(plan.scenario.load(), index, shared.started);
+    let mut pace = ResolvePace::of(
+        plan.scenario.load(),
+        index,
+        shared.started,
+        crate::scenario::section::load_duration(&plan.scenario),
+    );
     let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     let journal = Journal::of(&conn);
     while !plan.control.stopped() {
