@@ -273,6 +273,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::outbox::checker::type_ok",
             "workload::groups::checker::sharded",
             "workload::groups::checker::stranded",
+            "workload::groups::checker::step_fact",
             "workload::groups::checker::type_ok",
             "explore::db",
             "explore::cursor",

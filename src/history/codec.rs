@@ -344,11 +344,60 @@ fn decode_invoke(f: &mut Fields) -> Result<Invoke, DecodeError> {
 }
 
 fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
-    let (op, idx, step, start) = (f.num()?, f.u32()?, f.text()?, f.num()?);
+    let (v, returned) = step_fields(f)?;
+    Ok(Step {
+        op: v.op,
+        idx: v.idx,
+        step: v.step.to_string(),
+        start: v.start,
+        end: v.end,
+        changes: v.changes,
+        rows: v.rows,
+        error: v.error.map(str::to_string),
+        error_kind: v.error_kind,
+        maybe_applied: v.maybe_applied,
+        returned: returned
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(DecodeError::Json)?,
+    })
+}
+
+/// A step record's fields, borrowed from its payload ([`step_view`]): a
+/// [`Step`] without what it returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepView<'a> {
+    /// As [`Step::op`].
+    pub op: u64,
+    /// As [`Step::idx`].
+    pub idx: u32,
+    /// As [`Step::step`].
+    pub step: &'a str,
+    /// As [`Step::start`].
+    pub start: u64,
+    /// As [`Step::end`].
+    pub end: Option<u64>,
+    /// As [`Step::changes`].
+    pub changes: u64,
+    /// As [`Step::rows`].
+    pub rows: u64,
+    /// As [`Step::error`].
+    pub error: Option<&'a str>,
+    /// As [`Step::error_kind`].
+    pub error_kind: Option<StepErrorKind>,
+    /// As [`Step::maybe_applied`].
+    pub maybe_applied: bool,
+}
+
+/// A step's fields, and the JSON text of what it returned (not parsed).
+fn step_fields<'a>(f: &mut Fields<'a>) -> Result<(StepView<'a>, Option<&'a str>), DecodeError> {
+    let (op, idx, step, start) = (f.num()?, f.u32()?, f.str()?, f.num()?);
     let flags = f.num()?;
     let end = f.opt(has(flags, 0), Fields::num)?;
     let (changes, rows) = (f.num()?, f.num()?);
-    Ok(Step {
+    let error = f.opt(has(flags, 1), Fields::str)?;
+    let returned = f.opt(has(flags, 5), Fields::str)?;
+    let view = StepView {
         op,
         idx,
         step,
@@ -356,7 +405,7 @@ fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
         end,
         changes,
         rows,
-        error: f.opt(has(flags, 1), Fields::text)?,
+        error,
         error_kind: has(flags, 2).then(|| {
             if has(flags, 3) {
                 StepErrorKind::Other
@@ -365,10 +414,24 @@ fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
             }
         }),
         maybe_applied: has(flags, 4),
-        returned: f.opt(has(flags, 5), |f| {
-            serde_json::from_str(f.str()?).map_err(DecodeError::Json)
-        })?,
-    })
+    };
+    Ok((view, returned))
+}
+
+/// The step of a step record's payload, read where it lies (no owned
+/// entry built); None for a record of any other kind. Checked as
+/// [`decode`] checks it: it fails exactly where decode would.
+pub fn step_view(payload: &[u8]) -> Result<Option<StepView<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != STEP {
+        return Ok(None);
+    }
+    let (view, returned) = step_fields(&mut Fields(rest))?;
+    // Parsed as decoding does, so that the two agree on every record.
+    if let Some(r) = returned {
+        serde_json::from_str::<Vec<crate::workload::value::Value>>(r).map_err(DecodeError::Json)?;
+    }
+    Ok(Some(view))
 }
 
 fn decode_completion(f: &mut Fields) -> Result<Completion, DecodeError> {
@@ -472,23 +535,10 @@ pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
             })
         }
         STEP => {
-            let (op, _idx) = (f.num()?, f.u32()?);
-            f.str()?;
-            let start = f.num()?;
-            let flags = f.num()?;
-            let end = f.opt(has(flags, 0), Fields::num)?;
-            f.num()?;
-            f.num()?;
-            f.opt(has(flags, 1), Fields::str)?;
-            // Parsed as decoding does, so that the two agree on every record.
-            f.opt(has(flags, 5), |f| {
-                serde_json::from_str::<Vec<crate::workload::value::Value>>(f.str()?)
-                    .map(drop)
-                    .map_err(DecodeError::Json)
-            })?;
+            let s = step_view(payload)?.ok_or(DecodeError::Tag(tag))?;
             Ok(Peek::Op {
-                op,
-                t: end.unwrap_or(start).max(start),
+                op: s.op,
+                t: s.end.unwrap_or(s.start).max(s.start),
             })
         }
         OK | FAIL | INFO => {

@@ -17,7 +17,11 @@
 //! of its events that are in the table, which are marked on the part's
 //! facts (what the checkers look up), so no id set of the table is held.
 //! A part's event map is sized beforehand from pass 1's count of its
-//! ingests, so it never grows by copying.
+//! ingests, and each key's counting steps from its count of the key's
+//! ingests, so neither grows by copying; a history with no fault window
+//! keeps no acknowledged intervals ([`Facts::acked_unread`]). Op records
+//! are read back where they lie in the temp file's buffer, a step with no
+//! entry built ([`Facts::add_payload`]).
 //! Buckets are judged in parts of consecutive buckets holding at most
 //! [`Budget::part_ops`] ops (a bucket above it is a part alone).
 //!
@@ -121,8 +125,16 @@ pub fn judge(
     };
     let mut groups = router.groups;
     let mut per_key: Vec<HashMap<(String, String), u64>> = vec![HashMap::new(); BUCKETS];
-    for (k, n) in router.per_key {
-        per_key[key_bucket(&k.0, &k.1)].insert(k, n);
+    for (p, fingerprints) in router.per_key {
+        for (f, n) in fingerprints {
+            per_key[key_bucket(&p, &f)].insert((p.clone(), f), n);
+        }
+    }
+    let mut hints: Vec<Vec<(&str, &str, u64)>> = vec![Vec::new(); BUCKETS];
+    for (p, fingerprints) in &routed.key_ingests {
+        for (f, &n) in fingerprints {
+            hints[key_bucket(p, f)].push((p, f, n));
+        }
     }
     let mut parts = Vec::new();
     let (mut ops, mut unfinished) = (0, 0);
@@ -130,7 +142,13 @@ pub fn judge(
         let ingests = routed.ingests[range.clone()]
             .iter()
             .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let Some(mut facts) = read_facts(&routed.buckets[range.clone()], ingests).map_err(temp)?
+        let mut facts = Facts::default();
+        facts.acked_unread = !routed.fault_windows;
+        for &(p, f, n) in hints[range.clone()].iter().flatten() {
+            count_key(&mut facts.ingest_hint, (p, f), n);
+        }
+        let Some(mut facts) =
+            read_facts(facts, &routed.buckets[range.clone()], ingests).map_err(temp)?
         else {
             return Ok(None);
         };
@@ -200,6 +218,28 @@ struct Routed {
     header: Header,
     footer: Option<Footer>,
     last_t: u64,
+    /// Ingests per (project, fingerprint): [`Facts::ingest_hint`].
+    key_ingests: KeyCounts,
+    /// Some fault has a window (a `start` entry): [`Facts::acked_unread`]
+    /// only without one.
+    fault_windows: bool,
+}
+
+/// A count per (project, fingerprint), looked up by the key's text.
+type KeyCounts = HashMap<String, HashMap<String, u64, Fast>, Fast>;
+
+/// Adds `n` to `key`'s count.
+fn count_key(counts: &mut KeyCounts, (project, fingerprint): (&str, &str), n: u64) {
+    let fingerprints = match counts.get_mut(project) {
+        Some(f) => f,
+        None => counts.entry(project.to_string()).or_default(),
+    };
+    match fingerprints.get_mut(fingerprint) {
+        Some(c) => *c += n,
+        None => {
+            fingerprints.insert(fingerprint.to_string(), n);
+        }
+    }
 }
 
 /// The key bucket of each op id seen: ids are dense, so a vector, with a
@@ -248,6 +288,8 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
     let mut ingests = vec![(0u64, 0u64); BUCKETS];
     let mut op_bucket = OpBuckets::default();
     let (mut header, mut footer, mut last_t) = (None, None, 0u64);
+    let mut key_ingests = KeyCounts::default();
+    let mut fault_windows = false;
     let mut seq = 0u64;
     while let Some(payload) = payloads.next_payload() {
         let Ok(payload) = payload else {
@@ -277,6 +319,9 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                 else {
                     return Ok(None);
                 };
+                if event_id.is_some() {
+                    count_key(&mut key_ingests, key, 1);
+                }
                 Some(b)
             }
             // A step or completion of an op never invoked: bucket 0's
@@ -319,6 +364,9 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                         else {
                             return Ok(None);
                         };
+                        if id.is_some() {
+                            count_key(&mut key_ingests, key, 1);
+                        }
                         Some(b)
                     }
                     Entry::Step(s) => Some(op_bucket.get(s.op).unwrap_or(0)),
@@ -328,7 +376,10 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                     Entry::Fault(f) if f.action == FaultAction::Inject => {
                         f.op.and_then(|op| op_bucket.get(op))
                     }
-                    Entry::Fault(_) => None,
+                    Entry::Fault(f) => {
+                        fault_windows |= f.action == FaultAction::Start;
+                        None
+                    }
                     // The bench's own checkpoints are no fact of any op.
                     Entry::Bench(_) | Entry::Footer(_) => continue,
                 }
@@ -360,6 +411,8 @@ fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         header,
         footer,
         last_t,
+        key_ingests,
+        fault_windows,
     }))
 }
 
@@ -392,7 +445,9 @@ fn invoked(
 struct Router {
     ids: Vec<SpillWriter>,
     groups: Vec<Vec<(u64, GroupRow)>>,
-    per_key: HashMap<(String, String), u64, Fast>,
+    // Looked up by the row's text, so a row costs no (String, String)
+    // of its own.
+    per_key: KeyCounts,
     rows: u64,
     group_rows: u64,
     err: Option<io::Error>,
@@ -416,11 +471,9 @@ impl Router {
 impl RowSink for Router {
     fn event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
         self.rows += 1;
-        *self
-            .per_key
-            .entry((text(project), text(fingerprint)))
-            .or_default() += 1;
-        let id = text(id);
+        let key = (text_of(project), text_of(fingerprint));
+        count_key(&mut self.per_key, (&key.0, &key.1), 1);
+        let id = text_of(id);
         if let Err(e) = self.ids[id_bucket(id.as_bytes())].record(id.as_bytes(), 0) {
             self.err.get_or_insert(e);
         }
@@ -430,6 +483,14 @@ impl RowSink for Router {
         let (p, f) = row.key();
         self.groups[key_bucket(&p, &f)].push((self.group_rows, row));
         self.group_rows += 1;
+    }
+}
+
+/// A value's text as [`text`] gives it, borrowed where it is text.
+fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v {
+        Value::Text(s) => std::borrow::Cow::Borrowed(s),
+        other => std::borrow::Cow::Owned(text(other)),
     }
 }
 
@@ -445,24 +506,24 @@ fn join(
         .collect::<io::Result<Vec<_>>>()?;
     for (m, w) in table_ids.into_iter().enumerate() {
         let path = w.finish()?;
-        let mut in_table: HashSet<Box<[u8]>, Fast> = HashSet::default();
+        let mut in_table: HashSet<JoinId, Fast> = HashSet::default();
         let mut r = SpillReader::open(&path)?;
         while let Some((id, _)) = r.next_record()? {
-            in_table.insert(id.into());
+            in_table.insert(JoinId::of(id));
         }
         drop(r);
         std::fs::remove_file(&path)?;
-        let mut seen: HashMap<Box<[u8]>, u64, Fast> = HashMap::default();
+        let mut seen: HashMap<JoinId, u64, Fast> = HashMap::default();
         let mut r = SpillReader::open(&routed.ids[m])?;
         while let Some((id, b)) = r.next_record()? {
-            match seen.get(id) {
-                Some(&other) if other != b => return Ok(None),
-                Some(_) => {}
-                None => {
-                    seen.insert(id.into(), b);
-                    if in_table.contains(id) {
+            match seen.entry(JoinId::of(id)) {
+                std::collections::hash_map::Entry::Occupied(o) if *o.get() != b => return Ok(None),
+                std::collections::hash_map::Entry::Occupied(_) => {}
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    if in_table.contains(v.key()) {
                         present[b as usize].record(id, 0)?;
                     }
+                    v.insert(b);
                 }
             }
         }
@@ -473,6 +534,26 @@ fn join(
             .map(SpillWriter::finish)
             .collect::<io::Result<_>>()?,
     ))
+}
+
+/// An event id in the join: a bench-made id as its 128 bits (no heap
+/// text, hashed as one number), any other as its bytes. Bits are taken
+/// only from text that prints back to the same bytes
+/// ([`super::id_bits::bits`]), so two ids are equal exactly when their
+/// texts are.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum JoinId {
+    Bits(u128, bool),
+    Text(Box<[u8]>),
+}
+
+impl JoinId {
+    fn of(id: &[u8]) -> JoinId {
+        match std::str::from_utf8(id).ok().and_then(super::id_bits::bits) {
+            Some((dashed, v)) => JoinId::Bits(v, dashed),
+            None => JoinId::Text(id.into()),
+        }
+    }
 }
 
 /// Consecutive buckets in parts of at most `part_ops` ops (a bucket above
@@ -491,38 +572,42 @@ fn ranges(ops: &[u64], part_ops: u64) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// The facts of the buckets' entries, read back in history order (an
-/// entry written to every bucket taken once). Ok(None): the facts refuse
-/// an entry (the whole history's judge reports it).
-fn read_facts(buckets: &[PathBuf], (ids, bytes): (u64, u64)) -> io::Result<Option<Facts>> {
+/// `facts` (none taken yet, its hints set) with the buckets' entries,
+/// read back in history order (an entry written to every bucket taken
+/// once). Ok(None): the facts refuse an entry (the whole history's judge
+/// reports it).
+fn read_facts(
+    mut facts: Facts,
+    buckets: &[PathBuf],
+    (ids, bytes): (u64, u64),
+) -> io::Result<Option<Facts>> {
     let mut readers = buckets
         .iter()
         .map(|p| SpillReader::open(p))
         .collect::<io::Result<Vec<_>>>()?;
-    let mut heads = readers
-        .iter_mut()
-        .map(SpillReader::next_entry)
-        .collect::<io::Result<Vec<_>>>()?;
-    let mut facts = Facts::default();
     facts.events.reserve(ids as usize, bytes as usize);
-    while let Some(seq) = heads.iter().flatten().map(|(s, _)| *s).min() {
-        let mut taken = None;
-        for (r, head) in readers.iter_mut().zip(heads.iter_mut()) {
-            if head.as_ref().is_some_and(|(s, _)| *s == seq) {
-                let next = r.next_entry()?;
-                if let Some((_, e)) = std::mem::replace(head, next) {
-                    taken.get_or_insert(e);
-                }
+    loop {
+        let mut next: Option<u64> = None;
+        for r in &mut readers {
+            if let Some(s) = r.peek()? {
+                next = Some(next.map_or(s, |n| n.min(s)));
+            }
+        }
+        let Some(seq) = next else {
+            break;
+        };
+        // Each record taken once, from the first bucket holding it, where
+        // it lies in that bucket's read buffer.
+        let mut refused = None;
+        for r in &mut readers {
+            if r.peek()? == Some(seq) {
+                refused.get_or_insert_with(|| facts.add_payload(r.current()).is_err());
+                r.advance();
             }
         }
         // A record the codec or the facts refuse: the whole history's
         // judge reports it.
-        let refused = match taken {
-            Some(Ok(e)) => facts.add(e).is_err(),
-            Some(Err(_)) => true,
-            None => false,
-        };
-        if refused {
+        if refused == Some(true) {
             return Ok(None);
         }
     }

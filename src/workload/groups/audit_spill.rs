@@ -9,7 +9,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use crate::history::{codec, Entry};
+use crate::history::codec;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -35,11 +35,14 @@ impl SpillWriter {
         })
     }
 
-    /// Appends one record: `bytes`, then the number `n`.
+    /// Appends one record: `bytes`, then the number `n` (the bytes go
+    /// straight to the buffer, not through a copy of their own).
     pub fn record(&mut self, bytes: &[u8], n: u64) -> io::Result<()> {
         self.scratch.clear();
         codec::put(&mut self.scratch, bytes.len() as u64);
-        self.scratch.extend_from_slice(bytes);
+        self.w.write_all(&self.scratch)?;
+        self.w.write_all(bytes)?;
+        self.scratch.clear();
         codec::put(&mut self.scratch, n);
         self.w.write_all(&self.scratch)
     }
@@ -60,6 +63,9 @@ pub struct SpillReader {
     at: usize,
     end: usize,
     eof: bool,
+    /// The record [`SpillReader::peek`] parsed and nothing has taken yet:
+    /// where its bytes lie in `buf`, and its number.
+    current: Option<(std::ops::Range<usize>, u64)>,
 }
 
 impl SpillReader {
@@ -71,6 +77,7 @@ impl SpillReader {
             at: 0,
             end: 0,
             eof: false,
+            current: None,
         })
     }
 
@@ -98,6 +105,38 @@ impl SpillReader {
     /// The next record (its bytes and its number), None at the end.
     /// Errors: the read's, or a file cut short.
     pub fn next_record(&mut self) -> io::Result<Option<(&[u8], u64)>> {
+        let next = match self.current.take() {
+            Some(c) => Some(c),
+            None => self.parse()?,
+        };
+        Ok(next.map(|(r, n)| (&self.buf[r], n)))
+    }
+
+    /// The number of the next record, None at the end; the record stays
+    /// the next one ([`SpillReader::current`] holds its bytes) until
+    /// [`SpillReader::advance`]. Errors: as [`SpillReader::next_record`].
+    pub fn peek(&mut self) -> io::Result<Option<u64>> {
+        if self.current.is_none() {
+            self.current = self.parse()?;
+        }
+        Ok(self.current.as_ref().map(|c| c.1))
+    }
+
+    /// The bytes of the record [`SpillReader::peek`] found (empty if none).
+    pub fn current(&self) -> &[u8] {
+        self.current
+            .as_ref()
+            .map_or(&[], |(r, _)| &self.buf[r.clone()])
+    }
+
+    /// Moves past the record [`SpillReader::peek`] found.
+    pub fn advance(&mut self) {
+        self.current = None;
+    }
+
+    /// Parses the next record: where its bytes lie and its number. They
+    /// stay in place until the next parse.
+    fn parse(&mut self) -> io::Result<Option<(std::ops::Range<usize>, u64)>> {
         let cut = || io::Error::new(io::ErrorKind::UnexpectedEof, "a temp record cut short");
         // A record's length and number are varints of at most 10 bytes.
         self.fill(10)?;
@@ -115,17 +154,7 @@ impl SpillReader {
             .and_then(codec::varint)
             .ok_or_else(cut)?;
         self.at = stop + tail;
-        Ok(Some((&self.buf[start..stop], n)))
-    }
-
-    /// The next history entry and its number, None at the end; the entry
-    /// is the codec's error where it refuses the record. Errors: the read's.
-    #[allow(clippy::type_complexity)]
-    pub fn next_entry(&mut self) -> io::Result<Option<(u64, Result<Entry, codec::DecodeError>)>> {
-        let Some((payload, seq)) = self.next_record()? else {
-            return Ok(None);
-        };
-        Ok(Some((seq, codec::decode(payload))))
+        Ok(Some((start..stop, n)))
     }
 }
 

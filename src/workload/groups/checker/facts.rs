@@ -41,9 +41,10 @@
 //! layers below it (core, model, config, engine and target and nemesis).
 
 use super::legacy;
+use super::step_fact::StepFact;
 use crate::control::AbortCause;
 use crate::history::{
-    Completion, CompletionType, Entry, Header, Invoke, OpKind, Step, StepErrorKind,
+    codec, Completion, CompletionType, Entry, Header, Invoke, OpKind, StepErrorKind,
 };
 use std::collections::HashMap;
 
@@ -493,7 +494,7 @@ pub struct Facts {
     /// Texts of the ways an inserting attempt ended without counting.
     pub causes: Vec<String>,
     cause_index: FastMap<String, u16>,
-    inflight: FastMap<u64, (Invoke, Vec<Step>)>,
+    inflight: FastMap<u64, (Invoke, Vec<StepFact>)>,
     /// Ops invoked.
     pub ops: u64,
     /// Ops invoked and never completed (counted as indeterminate).
@@ -513,6 +514,17 @@ pub struct Facts {
     /// Faults with a duration (kill, lock), each window from its `start`
     /// entry to its `stop` entry, in history order.
     pub fault_windows: Vec<FaultWindow>,
+    /// Set by a reader that knows beforehand that the history has no
+    /// fault window: where steps are logged, the acknowledged intervals
+    /// are then never read ([`Facts::finish`] drops them), so they are not
+    /// kept at all (a hot group's are millions).
+    pub acked_unread: bool,
+    /// Ingests per (project, fingerprint), where a reader counted them
+    /// beforehand: a group's counting steps (at most one per ingest) are
+    /// then sized once, not grown by doubling (which holds the old list
+    /// and one twice as large at once). Capacity only: no fact depends
+    /// on it.
+    pub ingest_hint: FastMap<String, FastMap<String, u64>>,
 }
 
 /// One window of a fault with a duration: from its `start` entry to its
@@ -563,16 +575,33 @@ impl Facts {
                 self.ops += 1;
                 self.inflight.insert(i.op, (i, Vec::new()));
             }
-            Entry::Step(s) => match self.inflight.get_mut(&s.op) {
-                Some((_, steps)) => steps.push(s),
-                None => anyhow::bail!("step of op {} which was not invoked", s.op),
-            },
+            Entry::Step(s) => self.add_step(s.op, StepFact::from_step(&s))?,
             Entry::Ok(c) => self.complete(CompletionType::Ok, c)?,
             Entry::Fail(c) => self.complete(CompletionType::Fail, c)?,
             Entry::Info(c) => self.complete(CompletionType::Info, c)?,
             Entry::Fault(f) => self.fault(f),
             // The bench's own checkpoints change no row: nothing to judge.
             Entry::Bench(_) | Entry::Footer(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Takes one record of a binary history (its payload, as
+    /// [`codec::decode`] takes it): a step is read where it lies, with no
+    /// entry built (steps are most of a history's records); any other
+    /// record is decoded and taken as [`Facts::add`] takes it. Errors: the
+    /// codec refuses the record, or as [`Facts::add`].
+    pub fn add_payload(&mut self, payload: &[u8]) -> anyhow::Result<()> {
+        match codec::step_view(payload)? {
+            Some(s) => self.add_step(s.op, StepFact::from_view(&s)),
+            None => self.add(codec::decode(payload)?),
+        }
+    }
+
+    fn add_step(&mut self, op: u64, s: StepFact) -> anyhow::Result<()> {
+        match self.inflight.get_mut(&op) {
+            Some((_, steps)) => steps.push(s),
+            None => anyhow::bail!("step of op {op} which was not invoked"),
         }
         Ok(())
     }
@@ -921,7 +950,7 @@ impl Facts {
     fn op_done(
         &mut self,
         invoke: Invoke,
-        steps: Vec<Step>,
+        steps: Vec<StepFact>,
         completion: Option<(CompletionType, Completion)>,
     ) {
         match invoke.f {
@@ -935,7 +964,7 @@ impl Facts {
     fn ingest_done(
         &mut self,
         mut invoke: Invoke,
-        steps: Vec<Step>,
+        steps: Vec<StepFact>,
         completion: Option<(CompletionType, Completion)>,
     ) {
         let Some(id) = invoke.event_id.take() else {
@@ -949,11 +978,11 @@ impl Facts {
         let mut effect = Effect::May;
         let (done, maybe, counting_span) = if self.step_log {
             let s = steps.iter().find(|s| s.idx == counting);
-            let done = s.is_some_and(Step::applied);
+            let done = s.is_some_and(StepFact::applied);
             // With an exact step log only a counting step that started and
             // did not surely end (or failed in a way that may have applied)
             // is a maybe; an op that crashed before it is no maybe.
-            let maybe = s.is_some_and(Step::maybe_applied);
+            let maybe = s.is_some_and(StepFact::maybe_applied);
             if let Some(s) = s.filter(|_| done || maybe) {
                 count_from = Some(s.start);
                 counted_by = s.end.filter(|_| done);
@@ -1142,6 +1171,12 @@ impl Facts {
             let g = self.groups.entry(key).or_default();
             g.key = Some(key);
             if let Some((start, Some(end))) = counting_span {
+                if g.counting_steps.capacity() == 0 {
+                    let (p, f) = &self.keys[key as usize];
+                    let hint = self.ingest_hint.get(p).and_then(|m| m.get(f));
+                    g.counting_steps
+                        .reserve_exact(hint.map_or(0, |&n| n as usize));
+                }
                 g.counting_steps.push(CountingStep {
                     op: invoke.op,
                     op_start: invoke.t,
@@ -1150,7 +1185,7 @@ impl Facts {
                     read,
                 });
             }
-            if let Some(t) = acked_at {
+            if let Some(t) = acked_at.filter(|_| !(self.acked_unread && self.step_log)) {
                 g.acked.push((invoke.t, t));
             }
         }
@@ -1159,7 +1194,7 @@ impl Facts {
     fn resolve_done(
         &mut self,
         invoke: Invoke,
-        steps: Vec<Step>,
+        steps: Vec<StepFact>,
         completion: Option<(CompletionType, Completion)>,
     ) {
         let op_span = Span {
@@ -1314,19 +1349,19 @@ fn dropped_answer((status, body): (u16, &str)) -> Option<DroppedAnswer> {
 
 /// Why an attempt that inserted its event row stopped before counting it.
 fn stop_cause(
-    steps: &[Step],
+    steps: &[StepFact],
     completion: &Option<(CompletionType, Completion)>,
     counting: u32,
 ) -> String {
-    if let Some(s) = steps.iter().find(|s| s.error.is_some()) {
+    if let Some((s, e)) = steps.iter().find_map(|s| s.error.as_ref().map(|e| (s, e))) {
         let kind = s
             .error_kind
-            .unwrap_or_else(|| legacy::step_error_kind(s.error.as_deref().unwrap_or_default()));
+            .unwrap_or_else(|| legacy::step_error_kind(&e.text));
         let kind = match kind {
             StepErrorKind::Busy => "busy",
             StepErrorKind::Other => "error",
         };
-        return format!("{kind} at step {}", s.step);
+        return format!("{kind} at step {}", e.step);
     }
     if steps
         .iter()

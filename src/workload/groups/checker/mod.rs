@@ -16,6 +16,7 @@ pub mod legacy;
 pub mod no_missed_regression;
 pub mod one_group;
 pub mod sharded;
+pub mod step_fact;
 pub mod stranded;
 pub mod tables;
 pub mod type_ok;
