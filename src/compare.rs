@@ -296,13 +296,15 @@ pub struct CompareSeeds {
     pub dir: PathBuf,
 }
 
+/// A variant checked before the first one runs: its name, the value of
+/// `--set variant=`, its overrides and its scenario.
+type Checked = (String, String, Vec<String>, Prepared);
+
 /// Every variant to run, checked before the first one runs: its name,
 /// the value of `--set variant=`, its overrides and its scenario.
 /// Errors: an invalid scenario or variant, two variants of one name
 /// (exit 2).
-fn checked(
-    opts: &CompareOptions,
-) -> Result<Vec<(String, String, Vec<String>, Prepared)>, RunError> {
+fn checked(opts: &CompareOptions) -> Result<Vec<Checked>, RunError> {
     let list = variant_list(opts)?;
     let mut names: Vec<&str> = Vec::new();
     let mut runs = Vec::new();
