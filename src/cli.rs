@@ -109,9 +109,18 @@ pub enum Command {
         /// Scenario file and its overrides.
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// Run folder (default results/UTC-TIME-SCENARIO-VARIANT/).
+        /// Run folder (default results/UTC-TIME-SCENARIO-VARIANT/; with
+        /// --seeds, the series' folder, default
+        /// results/UTC-TIME-seeds-SCENARIO-VARIANT/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Run once per seed, one after another, each into DIR/seed-N/
+        /// (A..B inclusive, or a list A,B,C), then print each invariant's
+        /// catch rate over the seeds and judge `catch_rate.<Invariant>`
+        /// thresholds; writes DIR/series.json and DIR/junit.xml.
+        #[arg(long, value_name = "A..B", value_parser = crate::seed_list::SeedList::parse,
+              conflicts_with = "seed")]
+        seeds: Option<crate::seed_list::SeedList>,
         /// Nothing while the run goes (no dashboard, no progress lines).
         #[arg(long, short)]
         quiet: bool,
@@ -127,13 +136,13 @@ pub enum Command {
         /// Run as runner i of n sharing one HTTP target (target.url): a
         /// disjoint part of the event ids, stop.events and load.rate.
         #[arg(long, value_name = "I/N", value_parser = crate::shard::Shard::parse,
-              requires = "run_id", group = "sharding")]
+              requires = "run_id", group = "sharding", conflicts_with = "seeds")]
         shard: Option<crate::shard::Shard>,
         /// Run as one of N shards, its index i read from the environment
         /// (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX, or the variable
         /// --shard-from-env names): the same as --shard i/N.
         #[arg(long, value_name = "N", requires = "run_id", group = "sharding",
-              value_parser = clap::value_parser!(u32).range(1..))]
+              conflicts_with = "seeds", value_parser = clap::value_parser!(u32).range(1..))]
         shard_count: Option<u32>,
         /// The environment variable holding this runner's shard index, for
         /// --shard-count (default JOB_COMPLETION_INDEX).
@@ -151,7 +160,8 @@ pub enum Command {
         /// Serve the live figures for Prometheus at http://ADDR/metrics
         /// while the run goes: PORT (on 127.0.0.1) or IP:PORT (port 0: any
         /// free port; the address is printed on stderr).
-        #[arg(long, value_name = "ADDR", value_parser = crate::metrics::exporter::parse_addr)]
+        #[arg(long, value_name = "ADDR", value_parser = crate::metrics::exporter::parse_addr,
+              conflicts_with = "seeds")]
         metrics_addr: Option<SocketAddr>,
         /// Keep serving the final figures this long after the results are
         /// saved, so that a scraper reads them (Ctrl-C ends it sooner).
@@ -227,6 +237,12 @@ pub enum Command {
         /// Folder of the comparison (default results/UTC-TIME-compare-SCENARIO/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Run each variant once per seed (A..B inclusive, or A,B,C) into
+        /// DIR/VARIANT/seed-N/, and print each variant's catch rates side
+        /// by side (as `run --seeds`, per variant).
+        #[arg(long, value_name = "A..B", value_parser = crate::seed_list::SeedList::parse,
+              conflicts_with = "seed")]
+        seeds: Option<crate::seed_list::SeedList>,
         /// Table format on stdout.
         #[arg(long, value_enum, default_value = "table")]
         format: TableFormat,
@@ -592,6 +608,7 @@ pub fn main(cli: Cli) -> ExitCode {
             scenario,
             variants,
             out,
+            seeds,
             format,
             quiet,
             no_tui,
@@ -607,6 +624,20 @@ pub fn main(cli: Cli) -> ExitCode {
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());
+            if let Some(seeds) = seeds {
+                return match crate::compare::compare_seeds(&opts, &seeds, control) {
+                    Ok(c) => {
+                        let _ = write!(
+                            std::io::stdout(),
+                            "{}",
+                            crate::report::series::side_by_side(&c.list)
+                        );
+                        let _ = writeln!(std::io::stdout(), "results: {}", c.dir.display());
+                        exit_of(&c.exit)
+                    }
+                    Err(e) => report_error(&e),
+                };
+            }
             match compare(&opts, control) {
                 Ok((c, dir)) => {
                     let _ = write!(std::io::stdout(), "{}", table(&c, opts.markdown));
@@ -619,6 +650,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Run {
             scenario,
             out,
+            seeds,
             quiet,
             no_tui,
             keep_open,
@@ -655,9 +687,13 @@ pub fn main(cli: Cli) -> ExitCode {
                 run_id,
                 metrics_addr,
                 metrics_linger,
+                in_series: false,
             };
             let control = Arc::new(Control::default());
             install_signal_handler(control.clone());
+            if let Some(seeds) = seeds {
+                return run_seeds(opts, &seeds, control);
+            }
             match run(&opts, control) {
                 Ok((summary, _)) => {
                     if json {
@@ -668,6 +704,33 @@ pub fn main(cli: Cli) -> ExitCode {
                 Err(e) => report_error(&e),
             }
         }
+    }
+}
+
+/// `run --seeds`: each seed's summary on stderr, the series' table (or,
+/// with `--format json`, `series.json`) on stdout.
+fn run_seeds(
+    opts: RunOptions,
+    seeds: &crate::seed_list::SeedList,
+    control: Arc<Control>,
+) -> ExitCode {
+    let json = opts.summary_on_stderr;
+    let opts = RunOptions {
+        summary_on_stderr: true,
+        ..opts
+    };
+    match crate::series::run_series(&opts, seeds, control) {
+        Ok((series, dir)) => {
+            let text = crate::report::series::text(&series, &dir.display().to_string());
+            if json {
+                let _ = write!(std::io::stderr(), "{text}");
+                print_json(&serde_json::to_value(&series).expect("a series always serializes"));
+            } else {
+                let _ = write!(std::io::stdout(), "{text}");
+            }
+            exit_of(&series.exit)
+        }
+        Err(e) => report_error(&e),
     }
 }
 

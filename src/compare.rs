@@ -163,30 +163,7 @@ pub fn compare(
     opts: &CompareOptions,
     control: Arc<Control>,
 ) -> Result<(Comparison, PathBuf), RunError> {
-    let list = variant_list(opts)?;
-    let mut names: Vec<&str> = Vec::new();
-    let mut runs = Vec::new();
-    for (value, name) in &list {
-        if names.contains(&name.as_str()) {
-            return Err(RunError::Input(format!(
-                "two variants are named {name:?}: their results would mix; give distinct files or names"
-            )));
-        }
-        names.push(name);
-        let mut overrides = opts.overrides.clone();
-        overrides.push(format!("variant={value}"));
-        // Every variant is checked before the first one runs; an error
-        // names the --variant the user wrote, not the override it became.
-        let p = prepare_any(opts.scenario.as_deref(), &overrides).map_err(|e| match e {
-            RunError::Input(m) if !opts.variants.is_empty() => RunError::Input(m.replace(
-                &format!("--set variant={value}"),
-                &format!("--variant {value}"),
-            )),
-            e => e,
-        })?;
-        let p = Prepared { scenario: p };
-        runs.push((name.clone(), value.clone(), overrides, p));
-    }
+    let runs = checked(opts)?;
     let scenario = runs[0].3.scenario.name.clone();
     let seed = runs[0].3.scenario.seed;
     let workload = runs[0].3.scenario.workload;
@@ -278,6 +255,81 @@ pub fn compare(
     let json = serde_json::to_string_pretty(&comparison).map_err(anyhow::Error::from)?;
     crate::whole::write_whole(&dir.join(FILE), json)?;
     Ok((comparison, dir))
+}
+
+/// `compare --seeds`: each variant's series over the same seeds
+/// ([`crate::series::compare_series`]), every variant checked before the
+/// first seed runs. Returns each variant's series, the exit over them
+/// and the folder.
+pub fn compare_seeds(
+    opts: &CompareOptions,
+    seeds: &crate::seed_list::SeedList,
+    control: Arc<Control>,
+) -> Result<CompareSeeds, RunError> {
+    let runs = checked(opts)?;
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_dir(SystemTime::now(), &runs[0].3.scenario.name));
+    let variants: Vec<(String, Vec<String>)> = runs
+        .into_iter()
+        .map(|(name, _, overrides, _)| (name, overrides))
+        .collect();
+    let run_opts = RunOptions {
+        scenario: opts.scenario.clone(),
+        watch: opts.watch,
+        summary_on_stderr: true,
+        ..RunOptions::default()
+    };
+    let (list, exit) = crate::series::compare_series(&run_opts, &variants, seeds, &dir, control)?;
+    Ok(CompareSeeds { list, exit, dir })
+}
+
+/// What `compare --seeds` found: each variant's name and series, the
+/// exit over them, the folder.
+pub struct CompareSeeds {
+    /// Each variant's name and series, in run order.
+    pub list: Vec<(String, crate::series_rates::Series)>,
+    /// The first of cli.md's order any series gave.
+    pub exit: Exit,
+    /// The comparison's folder.
+    pub dir: PathBuf,
+}
+
+/// A variant checked before the first one runs: its name, the value of
+/// `--set variant=`, its overrides and its scenario.
+type Checked = (String, String, Vec<String>, Prepared);
+
+/// Every variant to run, checked before the first one runs: its name,
+/// the value of `--set variant=`, its overrides and its scenario.
+/// Errors: an invalid scenario or variant, two variants of one name
+/// (exit 2).
+fn checked(opts: &CompareOptions) -> Result<Vec<Checked>, RunError> {
+    let list = variant_list(opts)?;
+    let mut names: Vec<&str> = Vec::new();
+    let mut runs = Vec::new();
+    for (value, name) in &list {
+        if names.contains(&name.as_str()) {
+            return Err(RunError::Input(format!(
+                "two variants are named {name:?}: their results would mix; give distinct files or names"
+            )));
+        }
+        names.push(name);
+        let mut overrides = opts.overrides.clone();
+        overrides.push(format!("variant={value}"));
+        // Every variant is checked before the first one runs; an error
+        // names the --variant the user wrote, not the override it became.
+        let p = prepare_any(opts.scenario.as_deref(), &overrides).map_err(|e| match e {
+            RunError::Input(m) if !opts.variants.is_empty() => RunError::Input(m.replace(
+                &format!("--set variant={value}"),
+                &format!("--variant {value}"),
+            )),
+            e => e,
+        })?;
+        let p = Prepared { scenario: p };
+        runs.push((name.clone(), value.clone(), overrides, p));
+    }
+    Ok(runs)
 }
 
 /// The saved check results of a run, for its JUnit suite (empty if absent).

@@ -70,6 +70,9 @@ pub struct RunOptions {
     /// `--metrics-linger`: how long the endpoint stays up after the results
     /// are saved (an interrupt ends it sooner).
     pub metrics_linger: std::time::Duration,
+    /// This run is one seed of a series (`--seeds`): its `catch_rate`
+    /// thresholds are the series' to judge, over every seed, not its own.
+    pub in_series: bool,
 }
 
 /// How a run is watched.

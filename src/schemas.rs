@@ -1,5 +1,6 @@
 //! The JSON Schemas of the files a run or compare folder holds for other
-//! tools: `summary.json`, `compare.json`, `checks.json` and `audit.json`,
+//! tools: `summary.json`, `compare.json`, `checks.json`, `audit.json` and
+//! `series.json` (a series of seeds' folder),
 //! one file each under `schemas/` ([`FILES`]), each naming the version of
 //! the file it describes (in its `$id`, and as a `const` on the file's
 //! `schema_version` where it has one).
@@ -17,7 +18,13 @@
 //! report, ui and server); it imports them in its tests only.
 
 /// The schema files under `schemas/`, each named as the file it describes.
-pub const FILES: [&str; 4] = ["summary.json", "compare.json", "checks.json", "audit.json"];
+pub const FILES: [&str; 5] = [
+    "summary.json",
+    "compare.json",
+    "checks.json",
+    "audit.json",
+    "series.json",
+];
 
 #[cfg(test)]
 mod tests {
@@ -25,6 +32,7 @@ mod tests {
     use crate::audit_record::{Audit, AUDIT_SCHEMA_VERSION};
     use crate::compare::{Comparison, COMPARE_SCHEMA_VERSION};
     use crate::report::checks_json::CHECKS_SCHEMA_VERSION;
+    use crate::series_rates::{Series, SERIES_SCHEMA_VERSION};
     use crate::summary::{FailedSummary, Summary, SUMMARY_SCHEMA_VERSION};
     use crate::verdict::CheckResult;
     use crate::workload::registry::summary_part_schemas;
@@ -175,9 +183,24 @@ mod tests {
         )
     }
 
+    fn series() -> Value {
+        let mut s = root_of::<Series>();
+        pin_version(&mut s, SERIES_SCHEMA_VERSION);
+        root(
+            "series.json",
+            SERIES_SCHEMA_VERSION,
+            "A series folder's series.json (`specstorm run --seeds`, and each variant's \
+             folder of `specstorm compare --seeds`): per seed its run folder, exit and \
+             verdicts; per invariant the seeds that found it violated, the catch rate and the \
+             time to first violation; the catch-rate thresholds judged and the series' exit \
+             (docs/cli.md, \"Catch rates over many seeds\").",
+            s,
+        )
+    }
+
     /// Every schema, by its file name ([`FILES`]), as committed.
     fn all() -> Vec<(&'static str, String)> {
-        let made = [summary(), compare(), checks(), audit()];
+        let made = [summary(), compare(), checks(), audit(), series()];
         FILES
             .into_iter()
             .zip(made)

@@ -654,7 +654,11 @@ pub fn judge_thresholds(
                         .and_then(serde_json::Value::as_u64)
                         == Some(0)
             });
-            let actual = if empty { None } else { t.actual(summary) };
+            let actual = match t.catch_rate() {
+                Some(invariant) => rate_of_one(summary, invariant),
+                None if empty => None,
+                None => t.actual(summary),
+            };
             ThresholdOutcome {
                 threshold: t.to_string(),
                 actual,
@@ -663,6 +667,13 @@ pub fn judge_thresholds(
             }
         })
         .collect()
+}
+
+/// A run's catch rate of `invariant` as a series of one seed: 1 when it
+/// is violated, else 0; None when the run has no such invariant.
+fn rate_of_one(summary: &serde_json::Value, invariant: &str) -> Option<f64> {
+    let verdict = summary.get("invariants")?.get(invariant)?.get("verdict")?;
+    Some(if verdict == "violated" { 1.0 } else { 0.0 })
 }
 
 /// The common figures of a skeleton (`crate::scenario::figures`, every

@@ -36,6 +36,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "clock",
             "control",
             "draws",
+            // The seeds of a series (`--seeds`).
+            "seed_list",
             // cli.md's exit-code table: every error maps to it.
             "exit_code",
             "input",
@@ -72,6 +74,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             // What a scenario expects (`expect`, thresholds): the summary
             // records it and judges the run against it.
             "scenario::expect",
+            // A series of seeds' rates, catch-rate thresholds and exit,
+            // from saved summaries.
+            "series_rates",
             "shard",
             // Counts ops by the history's kinds and completion types, so
             // it sits with the history, above the core.
@@ -323,6 +328,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "report::plot",
             "report::precision",
             "report::results",
+            "report::series",
             "report::summary",
             "report::target_curve",
             "report::summary_json",
@@ -380,6 +386,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             // the run's errors (prepare), so it sits here until the
             // summary's types move down to the model.
             "pipeline",
+            // `--seeds`: one pipeline run per seed, then the series.
+            "series",
             "prepare",
             "workload::groups::probe",
             "workload::outbox::probe",

@@ -18,6 +18,7 @@ pub mod junit;
 pub mod plot;
 pub mod precision;
 pub mod results;
+pub mod series;
 pub mod summary;
 pub mod summary_json;
 pub mod target_curve;

@@ -63,6 +63,20 @@ impl Expect {
         self.not_judged.iter().any(|i| i == invariant)
     }
 
+    /// The expectation with every invariant a `catch_rate` threshold
+    /// names moved to `not_judged`: whether one seed violates it is
+    /// chance, and the rate over the seeds is what is asked of it, so a
+    /// seed's verdict on it decides nothing (cli.md, "Catch rates").
+    pub fn rated_by(mut self, thresholds: &[Threshold]) -> Expect {
+        for name in thresholds.iter().filter_map(Threshold::catch_rate) {
+            self.violated.retain(|v| v != name);
+            if !self.ignores(name) {
+                self.not_judged.push(name.to_string());
+            }
+        }
+        self
+    }
+
     /// Whether every judged invariant is expected to hold.
     pub fn is_holds(&self) -> bool {
         self.violated.is_empty()
@@ -309,6 +323,17 @@ impl Threshold {
         })
     }
 
+    /// The invariant a `catch_rate.<Invariant>` threshold names: the
+    /// share of a series' seeds (`--seeds`) that found it violated, a
+    /// figure of the series rather than of one run (a run alone is a
+    /// series of one: 1 when violated, else 0).
+    pub fn catch_rate(&self) -> Option<&str> {
+        match self.path.as_slice() {
+            [head, invariant] if head == CATCH_RATE => Some(invariant),
+            _ => None,
+        }
+    }
+
     /// The figure's dotted path.
     pub fn figure(&self) -> String {
         self.path.join(".")
@@ -325,6 +350,10 @@ impl fmt::Display for Threshold {
         write!(f, "{} {} {}", self.figure(), self.cmp.symbol(), self.limit)
     }
 }
+
+/// The first key of a catch-rate threshold's figure
+/// ([`Threshold::catch_rate`]).
+pub const CATCH_RATE: &str = "catch_rate";
 
 /// The value at a dotted path in JSON, if any.
 pub fn lookup<'v>(v: &'v serde_json::Value, path: &[String]) -> Option<&'v serde_json::Value> {

@@ -32,7 +32,7 @@ mod serialize;
 pub mod stages;
 
 pub use caps::Caps;
-pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry};
+pub use expect::{lookup, Cmp, Expect, Threshold, VariantEntry, CATCH_RATE};
 pub use fuzz::Fuzz;
 pub use load::limits;
 pub use load::{fault_line, key_line, load, load_str, ScenarioError, DEFAULT_SCENARIO};
@@ -140,7 +140,9 @@ impl Scenario {
     }
 
     /// What this run must meet: the entry's `expect` (else the scenario's),
-    /// and the scenario's thresholds followed by the entry's.
+    /// and the scenario's thresholds followed by the entry's. An invariant
+    /// a `catch_rate` threshold names is judged by that rate alone
+    /// ([`Expect::rated_by`]).
     pub fn expectation(&self) -> (Expect, Vec<Threshold>) {
         let entry = self.variant_entry();
         let expect = entry
@@ -148,7 +150,7 @@ impl Scenario {
             .unwrap_or_else(|| self.expect.clone());
         let mut thresholds = self.thresholds.clone();
         thresholds.extend(entry.into_iter().flat_map(|e| e.thresholds.iter().cloned()));
-        (expect, thresholds)
+        (expect.rated_by(&thresholds), thresholds)
     }
 
     /// The workload section of type `T` (a workload's own table, as its

@@ -20,5 +20,6 @@ mod msrv;
 mod outbox_parity;
 mod outbox_shard_merge;
 mod outbox_tools;
+mod seeds;
 mod shard_merge;
 mod validate;

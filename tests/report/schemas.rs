@@ -1,7 +1,8 @@
 //! The committed JSON Schemas (`schemas/`, generated from the types by
 //! `src/schemas.rs`) against real outputs: a groups run and an outbox run
 //! (`summary.json`, `checks.json`, `run --format json`), their audits
-//! (`audit.json`, `audit --format json`), a compare (`compare.json`) and a
+//! (`audit.json`, `audit --format json`), a compare (`compare.json`), a
+//! series of seeds (`series.json`) and a
 //! failed run's summary, each validated by `boon`, a JSON Schema
 //! validator; and the validator refusing outputs doctored with a field of
 //! the wrong type. `report --format json` and the regression exit code of
@@ -256,4 +257,30 @@ fn a_compare_and_a_failed_run_validate() {
     let mut bad = s.clone();
     bad["seed"] = "one".into();
     v.refused("summary.json", &bad, "seed");
+}
+
+#[test]
+fn a_series_of_seeds_validates() {
+    let v = Validator::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("series");
+    let o = specstorm(&[
+        "run",
+        "scenarios/groups-naive.toml",
+        "--seeds",
+        "1..2",
+        "--set",
+        "stop.events=300",
+        "--set",
+        r#"thresholds=["catch_rate.NoMissedRegression >= 0"]"#,
+        "-q",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(dir.join("series.json").exists(), "{}", text(&o));
+    let series = json(&dir.join("series.json"));
+    v.valid("series.json", &series);
+    let mut bad = series.clone();
+    bad["rates"][0]["violated"] = "two".into();
+    v.refused("series.json", &bad, "violated");
 }

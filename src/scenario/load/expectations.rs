@@ -12,7 +12,7 @@ use super::context::{display_path, Context};
 use super::error::ScenarioError;
 use super::schema::{field, Field, Kind};
 use super::values::{check_value, describe, table_entries};
-use crate::scenario::{Scenario, Threshold};
+use crate::scenario::{Scenario, Threshold, CATCH_RATE};
 use crate::summary::LIVE_FIGURES;
 use toml_edit::Item;
 
@@ -109,6 +109,10 @@ pub(super) fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(),
     });
     for (at, t) in top.chain(per_variant) {
         let at: Vec<&str> = at.iter().map(String::as_str).collect();
+        if t.path[0] == CATCH_RATE {
+            check_catch_rate(ctx, &at, t, &skeleton)?;
+            continue;
+        }
         if t.actual(&skeleton).is_some() {
             check_live(ctx, &at, t)?;
             continue;
@@ -157,6 +161,35 @@ pub(super) fn check_threshold_figures(ctx: &Context, s: &Scenario) -> Result<(),
         ));
     }
     Ok(())
+}
+
+/// Refuses a `catch_rate` threshold that does not name one invariant of
+/// the scenario's workload (`catch_rate.NoMissedRegression`), naming
+/// them, and one with `abort_on_fail` (a rate is known after the seeds).
+fn check_catch_rate(
+    ctx: &Context,
+    at: &[&str],
+    t: &Threshold,
+    skeleton: &serde_json::Value,
+) -> Result<(), ScenarioError> {
+    let names: Vec<&str> = skeleton["invariants"]
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    match t.catch_rate() {
+        Some(name) if names.contains(&name) => check_live(ctx, at, t),
+        _ => Err(ctx.error(
+            at,
+            format!(
+                "`{}`: `{}` names no invariant of this workload: a catch rate is \
+                 `catch_rate.<Invariant>`, the share of the seeds of `--seeds` that found it \
+                 violated, with <Invariant> one of {}",
+                display_path(at),
+                t.figure(),
+                names.join(", ")
+            ),
+        )),
+    }
 }
 
 /// Refuses `abort_on_fail` on a figure that does not exist while the load
