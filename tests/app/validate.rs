@@ -1,102 +1,169 @@
 //! `specstorm validate`: a recorded run checked against BacktalkGroups.tla
-//! by TLC. Deterministic: a real atomic run is consistent whatever its
-//! interleaving; the findings come from histories written here, step by
-//! step, into the folder of a tiny real run (its scenario, statement file
-//! and database), so no race decides a verdict. TLC must be installed
-//! (`.ci/run` installs it): these tests fail, never skip, without it.
+//! by TLC. Deterministic: the real runs are committed fixtures
+//! (tests/fixtures/README.md), so no race decides a verdict; the other
+//! findings come from histories written here, step by step ([`Hist`]),
+//! into a copy of a fixture's folder. TLC must be installed (`.ci/run`
+//! installs it): these tests fail, never skip, without it.
 
 use crate::common::bench::{exit_and_text, specstorm};
-use crate::common::run::{run, sets, Ran};
+use crate::common::folder::fixture;
+use crate::common::run::{run, sets};
 use serde_json::{json, Value};
-use std::path::Path;
-
-/// A tiny run of `variant` (1 ingester, 1 resolver, a few events).
-fn tiny(variant: &str) -> Ran {
-    let r = run(
-        "scenarios/groups-atomic.toml",
-        &sets(&[
-            &format!("variant={variant}"),
-            "stop.events=5",
-            "load.ingesters=1",
-            "load.resolvers=1",
-        ]),
-    );
-    assert!(
-        r.out.join("target.db").is_file(),
-        "{}",
-        exit_and_text(&r.output)
-    );
-    r
-}
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
 
 fn validate(dir: &Path) -> (i32, String) {
     let o = specstorm(&["validate", dir.to_str().unwrap()]);
     (o.status.code().unwrap_or(-1), exit_and_text(&o))
 }
 
-/// Replaces the folder's history with `entries` (after its own header) as
-/// JSON lines, and its tables with `events` and `groups` (id, status,
-/// count).
-fn doctor(dir: &Path, entries: &[Value], events: &[&str], groups: &[(&str, &str, i64)]) {
+/// A copy of the committed fixture `name`, in a temporary folder.
+fn copy_of(name: &str) -> (TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture(name, &tmp.path().join("run"));
+    (tmp, dir)
+}
+
+/// A hand-built groups history: each call adds one entry, with the fields
+/// every test shares (one project, one fingerprint, one group) filled in.
+/// Step indexes count per op.
+#[derive(Default)]
+struct Hist {
+    entries: Vec<Value>,
+    next_idx: std::collections::HashMap<u64, u32>,
+}
+
+const GROUP: &str = "g:p0:fp0";
+
+impl Hist {
+    fn invoke(mut self, op: u64, worker: u32, f: &str, t: u64) -> Self {
+        self.entries
+            .push(json!({"type": "invoke", "t": t, "op": op, "worker": worker,
+            "f": f, "project": "p0", "fingerprint": "fp0", "group_id": GROUP}));
+        self
+    }
+
+    /// An ingest of `event` (first attempt).
+    fn ingest(self, op: u64, worker: u32, t: u64, event: &str) -> Self {
+        let mut h = self.invoke(op, worker, "ingest", t);
+        let v = h.entries.last_mut().unwrap();
+        v["event_id"] = json!(event);
+        v["attempt"] = json!(0);
+        h
+    }
+
+    /// A statement of op `op` that ran over `[start, end]` and changed
+    /// `changes` rows.
+    fn step(mut self, op: u64, name: &str, [start, end]: [u64; 2], changes: u64) -> Self {
+        let idx = self.next_idx.entry(op).or_default();
+        self.entries
+            .push(json!({"type": "step", "op": op, "idx": *idx, "step": name,
+            "start": start, "end": end, "changes": changes, "rows": 0}));
+        *idx += 1;
+        self
+    }
+
+    /// The naive s3 read: it saw the group's `status`.
+    fn read(self, op: u64, span: [u64; 2], status: &str) -> Self {
+        self.step(op, "s3_read", span, 0)
+            .with(json!({"rows": 1, "returned": [status]}))
+    }
+
+    /// A whole resolve that resolved the group and returned `count`.
+    fn resolve(self, op: u64, worker: u32, [start, end]: [u64; 2], count: i64) -> Self {
+        self.invoke(op, worker, "resolve", start - 1)
+            .step(op, "update", [start, end], 1)
+            .with(json!({"rows": 1, "returned": [count]}))
+            .done(
+                "ok",
+                op,
+                worker,
+                "resolve",
+                end + 1,
+                json!({"resolved": true, "event_count": count}),
+            )
+    }
+
+    /// The op's completion (`ok`, `fail`, `info`) with `result`'s fields.
+    fn done(mut self, kind: &str, op: u64, worker: u32, f: &str, t: u64, result: Value) -> Self {
+        let mut v = json!({"type": kind, "t": t, "op": op, "worker": worker, "f": f});
+        v.as_object_mut()
+            .unwrap()
+            .extend(result.as_object().unwrap().clone());
+        self.entries.push(v);
+        self
+    }
+
+    /// An accepted ingest's completion.
+    fn accepted(self, op: u64, worker: u32, t: u64) -> Self {
+        self.done("ok", op, worker, "ingest", t, json!({"accepted": true}))
+    }
+
+    /// Sets `fields` on the last entry.
+    fn with(mut self, fields: Value) -> Self {
+        let last = self.entries.last_mut().unwrap();
+        for (k, v) in fields.as_object().unwrap() {
+            last[k] = v.clone();
+        }
+        self
+    }
+
+    /// An atomic ingest of `event` that inserted it, found the group
+    /// (`new_group`: inserted it) and counted it, from `t` on.
+    fn counted(self, op: u64, worker: u32, t: u64, event: &str, new_group: bool) -> Self {
+        self.ingest(op, worker, t, event)
+            .step(op, "s1", [t + 1, t + 2], 1)
+            .step(op, "s2", [t + 3, t + 4], new_group.into())
+            .step(op, "s3", [t + 5, t + 6], 1)
+            .accepted(op, worker, t + 7)
+    }
+}
+
+/// The copy of fixture `base` with its history replaced by `h` (after its
+/// own header) and its tables by `events` and `groups` (status, count of
+/// the one group), then validated.
+fn judge(base: &str, h: Hist, events: &[&str], group: Option<(&str, i64)>) -> (i32, String) {
+    let (_tmp, dir) = copy_of(base);
     let o = specstorm(&["history", dir.to_str().unwrap()]);
     let text = String::from_utf8(o.stdout).unwrap();
-    let header = text.lines().next().unwrap().to_string();
-    let mut lines = vec![header];
-    lines.extend(entries.iter().map(|e| e.to_string()));
-    let ops = entries.iter().filter(|e| e["type"] == "invoke").count();
+    let mut lines = vec![text.lines().next().unwrap().to_string()];
+    lines.extend(h.entries.iter().map(Value::to_string));
+    let ops = h.entries.iter().filter(|e| e["type"] == "invoke").count();
     lines.push(json!({"type": "footer", "t": 1000, "partial": false, "ops": ops}).to_string());
-    std::fs::remove_file(dir.join("history.bin")).unwrap();
+    let _ = std::fs::remove_file(dir.join("history.bin"));
     std::fs::write(dir.join("history.jsonl"), lines.join("\n") + "\n").unwrap();
     let db = rusqlite::Connection::open(dir.join("target.db")).unwrap();
     db.execute_batch("DELETE FROM error_events; DELETE FROM error_groups;")
         .unwrap();
     for e in events {
         db.execute(
-            "INSERT INTO error_events VALUES (?1, 'p0', 'fp0', 'g:p0:fp0', 0)",
-            [e],
+            "INSERT INTO error_events VALUES (?1, 'p0', 'fp0', ?2, 0)",
+            [*e, GROUP],
         )
         .unwrap();
     }
-    for (id, status, count) in groups {
+    if let Some((status, count)) = group {
         db.execute(
             "INSERT INTO error_groups VALUES (?1, 'p0', 'fp0', ?2, ?3)",
-            rusqlite::params![id, status, count],
+            rusqlite::params![GROUP, status, count],
         )
         .unwrap();
     }
+    drop(db);
+    validate(&dir)
 }
 
-fn invoke(op: u64, worker: u32, f: &str, t: u64, event: Option<&str>) -> Value {
-    let mut v = json!({"type": "invoke", "t": t, "op": op, "worker": worker, "f": f,
-        "project": "p0", "fingerprint": "fp0", "group_id": "g:p0:fp0"});
-    if let Some(e) = event {
-        v["event_id"] = json!(e);
-        v["attempt"] = json!(0);
-    }
-    v
-}
-
-fn step(op: u64, idx: u32, name: &str, [start, end]: [u64; 2], changes: u64) -> Value {
-    json!({"type": "step", "op": op, "idx": idx, "step": name, "start": start, "end": end,
-        "changes": changes, "rows": 0})
-}
-
-fn done(kind: &str, op: u64, worker: u32, f: &str, t: u64, result: Value) -> Value {
-    let mut v = json!({"type": kind, "t": t, "op": op, "worker": worker, "f": f});
-    v.as_object_mut()
-        .unwrap()
-        .extend(result.as_object().unwrap().clone());
-    v
-}
+const ATOMIC: &str = "validate-atomic";
+const NAIVE: &str = "validate-naive";
 
 #[test]
 fn a_recorded_atomic_run_is_consistent() {
-    let r = tiny("groups-atomic");
-    let (code, text) = validate(&r.out);
+    let (_tmp, dir) = copy_of(ATOMIC);
+    let (code, text) = validate(&dir);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("consistent"), "{text}");
     assert!(text.contains("sha256 "), "{text}");
-    let v = r.out.join("validate");
+    let v = dir.join("validate");
     for f in [
         "BacktalkGroups.tla",
         "Trace_BacktalkGroups.tla",
@@ -112,144 +179,177 @@ fn a_recorded_atomic_run_is_consistent() {
     assert!(cfg.contains("Active <- TActive") && cfg.contains("QLen <- TQLen"));
 }
 
-/// The naive design's race, recorded: the read saw `open`, a resolve
-/// landed, the write kept `resolved` with the new count.
+/// A real naive run whose race happened (its audit found NoMissedRegression
+/// violated): every order of its steps that is a behavior violates it.
 #[test]
-fn a_naive_run_whose_race_happened_is_finding_b() {
-    let r = tiny("groups-naive");
-    let mut read = step(0, 2, "s3_read", [14, 15], 0);
-    read["rows"] = json!(1);
-    read["returned"] = json!(["open"]);
-    let mut res = step(1, 0, "update", [20, 21], 1);
-    res["rows"] = json!(1);
-    res["returned"] = json!([0]);
-    doctor(
-        &r.out,
-        &[
-            invoke(0, 0, "ingest", 5, Some("ev-1")),
-            step(0, 0, "s1", [10, 11], 1),
-            step(0, 1, "s2", [12, 13], 1),
-            read,
-            invoke(1, 1, "resolve", 19, None),
-            res,
-            done(
-                "ok",
-                1,
-                1,
-                "resolve",
-                22,
-                json!({"resolved": true, "event_count": 0}),
-            ),
-            step(0, 3, "s3_write", [30, 31], 1),
-            done("ok", 0, 0, "ingest", 32, json!({"accepted": true})),
-        ],
-        &["ev-1"],
-        &[("g:p0:fp0", "resolved", 1)],
-    );
-    let (code, text) = validate(&r.out);
+fn a_recorded_naive_run_whose_race_happened_is_finding_b() {
+    let (_tmp, dir) = copy_of(NAIVE);
+    let (code, text) = validate(&dir);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("finding (b)"), "{text}");
+    assert!(
+        text.contains("violated by every such order: NoMissedRegression"),
+        "{text}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("validate/validate.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["verdict"], "violates_invariant", "{json}");
+    assert_eq!(
+        json["tlc"]["violated_in_every_order"],
+        json!(["NoMissedRegression"]),
+        "{json}"
+    );
+}
+
+/// The naive design's race, written by hand: the read saw `open`, a resolve
+/// landed, the write kept `resolved` with the new count.
+#[test]
+fn a_naive_history_whose_race_happened_is_finding_b() {
+    let h = Hist::default()
+        .ingest(0, 0, 5, "ev-1")
+        .step(0, "s1", [10, 11], 1)
+        .step(0, "s2", [12, 13], 1)
+        .read(0, [14, 15], "open")
+        .resolve(1, 1, [20, 21], 0)
+        .step(0, "s3_write", [30, 31], 1)
+        .accepted(0, 0, 32);
+    let (code, text) = judge(NAIVE, h, &["ev-1"], Some(("resolved", 1)));
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("finding (b)"), "{text}");
+    assert!(
+        text.contains("violated by every such order: NoMissedRegression"),
+        "{text}"
+    );
 }
 
 /// The same steps with the resolve before the read (which then saw
 /// `resolved`): the write regresses the group; consistent.
 #[test]
 fn the_same_steps_in_a_harmless_order_are_consistent() {
-    let r = tiny("groups-naive");
-    let mut read = step(0, 2, "s3_read", [24, 25], 0);
-    read["rows"] = json!(1);
-    read["returned"] = json!(["resolved"]);
-    let mut res = step(1, 0, "update", [20, 21], 1);
-    res["rows"] = json!(1);
-    res["returned"] = json!([0]);
-    doctor(
-        &r.out,
-        &[
-            invoke(0, 0, "ingest", 5, Some("ev-1")),
-            step(0, 0, "s1", [10, 11], 1),
-            step(0, 1, "s2", [12, 13], 1),
-            invoke(1, 1, "resolve", 19, None),
-            res,
-            done(
-                "ok",
-                1,
-                1,
-                "resolve",
-                22,
-                json!({"resolved": true, "event_count": 0}),
-            ),
-            read,
-            step(0, 3, "s3_write", [30, 31], 1),
-            done("ok", 0, 0, "ingest", 32, json!({"accepted": true})),
-        ],
-        &["ev-1"],
-        &[("g:p0:fp0", "regressed", 1)],
-    );
-    let (code, text) = validate(&r.out);
+    let h = Hist::default()
+        .ingest(0, 0, 5, "ev-1")
+        .step(0, "s1", [10, 11], 1)
+        .step(0, "s2", [12, 13], 1)
+        .resolve(1, 1, [20, 21], 0)
+        .read(0, [24, 25], "resolved")
+        .step(0, "s3_write", [30, 31], 1)
+        .accepted(0, 0, 32);
+    let (code, text) = judge(NAIVE, h, &["ev-1"], Some(("regressed", 1)));
     assert_eq!(code, 0, "{text}");
 }
 
 /// A duplicate answered for an id no step had inserted.
 #[test]
 fn a_doctored_duplicate_is_finding_a() {
-    let r = tiny("groups-atomic");
-    doctor(
-        &r.out,
-        &[
-            invoke(0, 0, "ingest", 5, Some("ev-1")),
-            step(0, 0, "s1", [10, 11], 0),
-            done("ok", 0, 0, "ingest", 12, json!({"accepted": false})),
-        ],
-        &[],
-        &[],
-    );
-    let (code, text) = validate(&r.out);
+    let h = Hist::default()
+        .ingest(0, 0, 5, "ev-1")
+        .step(0, "s1", [10, 11], 0)
+        .done("ok", 0, 0, "ingest", 12, json!({"accepted": false}));
+    let (code, text) = judge(ATOMIC, h, &[], None);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("finding (a)"), "{text}");
 }
 
 #[test]
 fn a_failed_statement_or_a_crash_is_inconclusive_naming_the_step() {
-    let r = tiny("groups-atomic");
-    let mut busy = step(0, 0, "s1", [10, 11], 0);
-    busy["error"] = json!("database is locked");
-    busy["error_kind"] = json!("busy");
-    doctor(
-        &r.out,
-        &[
-            invoke(0, 0, "ingest", 5, Some("ev-1")),
-            busy,
-            done(
-                "fail",
-                0,
-                0,
-                "ingest",
-                12,
-                json!({"error": "step s1: database is locked"}),
-            ),
-        ],
-        &[],
-        &[],
-    );
-    let (code, text) = validate(&r.out);
+    let h = Hist::default()
+        .ingest(0, 0, 5, "ev-1")
+        .step(0, "s1", [10, 11], 0)
+        .with(json!({"error": "database is locked", "error_kind": "busy"}))
+        .done(
+            "fail",
+            0,
+            0,
+            "ingest",
+            12,
+            json!({"error": "step s1: database is locked"}),
+        );
+    let (code, text) = judge(ATOMIC, h, &[], None);
     assert_eq!(code, 4, "{text}");
     assert!(text.contains("`ingest.s1` of op 0 failed"), "{text}");
 
-    let r = tiny("groups-atomic");
-    doctor(
-        &r.out,
-        &[
-            invoke(0, 0, "ingest", 5, Some("ev-1")),
-            step(0, 0, "s1", [10, 11], 1),
-            step(0, 1, "s2", [12, 13], 1),
-            done("info", 0, 0, "ingest", 14, json!({"crashed_after": "s2"})),
-        ],
-        &["ev-1"],
-        &[("g:p0:fp0", "open", 0)],
-    );
-    let (code, text) = validate(&r.out);
+    let h = Hist::default()
+        .ingest(0, 0, 5, "ev-1")
+        .step(0, "s1", [10, 11], 1)
+        .step(0, "s2", [12, 13], 1)
+        .done("info", 0, 0, "ingest", 14, json!({"crashed_after": "s2"}));
+    let (code, text) = judge(ATOMIC, h, &["ev-1"], Some(("open", 0)));
     assert_eq!(code, 4, "{text}");
     assert!(text.contains("crashed after step `s2`"), "{text}");
+}
+
+/// Each of the spec's actions writes at most one row, and the counting
+/// actions and Resolve always write one (docs/validate.md, "Rows
+/// changed"): any other count is inconclusive, naming the step.
+#[test]
+fn a_step_whose_changes_no_action_makes_is_inconclusive_naming_it() {
+    // A counting step that changed nothing (atomic s3, naive write).
+    let h = Hist::default()
+        .counted(0, 0, 0, "ev-0", true)
+        .ingest(1, 0, 10, "ev-1")
+        .step(1, "s1", [11, 12], 1)
+        .step(1, "s2", [13, 14], 0)
+        .step(1, "s3", [15, 16], 0)
+        .accepted(1, 0, 17);
+    let (code, text) = judge(ATOMIC, h, &["ev-0", "ev-1"], Some(("open", 1)));
+    assert_eq!(code, 4, "{text}");
+    assert!(
+        text.contains("the counting step `ingest.s3` of op 1 changed nothing"),
+        "{text}"
+    );
+    let h = Hist::default()
+        .ingest(0, 0, 5, "ev-1")
+        .step(0, "s1", [10, 11], 1)
+        .step(0, "s2", [12, 13], 1)
+        .read(0, [14, 15], "open")
+        .step(0, "s3_write", [16, 17], 0)
+        .accepted(0, 0, 18);
+    let (code, text) = judge(NAIVE, h, &["ev-1"], Some(("open", 0)));
+    assert_eq!(code, 4, "{text}");
+    assert!(
+        text.contains("the counting step `ingest.s3_write` of op 0 changed nothing"),
+        "{text}"
+    );
+
+    // Two rows at once, at each writing step.
+    for (at, name) in [(0, "s1"), (1, "s2"), (2, "s3")] {
+        let mut h = Hist::default().ingest(0, 0, 5, "ev-1");
+        for (i, step) in ["s1", "s2", "s3"].into_iter().enumerate() {
+            let t = 10 + 2 * i as u64;
+            h = h.step(0, step, [t, t + 1], if i == at { 2 } else { 1 });
+        }
+        let h = h.accepted(0, 0, 20);
+        let (code, text) = judge(ATOMIC, h, &["ev-1"], Some(("open", 1)));
+        assert_eq!(code, 4, "{name}: {text}");
+        assert!(
+            text.contains(&format!("step `ingest.{name}` of op 0 changed 2 rows")),
+            "{name}: {text}"
+        );
+    }
+
+    // A resolve that changed two rows, or resolved and changed none.
+    for (changes, words) in [(2, "changed 2 rows"), (0, "resolved and changed nothing")] {
+        let h = Hist::default()
+            .counted(0, 0, 0, "ev-0", true)
+            .invoke(1, 1, "resolve", 19)
+            .step(1, "update", [20, 21], changes)
+            .with(json!({"rows": 1, "returned": [1]}))
+            .done(
+                "ok",
+                1,
+                1,
+                "resolve",
+                22,
+                json!({"resolved": true, "event_count": 1}),
+            );
+        let (code, text) = judge(ATOMIC, h, &["ev-0"], Some(("resolved", 1)));
+        assert_eq!(code, 4, "{changes}: {text}");
+        assert!(
+            text.contains(&format!("step `resolve.update` of op 1 {words}")),
+            "{changes}: {text}"
+        );
+    }
 }
 
 #[test]
@@ -260,7 +360,15 @@ fn designs_without_a_one_to_one_mapping_are_refused_naming_the_step() {
         ("group-first", "ingest.group"),
         ("txn-upsert", "ingest."),
     ] {
-        let r = tiny(&format!("../targets/sqlite/designs/{design}.sql"));
+        let r = run(
+            "scenarios/groups-atomic.toml",
+            &sets(&[
+                &format!("variant=../targets/sqlite/designs/{design}.sql"),
+                "stop.events=5",
+                "load.ingesters=1",
+                "load.resolvers=1",
+            ]),
+        );
         let (code, text) = validate(&r.out);
         assert_eq!(code, 2, "{design}: {text}");
         assert!(text.contains(&format!("`{step}")), "{design}: {text}");

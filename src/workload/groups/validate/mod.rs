@@ -223,6 +223,7 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
         good.distinct
     );
     let mut any = None;
+    let (mut every, mut undecided) = (Vec::new(), Vec::new());
     let verdict = if good.witness {
         Verdict::Consistent
     } else if cut(&good) {
@@ -243,6 +244,9 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
             a.distinct
         );
         let v = if a.witness {
+            let (all, unsure) = violated_in_every_order(&tools, &out, &name, &cut)?;
+            every = all;
+            undecided = unsure;
             Verdict::ViolatesInvariant
         } else if cut(&a) {
             Verdict::Cut
@@ -270,6 +274,21 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
         Verdict::Cut => "inconclusive: --max-states stopped TLC before it could tell",
     };
     println!("{words}");
+    if verdict == Verdict::ViolatesInvariant {
+        if every.is_empty() {
+            println!(
+                "no single invariant is violated by every such order (each violates one of \
+                 them){}",
+                if undecided.is_empty() {
+                    String::new()
+                } else {
+                    format!("; --max-states stopped TLC on {}", undecided.join(", "))
+                }
+            );
+        } else {
+            println!("violated by every such order: {}", every.join(", "));
+        }
+    }
     let record = serde_json::json!({
         "verdict": verdict,
         "spec": { "module": spec_name, "sha256": spec_hash,
@@ -278,6 +297,7 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
         "steps": w.steps,
         "tlc": {
             "good_order": { "witness": good.witness, "generated": good.generated, "distinct": good.distinct },
+            "violated_in_every_order": every,
             "any_order": any.map(|a| serde_json::json!({ "witness": a.witness, "generated": a.generated, "distinct": a.distinct })),
         },
         "overridden": module::OVERRIDES.iter().map(|(d, _)| *d).collect::<Vec<_>>(),
@@ -292,6 +312,39 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
     .map_err(|e| ValidateError::Unreadable(format!("{}: {e}", json.display())))?;
     println!("wrote {} and {}", out.display(), json.display());
     Ok(verdict)
+}
+
+/// For finding (b): the invariants that every complete order violates
+/// (TLC finds no complete order that keeps that one), and those a bound
+/// stopped TLC on. The reduction to one order per class keeps each
+/// invariant on its own (docs/validate.md), so each answer holds of all
+/// allowed orders.
+fn violated_in_every_order(
+    tools: &(PathBuf, PathBuf),
+    out: &Path,
+    name: &str,
+    cut: &dyn Fn(&tlc::Answer) -> bool,
+) -> Result<(Vec<&'static str>, Vec<&'static str>), ValidateError> {
+    let (mut every, mut undecided) = (Vec::new(), Vec::new());
+    for inv in module::INVARIANTS {
+        let a = tlc::run(
+            tools,
+            out,
+            name,
+            &format!("{name}_keeps_{inv}.cfg"),
+            &out.join(format!("tlc-keeps-{inv}.out")),
+        )
+        .map_err(|e| ValidateError::Unreadable(e.to_string()))?;
+        if a.witness {
+            continue;
+        }
+        if cut(&a) {
+            undecided.push(inv);
+        } else {
+            every.push(inv);
+        }
+    }
+    Ok((every, undecided))
 }
 
 fn write_files(
@@ -309,8 +362,12 @@ fn write_files(
         (format!("{name}_good.cfg"), w.good_cfg.as_str()),
         (format!("{name}_any.cfg"), w.any_cfg.as_str()),
     ];
+    let keeps = w
+        .keeps_cfgs
+        .iter()
+        .map(|(inv, cfg)| (format!("{name}_keeps_{inv}.cfg"), cfg.as_str()));
     let mut paths = Vec::new();
-    for (f, text) in files {
+    for (f, text) in files.into_iter().chain(keeps) {
         let p = out.join(f);
         std::fs::write(&p, text)
             .map_err(|e| ValidateError::Unreadable(format!("{}: {e}", p.display())))?;

@@ -35,7 +35,15 @@ pub const OVERRIDES: [(&str, &str); 7] = [
     ("Active", "TActive"),
 ];
 
-/// The module and its two configs.
+/// The spec's invariants, each checked in every state of the trace.
+pub const INVARIANTS: [&str; 4] = [
+    "TypeOK",
+    "OneGroupPerFingerprint",
+    "CountExact",
+    "NoMissedRegression",
+];
+
+/// The module and its configs.
 #[derive(Debug, Clone)]
 pub struct Written {
     /// The module's text.
@@ -44,6 +52,9 @@ pub struct Written {
     pub good_cfg: String,
     /// The config that asks for any order that is a behavior.
     pub any_cfg: String,
+    /// Per invariant of the spec, the config that asks for an order that
+    /// never violates that one (to name what every order violates).
+    pub keeps_cfgs: Vec<(&'static str, String)>,
     /// Short names to the run's ids (events, groups, workers).
     pub names: Vec<(String, String)>,
     /// Steps in the trace.
@@ -89,38 +100,32 @@ pub fn write(
          \\* docs/validate.md explains every definition below."
     );
     let _ = writeln!(m, "EXTENDS {spec}, Integers, TLC\n");
-    let _ = writeln!(m, "VARIABLES taken, asleep\n");
+    let _ = writeln!(m, "VARIABLES taken, asleep, lo\n");
     let _ = writeln!(
         m,
         "\\* The run's world (replaces the spec's small one; see the configs)."
     );
+    // Events and groups are numbers in the module (event `eK` is K, group
+    // `gK` is E+K for E events): `FpOf` is then a tuple, which TLC applies
+    // in constant time (a function built of `@@` is searched), and an event
+    // never equals a group.
+    let n_ev = ev.list.len();
+    let evn = |short: &str| short[1..].to_string();
+    let grn = |short: &str| (n_ev + short[1..].parse::<usize>().unwrap_or(0)).to_string();
     let _ = writeln!(
         m,
-        "TEvents == {}",
-        set(ev.list.iter().map(|p| tla_str(&p.0)))
+        "\\* Events are 1..{n_ev} (`e1`.. in validate.json), groups {}..{} (`g1`..).",
+        n_ev + 1,
+        n_ev + gr.list.len()
     );
-    let gnames: Vec<String> = gr.list.iter().map(|p| tla_str(&p.0)).collect();
-    let _ = writeln!(m, "TFps == {}", set(gnames.clone()));
+    let _ = writeln!(m, "TEvents == 1..{n_ev}");
+    let _ = writeln!(m, "TFps == {}", set(gr.list.iter().map(|p| grn(&p.0))));
     let fp_of: Vec<String> = ev
         .list
         .iter()
-        .map(|(short, id)| {
-            format!(
-                "{} :> {}",
-                tla_str(short),
-                tla_str(&gr.get(&trace.group_of[id]).cloned().unwrap_or_default())
-            )
-        })
+        .map(|(_, id)| grn(gr.get(&trace.group_of[id]).map_or("g0", |g| g)))
         .collect();
-    let _ = writeln!(
-        m,
-        "TFpOf == {}",
-        if fp_of.is_empty() {
-            "[e \\in {} |-> \"none\"]".to_string()
-        } else {
-            format!("({})", fp_of.join(") @@ ("))
-        }
-    );
+    let _ = writeln!(m, "TFpOf == <<{}>>", fp_of.join(", "));
     let _ = writeln!(
         m,
         "TWorkers == {}",
@@ -130,7 +135,7 @@ pub fn write(
         .queues
         .iter()
         .map(|(w, q)| {
-            let items: Vec<String> = q.iter().map(|e| tla_str(&ev.of("e", e))).collect();
+            let items: Vec<String> = q.iter().map(|e| evn(&ev.of("e", e))).collect();
             format!(
                 "{} :> <<{}>>",
                 tla_str(&wk.of("w", &w.to_string())),
@@ -171,9 +176,9 @@ pub fn write(
             rw.of("r", &s.worker.to_string())
         };
         let touches = if s.role == Role::S1 {
-            ev.of("e", &s.touches)
+            evn(&ev.of("e", &s.touches))
         } else {
-            gr.of("g", &s.touches)
+            grn(&gr.of("g", &s.touches))
         };
         let obs = match &s.observed {
             Observed::Changes(c) => format!("ch |-> {c}"),
@@ -188,7 +193,7 @@ pub fn write(
             s.role.name(),
             tla_str(&worker),
             s.attempt,
-            tla_str(&touches),
+            touches,
             rank(s.start),
             rank(s.end),
             s.op,
@@ -216,26 +221,30 @@ pub fn write(
         .map(|p| set(p.iter().map(|j| (j + 1).to_string())))
         .collect();
     let _ = writeln!(m, "Pre == <<{}>>\n", pre_text.join(", "));
+    let _ = writeln!(
+        m,
+        "\\* Per step k, the last step that began no later than k ended: while k is the\n\
+         \\* first step not taken, no later one can be (k ended before it began)."
+    );
+    let win: Vec<String> = window(trace).iter().map(|w| (w + 1).to_string()).collect();
+    let _ = writeln!(m, "Win == <<{}>>\n", win.join(", "));
 
+    // An id no step named is -1, which no event or group is.
     let fe = tables
         .events
         .iter()
-        .map(|id| tla_str(ev.get(id).map_or(&format!("unknown:{id}"), |s| s)));
+        .map(|id| ev.get(id).map_or("-1".to_string(), |s| evn(s)));
     let _ = writeln!(
         m,
         "\\* The final tables, as the run's export queries read them."
     );
     let _ = writeln!(m, "FinalEvents == {}", set(fe));
     let fg = tables.groups.iter().map(|(id, st, n)| {
-        let g = gr
-            .get(id)
-            .cloned()
-            .unwrap_or_else(|| format!("unknown:{id}"));
+        let g = gr.get(id).map_or("-1".to_string(), |g| grn(g));
         format!(
             "[id |-> {g}, fp |-> {g}, status |-> {}, count |-> {}]",
             tla_str(st.as_deref().unwrap_or("(not text)")),
             n.unwrap_or(-1),
-            g = tla_str(&g)
         )
     });
     let _ = writeln!(m, "FinalGroups == {}\n", set(fg));
@@ -263,6 +272,18 @@ pub fn write(
          \\* NoGoodOrder is such an order.\n{constants}\nINIT TInit\nNEXT TNext\n\
          CONSTRAINT\n  SpecInvariants\n{bound}\nINVARIANT NoGoodOrder\n"
     );
+    let keeps_cfgs = INVARIANTS
+        .iter()
+        .map(|inv| {
+            let cfg = format!(
+                "\\* Is there an order of the recorded steps that is a behavior of the spec,\n\
+                 \\* ends in the final tables and never violates {inv}? A violation of\n\
+                 \\* NoOrderKeeps_{inv} is such an order.\n{constants}\nINIT TInit\n\
+                 NEXT TNext\nCONSTRAINT\n  {inv}\n{bound}\nINVARIANT NoOrderKeeps_{inv}\n"
+            );
+            (*inv, cfg)
+        })
+        .collect();
     let any_cfg = format!(
         "\\* Is there an order of the recorded steps that is a behavior of the spec and\n\
          \\* ends in the final tables? A violation of NoCompleteOrder is such an order.\n\
@@ -290,6 +311,7 @@ pub fn write(
         module: m,
         good_cfg,
         any_cfg,
+        keeps_cfgs,
         names,
         steps: trace.steps.len(),
     }
@@ -310,6 +332,17 @@ pub fn predecessors(trace: &Trace) -> Vec<Vec<usize>> {
                 .filter(|&j| latest_start.is_none_or(|m| s[j].end >= m))
                 .collect()
         })
+        .collect()
+}
+
+/// Per step k (0-based, start order), the last step (0-based) that began
+/// no later than k ended: while k is the first step not taken, every later
+/// step has k among the steps that ended before it began, so none of them
+/// can be taken. TLC looks only at steps up to there.
+pub fn window(trace: &Trace) -> Vec<usize> {
+    let s = &trace.steps;
+    s.iter()
+        .map(|k| s.partition_point(|i| i.start <= k.end).saturating_sub(1))
         .collect()
 }
 
@@ -352,16 +385,20 @@ Act(i) ==
 \* steps: the smallest in index order (a step goes to sleep when a later,
 \* independent one is taken before it, and wakes when a step dependent on it
 \* is taken; a sleeping step is not taken).
+\* lo is the first step not taken (a function of taken, so no extra states):
+\* the steps before it are all taken, and those after Win[lo] wait for it.
+FirstOut(S, k) == CHOOSE m \in k..(N + 1) : m \notin S /\ (k..(m - 1)) \subseteq S
 Take(i) ==
   /\ i \notin taken /\ i \notin asleep
   /\ Pre[i] \subseteq taken
   /\ Act(i)
   /\ taken' = taken \cup {i}
+  /\ lo' = IF i = lo THEN FirstOut(taken', lo + 1) ELSE lo
   /\ asleep' = {j \in asleep : ~Dep(i, j)}
-               \cup {j \in (1..N) \ (taken \cup {i}) : j < i /\ ~Dep(i, j)}
+               \cup {j \in (lo..(i - 1)) \ taken : ~Dep(i, j)}
 
-TInit == Init /\ taken = {} /\ asleep = {}
-TNext == \E i \in 1..N : Take(i)
+TInit == Init /\ taken = {} /\ asleep = {} /\ lo = 1
+TNext == \E i \in lo..(IF lo > N THEN 0 ELSE Win[lo]) : Take(i)
 
 Complete == taken = 1..N /\ events = FinalEvents /\ groups = FinalGroups
 SpecInvariants == TypeOK /\ OneGroupPerFingerprint /\ CountExact /\ NoMissedRegression
@@ -370,4 +407,10 @@ SpecInvariants == TypeOK /\ OneGroupPerFingerprint /\ CountExact /\ NoMissedRegr
 NoGoodOrder == ~(Complete /\ SpecInvariants)
 \* Violated: an order exists that is a behavior and reaches the final tables.
 NoCompleteOrder == ~Complete
+\* Violated: an order exists that is a behavior, reaches the final tables and
+\* never violates the one invariant named.
+NoOrderKeeps_TypeOK == ~(Complete /\ TypeOK)
+NoOrderKeeps_OneGroupPerFingerprint == ~(Complete /\ OneGroupPerFingerprint)
+NoOrderKeeps_CountExact == ~(Complete /\ CountExact)
+NoOrderKeeps_NoMissedRegression == ~(Complete /\ NoMissedRegression)
 "#;
