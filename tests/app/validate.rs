@@ -123,7 +123,21 @@ impl Hist {
 /// own header) and its tables by `events` and `groups` (status, count of
 /// the one group), then validated.
 fn judge(base: &str, h: Hist, events: &[&str], group: Option<(&str, i64)>) -> (i32, String) {
+    judge_design(base, None, h, events, group)
+}
+
+/// [`judge`], with the folder's `variant.sql` replaced by `design` when given.
+fn judge_design(
+    base: &str,
+    design: Option<&str>,
+    h: Hist,
+    events: &[&str],
+    group: Option<(&str, i64)>,
+) -> (i32, String) {
     let (_tmp, dir) = copy_of(base);
+    if let Some(sql) = design {
+        std::fs::write(dir.join("variant.sql"), sql).unwrap();
+    }
     let o = specstorm(&["history", dir.to_str().unwrap()]);
     let text = String::from_utf8(o.stdout).unwrap();
     let mut lines = vec![text.lines().next().unwrap().to_string()];
@@ -236,6 +250,62 @@ fn the_same_steps_in_a_harmless_order_are_consistent() {
         .step(0, "s3_write", [30, 31], 1)
         .accepted(0, 0, 32);
     let (code, text) = judge(NAIVE, h, &["ev-1"], Some(("regressed", 1)));
+    assert_eq!(code, 0, "{text}");
+}
+
+/// A lost update: the naive read also reads the count and the write sets
+/// it to what was read plus one, so two overlapping ingests count once.
+/// The spec's counting actions always add one to the count the state
+/// holds, so `CountExact` holds in every behavior of the spec and no
+/// faithful run can break it: the run's final count is one no order of its
+/// steps produces, which is finding (a), not (b) (docs/validate.md).
+#[test]
+fn a_lost_update_is_finding_a() {
+    let naive = std::fs::read_to_string("targets/sqlite/groups-naive.sql").unwrap();
+    let design = naive
+        .replace(
+            "SELECT status AS read_status FROM error_groups",
+            "SELECT status AS read_status, event_count AS read_count FROM error_groups",
+        )
+        .replace(
+            "SET event_count = event_count + 1,",
+            "SET event_count = :read_count + 1,",
+        );
+    assert_ne!(design, naive, "the naive file's statements moved");
+    let lost = || {
+        Hist::default()
+            .ingest(0, 0, 5, "ev-1")
+            .ingest(1, 1, 5, "ev-2")
+            .step(0, "s1", [10, 11], 1)
+            .step(1, "s1", [10, 11], 1)
+            .step(0, "s2", [12, 13], 1)
+            .step(1, "s2", [14, 15], 0)
+            .step(0, "s3_read", [16, 17], 0)
+            .with(json!({"rows": 1, "returned": ["open", 0]}))
+            .step(1, "s3_read", [16, 17], 0)
+            .with(json!({"rows": 1, "returned": ["open", 0]}))
+            .step(0, "s3_write", [18, 19], 1)
+            .step(1, "s3_write", [18, 19], 1)
+            .accepted(0, 0, 20)
+            .accepted(1, 1, 20)
+    };
+    let (code, text) = judge_design(
+        NAIVE,
+        Some(design.as_str()),
+        lost(),
+        &["ev-1", "ev-2"],
+        Some(("open", 1)),
+    );
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("finding (a)"), "{text}");
+    // The same steps, had the writes counted both: consistent.
+    let (code, text) = judge_design(
+        NAIVE,
+        Some(design.as_str()),
+        lost(),
+        &["ev-1", "ev-2"],
+        Some(("open", 2)),
+    );
     assert_eq!(code, 0, "{text}");
 }
 
