@@ -697,7 +697,8 @@ fn every_shipped_scenario_loads() {
             "outbox-naive-no-outbox.toml",
             "outbox-naive-no-redo.toml",
             "outbox-protocol.toml",
-            "smoke.toml"
+            "smoke.toml",
+            "validate-groups.toml"
         ]
     );
     for name in &names {

@@ -999,8 +999,9 @@ fn the_latency_log_header_is_the_formats() {
 
 // ---------------------------------------------------------------- compare
 
-/// A quick compare scenario (both variants, few events), written into `dir`
-/// with paths that resolve from there.
+/// A quick compare scenario (both variants, few events; a busy timeout long
+/// enough that a slow machine's stall strands no event, which the threshold
+/// would count), written into `dir` with paths that resolve from there.
 fn compare_scenario(dir: &Path, naive_expect: &str) -> std::path::PathBuf {
     let root = env!("CARGO_MANIFEST_DIR");
     let text = format!(
@@ -1008,6 +1009,7 @@ fn compare_scenario(dir: &Path, naive_expect: &str) -> std::path::PathBuf {
          thresholds = [\"stranded_events.total == 0\"]\n\
          [[variants]]\nvariant = \"{root}/targets/sqlite/groups-atomic.sql\"\n\
          [[variants]]\nvariant = \"{root}/targets/sqlite/groups-naive.sql\"\nexpect = {naive_expect}\n\
+         [target]\nbusy_timeout = \"60s\"\n\
          [load]\ningesters = 32\nresolvers = 2\n\
          [stop]\nevents = 60000\nduration = \"30s\"\n\
          [keys]\nprojects = 4\nfingerprints = 250\nskew = \"hot\"\nhot_groups = 4\nhot_fraction = 0.5\n\
