@@ -143,7 +143,16 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
     let dir = &opts.run_dir;
     let scenario = dir.join("scenario.toml");
     let history = crate::history::file::in_folder(dir);
-    for f in [&scenario, &history, &dir.join("target.db")] {
+    let p = crate::workload::groups::prepare::prepare_offline(Some(&scenario), &[])
+        .map_err(|e| usage(format!("the saved scenario cannot be used: {e}")))?;
+    if p.scenario.target.url.is_some() || p.scenario.target.command.is_some() {
+        return Err(usage(format!(
+            "{}: an HTTP run: replay takes runs of the in-process SQLite target only (an HTTP \
+             run records no statements, so there is nothing to re-execute)",
+            dir.display()
+        )));
+    }
+    for f in [&history, &dir.join("target.db")] {
         if !f.is_file() {
             return Err(usage(format!(
                 "{}: not found (replay takes the folder of a groups run of the in-process \
@@ -151,15 +160,6 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
                 f.display()
             )));
         }
-    }
-    let p = crate::workload::groups::prepare::prepare_offline(Some(&scenario), &[])
-        .map_err(|e| usage(format!("the saved scenario cannot be used: {e}")))?;
-    if p.scenario.target.url.is_some() || p.scenario.target.command.is_some() {
-        return Err(usage(
-            "replay takes runs of the in-process SQLite target only: an HTTP run records no \
-             statements, so there is nothing to re-execute"
-                .into(),
-        ));
     }
     let d = design::map(&p.variant).map_err(|r| {
         usage(format!(

@@ -11,6 +11,7 @@
 use super::recording::Recording;
 use super::search::{Plan, Ran};
 use crate::explore::db::show;
+use crate::statements::ParamSource;
 use crate::workload::groups::statements::GroupsVariant;
 use crate::workload::value::Value;
 use rusqlite::Connection;
@@ -81,6 +82,8 @@ pub fn sqlite3_script(
     }
     let _ = writeln!(out, ".headers on");
     let mut current = 0usize;
+    // (entry of the plan's ops, step index) -> its step number here.
+    let mut number: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     for (k, t) in ran.taken.iter().enumerate() {
         let op = &rec.ops[plan.ops[t.op]];
         let s = &op.steps[t.pos];
@@ -136,9 +139,15 @@ pub fn sqlite3_script(
             })
             .unwrap_or_default();
         let _ = writeln!(out, ".parameter clear");
-        for (name, value) in names.iter().zip(&t.params) {
+        for ((name, value), src) in names.iter().zip(&t.params).zip(&def.params) {
+            if let ParamSource::Column { step, .. } = src {
+                if let Some(n) = number.get(&(t.op, *step)) {
+                    let _ = writeln!(out, "-- {name} is what step {n} returned");
+                }
+            }
             let _ = writeln!(out, ".parameter set {name} {}", shell_literal(value));
         }
+        number.insert((t.op, s.idx as usize), k + 1);
         let _ = writeln!(out, "{}", ended(&def.sql));
     }
     let _ = writeln!(
