@@ -309,6 +309,28 @@ pub enum Command {
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         max_states: Option<u64>,
     },
+    /// Re-execute the recorded steps behind one finding of a groups run
+    /// of the in-process SQLite target on a fresh database (one
+    /// connection per recorded worker, in an order the steps' intervals
+    /// allow), check it again with the same checkers, shrink it to a
+    /// minimal set of ops and steps, and write RUN_DIR/replay/finding-N/:
+    /// a script for the sqlite3 shell and an explore world. Exit 0:
+    /// reproduced (and shrunk); 1: no order the intervals allow
+    /// reproduces it; 4: --max-steps cut the search short, or a step
+    /// cannot be re-executed (a failed statement, a crash); 2: not a
+    /// groups run of the in-process target, no step records, no such
+    /// finding (or none at all); 3: a file unreadable or unwritable.
+    Replay {
+        /// The run folder.
+        run_dir: PathBuf,
+        /// Which finding to replay (1-based, as replay lists them).
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        finding: u64,
+        /// Most statements one search for an order may execute (each test
+        /// of the shrinking has its own budget of this size).
+        #[arg(long, value_name = "N", default_value_t = crate::replay::DEFAULT_MAX_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
+        max_steps: u64,
+    },
     /// Print a shell completion script on stdout, e.g.
     /// `specstorm completions bash > /etc/bash_completion.d/specstorm`.
     Completions {
@@ -514,6 +536,15 @@ pub fn main(cli: Cli) -> ExitCode {
             run_dir,
             spec,
             max_states,
+        }),
+        Command::Replay {
+            run_dir,
+            finding,
+            max_steps,
+        } => replay(&crate::replay::ReplayOptions {
+            run_dir,
+            finding: finding as usize,
+            max_steps,
         }),
         c @ (Command::Audit { .. } | Command::Merge { .. }) => audit_or_merge(c),
         Command::CheckTarget(a) => {
@@ -932,6 +963,24 @@ fn validate(opts: &crate::validate::ValidateOptions) -> ExitCode {
     }
     match crate::workload::registry::of_scenario(Some(&scenario), &[]) {
         Ok(w) => w.validate(opts),
+        Err(e) => report_error(&e),
+    }
+}
+
+/// `specstorm replay`: the run's workload (its saved scenario's) replays
+/// one finding of the run.
+fn replay(opts: &crate::replay::ReplayOptions) -> ExitCode {
+    let scenario = opts.run_dir.join("scenario.toml");
+    if !scenario.is_file() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "specstorm: replay: {}: not found (replay takes a run folder)",
+            scenario.display()
+        );
+        return ExitCode::Usage;
+    }
+    match crate::workload::registry::of_scenario(Some(&scenario), &[]) {
+        Ok(w) => w.replay(opts),
         Err(e) => report_error(&e),
     }
 }

@@ -66,6 +66,7 @@ pub mod nemesis;
 pub mod pipeline;
 pub mod prepare;
 pub mod probe_report;
+pub mod replay;
 pub mod report;
 pub mod run_dir;
 pub mod run_folder;

@@ -412,6 +412,15 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::validate::module",
             "workload::groups::validate::tlc",
             "workload::groups::validate::trace",
+            // `specstorm replay`: one finding of a recorded run
+            // re-executed, shrunk, written as a script (docs/replay.md).
+            "replay",
+            "workload::groups::replay",
+            "workload::groups::replay::judge",
+            "workload::groups::replay::recording",
+            "workload::groups::replay::script",
+            "workload::groups::replay::search",
+            "workload::groups::replay::shrink",
         ],
     ),
 ];

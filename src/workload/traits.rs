@@ -104,6 +104,22 @@ pub trait Workload: Send + Sync {
         crate::exit_code::ExitCode::Usage
     }
 
+    /// `specstorm replay`: the steps behind one finding of a run folder
+    /// re-executed, shrunk and written as a script; by default refused
+    /// (exit 2): a workload needs its ops' steps recorded with their
+    /// parameters, and checkers that judge a replayed history, to have one.
+    fn replay(&self, opts: &crate::replay::ReplayOptions) -> crate::exit_code::ExitCode {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "specstorm: replay: {}: the {} workload has no replay (only groups runs of the \
+             in-process SQLite target have one)",
+            opts.run_dir.display(),
+            self.name()
+        );
+        crate::exit_code::ExitCode::Usage
+    }
+
     /// Its lines in the human summary of a run of it (`s`: its summary,
     /// as written or read back from `summary.json`); by default none but
     /// the common ones.

@@ -20,6 +20,7 @@ mod msrv;
 mod outbox_parity;
 mod outbox_shard_merge;
 mod outbox_tools;
+mod replay;
 mod seeds;
 mod shard_merge;
 mod validate;

@@ -258,6 +258,7 @@ pub mod judge_parts;
 pub mod merge;
 pub mod prepare;
 pub mod probe;
+pub mod replay;
 pub mod runtime;
 pub mod server;
 pub mod server_ops;

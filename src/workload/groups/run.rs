@@ -37,6 +37,10 @@ impl Workload for Groups {
         super::validate::main(opts)
     }
 
+    fn replay(&self, opts: &crate::replay::ReplayOptions) -> crate::exit_code::ExitCode {
+        super::replay::main(opts)
+    }
+
     fn invariants(&self) -> &'static [&'static str] {
         &crate::workload::groups::config::GROUPS_INVARIANTS
     }

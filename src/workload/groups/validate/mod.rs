@@ -171,6 +171,9 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
     let trace = trace::of_history(entries, &d)
         .map_err(|e| ValidateError::Unreadable(format!("{}: {e:#}", history.display())))?
         .map_err(|o| ValidateError::Inconclusive(o.to_string()))?;
+    if let Some(o) = trace.unrecorded() {
+        return Err(ValidateError::Inconclusive(o.to_string()));
+    }
 
     let mut rows = Rows::default();
     let mut conn = crate::audit_db::open_untrusted(&dir.join("target.db"), Default::default())

@@ -187,6 +187,8 @@ pub fn write(
             Observed::Refusal => "ch |-> 0".into(),
             Observed::Probe(None) => "st |-> \"none\", n |-> -1".into(),
             Observed::Probe(Some((st, n))) => format!("st |-> {}, n |-> {n}", tla_str(st)),
+            // `validate` refuses such a trace before writing it.
+            Observed::Unrecorded => "st |-> \"none\"".into(),
         };
         rows.push(format!(
             "  [r |-> \"{}\", w |-> {}, a |-> {}, x |-> {}, {obs}, s |-> {}, e |-> {}] \\* op {} {}",
