@@ -598,6 +598,15 @@ impl Facts {
         }
     }
 
+    /// [`Facts::add_payload`] of a record [`codec::peek`] already
+    /// accepted (see [`codec::step_view_peeked`]).
+    pub fn add_peeked(&mut self, payload: &[u8]) -> anyhow::Result<()> {
+        match codec::step_view_peeked(payload)? {
+            Some(s) => self.add_step(s.op, StepFact::from_view(&s)),
+            None => self.add(codec::decode(payload)?),
+        }
+    }
+
     fn add_step(&mut self, op: u64, s: StepFact) -> anyhow::Result<()> {
         match self.inflight.get_mut(&op) {
             Some((_, steps)) => steps.push(s),
