@@ -343,6 +343,73 @@ fn decode_invoke(f: &mut Fields) -> Result<Invoke, DecodeError> {
     })
 }
 
+/// An invoke record's fields the checkers read, borrowed from its
+/// payload ([`invoke_view`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvokeView<'a> {
+    /// As [`Invoke::t`].
+    pub t: u64,
+    /// As [`Invoke::op`].
+    pub op: u64,
+    /// As [`Invoke::f`].
+    pub f: OpKind,
+    /// As [`Invoke::event_id`].
+    pub event_id: Option<&'a str>,
+    /// As [`Invoke::project`].
+    pub project: &'a str,
+    /// As [`Invoke::fingerprint`].
+    pub fingerprint: &'a str,
+    /// As [`Invoke::group_id`].
+    pub group_id: &'a str,
+    /// As [`Invoke::intended`].
+    pub intended: Option<u64>,
+}
+
+/// An invoke's fields, every one checked as [`decode_invoke`] checks it.
+fn invoke_fields<'a>(f: &mut Fields<'a>) -> Result<InvokeView<'a>, DecodeError> {
+    let (t, op, _worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+    let flags = f.num()?;
+    if has(flags, 0) {
+        f.num()?;
+        f.u32()?;
+        f.u32()?;
+        f.num()?;
+    }
+    let event_id = f.opt(has(flags, 1), Fields::str)?;
+    let mut strings = [2, 3, 4].map(|n| (has(flags, n), ""));
+    for (set, s) in &mut strings {
+        if *set {
+            *s = f.str()?;
+        }
+    }
+    let [(_, project), (_, fingerprint), (_, group_id)] = strings;
+    if has(flags, 5) {
+        f.u32()?;
+    }
+    let intended = f.opt(has(flags, 6), Fields::num)?;
+    Ok(InvokeView {
+        t,
+        op,
+        f: kind,
+        event_id,
+        project,
+        fingerprint,
+        group_id,
+        intended,
+    })
+}
+
+/// The invoke of an invoke record's payload, read where it lies (no owned
+/// entry built); None for a record of any other kind (a rare invoke
+/// written as JSON among them). Checked as [`decode`] checks it.
+pub fn invoke_view(payload: &[u8]) -> Result<Option<InvokeView<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != INVOKE {
+        return Ok(None);
+    }
+    invoke_fields(&mut Fields(rest)).map(Some)
+}
+
 fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
     let (v, returned) = step_fields(f)?;
     Ok(Step {
@@ -555,32 +622,13 @@ pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
     match tag {
         JSON => Ok(Peek::Json),
         INVOKE => {
-            let (t, op, _worker, _kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
-            let flags = f.num()?;
-            if has(flags, 0) {
-                f.num()?;
-                f.u32()?;
-                f.u32()?;
-                f.num()?;
-            }
-            let event_id = f.opt(has(flags, 1), Fields::str)?;
-            let mut strings = [2, 3, 4].map(|n| (has(flags, n), ""));
-            for (set, s) in &mut strings {
-                if *set {
-                    *s = f.str()?;
-                }
-            }
-            let [(_, project), (_, fingerprint), _] = strings;
-            if has(flags, 5) {
-                f.u32()?;
-            }
-            let intended = f.opt(has(flags, 6), Fields::num)?;
+            let i = invoke_fields(&mut f)?;
             Ok(Peek::Invoke {
-                op,
-                t: t.max(intended.unwrap_or(0)),
-                project,
-                fingerprint,
-                event_id,
+                op: i.op,
+                t: i.t.max(i.intended.unwrap_or(0)),
+                project: i.project,
+                fingerprint: i.fingerprint,
+                event_id: i.event_id,
             })
         }
         STEP => {
