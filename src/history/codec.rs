@@ -343,6 +343,73 @@ fn decode_invoke(f: &mut Fields) -> Result<Invoke, DecodeError> {
     })
 }
 
+/// An invoke record's fields the checkers read, borrowed from its
+/// payload ([`invoke_view`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvokeView<'a> {
+    /// As [`Invoke::t`].
+    pub t: u64,
+    /// As [`Invoke::op`].
+    pub op: u64,
+    /// As [`Invoke::f`].
+    pub f: OpKind,
+    /// As [`Invoke::event_id`].
+    pub event_id: Option<&'a str>,
+    /// As [`Invoke::project`].
+    pub project: &'a str,
+    /// As [`Invoke::fingerprint`].
+    pub fingerprint: &'a str,
+    /// As [`Invoke::group_id`].
+    pub group_id: &'a str,
+    /// As [`Invoke::intended`].
+    pub intended: Option<u64>,
+}
+
+/// An invoke's fields, every one checked as [`decode_invoke`] checks it.
+fn invoke_fields<'a>(f: &mut Fields<'a>) -> Result<InvokeView<'a>, DecodeError> {
+    let (t, op, _worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+    let flags = f.num()?;
+    if has(flags, 0) {
+        f.num()?;
+        f.u32()?;
+        f.u32()?;
+        f.num()?;
+    }
+    let event_id = f.opt(has(flags, 1), Fields::str)?;
+    let mut strings = [2, 3, 4].map(|n| (has(flags, n), ""));
+    for (set, s) in &mut strings {
+        if *set {
+            *s = f.str()?;
+        }
+    }
+    let [(_, project), (_, fingerprint), (_, group_id)] = strings;
+    if has(flags, 5) {
+        f.u32()?;
+    }
+    let intended = f.opt(has(flags, 6), Fields::num)?;
+    Ok(InvokeView {
+        t,
+        op,
+        f: kind,
+        event_id,
+        project,
+        fingerprint,
+        group_id,
+        intended,
+    })
+}
+
+/// The invoke of an invoke record's payload, read where it lies (no owned
+/// entry built); None for a record of any other kind (a rare invoke
+/// written as JSON among them). Checked as [`decode`] checks it.
+pub fn invoke_view(payload: &[u8]) -> Result<Option<InvokeView<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != INVOKE {
+        return Ok(None);
+    }
+    invoke_fields(&mut Fields(rest)).map(Some)
+}
+
 fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
     let (v, returned) = step_fields(f)?;
     Ok(Step {
@@ -427,11 +494,60 @@ pub fn step_view(payload: &[u8]) -> Result<Option<StepView<'_>>, DecodeError> {
         return Ok(None);
     }
     let (view, returned) = step_fields(&mut Fields(rest))?;
-    // Parsed as decoding does, so that the two agree on every record.
+    // Checked as decoding parses it, so that the two agree on every record.
     if let Some(r) = returned {
-        serde_json::from_str::<Vec<crate::workload::value::Value>>(r).map_err(DecodeError::Json)?;
+        serde_json::from_str::<Vec<SqlScalar>>(r).map_err(DecodeError::Json)?;
     }
     Ok(Some(view))
+}
+
+/// [`step_view`] of a record [`peek`] already accepted (the same bytes,
+/// e.g. read back from a temp file they were copied to): what the step
+/// returned is not checked again. Errors: as [`step_view`]'s, but for
+/// what it returned.
+pub fn step_view_peeked(payload: &[u8]) -> Result<Option<StepView<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != STEP {
+        return Ok(None);
+    }
+    step_fields(&mut Fields(rest)).map(|(view, _)| Some(view))
+}
+
+/// One element of what a step returned, checked and not kept: exactly
+/// what [`crate::workload::value::Value`] (an untagged enum of null, an
+/// i64, an f64 and text) accepts: null, any number (an f64 takes every
+/// one serde_json reads) and text; a bool, an array or an object is
+/// refused. Parsing into `Value` itself buffers each element and builds
+/// an error (with its message) for every variant it tries first.
+struct SqlScalar;
+
+impl<'de> serde::Deserialize<'de> for SqlScalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SqlScalar)
+    }
+}
+
+impl serde::de::Visitor<'_> for SqlScalar {
+    type Value = SqlScalar;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("null, a number or text")
+    }
+    fn visit_unit<E>(self) -> Result<SqlScalar, E> {
+        Ok(SqlScalar)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<SqlScalar, E> {
+        Ok(SqlScalar)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<SqlScalar, E> {
+        Ok(SqlScalar)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<SqlScalar, E> {
+        Ok(SqlScalar)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<SqlScalar, E> {
+        Ok(SqlScalar)
+    }
 }
 
 fn decode_completion(f: &mut Fields) -> Result<Completion, DecodeError> {
@@ -506,32 +622,13 @@ pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
     match tag {
         JSON => Ok(Peek::Json),
         INVOKE => {
-            let (t, op, _worker, _kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
-            let flags = f.num()?;
-            if has(flags, 0) {
-                f.num()?;
-                f.u32()?;
-                f.u32()?;
-                f.num()?;
-            }
-            let event_id = f.opt(has(flags, 1), Fields::str)?;
-            let mut strings = [2, 3, 4].map(|n| (has(flags, n), ""));
-            for (set, s) in &mut strings {
-                if *set {
-                    *s = f.str()?;
-                }
-            }
-            let [(_, project), (_, fingerprint), _] = strings;
-            if has(flags, 5) {
-                f.u32()?;
-            }
-            let intended = f.opt(has(flags, 6), Fields::num)?;
+            let i = invoke_fields(&mut f)?;
             Ok(Peek::Invoke {
-                op,
-                t: t.max(intended.unwrap_or(0)),
-                project,
-                fingerprint,
-                event_id,
+                op: i.op,
+                t: i.t.max(i.intended.unwrap_or(0)),
+                project: i.project,
+                fingerprint: i.fingerprint,
+                event_id: i.event_id,
             })
         }
         STEP => {

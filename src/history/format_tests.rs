@@ -463,3 +463,50 @@ fn a_peek_agrees_with_decoding_on_every_record_and_every_cut() {
     }
     assert!(peeked > 1000, "{peeked} op records");
 }
+
+/// A step's returned values are refused by [`codec::step_view`] exactly
+/// where decoding (into `Value`s) refuses them.
+#[test]
+fn a_step_view_checks_what_a_step_returned_as_decoding_does() {
+    let returned = [
+        r#"[]"#,
+        r#"[null, 1, -1, 1.5, "text", "\u00e9\n"]"#,
+        r#"[18446744073709551615, 9223372036854775808, -9223372036854775808]"#,
+        r#"[1e3, -0, 0.0, 1e308]"#,
+        r#"[1e400]"#,
+        r#"[true]"#,
+        r#"[false, 1]"#,
+        r#"[[1]]"#,
+        r#"[{"a": 1}]"#,
+        r#"{}"#,
+        r#"null"#,
+        r#"1"#,
+        r#"[1,]"#,
+        r#"[1] x"#,
+        r#"["unterminated]"#,
+        r#"["\ud800"]"#,
+    ];
+    for text in returned {
+        // A step record (tag 2) with an end and this JSON text as what
+        // it returned, as the writer lays it out.
+        let mut rec = Vec::new();
+        rec.push(2u8);
+        codec::put(&mut rec, 3);
+        codec::put(&mut rec, 1);
+        codec::put(&mut rec, "resolve.s1".len() as u64);
+        rec.extend_from_slice(b"resolve.s1");
+        codec::put(&mut rec, 5);
+        codec::put(&mut rec, 1 | 1 << 5);
+        codec::put(&mut rec, 6);
+        codec::put(&mut rec, 1);
+        codec::put(&mut rec, 1);
+        codec::put(&mut rec, text.len() as u64);
+        rec.extend_from_slice(text.as_bytes());
+        assert_eq!(
+            codec::step_view(&rec).is_ok(),
+            codec::decode(&rec).is_ok(),
+            "{text}"
+        );
+        assert!(codec::step_view_peeked(&rec).unwrap().is_some());
+    }
+}

@@ -21,7 +21,7 @@
 //! ingests, so neither grows by copying; a history with no fault window
 //! keeps no acknowledged intervals ([`Facts::acked_unread`]). Op records
 //! are read back where they lie in the temp file's buffer, a step with no
-//! entry built ([`Facts::add_payload`]).
+//! entry built ([`Facts::add_peeked`]).
 //! Buckets are judged in parts of consecutive buckets holding at most
 //! [`Budget::part_ops`] ops (a bucket above it is a part alone).
 //!
@@ -601,7 +601,7 @@ fn read_facts(
         let mut refused = None;
         for r in &mut readers {
             if r.peek()? == Some(seq) {
-                refused.get_or_insert_with(|| facts.add_payload(r.current()).is_err());
+                refused.get_or_insert_with(|| facts.add_peeked(r.current()).is_err());
                 r.advance();
             }
         }

@@ -334,6 +334,34 @@ impl<T: Default> EventMap<T> {
         &mut self.facts[i]
     }
 
+    /// [`EventMap::or_default`] of the id of these bits (true: with a
+    /// UUID's dashes), as [`id_bits::bits`] reads them from its text: no
+    /// text read or printed while the map holds its ids as bits of the
+    /// same shape.
+    pub(super) fn or_default_bits(&mut self, v: u128, dashed: bool) -> &mut T {
+        let i = match &mut self.ids {
+            Ids::Bits(held, d) if *d == dashed => {
+                let hash = self.hasher.hash_one(v);
+                match self.index.find(hash, |&i| held[i as usize] == v) {
+                    Some(&i) => i as usize,
+                    None => {
+                        let i = self.facts.len();
+                        let slot = u32::try_from(i).expect("fewer than 2^32 event ids");
+                        held.push(v);
+                        self.facts.push(T::default());
+                        let EventMap {
+                            ids, index, hasher, ..
+                        } = self;
+                        index.insert_unique(hash, slot, |&j| ids.hash_at(hasher, j as usize));
+                        i
+                    }
+                }
+            }
+            _ => return self.or_default(&id_bits::text(v, dashed)),
+        };
+        &mut self.facts[i]
+    }
+
     /// The id and facts of the `i`th id first added (the `i`th of
     /// [`EventMap::iter`]): a list of events held as indexes (4 bytes).
     pub fn at(&self, i: usize) -> (Id<'_>, &T) {

@@ -43,10 +43,10 @@
 use super::legacy;
 use super::step_fact::StepFact;
 use crate::control::AbortCause;
-use crate::history::{
-    codec, Completion, CompletionType, Entry, Header, Invoke, OpKind, StepErrorKind,
-};
+use crate::history::codec::InvokeView;
+use crate::history::{codec, Completion, CompletionType, Entry, Header, OpKind, StepErrorKind};
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// The facts' own maps, looked up per entry of a history of millions:
 /// foldhash, seeded per map like std's, costs a fraction of SipHash.
@@ -494,7 +494,15 @@ pub struct Facts {
     /// Texts of the ways an inserting attempt ended without counting.
     pub causes: Vec<String>,
     cause_index: FastMap<String, u16>,
-    inflight: FastMap<u64, (Invoke, Vec<StepFact>)>,
+    inflight: FastMap<u64, (InvokeFact, Vec<StepFact>)>,
+    /// Every (project, fingerprint, group id) an invoke named, each once
+    /// (an op in flight holds its index, not three texts of its own).
+    named: Vec<(String, String, String)>,
+    named_index: hashbrown::HashTable<u32>,
+    named_hasher: foldhash::fast::RandomState,
+    /// Per named triple: its key index, once an op of it was done
+    /// ([`Facts::key`] gave it; `u32::MAX`: not yet).
+    named_key: Vec<u32>,
     /// Ops invoked.
     pub ops: u64,
     /// Ops invoked and never completed (counted as indeterminate).
@@ -571,10 +579,16 @@ impl Facts {
                 };
                 self.header = Some(h);
             }
-            Entry::Invoke(i) => {
-                self.ops += 1;
-                self.inflight.insert(i.op, (i, Vec::new()));
-            }
+            Entry::Invoke(i) => self.invoke(&InvokeView {
+                t: i.t,
+                op: i.op,
+                f: i.f,
+                event_id: i.event_id.as_deref(),
+                project: &i.project,
+                fingerprint: &i.fingerprint,
+                group_id: &i.group_id,
+                intended: i.intended,
+            }),
             Entry::Step(s) => self.add_step(s.op, StepFact::from_step(&s))?,
             Entry::Ok(c) => self.complete(CompletionType::Ok, c)?,
             Entry::Fail(c) => self.complete(CompletionType::Fail, c)?,
@@ -594,7 +608,87 @@ impl Facts {
     pub fn add_payload(&mut self, payload: &[u8]) -> anyhow::Result<()> {
         match codec::step_view(payload)? {
             Some(s) => self.add_step(s.op, StepFact::from_view(&s)),
+            None => self.add_other(payload),
+        }
+    }
+
+    /// A record that is no step: an invoke read where it lies, any other
+    /// decoded.
+    fn add_other(&mut self, payload: &[u8]) -> anyhow::Result<()> {
+        match codec::invoke_view(payload)? {
+            Some(i) => {
+                self.invoke(&i);
+                Ok(())
+            }
             None => self.add(codec::decode(payload)?),
+        }
+    }
+
+    /// An op invoked: in flight until its completion, holding what its
+    /// facts need of the invoke.
+    fn invoke(&mut self, i: &InvokeView<'_>) {
+        self.ops += 1;
+        let named = self.name(i.project, i.fingerprint, i.group_id);
+        let fact = InvokeFact {
+            t: i.t,
+            op: i.op,
+            f: i.f,
+            named,
+            event: HeldId::of(i.event_id),
+        };
+        self.inflight.insert(i.op, (fact, Vec::new()));
+    }
+
+    /// The index of a (project, fingerprint, group id) triple, added if new.
+    fn name(&mut self, project: &str, fingerprint: &str, group_id: &str) -> u32 {
+        let hash = self.named_hasher.hash_one((project, fingerprint, group_id));
+        let named = &self.named;
+        let found = self.named_index.find(hash, |&i| {
+            let (p, f, g) = &named[i as usize];
+            (p.as_str(), f.as_str(), g.as_str()) == (project, fingerprint, group_id)
+        });
+        if let Some(&i) = found {
+            return i;
+        }
+        let i = u32::try_from(self.named.len()).expect("fewer than 2^32 keys");
+        self.named.push((
+            project.to_string(),
+            fingerprint.to_string(),
+            group_id.to_string(),
+        ));
+        self.named_key.push(u32::MAX);
+        let Facts {
+            named,
+            named_index,
+            named_hasher,
+            ..
+        } = self;
+        named_index.insert_unique(hash, i, |&j| {
+            let (p, f, g) = &named[j as usize];
+            named_hasher.hash_one((p.as_str(), f.as_str(), g.as_str()))
+        });
+        i
+    }
+
+    /// [`Facts::key`] of a named triple (looked up once per triple).
+    fn named_key(&mut self, named: u32) -> u32 {
+        let k = self.named_key[named as usize];
+        if k != u32::MAX {
+            return k;
+        }
+        let (p, f, g) = std::mem::take(&mut self.named[named as usize]);
+        let k = self.key(&p, &f, &g);
+        self.named[named as usize] = (p, f, g);
+        self.named_key[named as usize] = k;
+        k
+    }
+
+    /// [`Facts::add_payload`] of a record [`codec::peek`] already
+    /// accepted (see [`codec::step_view_peeked`]).
+    pub fn add_peeked(&mut self, payload: &[u8]) -> anyhow::Result<()> {
+        match codec::step_view_peeked(payload)? {
+            Some(s) => self.add_step(s.op, StepFact::from_view(&s)),
+            None => self.add_other(payload),
         }
     }
 
@@ -949,7 +1043,7 @@ impl Facts {
 
     fn op_done(
         &mut self,
-        invoke: Invoke,
+        invoke: InvokeFact,
         steps: Vec<StepFact>,
         completion: Option<(CompletionType, Completion)>,
     ) {
@@ -963,14 +1057,14 @@ impl Facts {
 
     fn ingest_done(
         &mut self,
-        mut invoke: Invoke,
+        invoke: InvokeFact,
         steps: Vec<StepFact>,
         completion: Option<(CompletionType, Completion)>,
     ) {
-        let Some(id) = invoke.event_id.take() else {
+        if invoke.event.is_none() {
             return;
-        };
-        let key = self.key(&invoke.project, &invoke.fingerprint, &invoke.group_id);
+        }
+        let key = self.named_key(invoke.named);
         let counting = self.counting_step;
         let mut hook_insert = None;
         let mut count_from = None;
@@ -1046,13 +1140,13 @@ impl Facts {
                     // Other indeterminate attempts are judged at the end,
                     // once every fault entry is known.
                     self.pending_maybe
-                        .push((id.clone(), invoke.op, invoke.t, Some(c.t)));
+                        .push((invoke.event.text(), invoke.op, invoke.t, Some(c.t)));
                     effect = Effect::Pending;
                     (false, false, None)
                 }
                 None => {
                     self.pending_maybe
-                        .push((id.clone(), invoke.op, invoke.t, None));
+                        .push((invoke.event.text(), invoke.op, invoke.t, None));
                     effect = Effect::Pending;
                     (false, false, None)
                 }
@@ -1129,7 +1223,11 @@ impl Facts {
                     })
                 })
         });
-        let ev = self.events.or_default(&id);
+        let ev = match &invoke.event {
+            HeldId::Bits(v, dashed) => self.events.or_default_bits(*v, *dashed),
+            HeldId::Text(id) => self.events.or_default(id),
+            HeldId::None => unreachable!("an ingest without an event id returned above"),
+        };
         ev.key = key;
         ev.done |= done;
         ev.maybe |= maybe;
@@ -1193,7 +1291,7 @@ impl Facts {
 
     fn resolve_done(
         &mut self,
-        invoke: Invoke,
+        invoke: InvokeFact,
         steps: Vec<StepFact>,
         completion: Option<(CompletionType, Completion)>,
     ) {
@@ -1239,7 +1337,7 @@ impl Facts {
                 end: None,
             },
         };
-        let key = self.key(&invoke.project, &invoke.fingerprint, &invoke.group_id);
+        let key = self.named_key(invoke.named);
         let g = self.groups.entry(key).or_default();
         g.key = Some(key);
         // The instant of the statement that produced the answer: its step's
@@ -1315,6 +1413,52 @@ impl Facts {
                 completed,
                 span: unknown_span,
             }),
+        }
+    }
+}
+
+/// What an op's facts need of its invoke, held while it is in flight:
+/// its (project, fingerprint, group id) as the index of the triple
+/// ([`Facts::name`]), its event id as its bits where the bench made it.
+#[derive(Debug, Clone)]
+struct InvokeFact {
+    t: u64,
+    op: u64,
+    f: OpKind,
+    named: u32,
+    event: HeldId,
+}
+
+/// An invoke's event id (see [`crate::workload::groups::id_bits`]).
+#[derive(Debug, Clone)]
+enum HeldId {
+    None,
+    /// Its bits, and whether its text has a UUID's dashes.
+    Bits(u128, bool),
+    Text(Box<str>),
+}
+
+impl HeldId {
+    fn of(id: Option<&str>) -> HeldId {
+        match id {
+            None => HeldId::None,
+            Some(id) => match crate::workload::groups::id_bits::bits(id) {
+                Some((dashed, v)) => HeldId::Bits(v, dashed),
+                None => HeldId::Text(id.into()),
+            },
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        matches!(self, HeldId::None)
+    }
+
+    /// The id's text (empty for none).
+    fn text(&self) -> String {
+        match self {
+            HeldId::None => String::new(),
+            HeldId::Bits(v, dashed) => crate::workload::groups::id_bits::text(*v, *dashed),
+            HeldId::Text(t) => t.to_string(),
         }
     }
 }
