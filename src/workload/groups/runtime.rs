@@ -296,7 +296,7 @@ fn resolver(shared: &Shared<'_>, worker: u32, index: u32, conn: Connection) {
         plan.scenario.load(),
         index,
         shared.started,
-        crate::scenario::section::load_duration(&plan.scenario),
+        crate::scenario::section::load_duration(plan.scenario),
     );
     let late_after = plan.scenario.load().late_after.as_nanos() as u64;
     let journal = Journal::of(&conn);

@@ -967,7 +967,7 @@ impl Facts {
                 });
             }
         }
-        lost.sort_by(|a, b| (a.decided, a.op).cmp(&(b.decided, b.op)));
+        lost.sort_by_key(|a| (a.decided, a.op));
         self.lost = lost;
     }
 
