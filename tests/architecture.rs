@@ -409,7 +409,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "validate",
             "workload::groups::validate",
             "workload::groups::validate::design",
+            "workload::groups::validate::finding",
             "workload::groups::validate::module",
+            "workload::groups::validate::states",
             "workload::groups::validate::tlc",
             "workload::groups::validate::trace",
             // `specstorm replay`: one finding of a recorded run

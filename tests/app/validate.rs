@@ -214,6 +214,20 @@ fn a_recorded_naive_run_whose_race_happened_is_finding_b() {
         json!(["NoMissedRegression"]),
         "{json}"
     );
+    // The step: where the order TLC printed first violates it, a naive
+    // write whose read saw the group open before a resolve.
+    let named = &json["tlc"]["named_steps"][0];
+    assert_eq!(named["invariant"], "NoMissedRegression", "{json}");
+    assert_eq!(named["step"], "ingest.s3_write", "{json}");
+    assert_eq!(named["role"], "s3w", "{json}");
+    let line = format!(
+        "NoMissedRegression first fails, in the order TLC printed (tlc-any.out; every such \
+         order violates it somewhere), after step `ingest.s3_write` of op {} (role s3w, worker {}",
+        named["op"], named["worker"]
+    );
+    assert!(text.contains(&line), "{line}\n{text}");
+    assert!(text.contains("read status \"open\""), "{text}");
+    assert!(text.contains("between the read and the write"), "{text}");
 }
 
 /// The naive design's race, written by hand: the read saw `open`, a resolve
@@ -233,6 +247,17 @@ fn a_naive_history_whose_race_happened_is_finding_b() {
     assert!(text.contains("finding (b)"), "{text}");
     assert!(
         text.contains("violated by every such order: NoMissedRegression"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "NoMissedRegression first fails, in the order TLC printed (tlc-any.out; every \
+             such order violates it somewhere), after step `ingest.s3_write` of op 0 (role \
+             s3w, worker 0, group g:p0:fp0, recorded over [30, 31] ns after the run's start): \
+             it changed 1 row(s); its op's read `ingest.s3_read` ([14, 15] ns) read status \
+             \"open\", and that order took `resolve.update` of op 1 ([20, 21] ns) between the \
+             read and the write"
+        ),
         "{text}"
     );
 }
@@ -298,6 +323,20 @@ fn a_lost_update_is_finding_a() {
     );
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("finding (a)"), "{text}");
+    // Every step is taken by some order; the orders that take them all
+    // count both events: the row, and the steps that counted, are named.
+    assert!(
+        text.contains("every order that takes all 8 steps ends in other tables than the run's"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "group g:p0:fp0: the table holds status open, count 1; those orders end with \
+             status open, count 2; its counting and resolving steps: `ingest.s3_write` of op 0 \
+             ([18, 19] ns), `ingest.s3_write` of op 1 ([18, 19] ns)"
+        ),
+        "{text}"
+    );
     // The same steps, had the writes counted both: consistent.
     let (code, text) = judge_design(
         NAIVE,
@@ -319,6 +358,46 @@ fn a_doctored_duplicate_is_finding_a() {
     let (code, text) = judge(ATOMIC, h, &[], None);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("finding (a)"), "{text}");
+    assert!(
+        text.contains(
+            "the first step in start order that no order of the recorded steps that is a \
+             behavior of the spec takes"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "step `ingest.s1` of op 0 (role s1, worker 0, event ev-1, recorded over [10, 11] \
+             ns after the run's start): it changed no row: a duplicate answered for its event \
+             id (S1 changes no row only for an event id already in the spec's `events`)"
+        ),
+        "{text}"
+    );
+}
+
+/// Every step can be taken, but not all together: the first step (in
+/// start order) that no order takes together with every step before it is
+/// named. Two overlapping resolves of one group that both resolved it:
+/// either can be the spec's Resolve, but after it the group is resolved
+/// and the other cannot be.
+#[test]
+fn steps_that_cannot_all_be_taken_name_the_first_that_no_order_reaches() {
+    let h = Hist::default()
+        .counted(0, 0, 0, "ev-1", true)
+        .resolve(1, 1, [10, 11], 1)
+        .resolve(2, 2, [10, 11], 1);
+    let (code, text) = judge(ATOMIC, h, &["ev-1"], Some(("resolved", 1)));
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("finding (a)"), "{text}");
+    assert!(
+        text.contains(
+            "every step is taken by some order, but no order takes the first 5 steps in start \
+             order together (some takes the first 4): step 5 in start order is step \
+             `resolve.update` of op 2 (role res, worker 2, group g:p0:fp0, recorded over [10, \
+             11] ns after the run's start): it resolved the group and returned count 1"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

@@ -16,7 +16,9 @@
 //! below it.
 
 pub mod design;
+pub mod finding;
 pub mod module;
+pub mod states;
 pub mod tlc;
 pub mod trace;
 
@@ -227,19 +229,24 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
     );
     let mut any = None;
     let (mut every, mut undecided) = (Vec::new(), Vec::new());
+    let mut named = finding::Named::default();
     let verdict = if good.witness {
         Verdict::Consistent
     } else if cut(&good) {
         Verdict::Cut
     } else {
-        let a = tlc::run(
+        // Every reachable state, for naming the step of finding (a).
+        let dump = out.join("tlc-any-states");
+        let a = tlc::run_dumping(
             &tools,
             &out,
             &name,
             &format!("{name}_any.cfg"),
             &out.join("tlc-any.out"),
+            &dump,
         )
         .map_err(tlc_err)?;
+        let dumped = dump.with_extension("dump");
         println!(
             "TLC, any order that is a behavior: {} ({} states generated, {} distinct)",
             if a.witness { "found" } else { "none" },
@@ -250,12 +257,28 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
             let (all, unsure) = violated_in_every_order(&tools, &out, &name, &cut)?;
             every = all;
             undecided = unsure;
+            named = finding::where_violated(
+                &tools,
+                &out,
+                &name,
+                &w,
+                &trace,
+                &out.join("tlc-any.out"),
+                &every,
+            )?;
             Verdict::ViolatesInvariant
         } else if cut(&a) {
             Verdict::Cut
         } else {
+            let file = std::fs::File::open(&dumped)
+                .map_err(|e| ValidateError::Unreadable(format!("{}: {e}", dumped.display())))?;
+            let reach = states::reach(std::io::BufReader::new(file), w.steps)
+                .map_err(|e| ValidateError::Unreadable(format!("{}: {e}", dumped.display())))?;
+            named = finding::why_no_behavior(&reach, &trace, &w, &rows.t);
             Verdict::NoBehavior
         };
+        // The dump grows with the states (every variable of each): read, not kept.
+        let _ = std::fs::remove_file(&dumped);
         any = Some(a);
         v
     };
@@ -292,6 +315,9 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
             println!("violated by every such order: {}", every.join(", "));
         }
     }
+    for l in &named.lines {
+        println!("{l}");
+    }
     let record = serde_json::json!({
         "verdict": verdict,
         "spec": { "module": spec_name, "sha256": spec_hash,
@@ -301,6 +327,7 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
         "tlc": {
             "good_order": { "witness": good.witness, "generated": good.generated, "distinct": good.distinct },
             "violated_in_every_order": every,
+            "named_steps": named.json,
             "any_order": any.map(|a| serde_json::json!({ "witness": a.witness, "generated": a.generated, "distinct": a.distinct })),
         },
         "overridden": module::OVERRIDES.iter().map(|(d, _)| *d).collect::<Vec<_>>(),

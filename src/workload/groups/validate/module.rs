@@ -59,6 +59,11 @@ pub struct Written {
     pub names: Vec<(String, String)>,
     /// Steps in the trace.
     pub steps: usize,
+    /// The module's numbers of events and groups, to the run's ids.
+    pub ids: std::collections::BTreeMap<i64, String>,
+    /// The configs' `CONSTANTS` section (the run's world), for the
+    /// witness configs written later ([`witness_cfg`]).
+    pub constants: String,
 }
 
 fn tla_str(s: &str) -> String {
@@ -296,6 +301,13 @@ pub fn write(
             format!("CONSTRAINT\n{bound}")
         }
     );
+    let ids = ev
+        .list
+        .iter()
+        .map(|(s, id)| (evn(s), id))
+        .chain(gr.list.iter().map(|(s, id)| (grn(s), id)))
+        .filter_map(|(n, id)| Some((n.parse().ok()?, id.clone())))
+        .collect();
     let mut names = Vec::new();
     for (prefix, n) in [
         ("event ", &ev),
@@ -316,7 +328,37 @@ pub fn write(
         keeps_cfgs,
         names,
         steps: trace.steps.len(),
+        ids,
+        constants,
     }
+}
+
+/// A module `name` over the trace module `trace_name` whose next-state
+/// relation takes the steps of `order` (1-based indexes into `St`) one
+/// after another, each through the trace's own `Take`: the one order TLC
+/// printed as a witness, walked again so that TLC can say in which of its
+/// states an invariant first fails.
+pub fn witness_module(name: &str, trace_name: &str, order: &[usize]) -> String {
+    let items: Vec<String> = order.iter().map(usize::to_string).collect();
+    format!(
+        "---- MODULE {name} ----\n\
+         \\* Written by `specstorm validate`: one order of the trace, step by step.\n\
+         EXTENDS {trace_name}, FiniteSets, Sequences\n\n\
+         Order == <<{}>>\n\
+         WNext == LET k == Cardinality(taken) + 1 IN k <= Len(Order) /\\ Take(Order[k])\n\
+         ====\n",
+        items.join(", ")
+    )
+}
+
+/// The config that walks [`witness_module`]'s order and checks
+/// `invariants` in each of its states.
+pub fn witness_cfg(constants: &str, invariants: &[&str]) -> String {
+    format!(
+        "\\* Where, in one order of the recorded steps, does an invariant first fail?\n\
+         {constants}\nINIT TInit\nNEXT WNext\nINVARIANT\n  {}\n",
+        invariants.join("\n  ")
+    )
 }
 
 /// Per step (0-based, in `trace.steps` order), its immediate predecessors

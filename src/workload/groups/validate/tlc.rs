@@ -37,6 +37,8 @@ pub enum TlcError {
 pub struct Answer {
     /// The config's invariant was violated: a witness order exists.
     pub witness: bool,
+    /// The invariant TLC named violated, if one was.
+    pub violated: Option<String>,
     /// States generated.
     pub generated: u64,
     /// Distinct states found.
@@ -95,15 +97,39 @@ pub fn locate() -> Result<(PathBuf, PathBuf), TlcError> {
 /// checked: a trace that cannot go on is no error, only no witness), its
 /// output saved to `out`.
 pub fn run(
-    (java, jar): &(PathBuf, PathBuf),
+    tools: &(PathBuf, PathBuf),
     dir: &Path,
     module: &str,
     cfg: &str,
     out: &Path,
 ) -> Result<Answer, TlcError> {
+    run_with(tools, dir, module, cfg, out, None)
+}
+
+/// [`run`], with every distinct state TLC reaches written to `dump`
+/// (TLC's `-dump`: the file `dump` with `.dump` added to its name).
+pub fn run_dumping(
+    tools: &(PathBuf, PathBuf),
+    dir: &Path,
+    module: &str,
+    cfg: &str,
+    out: &Path,
+    dump: &Path,
+) -> Result<Answer, TlcError> {
+    run_with(tools, dir, module, cfg, out, Some(dump))
+}
+
+fn run_with(
+    (java, jar): &(PathBuf, PathBuf),
+    dir: &Path,
+    module: &str,
+    cfg: &str,
+    out: &Path,
+    dump: Option<&Path>,
+) -> Result<Answer, TlcError> {
     let meta = tempfile::tempdir().map_err(TlcError::Spawn)?;
-    let o = Command::new(java)
-        .current_dir(dir)
+    let mut cmd = Command::new(java);
+    cmd.current_dir(dir)
         // TLC unpacks its standard modules into java.io.tmpdir: a private
         // one, so that TLC runs side by side never read each other's.
         .arg(format!("-Djava.io.tmpdir={}", meta.path().display()))
@@ -118,7 +144,13 @@ pub fn run(
             "-nowarning",
             "-metadir",
         ])
-        .arg(meta.path())
+        .arg(meta.path());
+    if let Some(d) = dump {
+        // TLC runs in `dir`: a relative path would be read from there.
+        cmd.arg("-dump")
+            .arg(std::path::absolute(d).map_err(TlcError::Spawn)?);
+    }
+    let o = cmd
         .args(["-config", cfg, module])
         .output()
         .map_err(TlcError::Spawn)?;
@@ -130,13 +162,16 @@ pub fn run(
     let _ = std::fs::write(out, &text);
     let code = o.status.code().unwrap_or(-1);
     let (generated, distinct) = counts(&text);
-    let violated = text
-        .lines()
-        .any(|l| l.starts_with("Error: Invariant ") && l.ends_with(" is violated."));
+    let violated = text.lines().find_map(|l| {
+        l.strip_prefix("Error: Invariant ")?
+            .strip_suffix(" is violated.")
+            .map(str::to_string)
+    });
     let clean = text.contains("Model checking completed. No error has been found.");
-    if violated && code == 12 {
+    if violated.is_some() && code == 12 {
         return Ok(Answer {
             witness: true,
+            violated,
             generated,
             distinct,
         });
@@ -144,6 +179,7 @@ pub fn run(
     if clean && code == 0 {
         return Ok(Answer {
             witness: false,
+            violated: None,
             generated,
             distinct,
         });
