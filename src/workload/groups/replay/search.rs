@@ -86,6 +86,34 @@ pub struct Taken {
     pub next: Next,
 }
 
+impl Taken {
+    /// Step `pos` of plan entry `op`, run with `params`, answered `out`:
+    /// what it answered, kept before `m` (the op's machine) takes `out`
+    /// and decides what it does next. The one place a step taken is
+    /// recorded, for the search and for the replay on files alike.
+    fn advance(
+        m: &mut StepMachine<'_>,
+        (op, pos): (usize, usize),
+        params: Vec<Value>,
+        out: StepOutcome,
+    ) -> Self {
+        let (changes, rows, first) = (
+            out.changes,
+            out.rows.len() as u64,
+            out.rows.first().cloned(),
+        );
+        Taken {
+            op,
+            pos,
+            params,
+            changes,
+            rows,
+            first,
+            next: m.advance(out),
+        }
+    }
+}
+
 /// An order run to its end: the steps in order, and each op's machine.
 #[derive(Debug, Clone)]
 pub struct Ran<'v> {
@@ -305,26 +333,13 @@ pub fn search<'v>(
                 continue;
             }
         };
-        let (changes, rows, first) = (
-            out.changes,
-            out.rows.len() as u64,
-            out.rows.first().cloned(),
-        );
-        let next = m.advance(out);
-        if !follows(op, plan.keep[i], pos, m, next) {
+        let taken = Taken::advance(m, (i, pos), params, out);
+        if !follows(op, plan.keep[i], pos, m, taken.next) {
             *m = saved;
             undo(&db)?;
             continue;
         }
-        ran.taken.push(Taken {
-            op: i,
-            pos,
-            params,
-            changes,
-            rows,
-            first,
-            next,
-        });
+        ran.taken.push(taken);
         path.push((n, saved));
         next_pos[i] += 1;
         done[n] = true;
@@ -392,24 +407,11 @@ pub fn execute<'v>(
                 e.message
             ))
         })?;
-        let (changes, rows, first) = (
-            out.changes,
-            out.rows.len() as u64,
-            out.rows.first().cloned(),
-        );
-        let next = m.advance(out);
-        if !follows(op, plan.keep[i], pos, m, next) {
+        let taken = Taken::advance(m, (i, pos), params, out);
+        if !follows(op, plan.keep[i], pos, m, taken.next) {
             return Ok(None);
         }
-        ran.taken.push(Taken {
-            op: i,
-            pos,
-            params,
-            changes,
-            rows,
-            first,
-            next,
-        });
+        ran.taken.push(taken);
     }
     Ok(Some(ran))
 }
