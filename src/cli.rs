@@ -320,6 +320,8 @@ pub enum Command {
     /// cannot be re-executed (a failed statement, a crash); 2: not a
     /// groups run of the in-process target, no step records, no such
     /// finding (or none at all); 3: a file unreadable or unwritable.
+    /// An HTTP run records no server steps: with --reruns N its ops are
+    /// sent again to the reference server N times instead.
     Replay {
         /// The run folder.
         run_dir: PathBuf,
@@ -330,6 +332,16 @@ pub enum Command {
         /// of the shrinking has its own budget of this size).
         #[arg(long, value_name = "N", default_value_t = crate::replay::DEFAULT_MAX_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
         max_steps: u64,
+        /// An HTTP run (whose server's steps are not recorded): send its
+        /// ops again, at their recorded offsets with their recorded
+        /// crash and pause faults, to the reference server on a fresh
+        /// database N times, and report per invariant in how many reruns
+        /// it was violated (RUN_DIR/replay/rerun-K/). Exit 0: every
+        /// finding of the run recurred at least once and no rerun
+        /// violated an invariant the run did not; 1: otherwise; 4: only
+        /// unknown verdicts decided it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+        reruns: Option<u32>,
     },
     /// Print a shell completion script on stdout, e.g.
     /// `specstorm completions bash > /etc/bash_completion.d/specstorm`.
@@ -541,10 +553,12 @@ pub fn main(cli: Cli) -> ExitCode {
             run_dir,
             finding,
             max_steps,
+            reruns,
         } => replay(&crate::replay::ReplayOptions {
             run_dir,
             finding: finding as usize,
             max_steps,
+            reruns,
         }),
         c @ (Command::Audit { .. } | Command::Merge { .. }) => audit_or_merge(c),
         Command::CheckTarget(a) => {

@@ -20,6 +20,10 @@ pub struct ReplayOptions {
     /// Most statements one search for an order may execute (each test of
     /// the shrinking has its own budget of this size).
     pub max_steps: u64,
+    /// Over HTTP, where the server's steps are not recorded: send the
+    /// run's ops again to the reference server this many times and count
+    /// how often each invariant is violated (`--reruns N`).
+    pub reruns: Option<u32>,
 }
 
 /// The default of `--max-steps`.

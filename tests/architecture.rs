@@ -420,6 +420,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload::groups::replay",
             "workload::groups::replay::judge",
             "workload::groups::replay::recording",
+            "workload::groups::replay::rerun",
             "workload::groups::replay::script",
             "workload::groups::replay::search",
             "workload::groups::replay::shrink",

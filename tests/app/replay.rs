@@ -115,11 +115,120 @@ fn replay_refuses_a_run_that_found_nothing() {
 }
 
 #[test]
-fn replay_refuses_an_http_run() {
-    let (_tmp, dir) = copy_of("naive-shards/0");
-    let (code, text) = replay(&dir, &[]);
+fn replay_of_an_http_run_says_its_steps_are_not_recorded_and_offers_reruns() {
+    for fixture in ["naive-shards/0", HTTP_ATOMIC] {
+        let (_tmp, dir) = copy_of(fixture);
+        let (code, text) = replay(&dir, &[]);
+        assert_eq!(code, 2, "{fixture}: {text}");
+        assert!(
+            text.contains("an HTTP run: the server's steps are not recorded"),
+            "{fixture}: {text}"
+        );
+        assert!(text.contains("--reruns N"), "{fixture}: {text}");
+    }
+}
+
+/// A real HTTP run of the atomic variant behind the reference server,
+/// with pause and crash faults through the fault hook
+/// (tests/fixtures/README.md).
+const HTTP_ATOMIC: &str = "http-atomic";
+
+/// The fault entries of kind `kind` in a history, per op.
+fn faults_of(history: &Path, kind: &str) -> Vec<(u64, String)> {
+    let o = specstorm(&["history", history.to_str().unwrap()]);
+    let mut v: Vec<(u64, String)> = std::str::from_utf8(&o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "fault" && e["kind"] == kind && e["action"] == "inject")
+        .map(|e| {
+            (
+                e["op"].as_u64().unwrap(),
+                e["step"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// How many entries of `kind` a history holds.
+fn entries_of(history: &Path, kind: &str) -> usize {
+    let o = specstorm(&["history", history.to_str().unwrap()]);
+    std::str::from_utf8(&o.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["type"] == kind)
+        .count()
+}
+
+/// A correct design never violates an invariant, however the ops
+/// interleave: every rerun of the atomic run finds none (0 of 2), which
+/// agrees with the run (exit 0).
+#[test]
+fn reruns_of_an_http_atomic_run_violate_nothing() {
+    let (_tmp, dir) = copy_of(HTTP_ATOMIC);
+    let (code, text) = replay(&dir, &["--reruns", "2"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("an HTTP run: the server's steps are not recorded"),
+        "{text}"
+    );
+    for inv in [
+        "TypeOK",
+        "OneGroupPerFingerprint",
+        "CountExact",
+        "NoMissedRegression",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("{inv} ("))
+                    && l.contains(": violated in 0 of 2 reruns")),
+            "{inv}: {text}"
+        );
+    }
+    for k in 1..=2 {
+        let run = dir.join(format!("replay/rerun-{k}"));
+        assert!(text.contains(&run.display().to_string()), "{text}");
+        for f in [
+            "history.jsonl",
+            "export.json",
+            "scenario.toml",
+            "variant.sql",
+        ] {
+            assert!(run.join(f).is_file(), "rerun {k}: {f} missing");
+        }
+        // Every recorded op sent again, retries included.
+        assert_eq!(
+            entries_of(&run.join("history.jsonl"), "invoke"),
+            entries_of(&dir, "invoke"),
+            "rerun {k}"
+        );
+        // The run's pauses, asked of the same ops at the same steps.
+        assert_eq!(
+            faults_of(&run.join("history.jsonl"), "pause"),
+            faults_of(&dir, "pause"),
+            "rerun {k}"
+        );
+    }
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("replay/reruns.json")).unwrap())
+            .unwrap();
+    assert_eq!(r["reruns"], 2, "{r}");
+    for c in r["invariants"].as_array().unwrap() {
+        assert_eq!(c["violated"], 0, "{r}");
+    }
+}
+
+#[test]
+fn reruns_refuse_a_run_that_is_not_over_http() {
+    let (_tmp, dir) = copy_of("validate-atomic");
+    let (code, text) = replay(&dir, &["--reruns", "2"]);
     assert_eq!(code, 2, "{text}");
-    assert!(text.contains("an HTTP run"), "{text}");
+    assert!(text.contains("--reruns takes an HTTP run"), "{text}");
+    let (code, text) = replay(&dir, &["--reruns", "0"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--reruns"), "{text}");
 }
 
 #[test]

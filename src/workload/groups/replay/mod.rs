@@ -18,6 +18,7 @@
 
 pub mod judge;
 pub mod recording;
+pub mod rerun;
 pub mod script;
 pub mod search;
 pub mod shrink;
@@ -91,6 +92,15 @@ pub struct Outcome {
 
 /// Runs `specstorm replay` and prints what it found; returns the exit code.
 pub fn main(opts: &ReplayOptions) -> ExitCode {
+    if let Some(n) = opts.reruns {
+        return match reruns(opts, n) {
+            Ok(r) => r.exit(),
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "specstorm: replay: {e}");
+                e.exit_code()
+            }
+        };
+    }
     match replay(opts) {
         Ok(o) => match (o.reproduced, o.explore_confirms) {
             (true, Some(true)) => ExitCode::Met,
@@ -145,10 +155,14 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
     let history = crate::history::file::in_folder(dir);
     let p = crate::workload::groups::prepare::prepare_offline(Some(&scenario), &[])
         .map_err(|e| usage(format!("the saved scenario cannot be used: {e}")))?;
-    if p.scenario.target.url.is_some() || p.scenario.target.command.is_some() {
+    if p.scenario.target.kind == crate::scenario::TargetKind::Http {
         return Err(usage(format!(
-            "{}: an HTTP run: replay takes runs of the in-process SQLite target only (an HTTP \
-             run records no statements, so there is nothing to re-execute)",
+            "{}: an HTTP run: the server's steps are not recorded (its history holds each \
+             op's request and answer, not the statements the server ran), so there is \
+             nothing to re-execute. The next best: `specstorm replay {} --reruns N` sends the \
+             run's ops again to the reference server N times and reports how often each \
+             finding recurs",
+            dir.display(),
             dir.display()
         )));
     }
@@ -388,6 +402,138 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
     .map_err(|e| ReplayError::Unreadable(format!("{}: {e}", json.display())))?;
     println!("wrote {}", out.display());
     Ok(outcome)
+}
+
+/// `--reruns N`: an HTTP run's ops sent again N times ([`rerun`]).
+///
+/// # Errors
+/// Not an HTTP groups run, no history, a rerun that could not be made.
+pub fn reruns(opts: &ReplayOptions, n: u32) -> Result<rerun::Reruns, ReplayError> {
+    let usage = ReplayError::Usage;
+    let dir = &opts.run_dir;
+    let scenario = dir.join("scenario.toml");
+    let history = crate::history::file::in_folder(dir);
+    let p = crate::workload::groups::prepare::prepare_offline(Some(&scenario), &[])
+        .map_err(|e| usage(format!("the saved scenario cannot be used: {e}")))?;
+    let t = &p.scenario.target;
+    if t.kind != crate::scenario::TargetKind::Http {
+        return Err(usage(format!(
+            "{}: --reruns takes an HTTP run; this run's target is in-process SQLite, whose \
+             steps are recorded: `specstorm replay {}` re-executes them",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    if !history.is_file() {
+        return Err(usage(format!(
+            "{}: not found (--reruns sends the ops of the run's history again)",
+            history.display()
+        )));
+    }
+    let entries = crate::history::reader::read(&history)
+        .and_then(|it| it.collect::<anyhow::Result<Vec<_>>>())
+        .map_err(|e| ReplayError::Unreadable(format!("{}: {e:#}", history.display())))?;
+    let plan = rerun::plan_of(entries, &p.scenario)?;
+    let judged = crate::workload::groups::audit::judge(&crate::audit_record::AuditFolder {
+        run_dir: dir,
+        history: &history,
+        scenario: &scenario,
+        killed: !dir.join("checks.json").is_file(),
+        limits: Default::default(),
+    })
+    .map_err(|e| match e.exit_code() {
+        ExitCode::Usage => usage(format!("{}: {e}", dir.display())),
+        _ => ReplayError::Unreadable(format!("{}: {e}", dir.display())),
+    })?;
+    println!(
+        "{}: an HTTP run: the server's steps are not recorded (its history holds each op's \
+         request and answer, not the statements the server ran), so they cannot be \
+         re-executed. The next best: its {} ops sent again, {n} time(s), to the reference \
+         server (`specstorm serve`, the folder's variant.sql) on a fresh database, each \
+         worker's ops in their recorded order at their recorded offsets, with the crash and \
+         pause the fault hook injected into each op",
+        dir.display(),
+        plan.ops()
+    );
+    if !t.spawn {
+        println!(
+            "note: the run's service was not started by the run (target.spawn is off): its \
+             code is not known here; the reruns run the folder's variant.sql (`{}`)",
+            plan.header.variant
+        );
+    }
+    if plan.header.shard.is_some() {
+        println!(
+            "note: a shard's folder: its ops alone are sent again, and each rerun is judged \
+             as a whole run"
+        );
+    }
+    for why in &plan.not_reproduced {
+        println!("not reproduced: {why}");
+    }
+    let mut runs = Vec::new();
+    for k in 1..=n {
+        let out = dir.join("replay").join(format!("rerun-{k}"));
+        let results = rerun::rerun(dir, &p.scenario, &plan, &out)?;
+        let violated: Vec<&str> = results
+            .iter()
+            .filter(|r| r.verdict == crate::verdict::Verdict::Violated)
+            .map(|r| r.invariant.as_str())
+            .collect();
+        println!(
+            "rerun {k} of {n}: {}: {}",
+            out.display(),
+            if violated.is_empty() {
+                "no invariant violated".to_string()
+            } else {
+                format!("violated: {}", violated.join(", "))
+            }
+        );
+        runs.push((out, results));
+    }
+    let invariants = rerun::count(&judged.results, &runs);
+    for c in &invariants {
+        let also = if c.unknown > 0 {
+            format!(" ({} unknown)", c.unknown)
+        } else {
+            String::new()
+        };
+        if c.run == "violated" {
+            println!(
+                "{} (violated in the run): recurred in {} of {n} reruns{also}",
+                c.invariant, c.violated
+            );
+        } else {
+            println!(
+                "{} ({} in the run): violated in {} of {n} reruns{also}",
+                c.invariant, c.run, c.violated
+            );
+        }
+    }
+    let r = rerun::Reruns {
+        reruns: n,
+        ops: plan.ops(),
+        invariants,
+        not_reproduced: plan.not_reproduced.clone(),
+        runs: runs
+            .iter()
+            .map(|(d, rs)| rerun::Rerun {
+                dir: d.display().to_string(),
+                verdicts: rs
+                    .iter()
+                    .map(|x| (x.invariant.clone(), x.verdict.to_string()))
+                    .collect(),
+            })
+            .collect(),
+    };
+    let json = dir.join("replay").join("reruns.json");
+    std::fs::write(
+        &json,
+        serde_json::to_string_pretty(&r).unwrap_or_default() + "\n",
+    )
+    .map_err(|e| ReplayError::Unreadable(format!("{}: {e}", json.display())))?;
+    println!("wrote {}", json.display());
+    Ok(r)
 }
 
 /// What a search accepts: an order after which the checkers find the
