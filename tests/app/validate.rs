@@ -524,3 +524,22 @@ fn designs_without_a_one_to_one_mapping_are_refused_naming_the_step() {
         assert!(text.contains("refinement mapping"), "{design}: {text}");
     }
 }
+
+/// The committed lost-update run (tests/fixtures/replay-lost-update): its
+/// read returns the count (`SELECT event_count AS read`), not the status
+/// the spec's S3ReadNaive reads, so what it returned cannot be compared
+/// with the spec's state. It is refused, naming the read; it was once
+/// judged as a read that found no row, finding (a) for a wrong reason,
+/// which on a correct design with such a read would be a false finding.
+#[test]
+fn a_read_of_the_count_is_refused_naming_the_read() {
+    let (_tmp, dir) = copy_of("replay-lost-update");
+    let (code, text) = validate(&dir);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("`ingest.s3_read` has no action in the spec"),
+        "{text}"
+    );
+    assert!(text.contains("error_groups.event_count"), "{text}");
+    assert!(text.contains("refinement mapping"), "{text}");
+}

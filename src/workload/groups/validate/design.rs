@@ -189,6 +189,59 @@ pub fn map(v: &GroupsVariant) -> Result<Design, Refused> {
     })
 }
 
+/// For validate, whose trace compares what a naive design's read returned
+/// with the spec's state: the read's first column must be the group
+/// row's status (by the column's origin in the schema, never its alias),
+/// as `S3ReadNaive` reads it. A read of something else (the count, as a
+/// lost-update design reads it) observes nothing the spec's action does:
+/// judging it as a status would call a row with a count "no row", so such
+/// a design is refused, naming the read. `replay` does not need this: it
+/// re-executes the statements themselves.
+pub fn read_observes_status(v: &GroupsVariant, d: &Design) -> Result<(), Refused> {
+    if d.variant != SpecVariant::Naive {
+        return Ok(());
+    }
+    let read = &v.ingest.steps[2];
+    let refused = |why: String| Refused {
+        step: format!("ingest.{}", read.name),
+        why,
+    };
+    let schema = v
+        .file
+        .blocks
+        .iter()
+        .find(|b| b.name == "schema")
+        .ok_or_else(|| refused("the statement file has no schema".into()))?;
+    let conn = open_scratch(&v.file, schema).map_err(|e| refused(e.to_string()))?;
+    let first = |sql: &str, col: usize| {
+        origins(&conn, sql)
+            .map_err(|e| refused(e.to_string()))
+            .map(|o| o.get(col).cloned().flatten())
+    };
+    let status = first(&v.export_groups, 3)?;
+    let reads = first(&read.sql, 0)?;
+    match (&reads, &status) {
+        (Some(r), Some(s))
+            if r.table.eq_ignore_ascii_case(&s.table)
+                && r.column.eq_ignore_ascii_case(&s.column) =>
+        {
+            Ok(())
+        }
+        _ => Err(refused(format!(
+            "its first column is {}, where the spec's S3ReadNaive reads the group's status \
+             ({}): what it returned is not what the spec's read observes",
+            reads.map_or("no table's column".into(), |c| format!(
+                "{}.{}",
+                c.table, c.column
+            )),
+            status.map_or("the export's status column".into(), |c| format!(
+                "{}.{}",
+                c.table, c.column
+            )),
+        ))),
+    }
+}
+
 /// What each ingest and resolve step does, by SQLite's authorizer on a
 /// scratch database with the file's schema. Errors: the schema or a
 /// statement cannot be prepared (it was checked when the run began).

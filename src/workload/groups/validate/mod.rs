@@ -161,12 +161,14 @@ pub fn validate(opts: &ValidateOptions) -> Result<Verdict, ValidateError> {
                 .into(),
         ));
     }
-    let d = design::map(&p.variant).map_err(|r| {
-        usage(format!(
-            "design refused: {r}. Designs whose steps do not map one-to-one onto the spec's \
+    let d = design::map(&p.variant)
+        .and_then(|d| design::read_observes_status(&p.variant, &d).map(|()| d))
+        .map_err(|r| {
+            usage(format!(
+                "design refused: {r}. Designs whose steps do not map one-to-one onto the spec's \
              actions need a refinement mapping (docs/validate.md)"
-        ))
-    })?;
+            ))
+        })?;
 
     let entries = crate::history::reader::read(&history)
         .map_err(|e| ValidateError::Unreadable(format!("{e:#}")))?;

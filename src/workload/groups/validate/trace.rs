@@ -321,9 +321,18 @@ fn add_ingest(t: &mut Trace, o: &Op, design: &Design) -> Result<(), OutsideSpec>
         let observed = match role {
             Role::S3Read => match (&s.returned, s.rows) {
                 (_, 0) => Observed::Status(None),
-                (Some(r), _) => {
-                    Observed::Status(r.first().and_then(Value::as_str).map(str::to_string))
-                }
+                // A row whose first value is no text is no status: not
+                // "no row" (the design check refuses such reads first).
+                (Some(r), _) => match r.first().and_then(Value::as_str) {
+                    Some(status) => Observed::Status(Some(status.to_string())),
+                    None => {
+                        return Err(OutsideSpec(format!(
+                            "step `ingest.{}` of op {} returned {:?}, no status: the \
+                             spec's S3ReadNaive reads the group's status",
+                            s.step, i.op, r
+                        )))
+                    }
+                },
                 (None, _) => Observed::Unrecorded,
             },
             _ => Observed::Changes(s.changes),
