@@ -244,6 +244,21 @@ impl<T: Default> EventMap<T> {
         self.find(id).map(|i| &mut self.facts[i])
     }
 
+    /// [`EventMap::get_mut`] of the id of these bits (true: with a UUID's
+    /// dashes): no text read or printed while the map holds its ids as
+    /// bits of the same shape.
+    pub(super) fn get_mut_bits(&mut self, v: u128, dashed: bool) -> Option<&mut T> {
+        match &self.ids {
+            Ids::Bits(held, d) if *d == dashed => {
+                let hash = self.hasher.hash_one(v);
+                let i = *self.index.find(hash, |&i| held[i as usize] == v)?;
+                Some(&mut self.facts[i as usize])
+            }
+            Ids::Empty => None,
+            _ => self.get_mut(&id_bits::text(v, dashed)),
+        }
+    }
+
     /// Turns every id held to text and hashes the index again: an id of
     /// another shape arrived.
     fn switch_to_text(&mut self) {
