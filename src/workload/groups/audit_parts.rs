@@ -29,7 +29,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use super::audit_route::{self, count_key, id_hash, key_bucket, KeyCounts, Routed, BUCKETS};
+use super::audit_route::{self, count_key, id_hash, key_bucket, Routed, BUCKETS};
 use super::audit_spill::{SpillReader, SpillWriter};
 use super::checker::op_fact::HeldId;
 use super::checker::op_fact_codec;
@@ -121,10 +121,8 @@ pub fn judge(
         .map_err(temp)?;
     let mut groups = router.groups;
     let mut per_key: Vec<HashMap<(String, String), u64>> = vec![HashMap::new(); BUCKETS];
-    for (p, fingerprints) in router.per_key {
-        for (f, n) in fingerprints {
-            per_key[key_bucket(&p, &f)].insert((p.clone(), f), n);
-        }
+    for (p, f, b, n) in router.per_key.keys {
+        per_key[b as usize].insert((p, f), n);
     }
     let mut hints: Vec<Vec<(&str, &str, u64)>> = vec![Vec::new(); BUCKETS];
     for (p, fingerprints) in &routed.key_ingests {
@@ -187,6 +185,9 @@ pub fn judge(
 /// file); the hash of each id no event of the part has goes to `strays`.
 fn mark_present(facts: &mut Facts, present: &Path, strays: &mut Vec<u64>) -> io::Result<()> {
     let mut r = SpillReader::open(present)?;
+    // A table's rows lie in about the order of their inserts, and its
+    // events in the facts in about the order of their ops.
+    let mut near = 0;
     while let Some((id, shape)) = r.next_record()? {
         let held = match shape {
             TEXT_ID => HeldId::Text(String::from_utf8_lossy(id).into()),
@@ -197,7 +198,7 @@ fn mark_present(facts: &mut Facts, present: &Path, strays: &mut Vec<u64>) -> io:
                 HeldId::Bits(u128::from_le_bytes(b), shape == DASHED_ID)
             }
         };
-        if !facts.mark_in_table_held(&held) {
+        if !facts.mark_in_table_held(&held, &mut near) {
             strays.push(id_hash(&held));
         }
     }
@@ -215,9 +216,7 @@ const DASHED_ID: u64 = 2;
 struct Router {
     present: Vec<SpillWriter>,
     groups: Vec<Vec<(u64, GroupRow)>>,
-    // Looked up by the row's text, so a row costs no (String, String)
-    // of its own.
-    per_key: KeyCounts,
+    per_key: RowKeys,
     rows: u64,
     group_rows: u64,
     err: Option<io::Error>,
@@ -230,7 +229,7 @@ impl Router {
                 .map(|b| SpillWriter::create(dir.join(format!("present-{b}"))))
                 .collect::<io::Result<_>>()?,
             groups: vec![Vec::new(); BUCKETS],
-            per_key: HashMap::default(),
+            per_key: RowKeys::default(),
             rows: 0,
             group_rows: 0,
             err: None,
@@ -245,8 +244,8 @@ impl RowSink for Router {
 
     fn event_text(&mut self, id: &str, project: &str, fingerprint: &str) {
         self.rows += 1;
-        count_key(&mut self.per_key, (project, fingerprint), 1);
-        let w = &mut self.present[key_bucket(project, fingerprint)];
+        let b = self.per_key.count(project, fingerprint);
+        let w = &mut self.present[b];
         let done = match super::id_bits::bits(id) {
             Some((dashed, v)) => {
                 let shape = if dashed { DASHED_ID } else { BITS_ID };
@@ -263,6 +262,45 @@ impl RowSink for Router {
         let (p, f) = row.key();
         self.groups[key_bucket(&p, &f)].push((self.group_rows, row));
         self.group_rows += 1;
+    }
+}
+
+/// The event rows per (project, fingerprint), and each key's bucket,
+/// found by one hash of the row's text (a row costs no text of its own).
+#[derive(Default)]
+struct RowKeys {
+    /// (project, fingerprint, bucket, rows).
+    keys: Vec<(String, String, u16, u64)>,
+    index: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl RowKeys {
+    /// Counts a row of this key; returns the key's bucket.
+    fn count(&mut self, project: &str, fingerprint: &str) -> usize {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one((project, fingerprint));
+        let keys = &mut self.keys;
+        let found = self.index.find(hash, |&i| {
+            let (p, f, ..) = &keys[i as usize];
+            p == project && f == fingerprint
+        });
+        let i = match found {
+            Some(&i) => i as usize,
+            None => {
+                let i = keys.len();
+                let b = key_bucket(project, fingerprint) as u16;
+                keys.push((project.to_string(), fingerprint.to_string(), b, 0));
+                let hasher = &self.hasher;
+                self.index.insert_unique(hash, i as u32, |&j| {
+                    let (p, f, ..) = &keys[j as usize];
+                    hasher.hash_one((p.as_str(), f.as_str()))
+                });
+                i
+            }
+        };
+        keys[i].3 += 1;
+        usize::from(keys[i].2)
     }
 }
 

@@ -949,10 +949,12 @@ impl Facts {
         }
     }
 
-    /// [`Facts::mark_in_table`] of an id as an [`OpFact`] holds it.
-    pub fn mark_in_table_held(&mut self, id: &HeldId) -> bool {
+    /// [`Facts::mark_in_table`] of an id as an [`OpFact`] holds it;
+    /// `near`: where the last one marked lay (ids marked in about the
+    /// order the history had them are found fastest).
+    pub fn mark_in_table_held(&mut self, id: &HeldId, near: &mut usize) -> bool {
         let e = match id {
-            HeldId::Bits(v, dashed) => self.events.get_mut_bits(*v, *dashed),
+            HeldId::Bits(v, dashed) => self.events.get_mut_bits_near(*v, *dashed, near),
             HeldId::Text(t) => self.events.get_mut(t),
             HeldId::None => None,
         };
