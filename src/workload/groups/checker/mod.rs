@@ -18,6 +18,7 @@ pub mod one_group;
 pub mod op_assembly;
 pub mod op_fact;
 pub mod op_fact_codec;
+pub mod op_types;
 pub mod sharded;
 pub mod step_fact;
 pub mod stranded;

@@ -8,8 +8,8 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::facts::EventStep;
 use super::op_fact::{summarize, HeldId, InvokeFact, OpFact, Rules};
+use super::op_types::EventStep;
 use super::step_fact::StepFact;
 use crate::history::codec::InvokeView;
 use crate::history::{Completion, CompletionType, Header};

@@ -16,8 +16,8 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::facts::{Effect, EventStep, Probe, ReadStep, ResolveFact, Span, UnknownResolve};
 use super::legacy;
+use super::op_types::{Effect, EventStep, Probe, ReadStep, ResolveFact, Span, UnknownResolve};
 use super::step_fact::StepFact;
 use crate::control::AbortCause;
 use crate::history::{Completion, CompletionType, OpKind, StepErrorKind};

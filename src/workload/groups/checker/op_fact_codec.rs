@@ -7,8 +7,8 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::facts::{Effect, Probe, ReadStep, ResolveFact, Span, UnknownResolve};
 use super::op_fact::{HeldId, IngestOp, OpFact, ResolveOp, ResolveOutcome};
+use super::op_types::{Effect, Probe, ReadStep, ResolveFact, Span, UnknownResolve};
 use crate::history::codec::{put, varint};
 
 /// A temp record that does not read back: the file was cut or changed.
