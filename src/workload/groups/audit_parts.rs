@@ -5,28 +5,23 @@
 //! ([`super::judge_parts`]). Memory then grows with the largest part, not
 //! with the run.
 //!
-//! Pass 1 reads the history once and writes each entry to the bucket of
-//! its op's key (an invoke carries the key; its steps and completion
-//! follow it by op id), the header and every fault entry not tied to a
-//! known op to every bucket, each entry with its place in the history, so
-//! that a part of several buckets is read back in history order. It also
-//! writes (event id, bucket) to a file per hash of the id. The final
-//! tables are read once: group rows and the rows per key go to their
-//! key's bucket, event ids to the file of their id's hash; each id file
-//! is then joined with its history ids, giving per bucket the event ids
-//! of its events that are in the table, which are marked on the part's
+//! Pass 1 ([`super::audit_route`]) reads the history once and writes
+//! each op's summary to the bucket of its key. The final tables are read
+//! once: group rows and the rows per key go to their key's bucket, and
+//! so does each event row's id, which its part then marks on its event's
 //! facts (what the checkers look up), so no id set of the table is held.
-//! A part's event map is sized beforehand from pass 1's count of its
-//! ingests, and each key's counting steps from its count of the key's
-//! ingests, so neither grows by copying; a history with no fault window
-//! keeps no acknowledged intervals ([`Facts::acked_unread`]). Op records
-//! are read back where they lie in the temp file's buffer, a step with no
-//! entry built ([`Facts::add_peeked`]).
+//! An event row whose id is no event of its key's bucket is an event of
+//! no bucket (checked against the history's id hashes), else the whole
+//! history is judged. A part's event map is sized beforehand from pass
+//! 1's count of its ingests, and each key's counting steps from its count
+//! of the key's ingests, so neither grows by copying; a history with no
+//! fault window keeps no acknowledged intervals ([`Facts::acked_unread`]).
 //! Buckets are judged in parts of consecutive buckets holding at most
 //! [`Budget::part_ops`] ops (a bucket above it is a part alone).
 //!
-//! Where the split cannot be exact (an event id under two keys, an op id
-//! invoked twice under two keys, an unreadable entry, no header or two)
+//! Where the split cannot be exact (an event id under keys of two
+//! buckets, in the history or between the history and the table, an op
+//! id invoked twice under two keys, an unreadable entry, no header or two)
 //! or the merge has no exact form, [`judge`] gives None and the caller
 //! judges the whole history as before, which also reports any error.
 //!
@@ -34,26 +29,21 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use super::audit_spill::{hash, SpillReader, SpillWriter};
+use super::audit_route::{self, count_key, id_hash, key_bucket, Routed, BUCKETS};
+use super::audit_spill::{SpillReader, SpillWriter};
+use super::checker::op_fact::HeldId;
+use super::checker::op_fact_codec;
 use super::checker::tables::{text, GroupRow, RowSink, Tables};
 use super::checker::{Completeness, Facts};
 use super::config::MinEvidence;
 use super::judge_parts::{self, Merged};
 use crate::audit_error::AuditError;
-use crate::audit_history::entry_time;
-use crate::history::codec::{self, Peek};
 use crate::history::reader::Payloads;
-use crate::history::{Entry, FaultAction, Footer, Header};
+use crate::history::{codec, Footer, Header};
 use crate::workload::Value;
-use foldhash::fast::RandomState as Fast;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-
-/// Buckets of keys (parts are made of consecutive buckets).
-const BUCKETS: usize = 64;
-/// Buckets of event ids (for the join of the history's ids and the table's).
-const ID_BUCKETS: usize = 64;
 
 /// How large a history is judged in parts, and how large the parts are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,9 +97,12 @@ pub fn judge(
 ) -> Result<Option<(Judged, String)>, AuditError> {
     let temp = |e: io::Error| AuditError::Unreadable(format!("a temp file of the audit: {e}"));
     let dir = tempfile::tempdir().map_err(temp)?;
-    let Some(routed) = route(payloads, dir.path()).map_err(temp)? else {
+    let Some(routed) = audit_route::route(payloads, dir.path()).map_err(temp)? else {
         return Ok(None);
     };
+    if !routed.ids.one_bucket_each().map_err(temp)? {
+        return Ok(None);
+    }
     let complete = completeness(routed.footer.is_some())?;
     let mut router = Router::new(dir.path()).map_err(temp)?;
     let source = read_rows(
@@ -120,15 +113,16 @@ pub fn judge(
     if let Some(e) = router.err.take() {
         return Err(temp(e));
     }
-    let Some(present) = join(&routed, router.ids, dir.path()).map_err(temp)? else {
-        return Ok(None);
-    };
+    let present = router
+        .present
+        .into_iter()
+        .map(SpillWriter::finish)
+        .collect::<io::Result<Vec<_>>>()
+        .map_err(temp)?;
     let mut groups = router.groups;
     let mut per_key: Vec<HashMap<(String, String), u64>> = vec![HashMap::new(); BUCKETS];
-    for (p, fingerprints) in router.per_key {
-        for (f, n) in fingerprints {
-            per_key[key_bucket(&p, &f)].insert((p.clone(), f), n);
-        }
+    for (p, f, b, n) in router.per_key.keys {
+        per_key[b as usize].insert((p, f), n);
     }
     let mut hints: Vec<Vec<(&str, &str, u64)>> = vec![Vec::new(); BUCKETS];
     for (p, fingerprints) in &routed.key_ingests {
@@ -137,7 +131,8 @@ pub fn judge(
         }
     }
     let mut parts = Vec::new();
-    let (mut ops, mut unfinished) = (0, 0);
+    // Hashes of event rows whose id no event of their key's bucket has.
+    let mut strays = Vec::new();
     for range in ranges(&routed.ops, budget.part_ops) {
         let ingests = routed.ingests[range.clone()]
             .iter()
@@ -148,13 +143,11 @@ pub fn judge(
             count_key(&mut facts.ingest_hint, (p, f), n);
         }
         let Some(mut facts) =
-            read_facts(facts, &routed.buckets[range.clone()], ingests).map_err(temp)?
+            read_facts(facts, &routed, &routed.buckets[range.clone()], ingests).map_err(temp)?
         else {
             return Ok(None);
         };
         facts.completeness = complete;
-        ops += facts.ops;
-        unfinished += facts.unfinished;
         let mut t = Tables {
             event_rows: router.rows,
             ..Default::default()
@@ -163,24 +156,17 @@ pub fn judge(
         for b in range {
             rows.append(&mut groups[b]);
             t.events_per_key.extend(std::mem::take(&mut per_key[b]));
-            // The part's events in the table, marked on their facts: every
-            // id here is one of the part's events (the join wrote only
-            // those), and the checkers ask only about the history's events.
-            let mut r = SpillReader::open(&present[b]).map_err(temp)?;
-            while let Some((id, _)) = r.next_record().map_err(temp)? {
-                let marked = match std::str::from_utf8(id) {
-                    Ok(id) => facts.mark_in_table(id),
-                    Err(_) => facts.mark_in_table(&String::from_utf8_lossy(id)),
-                };
-                if !marked {
-                    return Ok(None);
-                }
-            }
+            mark_present(&mut facts, &present[b], &mut strays).map_err(temp)?;
         }
         rows.sort_by_key(|(i, _)| *i);
         t.groups = rows.into_iter().map(|(_, g)| g).collect();
         tables(&mut t, routed.footer.as_ref(), routed.last_t);
         parts.push(judge_parts::judge(&facts, &t));
+    }
+    // An event row of one bucket whose id is an event of another: the
+    // parts did not see it; the whole history's judge does.
+    if !strays.is_empty() && routed.ids.any_of(&strays).map_err(temp)? {
+        return Ok(None);
     }
     let Some(merged) = judge_parts::merge(parts, min) else {
         return Ok(None);
@@ -189,265 +175,48 @@ pub fn judge(
         merged,
         header: routed.header,
         footer: routed.footer,
-        ops,
-        unfinished,
+        ops: routed.op_count,
+        unfinished: routed.unfinished,
     };
     Ok(Some((judged, source)))
 }
 
-/// The bucket of a (project, fingerprint) key.
-fn key_bucket(project: &str, fingerprint: &str) -> usize {
-    (hash(&[project.as_bytes(), fingerprint.as_bytes()]) % BUCKETS as u64) as usize
-}
-
-/// The bucket of an event id.
-fn id_bucket(id: &[u8]) -> usize {
-    ((hash(&[id]) >> 32) % ID_BUCKETS as u64) as usize
-}
-
-/// Pass 1's output: the buckets' files and figures.
-struct Routed {
-    buckets: Vec<PathBuf>,
-    /// Ops (invokes) per bucket.
-    ops: Vec<u64>,
-    /// Per bucket, ingests with an event id and the bytes of those ids:
-    /// at most as many events, of at most as much text.
-    ingests: Vec<(u64, u64)>,
-    /// Per id bucket: (event id, key bucket) of every ingest.
-    ids: Vec<PathBuf>,
-    header: Header,
-    footer: Option<Footer>,
-    last_t: u64,
-    /// Ingests per (project, fingerprint): [`Facts::ingest_hint`].
-    key_ingests: KeyCounts,
-    /// Some fault has a window (a `start` entry): [`Facts::acked_unread`]
-    /// only without one.
-    fault_windows: bool,
-}
-
-/// A count per (project, fingerprint), looked up by the key's text.
-type KeyCounts = HashMap<String, HashMap<String, u64, Fast>, Fast>;
-
-/// Adds `n` to `key`'s count.
-fn count_key(counts: &mut KeyCounts, (project, fingerprint): (&str, &str), n: u64) {
-    let fingerprints = match counts.get_mut(project) {
-        Some(f) => f,
-        None => counts.entry(project.to_string()).or_default(),
-    };
-    match fingerprints.get_mut(fingerprint) {
-        Some(c) => *c += n,
-        None => {
-            fingerprints.insert(fingerprint.to_string(), n);
-        }
-    }
-}
-
-/// The key bucket of each op id seen: ids are dense, so a vector, with a
-/// map for ids far beyond the rest.
-#[derive(Default)]
-struct OpBuckets {
-    dense: Vec<u16>,
-    sparse: HashMap<u64, u16>,
-}
-
-const NO_BUCKET: u16 = u16::MAX;
-
-impl OpBuckets {
-    fn get(&self, op: u64) -> Option<u16> {
-        match self.dense.get(op as usize) {
-            Some(&NO_BUCKET) => None,
-            Some(&b) => Some(b),
-            None => self.sparse.get(&op).copied(),
-        }
-    }
-
-    fn set(&mut self, op: u64, b: u16) {
-        let i = op as usize;
-        if i < self.dense.len() {
-            self.dense[i] = b;
-        } else if i <= 2 * self.dense.len() + (1 << 20) {
-            self.dense.resize(i + 1, NO_BUCKET);
-            self.dense[i] = b;
-        } else {
-            self.sparse.insert(op, b);
-        }
-    }
-}
-
-/// Pass 1 (see the module's doc). Ok(None): a history this cannot split.
-/// An op's record is routed as it is, read but not decoded
-/// ([`codec::peek`] checks it as decoding would); the others are decoded.
-fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
-    let mut out = (0..BUCKETS)
-        .map(|b| SpillWriter::create(dir.join(format!("bucket-{b}"))))
-        .collect::<io::Result<Vec<_>>>()?;
-    let mut ids = (0..ID_BUCKETS)
-        .map(|b| SpillWriter::create(dir.join(format!("ids-{b}"))))
-        .collect::<io::Result<Vec<_>>>()?;
-    let mut ops = vec![0u64; BUCKETS];
-    let mut ingests = vec![(0u64, 0u64); BUCKETS];
-    let mut op_bucket = OpBuckets::default();
-    let (mut header, mut footer, mut last_t) = (None, None, 0u64);
-    let mut key_ingests = KeyCounts::default();
-    let mut fault_windows = false;
-    let mut seq = 0u64;
-    while let Some(payload) = payloads.next_payload() {
-        let Ok(payload) = payload else {
-            return Ok(None);
-        };
-        let this = seq;
-        seq += 1;
-        let op = match codec::peek(payload) {
-            Err(_) => return Ok(None),
-            Ok(Peek::Invoke {
-                op,
-                t,
-                project,
-                fingerprint,
-                event_id,
-            }) => {
-                last_t = last_t.max(t);
-                let key = (project, fingerprint);
-                let Some(b) = invoked(
-                    op,
-                    key,
-                    event_id,
-                    &mut op_bucket,
-                    (&mut ops, &mut ingests),
-                    &mut ids,
-                )?
-                else {
-                    return Ok(None);
-                };
-                if event_id.is_some() {
-                    count_key(&mut key_ingests, key, 1);
-                }
-                Some(b)
-            }
-            // A step or completion of an op never invoked: bucket 0's
-            // facts refuse it, and the whole history is judged instead.
-            Ok(Peek::Op { op, t }) => {
-                last_t = last_t.max(t);
-                Some(op_bucket.get(op).unwrap_or(0))
-            }
-            Ok(Peek::Json) => {
-                let Ok(e) = codec::decode(payload) else {
-                    return Ok(None);
-                };
-                match &e {
-                    Entry::Footer(f) => {
-                        footer = Some(f.clone());
-                        continue;
-                    }
-                    other => last_t = last_t.max(entry_time(other)),
-                }
-                match &e {
-                    Entry::Header(h) => {
-                        if header.is_some() {
-                            return Ok(None);
-                        }
-                        header = Some(h.clone());
-                        None
-                    }
-                    // A rare op entry (in JSON): routed as the others.
-                    Entry::Invoke(i) => {
-                        let key = (i.project.as_str(), i.fingerprint.as_str());
-                        let id = i.event_id.as_deref();
-                        let Some(b) = invoked(
-                            i.op,
-                            key,
-                            id,
-                            &mut op_bucket,
-                            (&mut ops, &mut ingests),
-                            &mut ids,
-                        )?
-                        else {
-                            return Ok(None);
-                        };
-                        if id.is_some() {
-                            count_key(&mut key_ingests, key, 1);
-                        }
-                        Some(b)
-                    }
-                    Entry::Step(s) => Some(op_bucket.get(s.op).unwrap_or(0)),
-                    Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) => {
-                        Some(op_bucket.get(c.op).unwrap_or(0))
-                    }
-                    Entry::Fault(f) if f.action == FaultAction::Inject => {
-                        f.op.and_then(|op| op_bucket.get(op))
-                    }
-                    Entry::Fault(f) => {
-                        fault_windows |= f.action == FaultAction::Start;
-                        None
-                    }
-                    // The bench's own checkpoints are no fact of any op.
-                    Entry::Bench(_) | Entry::Footer(_) => continue,
-                }
+/// Marks on `facts` the events of a bucket's event rows (its `present`
+/// file); the hash of each id no event of the part has goes to `strays`.
+fn mark_present(facts: &mut Facts, present: &Path, strays: &mut Vec<u64>) -> io::Result<()> {
+    let mut r = SpillReader::open(present)?;
+    // A table's rows lie in about the order of their inserts, and its
+    // events in the facts in about the order of their ops.
+    let mut near = 0;
+    while let Some((id, shape)) = r.next_record()? {
+        let held = match shape {
+            TEXT_ID => HeldId::Text(String::from_utf8_lossy(id).into()),
+            _ => {
+                let b: [u8; 16] = id.try_into().map_err(|_| {
+                    io::Error::new(io::ErrorKind::InvalidData, "an event id of 16 bytes")
+                })?;
+                HeldId::Bits(u128::from_le_bytes(b), shape == DASHED_ID)
             }
         };
-        match op {
-            Some(b) => out[b as usize].record(payload, this)?,
-            None => {
-                for w in &mut out {
-                    w.record(payload, this)?;
-                }
-            }
+        if !facts.mark_in_table_held(&held, &mut near) {
+            strays.push(id_hash(&held));
         }
     }
-    let Some(header) = header else {
-        return Ok(None);
-    };
-    Ok(Some(Routed {
-        buckets: out
-            .into_iter()
-            .map(SpillWriter::finish)
-            .collect::<io::Result<_>>()?,
-        ops,
-        ingests,
-        ids: ids
-            .into_iter()
-            .map(SpillWriter::finish)
-            .collect::<io::Result<_>>()?,
-        header,
-        footer,
-        last_t,
-        key_ingests,
-        fault_windows,
-    }))
+    Ok(())
 }
 
-/// An invoke's bucket, counted and its event id written to its id file.
-/// Ok(None): the op id was invoked under a key of another bucket before.
-fn invoked(
-    op: u64,
-    (project, fingerprint): (&str, &str),
-    event_id: Option<&str>,
-    op_bucket: &mut OpBuckets,
-    (ops, ingests): (&mut [u64], &mut [(u64, u64)]),
-    ids: &mut [SpillWriter],
-) -> io::Result<Option<u16>> {
-    let b = key_bucket(project, fingerprint) as u16;
-    if op_bucket.get(op).is_some_and(|o| o != b) {
-        return Ok(None);
-    }
-    op_bucket.set(op, b);
-    ops[b as usize] += 1;
-    if let Some(id) = event_id {
-        let n = &mut ingests[b as usize];
-        *n = (n.0 + 1, n.1 + id.len() as u64);
-        ids[id_bucket(id.as_bytes())].record(id.as_bytes(), u64::from(b))?;
-    }
-    Ok(Some(b))
-}
+/// How an event row's id is written to its bucket's `present` file.
+const TEXT_ID: u64 = 0;
+const BITS_ID: u64 = 1;
+const DASHED_ID: u64 = 2;
 
-/// Where the final rows go: group rows and rows per key by key bucket
-/// (kept, they are one per key), event ids to their id bucket's file.
+/// Where the final rows go: group rows, rows per key and each event
+/// row's id by key bucket (group rows and counts kept, they are one per
+/// key; ids to the bucket's `present` file).
 struct Router {
-    ids: Vec<SpillWriter>,
+    present: Vec<SpillWriter>,
     groups: Vec<Vec<(u64, GroupRow)>>,
-    // Looked up by the row's text, so a row costs no (String, String)
-    // of its own.
-    per_key: KeyCounts,
+    per_key: RowKeys,
     rows: u64,
     group_rows: u64,
     err: Option<io::Error>,
@@ -456,11 +225,11 @@ struct Router {
 impl Router {
     fn new(dir: &Path) -> io::Result<Router> {
         Ok(Router {
-            ids: (0..ID_BUCKETS)
-                .map(|b| SpillWriter::create(dir.join(format!("table-ids-{b}"))))
+            present: (0..BUCKETS)
+                .map(|b| SpillWriter::create(dir.join(format!("present-{b}"))))
                 .collect::<io::Result<_>>()?,
             groups: vec![Vec::new(); BUCKETS],
-            per_key: HashMap::default(),
+            per_key: RowKeys::default(),
             rows: 0,
             group_rows: 0,
             err: None,
@@ -470,11 +239,21 @@ impl Router {
 
 impl RowSink for Router {
     fn event(&mut self, id: &Value, project: &Value, fingerprint: &Value) {
+        self.event_text(&text_of(id), &text_of(project), &text_of(fingerprint));
+    }
+
+    fn event_text(&mut self, id: &str, project: &str, fingerprint: &str) {
         self.rows += 1;
-        let key = (text_of(project), text_of(fingerprint));
-        count_key(&mut self.per_key, (&key.0, &key.1), 1);
-        let id = text_of(id);
-        if let Err(e) = self.ids[id_bucket(id.as_bytes())].record(id.as_bytes(), 0) {
+        let b = self.per_key.count(project, fingerprint);
+        let w = &mut self.present[b];
+        let done = match super::id_bits::bits(id) {
+            Some((dashed, v)) => {
+                let shape = if dashed { DASHED_ID } else { BITS_ID };
+                w.record(&v.to_le_bytes(), shape)
+            }
+            None => w.record(id.as_bytes(), TEXT_ID),
+        };
+        if let Err(e) = done {
             self.err.get_or_insert(e);
         }
     }
@@ -486,73 +265,50 @@ impl RowSink for Router {
     }
 }
 
+/// The event rows per (project, fingerprint), and each key's bucket,
+/// found by one hash of the row's text (a row costs no text of its own).
+#[derive(Default)]
+struct RowKeys {
+    /// (project, fingerprint, bucket, rows).
+    keys: Vec<(String, String, u16, u64)>,
+    index: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl RowKeys {
+    /// Counts a row of this key; returns the key's bucket.
+    fn count(&mut self, project: &str, fingerprint: &str) -> usize {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one((project, fingerprint));
+        let keys = &mut self.keys;
+        let found = self.index.find(hash, |&i| {
+            let (p, f, ..) = &keys[i as usize];
+            p == project && f == fingerprint
+        });
+        let i = match found {
+            Some(&i) => i as usize,
+            None => {
+                let i = keys.len();
+                let b = key_bucket(project, fingerprint) as u16;
+                keys.push((project.to_string(), fingerprint.to_string(), b, 0));
+                let hasher = &self.hasher;
+                self.index.insert_unique(hash, i as u32, |&j| {
+                    let (p, f, ..) = &keys[j as usize];
+                    hasher.hash_one((p.as_str(), f.as_str()))
+                });
+                i
+            }
+        };
+        keys[i].3 += 1;
+        usize::from(keys[i].2)
+    }
+}
+
 /// A value's text as [`text`] gives it, borrowed where it is text.
 fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
     match v {
         Value::Text(s) => std::borrow::Cow::Borrowed(s),
         other => std::borrow::Cow::Owned(text(other)),
-    }
-}
-
-/// Per key bucket, a file of the event ids of its events that are in the
-/// table. Ok(None): an event id under two keys of different buckets.
-fn join(
-    routed: &Routed,
-    table_ids: Vec<SpillWriter>,
-    dir: &Path,
-) -> io::Result<Option<Vec<PathBuf>>> {
-    let mut present = (0..BUCKETS)
-        .map(|b| SpillWriter::create(dir.join(format!("present-{b}"))))
-        .collect::<io::Result<Vec<_>>>()?;
-    for (m, w) in table_ids.into_iter().enumerate() {
-        let path = w.finish()?;
-        let mut in_table: HashSet<JoinId, Fast> = HashSet::default();
-        let mut r = SpillReader::open(&path)?;
-        while let Some((id, _)) = r.next_record()? {
-            in_table.insert(JoinId::of(id));
-        }
-        drop(r);
-        std::fs::remove_file(&path)?;
-        let mut seen: HashMap<JoinId, u64, Fast> = HashMap::default();
-        let mut r = SpillReader::open(&routed.ids[m])?;
-        while let Some((id, b)) = r.next_record()? {
-            match seen.entry(JoinId::of(id)) {
-                std::collections::hash_map::Entry::Occupied(o) if *o.get() != b => return Ok(None),
-                std::collections::hash_map::Entry::Occupied(_) => {}
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    if in_table.contains(v.key()) {
-                        present[b as usize].record(id, 0)?;
-                    }
-                    v.insert(b);
-                }
-            }
-        }
-    }
-    Ok(Some(
-        present
-            .into_iter()
-            .map(SpillWriter::finish)
-            .collect::<io::Result<_>>()?,
-    ))
-}
-
-/// An event id in the join: a bench-made id as its 128 bits (no heap
-/// text, hashed as one number), any other as its bytes. Bits are taken
-/// only from text that prints back to the same bytes
-/// ([`super::id_bits::bits`]), so two ids are equal exactly when their
-/// texts are.
-#[derive(Debug, PartialEq, Eq, Hash)]
-enum JoinId {
-    Bits(u128, bool),
-    Text(Box<[u8]>),
-}
-
-impl JoinId {
-    fn of(id: &[u8]) -> JoinId {
-        match std::str::from_utf8(id).ok().and_then(super::id_bits::bits) {
-            Some((dashed, v)) => JoinId::Bits(v, dashed),
-            None => JoinId::Text(id.into()),
-        }
     }
 }
 
@@ -572,12 +328,14 @@ fn ranges(ops: &[u64], part_ops: u64) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// `facts` (none taken yet, its hints set) with the buckets' entries,
-/// read back in history order (an entry written to every bucket taken
-/// once). Ok(None): the facts refuse an entry (the whole history's judge
-/// reports it).
+/// `facts` (none taken yet, its hints set) with the buckets' records,
+/// read back in history order (a record written to every bucket taken
+/// once): each op's summary recorded, the header and the fault entries
+/// taken as entries. Ok(None): the facts refuse an entry (the whole
+/// history's judge reports it).
 fn read_facts(
     mut facts: Facts,
+    routed: &Routed,
     buckets: &[PathBuf],
     (ids, bytes): (u64, u64),
 ) -> io::Result<Option<Facts>> {
@@ -586,6 +344,9 @@ fn read_facts(
         .map(|p| SpillReader::open(p))
         .collect::<io::Result<Vec<_>>>()?;
     facts.events.reserve(ids as usize, bytes as usize);
+    // The facts' own index of each named triple pass 1 numbered.
+    let mut named = vec![u32::MAX; routed.named.len()];
+    let corrupt = |e: op_fact_codec::Corrupt| io::Error::new(io::ErrorKind::InvalidData, e);
     loop {
         let mut next: Option<u64> = None;
         for r in &mut readers {
@@ -598,17 +359,40 @@ fn read_facts(
         };
         // Each record taken once, from the first bucket holding it, where
         // it lies in that bucket's read buffer.
-        let mut refused = None;
+        let mut taken = false;
         for r in &mut readers {
-            if r.peek()? == Some(seq) {
-                refused.get_or_insert_with(|| facts.add_peeked(r.current()).is_err());
-                r.advance();
+            if r.peek()? != Some(seq) {
+                continue;
             }
-        }
-        // A record the codec or the facts refuse: the whole history's
-        // judge reports it.
-        if refused == Some(true) {
-            return Ok(None);
+            if !taken {
+                taken = true;
+                match r.current().split_first() {
+                    Some((&audit_route::OP_FACT, rest)) => {
+                        let mut fact = op_fact_codec::decode(rest).map_err(corrupt)?;
+                        if let Some(n) = fact.named_mut() {
+                            let local = &mut named[*n as usize];
+                            if *local == u32::MAX {
+                                let (p, f, g) = &routed.named[*n as usize];
+                                *local = facts.name(p, f, g);
+                            }
+                            *n = *local;
+                        }
+                        facts.apply(fact);
+                    }
+                    Some((_, record)) => {
+                        // A record the codec or the facts refuse: the
+                        // whole history's judge reports it.
+                        let ok = codec::decode(record)
+                            .ok()
+                            .is_some_and(|e| facts.add(e).is_ok());
+                        if !ok {
+                            return Ok(None);
+                        }
+                    }
+                    None => return Ok(None),
+                }
+            }
+            r.advance();
         }
     }
     facts.finish();

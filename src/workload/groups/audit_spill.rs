@@ -47,6 +47,28 @@ impl SpillWriter {
         self.w.write_all(&self.scratch)
     }
 
+    /// [`SpillWriter::record`] of the bytes of `parts`, one after another.
+    pub fn record_parts(&mut self, parts: &[&[u8]], n: u64) -> io::Result<()> {
+        self.scratch.clear();
+        codec::put(
+            &mut self.scratch,
+            parts.iter().map(|p| p.len() as u64).sum(),
+        );
+        self.w.write_all(&self.scratch)?;
+        for p in parts {
+            self.w.write_all(p)?;
+        }
+        self.scratch.clear();
+        codec::put(&mut self.scratch, n);
+        self.w.write_all(&self.scratch)
+    }
+
+    /// Appends `bytes` as they are, with no length: a file of records of
+    /// one fixed size.
+    pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.w.write_all(bytes)
+    }
+
     /// Ends the file; returns its path. Errors: the write's.
     pub fn finish(mut self) -> io::Result<PathBuf> {
         self.w.flush()?;

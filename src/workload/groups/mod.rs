@@ -245,6 +245,7 @@ fn refused(m: &StepMachine<'_>, upto: usize) -> (CompletionType, OpResult) {
 }
 pub mod audit;
 pub mod audit_parts;
+pub mod audit_route;
 pub mod audit_spill;
 pub mod checker;
 pub mod explore;

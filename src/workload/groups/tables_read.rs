@@ -64,6 +64,15 @@ pub fn read_rows_with(
         now,
         &mut |query, r| {
             if query == 0 {
+                // Text (or a blob) of UTF-8 is read where it lies: as
+                // Value::from would give it, with no copy per value.
+                let (id, project, fingerprint) = (r.get_ref(0)?, r.get_ref(1)?, r.get_ref(2)?);
+                if let (Some(i), Some(p), Some(f)) = (utf8(id), utf8(project), utf8(fingerprint)) {
+                    if namespace.is_empty() || p.starts_with(namespace) {
+                        t.event_text(i, p, f);
+                    }
+                    return Ok(());
+                }
                 let project = Value::from(r.get_ref(1)?);
                 if mine(&project) {
                     t.event(
@@ -87,4 +96,15 @@ pub fn read_rows_with(
             Ok(())
         },
     )
+}
+
+/// A value's text where it is text or a blob of UTF-8 (as
+/// [`Value::from`] reads both), else None.
+fn utf8(v: rusqlite::types::ValueRef<'_>) -> Option<&str> {
+    match v {
+        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+            std::str::from_utf8(t).ok()
+        }
+        _ => None,
+    }
 }

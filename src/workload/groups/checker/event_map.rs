@@ -244,6 +244,52 @@ impl<T: Default> EventMap<T> {
         self.find(id).map(|i| &mut self.facts[i])
     }
 
+    /// [`EventMap::get_mut`] of the id of these bits (true: with a UUID's
+    /// dashes): no text read or printed while the map holds its ids as
+    /// bits of the same shape.
+    pub(super) fn get_mut_bits(&mut self, v: u128, dashed: bool) -> Option<&mut T> {
+        match &self.ids {
+            Ids::Bits(held, d) if *d == dashed => {
+                let hash = self.hasher.hash_one(v);
+                let i = *self.index.find(hash, |&i| held[i as usize] == v)?;
+                Some(&mut self.facts[i as usize])
+            }
+            Ids::Empty => None,
+            _ => self.get_mut(&id_bits::text(v, dashed)),
+        }
+    }
+
+    /// [`EventMap::get_mut_bits`], looking first near `*near` (and
+    /// leaving it past the id found): ids looked up in about the order
+    /// they were added are then found with no hash and no random read.
+    /// The ids held are distinct, so where it finds one it is the one.
+    pub(super) fn get_mut_bits_near(
+        &mut self,
+        v: u128,
+        dashed: bool,
+        near: &mut usize,
+    ) -> Option<&mut T> {
+        /// How far behind and ahead of `near` it looks.
+        const BEHIND: usize = 16;
+        const AHEAD: usize = 48;
+        let i = match &self.ids {
+            Ids::Bits(held, d) if *d == dashed => {
+                let from = near.saturating_sub(BEHIND).min(held.len());
+                let to = (*near + AHEAD).min(held.len());
+                match held[from..to].iter().position(|&x| x == v) {
+                    Some(k) => from + k,
+                    None => {
+                        let hash = self.hasher.hash_one(v);
+                        *self.index.find(hash, |&i| held[i as usize] == v)? as usize
+                    }
+                }
+            }
+            _ => return self.get_mut_bits(v, dashed),
+        };
+        *near = i + 1;
+        Some(&mut self.facts[i])
+    }
+
     /// Turns every id held to text and hashes the index again: an id of
     /// another shape arrived.
     fn switch_to_text(&mut self) {
@@ -437,6 +483,26 @@ mod tests {
         let order: Vec<String> = m.iter().map(|(id, _)| id.to_string()).collect();
         assert_eq!(order, ids);
         assert_eq!(m.len(), ids.len());
+    }
+
+    #[test]
+    fn an_id_looked_up_near_where_it_lies_or_far_from_it_is_found_alike() {
+        let mut m = EventMap::<u32>::default();
+        let ids: Vec<u128> = (0..200u128).map(|i| i * 7919 + 1).collect();
+        for (n, &v) in ids.iter().enumerate() {
+            *m.or_default_bits(v, false) = n as u32;
+        }
+        // In order, out of order, far behind, and an id never added.
+        let mut near = 0;
+        for &i in &[0usize, 1, 3, 2, 150, 10, 199] {
+            assert_eq!(
+                m.get_mut_bits_near(ids[i], false, &mut near).copied(),
+                Some(i as u32)
+            );
+            assert_eq!(near, i + 1);
+        }
+        assert!(m.get_mut_bits_near(5, false, &mut near).is_none());
+        assert!(m.get_mut_bits_near(ids[4], true, &mut near).is_none());
     }
 
     #[test]

@@ -41,86 +41,20 @@
 //! layers below it (core, model, config, engine and target and nemesis).
 
 use super::legacy;
+use super::op_assembly::OpAssembly;
+use super::op_fact::{HeldId, IngestOp, OpFact, ResolveOp, ResolveOutcome};
+pub use super::op_types::{
+    CountingStep, Effect, EventStep, Probe, ReadStep, ResolveFact, Span, UnknownResolve,
+};
 use super::step_fact::StepFact;
-use crate::control::AbortCause;
 use crate::history::codec::InvokeView;
-use crate::history::{codec, Completion, CompletionType, Entry, Header, OpKind, StepErrorKind};
+use crate::history::{codec, Completion, CompletionType, Entry, Header};
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 
 /// The facts' own maps, looked up per entry of a history of millions:
 /// foldhash, seeded per map like std's, costs a fraction of SipHash.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
-
-/// A closed interval of ns since run start. `end = None`: it never ended
-/// (it may take effect at any later time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    /// First instant, ns since run start.
-    pub start: u64,
-    /// Last instant, ns since run start; None: never ended.
-    pub end: Option<u64>,
-}
-
-/// Where the index of the ingest step that inserts the event row comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum EventStep {
-    /// The header names it (found from what the statement does).
-    Known(u32),
-    /// A history older than the header field: step 0, as its writer
-    /// assumed. The stranded report uses it and says so; the duplicate
-    /// rules do not rely on it.
-    Assumed(u32),
-    /// A history of this version whose header names none: which step
-    /// inserts the row cannot be told.
-    #[default]
-    Unknown,
-}
-
-impl EventStep {
-    /// The index the stranded report uses, if any.
-    pub fn index(self) -> Option<u32> {
-        match self {
-            EventStep::Known(i) | EventStep::Assumed(i) => Some(i),
-            EventStep::Unknown => None,
-        }
-    }
-}
-
-/// What an attempt may have done to its event's row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    /// It may have inserted the row, from [`Attempt::start`] on.
-    May,
-    /// Remote and indeterminate: decided once every fault entry is known.
-    Pending,
-    /// It ended `fail`: certainly no effect.
-    Failed,
-    /// The fault proxy never forwarded it.
-    NeverForwarded,
-    /// It was sent while the server was killed and ended before the restart.
-    KillDown,
-    /// In-process: none of its steps changed a row.
-    NothingChanged,
-}
-
-impl Effect {
-    /// Why an attempt with this effect cannot have inserted the row (for
-    /// [`Effect::May`]: nothing, it can).
-    pub fn why_not(self) -> &'static str {
-        match self {
-            Effect::May => "it may have inserted the row",
-            Effect::Pending => "its outcome was never settled",
-            Effect::Failed => "it failed (certainly no effect)",
-            Effect::NeverForwarded => "the fault proxy never forwarded it to the server",
-            Effect::KillDown => {
-                "it was sent while the server was killed, and ended before the restart"
-            }
-            Effect::NothingChanged => "none of its steps changed a row",
-        }
-    }
-}
 
 /// One attempt (ingest op) of an event, as the duplicate rules need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -327,70 +261,6 @@ impl EventFacts {
     }
 }
 
-/// A resolve that changed the group to resolved and returned its count.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResolveFact {
-    /// The resolve op's id.
-    pub op: u64,
-    /// Interval of the step that returned the count (where steps are logged), else of the whole op.
-    pub span: Span,
-    /// `event_count` it returned: the group's count at the resolve.
-    pub count: i64,
-}
-
-/// A resolve whose effect is unknown (info, never completed, or an ok
-/// without a count).
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnknownResolve {
-    /// The resolve op's id.
-    pub op: u64,
-    /// When the client saw it end (None: never).
-    pub completed: Option<u64>,
-    /// When it may have taken effect: from its invoke to its completion
-    /// (in-process: nothing runs after the completion), or open-ended.
-    pub span: Span,
-}
-
-/// An observation of the group as (`resolved`, count).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Probe {
-    /// The refused resolve that probed, or None for the final row.
-    pub op: Option<u64>,
-    /// Interval of the probing step (else of the whole op); the final read's transaction for the final row.
-    pub span: Span,
-    /// `event_count` observed with status `resolved`.
-    pub count: i64,
-}
-
-/// A counting step that certainly changed the group's row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CountingStep {
-    /// The ingest op's id.
-    pub op: u64,
-    /// When the ingest op was invoked (before its earlier steps ran).
-    pub op_start: u64,
-    /// Step start, ns since run start.
-    pub start: u64,
-    /// Step end, ns since run start.
-    pub end: u64,
-    /// The op's last step before the counting step that returned rows and
-    /// changed none (a read whose value the counting step may have used).
-    /// Boxed: most designs have none, and a counting step is held per
-    /// event of the run.
-    pub read: Option<Box<ReadStep>>,
-}
-
-/// A step that read and changed nothing: its index and interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadStep {
-    /// Step index within the op.
-    pub idx: u32,
-    /// Step start, ns since run start.
-    pub start: u64,
-    /// Step end, ns since run start.
-    pub end: u64,
-}
-
 /// Per (project, fingerprint) key.
 #[derive(Debug, Clone, Default)]
 pub struct GroupFacts {
@@ -494,12 +364,8 @@ pub struct Facts {
     /// Texts of the ways an inserting attempt ended without counting.
     pub causes: Vec<String>,
     cause_index: FastMap<String, u16>,
-    inflight: FastMap<u64, (InvokeFact, Vec<StepFact>)>,
-    /// Every (project, fingerprint, group id) an invoke named, each once
-    /// (an op in flight holds its index, not three texts of its own).
-    named: Vec<(String, String, String)>,
-    named_index: hashbrown::HashTable<u32>,
-    named_hasher: foldhash::fast::RandomState,
+    /// The ops in flight, and the triples their invokes named.
+    asm: OpAssembly,
     /// Per named triple: its key index, once an op of it was done
     /// ([`Facts::key`] gave it; `u32::MAX`: not yet).
     named_key: Vec<u32>,
@@ -569,14 +435,10 @@ impl Facts {
         match e {
             Entry::Header(h) => {
                 anyhow::ensure!(self.header.is_none(), "a second history header");
-                self.step_log = h.step_log;
-                self.counting_step = h.counting_step;
-                self.event_step = match h.event_step {
-                    Some(i) => EventStep::Known(i),
-                    // Before the field existed, step 0 was taken for it.
-                    None if h.schema_version < 3 => EventStep::Assumed(0),
-                    None => EventStep::Unknown,
-                };
+                self.asm.header(&h);
+                self.step_log = self.asm.rules.step_log;
+                self.counting_step = self.asm.rules.counting_step;
+                self.event_step = self.asm.rules.event_step;
                 self.header = Some(h);
             }
             Entry::Invoke(i) => self.invoke(&InvokeView {
@@ -589,7 +451,7 @@ impl Facts {
                 group_id: &i.group_id,
                 intended: i.intended,
             }),
-            Entry::Step(s) => self.add_step(s.op, StepFact::from_step(&s))?,
+            Entry::Step(s) => self.asm.step(s.op, StepFact::from_step(&s))?,
             Entry::Ok(c) => self.complete(CompletionType::Ok, c)?,
             Entry::Fail(c) => self.complete(CompletionType::Fail, c)?,
             Entry::Info(c) => self.complete(CompletionType::Info, c)?,
@@ -607,7 +469,7 @@ impl Facts {
     /// codec refuses the record, or as [`Facts::add`].
     pub fn add_payload(&mut self, payload: &[u8]) -> anyhow::Result<()> {
         match codec::step_view(payload)? {
-            Some(s) => self.add_step(s.op, StepFact::from_view(&s)),
+            Some(s) => Ok(self.asm.step(s.op, StepFact::from_view(&s))?),
             None => self.add_other(payload),
         }
     }
@@ -624,61 +486,30 @@ impl Facts {
         }
     }
 
-    /// An op invoked: in flight until its completion, holding what its
-    /// facts need of the invoke.
+    /// An op invoked: in flight until its completion.
     fn invoke(&mut self, i: &InvokeView<'_>) {
         self.ops += 1;
-        let named = self.name(i.project, i.fingerprint, i.group_id);
-        let fact = InvokeFact {
-            t: i.t,
-            op: i.op,
-            f: i.f,
-            named,
-            event: HeldId::of(i.event_id),
-        };
-        self.inflight.insert(i.op, (fact, Vec::new()));
+        self.asm.invoke(i);
     }
 
-    /// The index of a (project, fingerprint, group id) triple, added if new.
-    fn name(&mut self, project: &str, fingerprint: &str, group_id: &str) -> u32 {
-        let hash = self.named_hasher.hash_one((project, fingerprint, group_id));
-        let named = &self.named;
-        let found = self.named_index.find(hash, |&i| {
-            let (p, f, g) = &named[i as usize];
-            (p.as_str(), f.as_str(), g.as_str()) == (project, fingerprint, group_id)
-        });
-        if let Some(&i) = found {
-            return i;
-        }
-        let i = u32::try_from(self.named.len()).expect("fewer than 2^32 keys");
-        self.named.push((
-            project.to_string(),
-            fingerprint.to_string(),
-            group_id.to_string(),
-        ));
-        self.named_key.push(u32::MAX);
-        let Facts {
-            named,
-            named_index,
-            named_hasher,
-            ..
-        } = self;
-        named_index.insert_unique(hash, i, |&j| {
-            let (p, f, g) = &named[j as usize];
-            named_hasher.hash_one((p.as_str(), f.as_str(), g.as_str()))
-        });
-        i
+    /// The index of a (project, fingerprint, group id) triple in these
+    /// facts, added if new: what an [`OpFact`] recorded here names its
+    /// triple by.
+    pub fn name(&mut self, project: &str, fingerprint: &str, group_id: &str) -> u32 {
+        self.asm.name(project, fingerprint, group_id)
     }
 
     /// [`Facts::key`] of a named triple (looked up once per triple).
     fn named_key(&mut self, named: u32) -> u32 {
+        if self.named_key.len() < self.asm.named_len() {
+            self.named_key.resize(self.asm.named_len(), u32::MAX);
+        }
         let k = self.named_key[named as usize];
         if k != u32::MAX {
             return k;
         }
-        let (p, f, g) = std::mem::take(&mut self.named[named as usize]);
+        let (p, f, g) = self.asm.named(named).clone();
         let k = self.key(&p, &f, &g);
-        self.named[named as usize] = (p, f, g);
         self.named_key[named as usize] = k;
         k
     }
@@ -687,29 +518,9 @@ impl Facts {
     /// accepted (see [`codec::step_view_peeked`]).
     pub fn add_peeked(&mut self, payload: &[u8]) -> anyhow::Result<()> {
         match codec::step_view_peeked(payload)? {
-            Some(s) => self.add_step(s.op, StepFact::from_view(&s)),
+            Some(s) => Ok(self.asm.step(s.op, StepFact::from_view(&s))?),
             None => self.add_other(payload),
         }
-    }
-
-    fn add_step(&mut self, op: u64, s: StepFact) -> anyhow::Result<()> {
-        match self.inflight.get_mut(&op) {
-            Some((_, steps)) => steps.push(s),
-            None => anyhow::bail!("step of op {op} which was not invoked"),
-        }
-        Ok(())
-    }
-
-    /// A remote attempt the reference server's fault hook crashed after a
-    /// step before the counting step (step names from the header).
-    fn crashed_before_count(&self, r: &crate::history::OpResult) -> bool {
-        let (Some(step), Some(h)) = (&r.crashed_after, &self.header) else {
-            return false;
-        };
-        h.ingest_steps
-            .iter()
-            .position(|s| s == step)
-            .is_some_and(|i| i < self.counting_step as usize)
     }
 
     fn fault(&mut self, f: crate::history::FaultEntry) {
@@ -816,10 +627,8 @@ impl Facts {
     }
 
     fn complete(&mut self, kind: CompletionType, c: Completion) -> anyhow::Result<()> {
-        let Some((invoke, steps)) = self.inflight.remove(&c.op) else {
-            anyhow::bail!("completion of op {} which was not invoked", c.op);
-        };
-        self.op_done(invoke, steps, Some((kind, c)));
+        let fact = self.asm.complete(kind, c)?;
+        self.apply(fact);
         Ok(())
     }
 
@@ -828,11 +637,9 @@ impl Facts {
     /// resolves against the fault records, and every duplicate answer
     /// against every other attempt of its event.
     pub fn finish(&mut self) {
-        let mut left: Vec<_> = self.inflight.drain().collect();
-        left.sort_by_key(|(op, _)| *op);
-        for (_, (invoke, steps)) in left {
+        for (_, fact) in self.asm.finish() {
             self.unfinished += 1;
-            self.op_done(invoke, steps, None);
+            self.apply(fact);
         }
         if !self.step_log {
             self.settle_remote();
@@ -1012,6 +819,24 @@ impl Facts {
         }
     }
 
+    /// [`Facts::mark_in_table`] of an id as an [`OpFact`] holds it;
+    /// `near`: where the last one marked lay (ids marked in about the
+    /// order the history had them are found fastest).
+    pub fn mark_in_table_held(&mut self, id: &HeldId, near: &mut usize) -> bool {
+        let e = match id {
+            HeldId::Bits(v, dashed) => self.events.get_mut_bits_near(*v, *dashed, near),
+            HeldId::Text(t) => self.events.get_mut(t),
+            HeldId::None => None,
+        };
+        match e {
+            Some(e) => {
+                e.in_table = true;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The name of ingest step `idx` (from the header), or `step idx`.
     pub fn ingest_step_name(&self, idx: u32) -> String {
         self.header
@@ -1041,234 +866,64 @@ impl Facts {
         i
     }
 
-    fn op_done(
-        &mut self,
-        invoke: InvokeFact,
-        steps: Vec<StepFact>,
-        completion: Option<(CompletionType, Completion)>,
-    ) {
-        match invoke.f {
-            OpKind::Ingest => self.ingest_done(invoke, steps, completion),
-            OpKind::Resolve => self.resolve_done(invoke, steps, completion),
-            // Other workloads' ops are read by their own facts, never here.
-            _ => {}
+    /// Records one finished op's summary ([`OpFact`]): what its event
+    /// and its group learn from it. `fact`'s named triple is an index of
+    /// these facts' own ([`Facts::name`]).
+    pub fn apply(&mut self, fact: OpFact) {
+        match fact {
+            OpFact::Ingest(i) => self.apply_ingest(*i),
+            OpFact::Resolve(r) => self.apply_resolve(*r),
+            OpFact::Nothing => {}
         }
     }
 
-    fn ingest_done(
-        &mut self,
-        invoke: InvokeFact,
-        steps: Vec<StepFact>,
-        completion: Option<(CompletionType, Completion)>,
-    ) {
-        if invoke.event.is_none() {
-            return;
+    fn apply_ingest(&mut self, i: IngestOp) {
+        let key = self.named_key(i.named);
+        let hook_insert = i.hook_insert.map(|c| self.cause(c));
+        if let Some(completed) = i.pending {
+            self.pending_maybe
+                .push((i.event.text(), i.op, i.t, completed));
         }
-        let key = self.named_key(invoke.named);
-        let counting = self.counting_step;
-        let mut hook_insert = None;
-        let mut count_from = None;
-        let mut counted_by = None;
-        let mut effect = Effect::May;
-        let (done, maybe, counting_span) = if self.step_log {
-            let s = steps.iter().find(|s| s.idx == counting);
-            let done = s.is_some_and(StepFact::applied);
-            // With an exact step log only a counting step that started and
-            // did not surely end (or failed in a way that may have applied)
-            // is a maybe; an op that crashed before it is no maybe.
-            let maybe = s.is_some_and(StepFact::maybe_applied);
-            if let Some(s) = s.filter(|_| done || maybe) {
-                count_from = Some(s.start);
-                counted_by = s.end.filter(|_| done);
-            }
-            (
-                done,
-                maybe,
-                s.filter(|s| s.applied()).map(|s| (s.start, s.end)),
-            )
-        } else {
-            match &completion {
-                Some((CompletionType::Ok, c)) => match c.result.accepted {
-                    Some(a) => {
-                        if a {
-                            count_from = Some(invoke.t);
-                            counted_by = Some(c.t);
-                        }
-                        (a, false, None)
-                    }
-                    None => {
-                        count_from = Some(invoke.t);
-                        (false, true, None)
-                    }
-                },
-                Some((CompletionType::Fail, _)) => {
-                    effect = Effect::Failed;
-                    (false, false, None)
-                }
-                // The reference server's fault hook reported every step the
-                // op ran (none ran after): counted iff the counting step
-                // changed a row; a row the event-insert step applied and
-                // nothing counted is stranded.
-                Some((CompletionType::Info, c)) if !c.result.hook_steps.is_empty() => {
-                    let (r, counted) = (&c.result, c.result.accepted == Some(true));
-                    let inserted = self
-                        .event_step
-                        .index()
-                        .and_then(|i| r.hook_steps.get(i as usize))
-                        .is_some_and(|s| s.changes > 0);
-                    if counted {
-                        count_from = Some(invoke.t);
-                        counted_by = Some(c.t);
-                    }
-                    if !counted && inserted {
-                        let step = r.crashed_after.clone().unwrap_or_default();
-                        hook_insert =
-                            Some(self.cause(format!("crash after step {step} (fault hook)")));
-                    }
-                    (counted, false, None)
-                }
-                Some((CompletionType::Info, c)) if self.crashed_before_count(&c.result) => {
-                    // The reference server's fault hook crashed it before
-                    // the counting step (and ran nothing after): certainly
-                    // not counted; if its row is there, it is stranded.
-                    let step = c.result.crashed_after.clone().unwrap_or_default();
-                    let cause = self.cause(format!("crash after step {step} (fault hook)"));
-                    hook_insert = Some(cause);
-                    (false, false, None)
-                }
-                Some((CompletionType::Info, c)) => {
-                    // Other indeterminate attempts are judged at the end,
-                    // once every fault entry is known.
-                    self.pending_maybe
-                        .push((invoke.event.text(), invoke.op, invoke.t, Some(c.t)));
-                    effect = Effect::Pending;
-                    (false, false, None)
-                }
-                None => {
-                    self.pending_maybe
-                        .push((invoke.event.text(), invoke.op, invoke.t, None));
-                    effect = Effect::Pending;
-                    (false, false, None)
-                }
-            }
-        };
-        let acked =
-            matches!(&completion, Some((CompletionType::Ok, c)) if c.result.accepted == Some(true));
-        // In-process, what the op did to the event row, from its steps.
-        let mut start = invoke.t;
-        let mut own_insert = false;
-        if self.step_log {
-            // Any step that may have changed a row may have caused another
-            // attempt's duplicate answer, not only the event insert: a
-            // design may decide "duplicate" on a table of its own (a seen-ids
-            // table before or after the event insert), and its insert may
-            // write through a trigger whose rows changes() does not count.
-            (effect, start) = match steps
-                .iter()
-                .filter(|s| s.applied() || s.maybe_applied())
-                .map(|s| s.start)
-                .min()
-            {
-                Some(t) => (Effect::May, t),
-                None => (Effect::NothingChanged, invoke.t),
-            };
-            own_insert = matches!(self.event_step, EventStep::Known(i)
-                if steps.iter().any(|s| s.idx == i && s.applied()));
-        }
-        // A duplicate answer and its deciding point: in-process the end of
-        // the step whose stop condition ended the op (its last), remote the
-        // answer's arrival. An `ok` that does not say is no duplicate.
-        let (decided, stop) = match &completion {
-            Some((CompletionType::Ok, c))
-                if c.result.accepted == Some(false) && c.result.ambiguous.is_none() =>
-            {
-                let last = steps.iter().filter(|_| self.step_log).max_by_key(|s| s.idx);
-                (
-                    Some(last.and_then(|s| s.end).unwrap_or(c.t)),
-                    last.map_or(u32::MAX, |s| s.idx),
-                )
-            }
-            _ => (None, u32::MAX),
-        };
-        // The attempt that inserted the event row, when it did not count it:
-        // a candidate for a stranded event.
-        let inserted = self.step_log
-            && self
-                .event_step
-                .index()
-                .is_some_and(|i| steps.iter().any(|s| s.idx == i && s.applied()));
-        let cause = if inserted && !done && !maybe {
-            Some(self.cause(stop_cause(&steps, &completion, counting)))
-        } else {
-            None
-        };
-        // The last read before the counting step (where a stale value
-        // comes from, in a read-then-write design).
-        let read = counting_span.and_then(|_| {
-            steps
-                .iter()
-                .filter(|s| {
-                    s.idx < counting
-                        && s.error.is_none()
-                        && s.changes == 0
-                        && s.rows > 0
-                        && s.end.is_some()
-                })
-                .max_by_key(|s| s.idx)
-                .map(|s| {
-                    Box::new(ReadStep {
-                        idx: s.idx,
-                        start: s.start,
-                        end: s.end.unwrap_or(s.start),
-                    })
-                })
-        });
-        let ev = match &invoke.event {
+        let cause = i.cause.map(|c| self.cause(c));
+        let ev = match &i.event {
             HeldId::Bits(v, dashed) => self.events.or_default_bits(*v, *dashed),
             HeldId::Text(id) => self.events.or_default(id),
-            HeldId::None => unreachable!("an ingest without an event id returned above"),
+            HeldId::None => unreachable!("an ingest without an event id has no summary"),
         };
         ev.key = key;
-        ev.done |= done;
-        ev.maybe |= maybe;
-        ev.acked |= acked;
-        if done {
+        ev.done |= i.done;
+        ev.maybe |= i.maybe;
+        ev.acked |= i.acked;
+        if i.done {
             ev.counted += 1;
         }
-        if let Some(t) = count_from {
+        if let Some(t) = i.count_from {
             ev.note_count_from(t);
         }
-        if let Some(t) = counted_by {
+        if let Some(t) = i.counted_by {
             ev.note_counted_by(t);
         }
         ev.tries.push(Attempt {
-            op: invoke.op,
-            start,
-            decided: decided.unwrap_or(NONE),
-            stop,
-            effect,
-            own_insert,
-            counted: done,
-            indeterminate: !matches!(
-                &completion,
-                Some((CompletionType::Ok | CompletionType::Fail, _))
-            ),
+            op: i.op,
+            start: i.start,
+            decided: i.decided.unwrap_or(NONE),
+            stop: i.stop.unwrap_or(u32::MAX),
+            effect: i.effect,
+            own_insert: i.own_insert,
+            counted: i.done,
+            indeterminate: i.indeterminate,
         });
-        if inserted {
-            ev.set_insert(invoke.op, cause);
+        if i.inserted {
+            ev.set_insert(i.op, cause);
         } else if let (Some(c), None) = (hook_insert, ev.insert()) {
             // Without a step log: if the row is there and nothing counted
             // it, an attempt that crashed before counting inserted it.
-            ev.set_insert(invoke.op, Some(c));
+            ev.set_insert(i.op, Some(c));
         }
-        let acked_at = match &completion {
-            Some((CompletionType::Ok, c)) if acked => Some(c.t),
-            _ => None,
-        };
-        if counting_span.is_some() || acked_at.is_some() {
+        if i.counting.is_some() || i.acked_at.is_some() {
             let g = self.groups.entry(key).or_default();
             g.key = Some(key);
-            if let Some((start, Some(end))) = counting_span {
+            if let Some((start, Some(end))) = i.counting {
                 if g.counting_steps.capacity() == 0 {
                     let (p, f) = &self.keys[key as usize];
                     let hint = self.ingest_hint.get(p).and_then(|m| m.get(f));
@@ -1276,189 +931,32 @@ impl Facts {
                         .reserve_exact(hint.map_or(0, |&n| n as usize));
                 }
                 g.counting_steps.push(CountingStep {
-                    op: invoke.op,
-                    op_start: invoke.t,
+                    op: i.op,
+                    op_start: i.t,
                     start,
                     end,
-                    read,
+                    read: i.read.map(Box::new),
                 });
             }
-            if let Some(t) = acked_at.filter(|_| !(self.acked_unread && self.step_log)) {
-                g.acked.push((invoke.t, t));
+            if let Some(t) = i.acked_at.filter(|_| !(self.acked_unread && self.step_log)) {
+                g.acked.push((i.t, t));
             }
         }
     }
 
-    fn resolve_done(
-        &mut self,
-        invoke: InvokeFact,
-        steps: Vec<StepFact>,
-        completion: Option<(CompletionType, Completion)>,
-    ) {
-        let op_span = Span {
-            start: invoke.t,
-            end: completion.as_ref().map(|(_, c)| c.t),
-        };
-        if let Some(most) = steps.iter().map(|s| s.changes).max().filter(|&n| n > 1) {
-            self.wide_resolves.push((invoke.op, most));
+    fn apply_resolve(&mut self, r: ResolveOp) {
+        if let Some(most) = r.wide {
+            self.wide_resolves.push((r.op, most));
         }
-        // In-process, nothing of an op runs after its completion, so an
-        // indeterminate resolve's window closes there; a remote target may
-        // still run it later (open-ended).
-        let completed = completion.as_ref().map(|(_, c)| c.t);
-        let crashed = completion
-            .as_ref()
-            .is_some_and(|(_, c)| c.result.crashed_after.is_some());
-        // Where steps are logged, the statements that may have changed the
-        // group bound the window; none of them: the op changed nothing.
-        let logged = self.step_log.then(|| {
-            let mut touched = steps.iter().filter(|s| s.applied() || s.maybe_applied());
-            touched.next().map(|first| Span {
-                start: first.start,
-                end: steps
-                    .iter()
-                    .filter(|s| s.applied() || s.maybe_applied())
-                    .map(|s| s.end)
-                    .try_fold(0u64, |m, e| e.map(|e| m.max(e)))
-                    .or(op_span.end),
-            })
-        });
-        // An indeterminate resolve whose logged steps changed nothing
-        // certainly had no effect.
-        let no_effect = logged == Some(None) && completion.is_some();
-        let unknown_span = match logged {
-            Some(Some(span)) => span,
-            // A crash the reference server's fault hook reports: nothing of
-            // the op ran after its answer.
-            _ if crashed => op_span,
-            _ if self.step_log => op_span,
-            _ => Span {
-                start: invoke.t,
-                end: None,
-            },
-        };
-        let key = self.named_key(invoke.named);
+        let key = self.named_key(r.named);
         let g = self.groups.entry(key).or_default();
         g.key = Some(key);
-        // The instant of the statement that produced the answer: its step's
-        // interval where steps are logged, else the whole op's.
-        let effect_span = |c: &Completion| {
-            c.result
-                .effect_step
-                .and_then(|i| steps.iter().find(|s| s.idx == i))
-                .map(|s| Span {
-                    start: s.start,
-                    end: s.end,
-                })
-                .unwrap_or(op_span)
-        };
-        match &completion {
-            Some((CompletionType::Ok, c)) if c.result.resolved == Some(true) => {
-                match c.result.event_count {
-                    Some(count) => g.resolves.push(ResolveFact {
-                        op: invoke.op,
-                        span: effect_span(c),
-                        count,
-                    }),
-                    None => g.unknown_resolves.push(UnknownResolve {
-                        op: invoke.op,
-                        completed,
-                        span: unknown_span,
-                    }),
-                }
-            }
-            Some((CompletionType::Fail, c)) => {
-                if let (Some(false), None, Some(status), Some(count)) = (
-                    c.result.resolved,
-                    &c.result.error,
-                    c.result.status.as_deref(),
-                    c.result.event_count,
-                ) {
-                    let p = Probe {
-                        op: Some(invoke.op),
-                        span: effect_span(c),
-                        count,
-                    };
-                    if status == "resolved" {
-                        g.probes.push(p);
-                    } else {
-                        g.observations.push(p);
-                    }
-                }
-            }
-            Some((CompletionType::Ok, _)) => {}
-            // A worker that crashed right after the resolving statement:
-            // the step log (in-process) or the fault hook's report (over
-            // HTTP) holds what that statement returned.
-            Some((CompletionType::Info, c))
-                if (self.step_log || !c.result.hook_steps.is_empty())
-                    && c.result.crashed_after.is_some()
-                    && c.result.resolved == Some(true)
-                    && c.result.event_count.is_some()
-                    && c.result.effect_step.is_some() =>
-            {
-                g.resolves.push(ResolveFact {
-                    op: invoke.op,
-                    span: effect_span(c),
-                    count: c.result.event_count.unwrap_or_default(),
-                })
-            }
-            Some((CompletionType::Info, _)) | None if no_effect => {}
-            // The fault hook's report: no step it ran changed a row.
-            Some((CompletionType::Info, c))
-                if !c.result.hook_steps.is_empty()
-                    && c.result.hook_steps.iter().all(|s| s.changes == 0) => {}
-            Some((CompletionType::Info, _)) | None => g.unknown_resolves.push(UnknownResolve {
-                op: invoke.op,
-                completed,
-                span: unknown_span,
-            }),
-        }
-    }
-}
-
-/// What an op's facts need of its invoke, held while it is in flight:
-/// its (project, fingerprint, group id) as the index of the triple
-/// ([`Facts::name`]), its event id as its bits where the bench made it.
-#[derive(Debug, Clone)]
-struct InvokeFact {
-    t: u64,
-    op: u64,
-    f: OpKind,
-    named: u32,
-    event: HeldId,
-}
-
-/// An invoke's event id (see [`crate::workload::groups::id_bits`]).
-#[derive(Debug, Clone)]
-enum HeldId {
-    None,
-    /// Its bits, and whether its text has a UUID's dashes.
-    Bits(u128, bool),
-    Text(Box<str>),
-}
-
-impl HeldId {
-    fn of(id: Option<&str>) -> HeldId {
-        match id {
-            None => HeldId::None,
-            Some(id) => match crate::workload::groups::id_bits::bits(id) {
-                Some((dashed, v)) => HeldId::Bits(v, dashed),
-                None => HeldId::Text(id.into()),
-            },
-        }
-    }
-
-    fn is_none(&self) -> bool {
-        matches!(self, HeldId::None)
-    }
-
-    /// The id's text (empty for none).
-    fn text(&self) -> String {
-        match self {
-            HeldId::None => String::new(),
-            HeldId::Bits(v, dashed) => crate::workload::groups::id_bits::text(*v, *dashed),
-            HeldId::Text(t) => t.to_string(),
+        match r.outcome {
+            ResolveOutcome::Resolved(f) => g.resolves.push(f),
+            ResolveOutcome::Unknown(u) => g.unknown_resolves.push(u),
+            ResolveOutcome::Probe(p) => g.probes.push(p),
+            ResolveOutcome::Observation(p) => g.observations.push(p),
+            ResolveOutcome::Nothing => {}
         }
     }
 }
@@ -1488,49 +986,6 @@ fn dropped_answer((status, body): (u16, &str)) -> Option<DroppedAnswer> {
     ) {
         (true, Some(n)) => Some(DroppedAnswer::Resolved(n)),
         _ => None,
-    }
-}
-
-/// Why an attempt that inserted its event row stopped before counting it.
-fn stop_cause(
-    steps: &[StepFact],
-    completion: &Option<(CompletionType, Completion)>,
-    counting: u32,
-) -> String {
-    if let Some((s, e)) = steps.iter().find_map(|s| s.error.as_ref().map(|e| (s, e))) {
-        let kind = s
-            .error_kind
-            .unwrap_or_else(|| legacy::step_error_kind(&e.text));
-        let kind = match kind {
-            StepErrorKind::Busy => "busy",
-            StepErrorKind::Other => "error",
-        };
-        return format!("{kind} at step {}", e.step);
-    }
-    if steps
-        .iter()
-        .any(|s| s.idx == counting && s.end.is_some() && s.changes == 0)
-    {
-        return "counting step changed no row (group missing)".into();
-    }
-    if let Some((_, c)) = completion {
-        if let Some(step) = &c.result.crashed_after {
-            return format!("crash after step {step}");
-        }
-    }
-    match completion {
-        None => "never completed (run aborted)".into(),
-        Some((_, c)) => {
-            let aborted = c
-                .result
-                .aborted
-                .or_else(|| c.result.error.as_deref().and_then(legacy::abort_cause));
-            match (aborted, &c.result.error) {
-                (Some(AbortCause::ByUser), _) => "aborted between steps".into(),
-                (_, Some(e)) => format!("stopped: {e}"),
-                (_, None) => "stopped before the counting step".into(),
-            }
-        }
     }
 }
 

@@ -128,6 +128,16 @@ impl Tables {
 pub trait RowSink {
     /// One `error_events` row (id, project, fingerprint, as read).
     fn event(&mut self, id: &Value, project: &Value, fingerprint: &Value);
+    /// One `error_events` row whose three values are text: as
+    /// [`RowSink::event`] of them, for a sink that needs no copy of its
+    /// own.
+    fn event_text(&mut self, id: &str, project: &str, fingerprint: &str) {
+        self.event(
+            &Value::Text(id.into()),
+            &Value::Text(project.into()),
+            &Value::Text(fingerprint.into()),
+        );
+    }
     /// One `error_groups` row.
     fn group(&mut self, row: GroupRow);
 }

@@ -1,0 +1,445 @@
+//! Pass 1 of an audit in parts ([`super::audit_parts`]): the history read
+//! once, each op put together from its records and summarized when it
+//! finishes ([`OpAssembly`], [`OpFact`]), and the summary written to the
+//! temp file of its (project, fingerprint) key's bucket; the header and
+//! every fault entry are written as they are, to the bucket of the op
+//! they hit or to every bucket. Each record carries its place in the
+//! history, so that a part of several buckets is read back in history
+//! order. Every event id is also written, as a hash with its bucket, to
+//! a file per hash range ([`IdHashes`]): an id whose ops lie in two
+//! buckets would be judged as two events, so [`IdHashes::one_bucket_each`]
+//! refuses it and the caller judges the whole history.
+//!
+//! Layer: app. May import the modules of its own layer and of the layers
+//! below it (core, model, config, engine, target and nemesis, workload and
+//! report, ui and server).
+
+use super::audit_spill::{hash, SpillWriter};
+use super::checker::op_assembly::OpAssembly;
+use super::checker::op_fact::{HeldId, OpFact};
+use super::checker::op_fact_codec;
+use super::checker::step_fact::StepFact;
+use crate::audit_history::entry_time;
+use crate::history::codec::{self, InvokeView};
+use crate::history::reader::Payloads;
+use crate::history::{CompletionType, Entry, FaultAction, Footer, Header};
+use foldhash::fast::RandomState as Fast;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Buckets of keys (parts are made of consecutive buckets).
+pub const BUCKETS: usize = 64;
+/// Files of event id hashes.
+const ID_FILES: usize = 64;
+
+/// A bucket record's first byte: an op's summary.
+pub const OP_FACT: u8 = 0;
+/// A bucket record's first byte: a history record as it is (the header, a
+/// fault entry).
+pub const RECORD: u8 = 1;
+
+/// Pass 1's output: the buckets' files and figures.
+pub struct Routed {
+    /// Per bucket, its temp file.
+    pub buckets: Vec<PathBuf>,
+    /// Ops (invokes) per bucket.
+    pub ops: Vec<u64>,
+    /// Per bucket, ingests with an event id and the bytes of those ids:
+    /// at most as many events, of at most as much text.
+    pub ingests: Vec<(u64, u64)>,
+    /// The event ids' hashes.
+    pub ids: IdHashes,
+    /// Every (project, fingerprint, group id) an invoke named, by the
+    /// index an [`OpFact`] names it by.
+    pub named: Vec<(String, String, String)>,
+    /// The history's header.
+    pub header: Header,
+    /// Its footer, if it was written to the end.
+    pub footer: Option<Footer>,
+    /// The latest time of any entry but the footer.
+    pub last_t: u64,
+    /// Ingests per (project, fingerprint): [`super::checker::Facts::ingest_hint`].
+    pub key_ingests: KeyCounts,
+    /// Some fault has a window (a `start` entry):
+    /// [`super::checker::Facts::acked_unread`] only without one.
+    pub fault_windows: bool,
+    /// Ops invoked.
+    pub op_count: u64,
+    /// Ops never completed.
+    pub unfinished: u64,
+}
+
+/// A count per (project, fingerprint), looked up by the key's text.
+pub type KeyCounts = HashMap<String, HashMap<String, u64, Fast>, Fast>;
+
+/// Adds `n` to `key`'s count.
+pub fn count_key(counts: &mut KeyCounts, (project, fingerprint): (&str, &str), n: u64) {
+    let fingerprints = match counts.get_mut(project) {
+        Some(f) => f,
+        None => counts.entry(project.to_string()).or_default(),
+    };
+    match fingerprints.get_mut(fingerprint) {
+        Some(c) => *c += n,
+        None => {
+            fingerprints.insert(fingerprint.to_string(), n);
+        }
+    }
+}
+
+/// The bucket of a (project, fingerprint) key.
+pub fn key_bucket(project: &str, fingerprint: &str) -> usize {
+    (hash(&[project.as_bytes(), fingerprint.as_bytes()]) % BUCKETS as u64) as usize
+}
+
+/// A stable 64-bit hash of an event id as held: equal ids hash equal,
+/// whether read from the history or from the table.
+pub fn id_hash(id: &HeldId) -> u64 {
+    match id {
+        HeldId::Bits(v, dashed) => {
+            let lo = fmix(*v as u64 ^ u64::from(*dashed));
+            fmix(lo ^ fmix((*v >> 64) as u64))
+        }
+        HeldId::Text(t) => hash(&[t.as_bytes()]),
+        HeldId::None => 0,
+    }
+}
+
+/// MurmurHash3's finalizer: every bit of the input moves the output.
+fn fmix(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// Every event id's hash with its bucket, one u64 each (the hash's top 56
+/// bits, the bucket in the low 8), in a file per range of hashes.
+pub struct IdHashes {
+    writers: Vec<SpillWriter>,
+    files: Vec<PathBuf>,
+}
+
+impl IdHashes {
+    fn create(dir: &Path) -> io::Result<IdHashes> {
+        let files: Vec<PathBuf> = (0..ID_FILES)
+            .map(|m| dir.join(format!("id-hashes-{m}")))
+            .collect();
+        let writers = files
+            .iter()
+            .map(|p| SpillWriter::create(p.clone()))
+            .collect::<io::Result<_>>()?;
+        Ok(IdHashes { writers, files })
+    }
+
+    fn file(h: u64) -> usize {
+        (h >> 58) as usize % ID_FILES
+    }
+
+    fn add(&mut self, h: u64, bucket: u16) -> io::Result<()> {
+        let entry = (h & !0xff) | u64::from(bucket);
+        self.writers[Self::file(h)].raw(&entry.to_le_bytes())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        for w in std::mem::take(&mut self.writers) {
+            w.finish()?;
+        }
+        Ok(())
+    }
+
+    /// The entries of file `m`, sorted.
+    fn sorted(&self, m: usize) -> io::Result<Vec<u64>> {
+        let bytes = std::fs::read(&self.files[m])?;
+        let mut v: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        v.sort_unstable();
+        Ok(v)
+    }
+
+    /// Whether every hash lies in one bucket: false where some event id
+    /// (or two ids of one hash, rarely) has ops in two buckets.
+    pub fn one_bucket_each(&self) -> io::Result<bool> {
+        for m in 0..ID_FILES {
+            let v = self.sorted(m)?;
+            if v.windows(2).any(|w| w[0] >> 8 == w[1] >> 8 && w[0] != w[1]) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether any of `hashes` is the hash of a history's event id.
+    pub fn any_of(&self, hashes: &[u64]) -> io::Result<bool> {
+        let mut want: Vec<u64> = hashes.iter().map(|h| h >> 8).collect();
+        want.sort_unstable();
+        for m in 0..ID_FILES {
+            if !want.iter().any(|&w| Self::file(w << 8) == m) {
+                continue;
+            }
+            let v = self.sorted(m)?;
+            if v.iter().any(|e| want.binary_search(&(e >> 8)).is_ok()) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// The key bucket of each op id seen: ids are dense, so a vector, with a
+/// map for ids far beyond the rest.
+#[derive(Default)]
+struct OpBuckets {
+    dense: Vec<u16>,
+    sparse: HashMap<u64, u16>,
+}
+
+const NO_BUCKET: u16 = u16::MAX;
+
+impl OpBuckets {
+    fn get(&self, op: u64) -> Option<u16> {
+        match self.dense.get(op as usize) {
+            Some(&NO_BUCKET) => None,
+            Some(&b) => Some(b),
+            None => self.sparse.get(&op).copied(),
+        }
+    }
+
+    fn set(&mut self, op: u64, b: u16) {
+        let i = op as usize;
+        if i < self.dense.len() {
+            self.dense[i] = b;
+        } else if i <= 2 * self.dense.len() + (1 << 20) {
+            self.dense.resize(i + 1, NO_BUCKET);
+            self.dense[i] = b;
+        } else {
+            self.sparse.insert(op, b);
+        }
+    }
+}
+
+/// Pass 1's state.
+struct Router {
+    out: Vec<SpillWriter>,
+    scratch: Vec<u8>,
+    asm: OpAssembly,
+    op_bucket: OpBuckets,
+    ops: Vec<u64>,
+    ingests: Vec<(u64, u64)>,
+    ids: IdHashes,
+    /// Per named triple: its key's bucket, and its ingests with an event
+    /// id.
+    named: Vec<(u16, u64)>,
+    op_count: u64,
+}
+
+impl Router {
+    /// An invoke: its bucket counted, its event id's hash written. None:
+    /// the op id was invoked under a key of another bucket before.
+    fn invoke(&mut self, i: &InvokeView<'_>) -> io::Result<Option<()>> {
+        let named = self.asm.name(i.project, i.fingerprint, i.group_id) as usize;
+        if named >= self.named.len() {
+            self.named
+                .resize(named + 1, (key_bucket(i.project, i.fingerprint) as u16, 0));
+        }
+        let b = self.named[named].0;
+        if self.op_bucket.get(i.op).is_some_and(|o| o != b) {
+            return Ok(None);
+        }
+        self.op_bucket.set(i.op, b);
+        self.ops[b as usize] += 1;
+        self.op_count += 1;
+        let held = HeldId::of(i.event_id);
+        if let Some(id) = i.event_id {
+            let n = &mut self.ingests[b as usize];
+            *n = (n.0 + 1, n.1 + id.len() as u64);
+            self.ids.add(id_hash(&held), b)?;
+            self.named[named].1 += 1;
+        }
+        self.asm.invoke_named(i, named as u32, held);
+        Ok(Some(()))
+    }
+
+    /// An op's summary, written to its bucket (nothing for no fact).
+    fn fact(&mut self, op: u64, f: &OpFact, seq: u64) -> io::Result<()> {
+        if matches!(f, OpFact::Nothing) {
+            return Ok(());
+        }
+        let b = self.op_bucket.get(op).unwrap_or(0);
+        self.scratch.clear();
+        self.scratch.push(OP_FACT);
+        op_fact_codec::encode(f, &mut self.scratch);
+        self.out[b as usize].record(&self.scratch, seq)
+    }
+
+    /// A history record as it is, to one bucket or to every one.
+    fn record(&mut self, payload: &[u8], bucket: Option<u16>, seq: u64) -> io::Result<()> {
+        match bucket {
+            Some(b) => self.out[b as usize].record_parts(&[&[RECORD][..], payload], seq),
+            None => {
+                for w in &mut self.out {
+                    w.record_parts(&[&[RECORD][..], payload], seq)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Pass 1 (see the module's doc). Ok(None): a history this cannot split
+/// (an unreadable record, an op record out of place, no header or two,
+/// an op id invoked under keys of two buckets): the whole history's judge
+/// reports or judges it.
+pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
+    let mut r = Router {
+        out: (0..BUCKETS)
+            .map(|b| SpillWriter::create(dir.join(format!("bucket-{b}"))))
+            .collect::<io::Result<Vec<_>>>()?,
+        scratch: Vec::new(),
+        asm: OpAssembly::default(),
+        op_bucket: OpBuckets::default(),
+        ops: vec![0; BUCKETS],
+        ingests: vec![(0, 0); BUCKETS],
+        ids: IdHashes::create(dir)?,
+        named: Vec::new(),
+        op_count: 0,
+    };
+    let (mut header, mut footer, mut last_t) = (None, None, 0u64);
+    let mut fault_windows = false;
+    let mut seq = 0u64;
+    while let Some(payload) = payloads.next_payload() {
+        let Ok(payload) = payload else {
+            return Ok(None);
+        };
+        let this = seq;
+        seq += 1;
+        // The common records read where they lie, each checked as
+        // decoding checks it.
+        match codec::step_view(payload) {
+            Err(_) => return Ok(None),
+            Ok(Some(s)) => {
+                last_t = last_t.max(s.end.unwrap_or(s.start).max(s.start));
+                if r.asm.step(s.op, StepFact::from_view(&s)).is_err() {
+                    return Ok(None);
+                }
+                continue;
+            }
+            Ok(None) => {}
+        }
+        match codec::invoke_view(payload) {
+            Err(_) => return Ok(None),
+            Ok(Some(i)) => {
+                last_t = last_t.max(i.t.max(i.intended.unwrap_or(0)));
+                if r.invoke(&i)?.is_none() {
+                    return Ok(None);
+                }
+                continue;
+            }
+            Ok(None) => {}
+        }
+        let Ok(e) = codec::decode(payload) else {
+            return Ok(None);
+        };
+        match &e {
+            Entry::Footer(f) => {
+                footer = Some(f.clone());
+                continue;
+            }
+            other => last_t = last_t.max(entry_time(other)),
+        }
+        let (kind, c) = match e {
+            Entry::Header(h) => {
+                if header.is_some() {
+                    return Ok(None);
+                }
+                r.asm.header(&h);
+                header = Some(h);
+                r.record(payload, None, this)?;
+                continue;
+            }
+            // A rare op entry (in JSON): taken as the others.
+            Entry::Invoke(i) => {
+                let view = InvokeView {
+                    t: i.t,
+                    op: i.op,
+                    f: i.f,
+                    event_id: i.event_id.as_deref(),
+                    project: &i.project,
+                    fingerprint: &i.fingerprint,
+                    group_id: &i.group_id,
+                    intended: i.intended,
+                };
+                if r.invoke(&view)?.is_none() {
+                    return Ok(None);
+                }
+                continue;
+            }
+            Entry::Step(s) => {
+                if r.asm.step(s.op, StepFact::from_step(&s)).is_err() {
+                    return Ok(None);
+                }
+                continue;
+            }
+            Entry::Fault(f) => {
+                let bucket = match f.action {
+                    FaultAction::Inject => f.op.and_then(|op| r.op_bucket.get(op)),
+                    FaultAction::Start => {
+                        fault_windows = true;
+                        None
+                    }
+                    FaultAction::Stop => None,
+                };
+                r.record(payload, bucket, this)?;
+                continue;
+            }
+            Entry::Ok(c) => (CompletionType::Ok, c),
+            Entry::Fail(c) => (CompletionType::Fail, c),
+            Entry::Info(c) => (CompletionType::Info, c),
+            // The bench's own checkpoints are no fact of any op.
+            Entry::Bench(_) | Entry::Footer(_) => continue,
+        };
+        let op = c.op;
+        let Ok(fact) = r.asm.complete(kind, c) else {
+            return Ok(None);
+        };
+        r.fact(op, &fact, this)?;
+    }
+    let Some(header) = header else {
+        return Ok(None);
+    };
+    let mut unfinished = 0;
+    for (op, fact) in r.asm.finish() {
+        unfinished += 1;
+        r.fact(op, &fact, seq)?;
+        seq += 1;
+    }
+    r.ids.finish()?;
+    let named = r.asm.into_named();
+    let mut key_ingests = KeyCounts::default();
+    for ((p, f, _), &(_, n)) in named.iter().zip(&r.named) {
+        if n > 0 {
+            count_key(&mut key_ingests, (p, f), n);
+        }
+    }
+    Ok(Some(Routed {
+        buckets: r
+            .out
+            .into_iter()
+            .map(SpillWriter::finish)
+            .collect::<io::Result<_>>()?,
+        ops: r.ops,
+        ingests: r.ingests,
+        ids: r.ids,
+        named,
+        header,
+        footer,
+        last_t,
+        key_ingests,
+        fault_windows,
+        op_count: r.op_count,
+        unfinished,
+    }))
+}

@@ -1,0 +1,481 @@
+//! The temp-file form of an [`OpFact`]: varints and flags, an ingest's
+//! instants written as their distance from its invoke (a few bytes each,
+//! where an instant since run start takes six), its event id as its 16
+//! bytes where the bench made it. [`decode`] gives back exactly what
+//! [`encode`] was given (every u64 instant, wrapping arithmetic).
+//!
+//! Layer: workload. May import the modules of its own layer and of the
+//! layers below it (core, model, config, engine and target and nemesis).
+
+use super::op_fact::{HeldId, IngestOp, OpFact, ResolveOp, ResolveOutcome};
+use super::op_types::{Effect, Probe, ReadStep, ResolveFact, Span, UnknownResolve};
+use crate::history::codec::{put, varint};
+
+/// A temp record that does not read back: the file was cut or changed.
+#[derive(Debug, thiserror::Error)]
+#[error("an op's facts in a temp file of the audit cannot be read back")]
+pub struct Corrupt;
+
+const NOTHING: u8 = 0;
+const INGEST: u8 = 1;
+const RESOLVE: u8 = 2;
+
+const EFFECTS: [Effect; 6] = [
+    Effect::May,
+    Effect::Pending,
+    Effect::Failed,
+    Effect::NeverForwarded,
+    Effect::KillDown,
+    Effect::NothingChanged,
+];
+
+fn effect_byte(e: Effect) -> u8 {
+    EFFECTS.iter().position(|&x| x == e).unwrap_or(0) as u8
+}
+
+fn bit(n: u32, set: bool) -> u64 {
+    u64::from(set) << n
+}
+
+fn has(flags: u64, n: u32) -> bool {
+    flags & (1 << n) != 0
+}
+
+fn zigzag(n: i64) -> u64 {
+    ((n << 1) ^ (n >> 63)) as u64
+}
+
+fn unzigzag(n: u64) -> i64 {
+    ((n >> 1) as i64) ^ -((n & 1) as i64)
+}
+
+/// `x` as its distance from `base` (exact for any two u64).
+fn put_near(out: &mut Vec<u8>, base: u64, x: u64) {
+    put(out, zigzag(x.wrapping_sub(base) as i64));
+}
+
+fn text(out: &mut Vec<u8>, s: &str) {
+    put(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Appends `f`'s record.
+pub fn encode(f: &OpFact, out: &mut Vec<u8>) {
+    match f {
+        OpFact::Nothing => out.push(NOTHING),
+        OpFact::Ingest(i) => ingest(i, out),
+        OpFact::Resolve(r) => resolve(r, out),
+    }
+}
+
+fn ingest(i: &IngestOp, out: &mut Vec<u8>) {
+    out.push(INGEST);
+    put(out, i.op);
+    put(out, i.t);
+    put(out, i.named.into());
+    let (id_kind, pending_at) = (
+        match i.event {
+            HeldId::Bits(_, false) => 0,
+            HeldId::Bits(_, true) => 1,
+            _ => 2,
+        },
+        i.pending.flatten(),
+    );
+    let flags = id_kind
+        | bit(2, i.done)
+        | bit(3, i.maybe)
+        | bit(4, i.acked)
+        | bit(5, i.count_from.is_some())
+        | bit(6, i.counted_by.is_some())
+        | bit(7, i.pending.is_some())
+        | bit(8, pending_at.is_some())
+        | bit(9, i.decided.is_some())
+        | bit(10, i.stop.is_some())
+        | bit(11, i.own_insert)
+        | bit(12, i.indeterminate)
+        | bit(13, i.inserted)
+        | bit(14, i.cause.is_some())
+        | bit(15, i.hook_insert.is_some())
+        | bit(16, i.counting.is_some())
+        | bit(17, i.counting.is_some_and(|c| c.1.is_some()))
+        | bit(18, i.read.is_some())
+        | bit(19, i.acked_at.is_some());
+    put(out, flags);
+    match &i.event {
+        HeldId::Bits(v, _) => out.extend_from_slice(&v.to_le_bytes()),
+        HeldId::Text(s) => text(out, s),
+        HeldId::None => text(out, ""),
+    }
+    out.push(effect_byte(i.effect));
+    let t = i.t;
+    put_near(out, t, i.start);
+    for x in [i.count_from, i.counted_by, pending_at, i.decided]
+        .into_iter()
+        .flatten()
+    {
+        put_near(out, t, x);
+    }
+    if let Some(s) = i.stop {
+        put(out, s.into());
+    }
+    for s in [&i.cause, &i.hook_insert].into_iter().flatten() {
+        text(out, s);
+    }
+    if let Some((start, end)) = i.counting {
+        put_near(out, t, start);
+        if let Some(e) = end {
+            put_near(out, t, e);
+        }
+    }
+    if let Some(r) = &i.read {
+        put(out, r.idx.into());
+        put_near(out, t, r.start);
+        put_near(out, t, r.end);
+    }
+    if let Some(a) = i.acked_at {
+        put_near(out, t, a);
+    }
+}
+
+fn span(out: &mut Vec<u8>, s: &Span) {
+    put(out, s.start);
+    match s.end {
+        Some(e) => {
+            out.push(1);
+            put(out, e);
+        }
+        None => out.push(0),
+    }
+}
+
+fn resolve(r: &ResolveOp, out: &mut Vec<u8>) {
+    out.push(RESOLVE);
+    put(out, r.op);
+    put(out, r.named.into());
+    match r.wide {
+        Some(n) => {
+            out.push(1);
+            put(out, n);
+        }
+        None => out.push(0),
+    }
+    // Every fact of the outcome names the resolve's own op: not written.
+    match &r.outcome {
+        ResolveOutcome::Nothing => out.push(0),
+        ResolveOutcome::Resolved(f) => {
+            out.push(1);
+            span(out, &f.span);
+            put(out, zigzag(f.count));
+        }
+        ResolveOutcome::Unknown(u) => {
+            out.push(2);
+            match u.completed {
+                Some(c) => {
+                    out.push(1);
+                    put(out, c);
+                }
+                None => out.push(0),
+            }
+            span(out, &u.span);
+        }
+        ResolveOutcome::Probe(p) | ResolveOutcome::Observation(p) => {
+            out.push(if matches!(r.outcome, ResolveOutcome::Probe(_)) {
+                3
+            } else {
+                4
+            });
+            span(out, &p.span);
+            put(out, zigzag(p.count));
+        }
+    }
+}
+
+/// Reads the fields of one record in order.
+struct Fields<'a>(&'a [u8]);
+
+impl<'a> Fields<'a> {
+    fn num(&mut self) -> Result<u64, Corrupt> {
+        let (n, len) = varint(self.0).ok_or(Corrupt)?;
+        self.0 = &self.0[len..];
+        Ok(n)
+    }
+    fn u32(&mut self) -> Result<u32, Corrupt> {
+        u32::try_from(self.num()?).map_err(|_| Corrupt)
+    }
+    fn byte(&mut self) -> Result<u8, Corrupt> {
+        let (&b, rest) = self.0.split_first().ok_or(Corrupt)?;
+        self.0 = rest;
+        Ok(b)
+    }
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], Corrupt> {
+        if n > self.0.len() {
+            return Err(Corrupt);
+        }
+        let (b, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(b)
+    }
+    fn text(&mut self) -> Result<&'a str, Corrupt> {
+        let n = usize::try_from(self.num()?).map_err(|_| Corrupt)?;
+        std::str::from_utf8(self.bytes(n)?).map_err(|_| Corrupt)
+    }
+    fn near(&mut self, base: u64) -> Result<u64, Corrupt> {
+        Ok(base.wrapping_add(unzigzag(self.num()?) as u64))
+    }
+    fn near_if(&mut self, set: bool, base: u64) -> Result<Option<u64>, Corrupt> {
+        if set {
+            self.near(base).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+    fn text_if(&mut self, set: bool) -> Result<Option<String>, Corrupt> {
+        if set {
+            self.text().map(|s| Some(s.to_string()))
+        } else {
+            Ok(None)
+        }
+    }
+    fn span(&mut self) -> Result<Span, Corrupt> {
+        let start = self.num()?;
+        let end = match self.byte()? {
+            0 => None,
+            _ => Some(self.num()?),
+        };
+        Ok(Span { start, end })
+    }
+}
+
+/// The [`OpFact`] of a record [`encode`] wrote. Errors: it is not one.
+pub fn decode(record: &[u8]) -> Result<OpFact, Corrupt> {
+    let mut f = Fields(record);
+    match f.byte()? {
+        NOTHING => Ok(OpFact::Nothing),
+        INGEST => decode_ingest(&mut f).map(|i| OpFact::Ingest(Box::new(i))),
+        RESOLVE => decode_resolve(&mut f).map(|r| OpFact::Resolve(Box::new(r))),
+        _ => Err(Corrupt),
+    }
+}
+
+fn decode_ingest(f: &mut Fields<'_>) -> Result<IngestOp, Corrupt> {
+    let (op, t, named) = (f.num()?, f.num()?, f.u32()?);
+    let flags = f.num()?;
+    let event = match flags & 3 {
+        0 | 1 => {
+            let b: [u8; 16] = f.bytes(16)?.try_into().map_err(|_| Corrupt)?;
+            HeldId::Bits(u128::from_le_bytes(b), flags & 3 == 1)
+        }
+        _ => HeldId::Text(f.text()?.into()),
+    };
+    let effect = *EFFECTS.get(usize::from(f.byte()?)).ok_or(Corrupt)?;
+    let start = f.near(t)?;
+    let count_from = f.near_if(has(flags, 5), t)?;
+    let counted_by = f.near_if(has(flags, 6), t)?;
+    let pending_at = f.near_if(has(flags, 8), t)?;
+    let decided = f.near_if(has(flags, 9), t)?;
+    let stop = if has(flags, 10) { Some(f.u32()?) } else { None };
+    let cause = f.text_if(has(flags, 14))?;
+    let hook_insert = f.text_if(has(flags, 15))?;
+    let counting = if has(flags, 16) {
+        let s = f.near(t)?;
+        Some((s, f.near_if(has(flags, 17), t)?))
+    } else {
+        None
+    };
+    let read = if has(flags, 18) {
+        Some(ReadStep {
+            idx: f.u32()?,
+            start: f.near(t)?,
+            end: f.near(t)?,
+        })
+    } else {
+        None
+    };
+    let acked_at = f.near_if(has(flags, 19), t)?;
+    Ok(IngestOp {
+        op,
+        t,
+        named,
+        event,
+        done: has(flags, 2),
+        maybe: has(flags, 3),
+        acked: has(flags, 4),
+        count_from,
+        counted_by,
+        pending: has(flags, 7).then_some(pending_at),
+        start,
+        decided,
+        stop,
+        effect,
+        own_insert: has(flags, 11),
+        indeterminate: has(flags, 12),
+        inserted: has(flags, 13),
+        cause,
+        hook_insert,
+        counting,
+        read,
+        acked_at,
+    })
+}
+
+fn decode_resolve(f: &mut Fields<'_>) -> Result<ResolveOp, Corrupt> {
+    let (op, named) = (f.num()?, f.u32()?);
+    let wide = match f.byte()? {
+        0 => None,
+        _ => Some(f.num()?),
+    };
+    let outcome = match f.byte()? {
+        0 => ResolveOutcome::Nothing,
+        1 => {
+            let span = f.span()?;
+            ResolveOutcome::Resolved(ResolveFact {
+                op,
+                span,
+                count: unzigzag(f.num()?),
+            })
+        }
+        2 => {
+            let completed = match f.byte()? {
+                0 => None,
+                _ => Some(f.num()?),
+            };
+            ResolveOutcome::Unknown(UnknownResolve {
+                op,
+                completed,
+                span: f.span()?,
+            })
+        }
+        k @ (3 | 4) => {
+            let span = f.span()?;
+            let p = Probe {
+                op: Some(op),
+                span,
+                count: unzigzag(f.num()?),
+            };
+            if k == 3 {
+                ResolveOutcome::Probe(p)
+            } else {
+                ResolveOutcome::Observation(p)
+            }
+        }
+        _ => return Err(Corrupt),
+    };
+    Ok(ResolveOp {
+        op,
+        named,
+        wide,
+        outcome,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ingest(event: HeldId, full: bool) -> IngestOp {
+        let some = |x: u64| full.then_some(x);
+        IngestOp {
+            op: 7,
+            t: 1_000_000,
+            named: 3,
+            event,
+            done: full,
+            maybe: !full,
+            acked: full,
+            count_from: some(999_000),
+            counted_by: some(u64::MAX),
+            pending: full.then_some(some(5)),
+            start: 0,
+            decided: some(1_000_500),
+            stop: full.then_some(2),
+            effect: if full {
+                Effect::KillDown
+            } else {
+                Effect::NothingChanged
+            },
+            own_insert: full,
+            indeterminate: !full,
+            inserted: full,
+            cause: full.then(|| "busy at step ingest.s1".into()),
+            hook_insert: full.then(|| "crash after step s2 (fault hook)".into()),
+            counting: full.then_some((1_000_100, some(1_000_200))),
+            read: full.then_some(ReadStep {
+                idx: 1,
+                start: 3,
+                end: 4,
+            }),
+            acked_at: some(2_000_000),
+        }
+    }
+
+    #[test]
+    fn every_op_fact_reads_back_as_written() {
+        let span = Span {
+            start: 4,
+            end: Some(9),
+        };
+        let open = Span {
+            start: 4,
+            end: None,
+        };
+        let mut facts = vec![OpFact::Nothing];
+        for full in [false, true] {
+            for event in [
+                HeldId::Bits(u128::MAX - 5, false),
+                HeldId::Bits(17, true),
+                HeldId::Text("evt-1".into()),
+            ] {
+                facts.push(OpFact::Ingest(Box::new(ingest(event, full))));
+            }
+        }
+        let resolve = |wide, outcome| {
+            OpFact::Resolve(Box::new(ResolveOp {
+                op: 11,
+                named: 2,
+                wide,
+                outcome,
+            }))
+        };
+        let probe = |span| Probe {
+            op: Some(11),
+            span,
+            count: -3,
+        };
+        facts.extend([
+            resolve(None, ResolveOutcome::Nothing),
+            resolve(
+                Some(4),
+                ResolveOutcome::Resolved(ResolveFact {
+                    op: 11,
+                    span,
+                    count: 12,
+                }),
+            ),
+            resolve(
+                None,
+                ResolveOutcome::Unknown(UnknownResolve {
+                    op: 11,
+                    completed: Some(10),
+                    span: open,
+                }),
+            ),
+            resolve(
+                None,
+                ResolveOutcome::Unknown(UnknownResolve {
+                    op: 11,
+                    completed: None,
+                    span,
+                }),
+            ),
+            resolve(None, ResolveOutcome::Probe(probe(span))),
+            resolve(None, ResolveOutcome::Observation(probe(open))),
+        ]);
+        for f in facts {
+            let mut out = Vec::new();
+            encode(&f, &mut out);
+            assert_eq!(decode(&out).unwrap(), f);
+            // A record cut short never reads back.
+            assert!(decode(&out[..out.len() - 1]).is_err());
+        }
+    }
+}
