@@ -365,6 +365,23 @@ pub struct InvokeView<'a> {
     pub intended: Option<u64>,
 }
 
+impl<'a> InvokeView<'a> {
+    /// The view of a decoded invoke (a JSON history's, or a rare entry
+    /// read whole), as the binary records are viewed in place.
+    pub fn of(i: &'a Invoke) -> Self {
+        InvokeView {
+            t: i.t,
+            op: i.op,
+            f: i.f,
+            event_id: i.event_id.as_deref(),
+            project: &i.project,
+            fingerprint: &i.fingerprint,
+            group_id: &i.group_id,
+            intended: i.intended,
+        }
+    }
+}
+
 /// An invoke's fields, every one checked as [`decode_invoke`] checks it.
 fn invoke_fields<'a>(f: &mut Fields<'a>) -> Result<InvokeView<'a>, DecodeError> {
     let (t, op, _worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);

@@ -362,16 +362,7 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             }
             // A rare op entry (in JSON): taken as the others.
             Entry::Invoke(i) => {
-                let view = InvokeView {
-                    t: i.t,
-                    op: i.op,
-                    f: i.f,
-                    event_id: i.event_id.as_deref(),
-                    project: &i.project,
-                    fingerprint: &i.fingerprint,
-                    group_id: &i.group_id,
-                    intended: i.intended,
-                };
+                let view = InvokeView::of(&i);
                 if r.invoke(&view)?.is_none() {
                     return Ok(None);
                 }

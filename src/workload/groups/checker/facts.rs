@@ -441,16 +441,7 @@ impl Facts {
                 self.event_step = self.asm.rules.event_step;
                 self.header = Some(h);
             }
-            Entry::Invoke(i) => self.invoke(&InvokeView {
-                t: i.t,
-                op: i.op,
-                f: i.f,
-                event_id: i.event_id.as_deref(),
-                project: &i.project,
-                fingerprint: &i.fingerprint,
-                group_id: &i.group_id,
-                intended: i.intended,
-            }),
+            Entry::Invoke(i) => self.invoke(&InvokeView::of(&i)),
             Entry::Step(s) => self.asm.step(s.op, StepFact::from_step(&s))?,
             Entry::Ok(c) => self.complete(CompletionType::Ok, c)?,
             Entry::Fail(c) => self.complete(CompletionType::Fail, c)?,
