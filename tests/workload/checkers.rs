@@ -415,6 +415,39 @@ fn type_ok_pruned_rows_leave_presence_unjudged_but_statuses_judged() {
 }
 
 #[test]
+fn type_ok_a_row_no_op_sent() {
+    // The spec's events ⊆ Events: "ghost" is in error_events, no op sent
+    // it, and its group's count even agrees with the rows. Every other
+    // clause holds; TypeOK alone names the row.
+    let mut h = Hist::new(true, 2);
+    h.ingest_counted("e1", "f1", 10);
+    let t = tables(&[("e1", "f1"), ("ghost", "f1")], &[("f1", "open", 2)]);
+    let r = type_ok::check(&h.facts(), &t);
+    assert_eq!(r.verdict, Verdict::Violated, "{r:?}");
+    assert_eq!(r.violations, 1);
+    assert_eq!(r.examples[0].event_id.as_deref(), Some("ghost"));
+    assert!(
+        r.examples[0].explanation.contains("a row no op sent"),
+        "{r:?}"
+    );
+    // Judged where the service prunes rows: an extra row is no missing one.
+    let mut pruned = t.clone();
+    pruned.events_pruned = true;
+    assert_eq!(type_ok::check(&h.facts(), &pruned).violations, 1);
+    // A cut history may lack the op that sent it: not judged, and said so.
+    let mut cut = h.facts();
+    cut.completeness = specstorm::history::completeness::Completeness::Cut;
+    let r = type_ok::check(&cut, &t);
+    assert_eq!(r.verdict, Verdict::Holds, "{r:?}");
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("\"a row no op sent\" not judged")),
+        "{r:?}"
+    );
+}
+
+#[test]
 fn type_ok_event_without_group_is_legal() {
     // e2's ingest stopped after s1: its row exists, its group does not.
     let mut h = Hist::new(true, 2);

@@ -10,9 +10,9 @@
 //! once: group rows and the rows per key go to their key's bucket, and
 //! so does each event row's id, which its part then marks on its event's
 //! facts (what the checkers look up), so no id set of the table is held.
-//! An event row whose id is no event of its key's bucket is an event of
-//! no bucket (checked against the history's id hashes), else the whole
-//! history is judged. A part's event map is sized beforehand from pass
+//! An event row whose id is no event of its key's bucket (an event of
+//! another key, or of no op: TypeOK's `events ⊆ Events`) sends the audit
+//! to the whole judge. A part's event map is sized beforehand from pass
 //! 1's count of its ingests, and each key's counting steps from its count
 //! of the key's ingests, so neither grows by copying; a history with no
 //! fault window keeps no acknowledged intervals ([`Facts::acked_unread`]).
@@ -29,7 +29,7 @@
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
-use super::audit_route::{self, count_key, id_hash, key_bucket, Routed, BUCKETS};
+use super::audit_route::{self, count_key, key_bucket, Routed, BUCKETS};
 use super::audit_spill::{SpillReader, SpillWriter};
 use super::checker::op_fact::HeldId;
 use super::checker::op_fact_codec;
@@ -131,8 +131,6 @@ pub fn judge(
         }
     }
     let mut parts = Vec::new();
-    // Hashes of event rows whose id no event of their key's bucket has.
-    let mut strays = Vec::new();
     for range in ranges(&routed.ops, budget.part_ops) {
         let ingests = routed.ingests[range.clone()]
             .iter()
@@ -156,17 +154,18 @@ pub fn judge(
         for b in range {
             rows.append(&mut groups[b]);
             t.events_per_key.extend(std::mem::take(&mut per_key[b]));
-            mark_present(&mut facts, &present[b], &mut strays).map_err(temp)?;
+            // An event row whose id no event of its key's bucket has is
+            // an event of another key, or of no op at all (TypeOK's
+            // `events ⊆ Events`): either way a finding no part can judge
+            // alone, so the whole history is judged.
+            if !mark_present(&mut facts, &present[b]).map_err(temp)? {
+                return Ok(None);
+            }
         }
         rows.sort_by_key(|(i, _)| *i);
         t.groups = rows.into_iter().map(|(_, g)| g).collect();
         tables(&mut t, routed.footer.as_ref(), routed.last_t);
         parts.push(judge_parts::judge(&facts, &t));
-    }
-    // An event row of one bucket whose id is an event of another: the
-    // parts did not see it; the whole history's judge does.
-    if !strays.is_empty() && routed.ids.any_of(&strays).map_err(temp)? {
-        return Ok(None);
     }
     let Some(merged) = judge_parts::merge(parts, min) else {
         return Ok(None);
@@ -182,8 +181,8 @@ pub fn judge(
 }
 
 /// Marks on `facts` the events of a bucket's event rows (its `present`
-/// file); the hash of each id no event of the part has goes to `strays`.
-fn mark_present(facts: &mut Facts, present: &Path, strays: &mut Vec<u64>) -> io::Result<()> {
+/// file); false at the first id no event of the part has.
+fn mark_present(facts: &mut Facts, present: &Path) -> io::Result<bool> {
     let mut r = SpillReader::open(present)?;
     // A table's rows lie in about the order of their inserts, and its
     // events in the facts in about the order of their ops.
@@ -199,10 +198,10 @@ fn mark_present(facts: &mut Facts, present: &Path, strays: &mut Vec<u64>) -> io:
             }
         };
         if !facts.mark_in_table_held(&held, &mut near) {
-            strays.push(id_hash(&held));
+            return Ok(false);
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// How an event row's id is written to its bucket's `present` file.

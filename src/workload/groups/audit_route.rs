@@ -171,22 +171,6 @@ impl IdHashes {
         }
         Ok(true)
     }
-
-    /// Whether any of `hashes` is the hash of a history's event id.
-    pub fn any_of(&self, hashes: &[u64]) -> io::Result<bool> {
-        let mut want: Vec<u64> = hashes.iter().map(|h| h >> 8).collect();
-        want.sort_unstable();
-        for m in 0..ID_FILES {
-            if !want.iter().any(|&w| Self::file(w << 8) == m) {
-                continue;
-            }
-            let v = self.sorted(m)?;
-            if v.iter().any(|e| want.binary_search(&(e >> 8)).is_ok()) {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
 }
 
 /// The key bucket of each op id seen: ids are dense, so a vector, with a

@@ -13,7 +13,15 @@
 //!   the counting step (a stop condition on a stale value): the event is
 //!   stored, never counted, and every retry will stop as a duplicate.
 //!
-//! And a clause of the final snapshot: an event answered duplicate whose
+//! Two clauses of the final snapshot. "A row no op sent": every row of
+//! error_events has the id of an event some op of the run carried (the
+//! spec's `events ⊆ Events`: events hold only ids clients send); it rests
+//! on the general premise that the judged rows are the run's own (a fresh
+//! database, or the run's namespace of projects) and on a history that
+//! holds every op sent (every op is recorded when it ends, an abandoned
+//! request as `info`, and a cut history, where the last ops may be
+//! missing, is not judged). And an
+//! event answered duplicate whose
 //! attempts all ended `ok` or `fail` is in error_events (a duplicate
 //! answer says the row is there; after an indeterminate attempt the
 //! stranded report counts it instead).
@@ -106,12 +114,31 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
     let cut = facts.completeness.is_cut();
     if cut {
         r.notes.push(format!(
-            "{}: \"unexplained duplicate\", \"insert ignored by its own op\" and \"answered \
-             duplicate but never stored\" not judged (each needs every attempt of the event); \
-             statuses, counts and acknowledged events were",
+            "{}: \"unexplained duplicate\", \"insert ignored by its own op\", \"answered \
+             duplicate but never stored\" and \"a row no op sent\" not judged (each needs \
+             every attempt of the event, or every op); statuses, counts and acknowledged \
+             events were",
             crate::history::completeness::CUT
         ));
     } else {
+        for id in unsent_rows(facts, tables) {
+            r.violation(Finding {
+                msg_id: None,
+                group: None,
+                event_id: Some(id.clone()),
+                expected: "every event row's id is one a client sent (the spec's events ⊆ \
+                           Events)"
+                    .into(),
+                found: format!("error_events holds a row with id {id}, which no op sent"),
+                explanation: format!(
+                    "a row no op sent: no ingest of this run carried event id {id}, yet the \
+                     final error_events table has a row with it in this run's rows: the \
+                     service stored an event no client sent (a garbled or invented id, or a \
+                     row written outside the ops, the schema's own included)"
+                ),
+                evidence: snapshot(format!("holds a row for event {id}")),
+            });
+        }
         for l in &facts.lost {
             r.violation(lost_finding(facts, l));
         }
@@ -142,7 +169,7 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         r.notes.push(
             "\"every acknowledged event is in error_events\" not judged: the service deletes \
              event rows (audit.events = \"pruned\"), so a missing row proves nothing; this \
-             verdict covers statuses and counts only"
+             verdict covers statuses, counts and rows no op sent only"
                 .into(),
         );
         return r;
@@ -210,6 +237,22 @@ pub fn check(facts: &Facts, tables: &Tables) -> CheckResult {
         });
     }
     r
+}
+
+/// The ids of the final `error_events` rows that no op of the history
+/// carried, in id order. Sound where the judged rows are the run's own (a
+/// fresh database, or the run's namespace of projects, the general
+/// premise) and the history holds every op sent (a cut history is not
+/// judged here).
+fn unsent_rows(facts: &Facts, tables: &Tables) -> Vec<String> {
+    let mut ids: Vec<String> = tables
+        .event_ids
+        .iter()
+        .filter(|id| facts.events.get(id).is_none())
+        .map(|id| id.into_owned())
+        .collect();
+    ids.sort();
+    ids
 }
 
 /// A lost event as a finding: the duplicate op at its deciding point, and
