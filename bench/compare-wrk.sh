@@ -7,6 +7,9 @@
 # wrk) and a release build. The schedule fuzzer ([fuzz]) does not run
 # here: it is off by default, and the target is a server the bench did not
 # spawn (its steps are its own), so wrk and the bench meet the same server.
+# Both send the same requests: the same body layout, keys of the same
+# length (wrk is given a namespace like the bench's) and the bench's three
+# op headers (bench/wrk-ingest.lua).
 #
 #   bench/compare-wrk.sh                        # 5 rounds of 10 s
 #   ROUNDS=1 SECONDS_EACH=2 bench/compare-wrk.sh  # a smoke test
@@ -29,7 +32,11 @@ start_server() {
 }
 for r in $(seq 1 "$ROUNDS"); do
   start_server
-  echo "round $r wrk $(wrk -t2 -c64 -d"${SECS}s" -s bench/wrk-ingest.lua "$URL" | grep Requests/sec | awk '{print $2}')" | tee -a "$T/all"
+  # wrk sends the bench's request shape: the bench loads a server it did
+  # not spawn in a namespace of its own (`r<ms>-<tag>.` before every
+  # project and event id), so wrk gets one of the same length.
+  NS="r$(date +%s%3N)-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')."
+  echo "round $r wrk $(wrk -t2 -c64 -d"${SECS}s" -s bench/wrk-ingest.lua "$URL" -- "$NS" | grep Requests/sec | awk '{print $2}')" | tee -a "$T/all"
   kill -TERM $SP; wait $SP || true
   start_server
   rm -rf "$T/run"

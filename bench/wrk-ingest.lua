@@ -9,8 +9,12 @@
 -- fingerprints = 1000 groups; group index g is project p{g%4}, fingerprint
 -- fp{g/4}; the 4 hot groups (g = 0..3) take half of the events, the other
 -- half is uniform over g = 4..999. The optional NAMESPACE is prefixed to
--- every project name (as the bench does on a reused target), so a run's
--- rows can be told apart from earlier ones.
+-- every project name and every event id, as the bench does on a target it
+-- did not create (`r<ms>-<tag>.`, keys.event_id = "namespaced"), so a run's
+-- rows can be told apart from earlier ones and both tools store keys of the
+-- same length. Each request carries the bench's three op headers
+-- (x-specstorm-op, x-specstorm-key, x-specstorm-f) and its body's layout,
+-- so the server parses the same bytes from either tool.
 --
 -- Event ids are UUID-shaped: XXXXXXXX-TTTT-4RRR-VRRR-CCCCCCCCCCCC, where X is
 -- random per request, R random per thread, T the thread number, V the
@@ -44,7 +48,7 @@ function setup(thread)
 end
 
 local counter = 0
-local prefix, mid, path, namespace
+local prefix, mid, path, namespace, headers, op_base
 
 -- Runs in each wrk thread; args are what follows `--` on the command line.
 function init(args)
@@ -56,7 +60,9 @@ function init(args)
   mid = string.format("4%03x-%x%03x", math.random(0, 0xfff),
     8 + math.random(0, 3), math.random(0, 0xfff))
   path = wrk.path:gsub("/+$", "") .. "/v1/events"
-  wrk.headers["Content-Type"] = "application/json"
+  headers = { ["Content-Type"] = "application/json", ["x-specstorm-f"] = "ingest" }
+  -- Op ids of one thread apart from another's, as the bench's are unique.
+  op_base = thread_no * 1000000000
 end
 
 function request()
@@ -75,7 +81,9 @@ function request()
     g = math.random(HOT_GROUPS, GROUPS - 1)
   end
   local body = string.format(
-    '{"id":"%s","project":"%sp%d","fingerprint":"fp%d","message":"TypeError: cannot read properties of undefined (reading \'x%d\')"}',
-    id, namespace, g % PROJECTS, math.floor(g / PROJECTS), math.random(0, 999))
-  return wrk.format("POST", path, nil, body)
+    '{"id": "%s%s", "project": "%sp%d", "fingerprint": "fp%d", "message": "TypeError: cannot read properties of undefined (reading \'x%d\')"}',
+    namespace, id, namespace, g % PROJECTS, math.floor(g / PROJECTS), math.random(0, 999))
+  headers["x-specstorm-op"] = tostring(op_base + counter)
+  headers["x-specstorm-key"] = tostring(math.random(0, 0x7fffffff))
+  return wrk.format("POST", path, headers, body)
 end
