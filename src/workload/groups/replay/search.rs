@@ -4,7 +4,7 @@
 //! worker.
 //!
 //! An order is allowed when a step that ended before another began comes
-//! first (`validate`'s immediate predecessors, [`module::predecessors`],
+//! first (`validate`'s immediate predecessors, [`crate::replay_order::predecessors`],
 //! computed over the plan's steps only: j ended before i began is a
 //! comparison of the two, so leaving steps out removes no constraint
 //! between those kept) and each op's steps keep their order. Every op
@@ -30,8 +30,7 @@
 use super::recording::{RecOp, RecStep, Recording};
 use crate::target::sqlite::client::{exec_step, exec_step_in_txn, Journal};
 use crate::workload::groups::statements::GroupsVariant;
-use crate::workload::groups::validate::module;
-use crate::workload::groups::validate::trace::{Observed, Trace};
+use crate::workload::groups::validate::trace::Observed;
 use crate::workload::groups::{IngestOp, ResolveOp};
 use crate::workload::value::Value;
 use crate::workload::{Next, StepMachine, StepOutcome};
@@ -39,88 +38,17 @@ use rusqlite::Connection;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Which recorded ops a replay runs, and how many of each one's steps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// Indices into [`Recording::ops`], in invoke order.
-    pub ops: Vec<usize>,
-    /// Per entry of `ops`: how many of its recorded steps run (fewer than
-    /// all: the op is cut short after the last, as a crash cuts one).
-    pub keep: Vec<usize>,
+pub use crate::replay_order::Plan;
+pub use crate::replay_step::{DbError, Ran, Taken};
+
+/// Every step of `ops` of the recording.
+pub fn whole(rec: &Recording, ops: Vec<usize>) -> Plan {
+    Plan::whole(ops, |i| rec.ops[i].steps.len())
 }
 
-impl Plan {
-    /// Every step of `ops`.
-    pub fn whole(rec: &Recording, ops: Vec<usize>) -> Plan {
-        let keep = ops.iter().map(|&i| rec.ops[i].steps.len()).collect();
-        Plan { ops, keep }
-    }
-
-    /// Steps in all.
-    pub fn steps(&self) -> usize {
-        self.keep.iter().sum()
-    }
-
-    /// Whether entry `i` runs fewer steps than were recorded.
-    pub fn cut(&self, rec: &Recording, i: usize) -> bool {
-        self.keep[i] < rec.ops[self.ops[i]].steps.len()
-    }
-}
-
-/// One step taken, and what it answered.
-#[derive(Debug, Clone)]
-pub struct Taken {
-    /// Index into [`Plan::ops`].
-    pub op: usize,
-    /// Index into the op's recorded steps.
-    pub pos: usize,
-    /// The parameters it was bound to, in SQLite's index order.
-    pub params: Vec<Value>,
-    /// Rows changed.
-    pub changes: u64,
-    /// Rows returned.
-    pub rows: u64,
-    /// The first row returned.
-    pub first: Option<Vec<Value>>,
-    /// What the op's machine did next.
-    pub next: Next,
-}
-
-impl Taken {
-    /// Step `pos` of plan entry `op`, run with `params`, answered `out`:
-    /// what it answered, kept before `m` (the op's machine) takes `out`
-    /// and decides what it does next. The one place a step taken is
-    /// recorded, for the search and for the replay on files alike.
-    fn advance(
-        m: &mut StepMachine<'_>,
-        (op, pos): (usize, usize),
-        params: Vec<Value>,
-        out: StepOutcome,
-    ) -> Self {
-        let (changes, rows, first) = (
-            out.changes,
-            out.rows.len() as u64,
-            out.rows.first().cloned(),
-        );
-        Taken {
-            op,
-            pos,
-            params,
-            changes,
-            rows,
-            first,
-            next: m.advance(out),
-        }
-    }
-}
-
-/// An order run to its end: the steps in order, and each op's machine.
-#[derive(Debug, Clone)]
-pub struct Ran<'v> {
-    /// The steps, in the order they ran.
-    pub taken: Vec<Taken>,
-    /// Per entry of the plan's ops, its machine after its last step.
-    pub machines: Vec<StepMachine<'v>>,
+/// Whether entry `i` of `plan` runs fewer steps than were recorded.
+pub fn cut(plan: &Plan, rec: &Recording, i: usize) -> bool {
+    plan.keep[i] < rec.ops[plan.ops[i]].steps.len()
 }
 
 /// What a search found.
@@ -135,17 +63,6 @@ pub enum Searched<'v> {
     },
     /// The budget ran out first.
     Cut,
-}
-
-/// A search's failure: the database refused the schema or a savepoint.
-#[derive(Debug, thiserror::Error)]
-#[error("the replay's database: {0}")]
-pub struct DbError(pub String);
-
-impl From<rusqlite::Error> for DbError {
-    fn from(e: rusqlite::Error) -> Self {
-        DbError(e.to_string())
-    }
 }
 
 /// The step machine of recorded op `i`, with its recorded parameters
@@ -239,17 +156,80 @@ fn nodes(
             s.idx,
         )
     });
-    let sub = Trace {
-        steps: nodes.iter().map(|n| step(n).trace.clone()).collect(),
-        ..Trace::default()
-    };
-    let preds = module::predecessors(&sub);
+    let spans: Vec<(u64, u64)> = nodes
+        .iter()
+        .map(|n| (step(n).trace.start, step(n).trace.end))
+        .collect();
+    let preds = crate::replay_order::predecessors(&spans);
     (nodes, preds)
 }
 
-struct Frame {
-    choices: Vec<usize>,
-    at: usize,
+/// One search's replay in progress: the in-memory database (a savepoint
+/// per step taken), the steps taken and each op's machine before each.
+struct Searching<'r, 'v> {
+    rec: &'r Recording,
+    plan: &'r Plan,
+    nodes: &'r [(usize, usize)],
+    strict: bool,
+    db: Connection,
+    ran: Ran<'v>,
+    saved: Vec<StepMachine<'v>>,
+    accept: &'r mut dyn FnMut(&Ran<'v>, &Connection) -> Result<bool, DbError>,
+}
+
+impl Searching<'_, '_> {
+    fn undo(&self) -> Result<(), DbError> {
+        Ok(self
+            .db
+            .execute_batch("ROLLBACK TO replayed; RELEASE replayed")?)
+    }
+}
+
+impl crate::replay_order::Stepper for Searching<'_, '_> {
+    type Error = DbError;
+
+    fn take(&mut self, n: usize) -> Result<bool, DbError> {
+        let (i, pos) = self.nodes[n];
+        let op = &self.rec.ops[self.plan.ops[i]];
+        let s = &op.steps[pos];
+        let m = &mut self.ran.machines[i];
+        if m.current() != Some(s.idx as usize) {
+            return Ok(false);
+        }
+        let saved = m.clone();
+        self.db.execute_batch("SAVEPOINT replayed")?;
+        let step = m.current_step().expect("checked: the machine runs");
+        let params: Vec<Value> = m.params().into_iter().cloned().collect();
+        let refs: Vec<&Value> = params.iter().collect();
+        let out = match exec_step_in_txn(&self.db, Journal::Off, step, &refs) {
+            Ok(out) if !self.strict || same_answer(s, &out) => out,
+            _ => {
+                self.undo()?;
+                return Ok(false);
+            }
+        };
+        let taken = Taken::advance(m, (i, pos), params, out);
+        if !follows(op, self.plan.keep[i], pos, m, taken.next) {
+            *m = saved;
+            self.undo()?;
+            return Ok(false);
+        }
+        self.ran.taken.push(taken);
+        self.saved.push(saved);
+        Ok(true)
+    }
+
+    fn untake(&mut self, n: usize) -> Result<(), DbError> {
+        self.undo()?;
+        let saved = self.saved.pop().expect("a step was taken");
+        self.ran.machines[self.nodes[n].0] = saved;
+        self.ran.taken.pop();
+        Ok(())
+    }
+
+    fn accept(&mut self) -> Result<bool, DbError> {
+        (self.accept)(&self.ran, &self.db)
+    }
 }
 
 /// Searches the orders of `plan` (strict: the run's own answers only) for
@@ -269,91 +249,30 @@ pub fn search<'v>(
     budget: &mut u64,
     accept: &mut dyn FnMut(&Ran<'v>, &Connection) -> Result<bool, DbError>,
 ) -> Result<Searched<'v>, DbError> {
+    use crate::replay_order::Found;
     let (nodes, preds) = nodes(rec, plan, prefer);
     let db = Connection::open_in_memory()?;
     db.execute_batch(&v.schema)?;
-    let mut ran = Ran {
-        taken: Vec::new(),
-        machines: plan.ops.iter().map(|&i| machine(rec, v, i)).collect(),
+    let mut s = Searching {
+        rec,
+        plan,
+        nodes: &nodes,
+        strict,
+        db,
+        ran: Ran {
+            taken: Vec::new(),
+            machines: plan.ops.iter().map(|&i| machine(rec, v, i)).collect(),
+        },
+        saved: Vec::new(),
+        accept,
     };
-    let mut next_pos = vec![0usize; plan.ops.len()];
-    let mut done = vec![false; nodes.len()];
-    // Per step taken: its node and its machine before it.
-    let mut path: Vec<(usize, StepMachine<'v>)> = Vec::new();
-    let enabled = |done: &[bool], next_pos: &[usize]| -> Vec<usize> {
-        (0..nodes.len())
-            .filter(|&n| {
-                !done[n] && next_pos[nodes[n].0] == nodes[n].1 && preds[n].iter().all(|&p| done[p])
-            })
-            .collect()
-    };
-    let mut leaves = 0u64;
-    let mut stack = vec![Frame {
-        choices: enabled(&done, &next_pos),
-        at: 0,
-    }];
-    let undo = |db: &Connection| db.execute_batch("ROLLBACK TO replayed; RELEASE replayed");
-    loop {
-        let f = stack.last_mut().expect("the root frame is never popped");
-        if f.at >= f.choices.len() {
-            let Some((n, saved)) = path.pop() else {
-                return Ok(Searched::Exhausted { leaves });
-            };
-            stack.pop();
-            undo(&db)?;
-            let (i, _) = nodes[n];
-            ran.machines[i] = saved;
-            ran.taken.pop();
-            next_pos[i] -= 1;
-            done[n] = false;
-            continue;
-        }
-        let n = f.choices[f.at];
-        f.at += 1;
-        if *budget == 0 {
-            return Ok(Searched::Cut);
-        }
-        *budget -= 1;
-        let (i, pos) = nodes[n];
-        let op = &rec.ops[plan.ops[i]];
-        let s = &op.steps[pos];
-        let m = &mut ran.machines[i];
-        if m.current() != Some(s.idx as usize) {
-            continue;
-        }
-        let saved = m.clone();
-        db.execute_batch("SAVEPOINT replayed")?;
-        let step = m.current_step().expect("checked: the machine runs");
-        let params: Vec<Value> = m.params().into_iter().cloned().collect();
-        let refs: Vec<&Value> = params.iter().collect();
-        let out = match exec_step_in_txn(&db, Journal::Off, step, &refs) {
-            Ok(out) if !strict || same_answer(s, &out) => out,
-            _ => {
-                undo(&db)?;
-                continue;
-            }
-        };
-        let taken = Taken::advance(m, (i, pos), params, out);
-        if !follows(op, plan.keep[i], pos, m, taken.next) {
-            *m = saved;
-            undo(&db)?;
-            continue;
-        }
-        ran.taken.push(taken);
-        path.push((n, saved));
-        next_pos[i] += 1;
-        done[n] = true;
-        let choices = if path.len() == nodes.len() {
-            leaves += 1;
-            if accept(&ran, &db)? {
-                return Ok(Searched::Found(ran));
-            }
-            Vec::new()
-        } else {
-            enabled(&done, &next_pos)
-        };
-        stack.push(Frame { choices, at: 0 });
-    }
+    Ok(
+        match crate::replay_order::search(&nodes, &preds, budget, &mut s)? {
+            Found::Accepted => Searched::Found(s.ran),
+            Found::Exhausted { leaves } => Searched::Exhausted { leaves },
+            Found::Cut => Searched::Cut,
+        },
+    )
 }
 
 /// Runs `order` (entries of the plan's ops and positions, as a search
