@@ -191,24 +191,15 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
     let spent = opts.max_steps - budget;
     let ran = match first {
         Searched::Found(r) => r,
+        // Not "not reproduced" (exit 1): the run's own checkers found the
+        // violation in its final tables, and the replay leaves the other
+        // messages' attempts out, which move the state_log head too (an
+        // answer that depended on one of them cannot be re-enacted here).
         Searched::Exhausted { leaves } => {
-            println!(
-                "not reproduced: {leaves} order(s) the intervals allow give the run's answers; \
-                 in none do the checkers find {inv} violated on message {} ({spent} \
-                 statements run)",
+            return Err(ReplayError::Inconclusive(format!(
+                "{leaves} order(s) of message {}'s attempts that their intervals allow give                  the run's answers; in none do the checkers find {inv} violated on it ({spent}                  statements run). The replay runs this message's attempts alone: an answer                  that depended on another message's attempt (a compare-and-swap lost to it)                  cannot be re-enacted",
                 target.msg
-            );
-            return Ok(Outcome {
-                finding: n,
-                findings: found.len(),
-                invariant: inv.clone(),
-                msg_id: target.msg,
-                reproduced: false,
-                replayed: (plan.ops.len(), plan.steps()),
-                shrunk: (0, 0),
-                explore_confirms: None,
-                files: vec![],
-            });
+            )))
         }
         Searched::Cut => {
             return Err(ReplayError::Inconclusive(format!(

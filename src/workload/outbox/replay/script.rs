@@ -13,6 +13,7 @@ use super::recording::Recording;
 use super::search::Ran;
 use crate::replay_order::Plan;
 use crate::replay_script::{ended, opening, param_names, shell_literal};
+use crate::statements::ParamSource;
 use crate::workload::outbox::statements::OutboxVariant;
 use crate::workload::Next;
 use rusqlite::Connection;
@@ -36,6 +37,8 @@ pub fn sqlite3_script(
         .map(|t| rec.ops[plan.ops[t.op]].invoke.worker);
     let conn_of = opening(&mut out, (title, db_name), &v.schema, workers);
     let mut current = 0usize;
+    // (entry of the plan's ops, step index) -> its step number here.
+    let mut number: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     for (k, t) in ran.taken.iter().enumerate() {
         let op = &rec.ops[plan.ops[t.op]];
         let s = &op.steps[t.pos];
@@ -72,9 +75,19 @@ pub fn sqlite3_script(
             current = c;
         }
         let _ = writeln!(out, ".parameter clear");
-        for (name, value) in param_names(db, &def.sql).iter().zip(&t.params) {
+        for ((name, value), src) in param_names(db, &def.sql)
+            .iter()
+            .zip(&t.params)
+            .zip(&def.params)
+        {
+            if let ParamSource::Column { step, .. } = src {
+                if let Some(n) = number.get(&(t.op, *step)) {
+                    let _ = writeln!(out, "-- {name} is what step {n} returned");
+                }
+            }
             let _ = writeln!(out, ".parameter set {name} {}", shell_literal(value));
         }
+        number.insert((t.op, s.idx as usize), k + 1);
         let _ = writeln!(out, "{}", ended(&def.sql));
     }
     let _ = writeln!(out, "\n-- the final rows\n.connection 0");
