@@ -19,27 +19,29 @@
 //! leaving ops out changes what the others see; the checkers judge what it
 //! ran.
 //!
-//! The search is depth first over one in-memory database with a savepoint
-//! per step, choices in a fixed order (a preferred order if given, else
-//! the steps' start order), so the same plan gives the same order every
-//! time; its budget counts statements executed, never time.
+//! The search and the execution are [`crate::replay_step`]'s, which this
+//! module feeds with the recording (its machines, intervals and answers):
+//! depth first over one in-memory database with a savepoint per step,
+//! choices in a fixed order (a preferred order if given, else the steps'
+//! start order), so the same plan gives the same order every time; its
+//! budget counts statements executed, never time.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it.
 
-use super::recording::{RecOp, RecStep, Recording};
-use crate::target::sqlite::client::{exec_step, exec_step_in_txn, Journal};
+use super::recording::{RecStep, Recording};
+use crate::replay_step::Recorded;
 use crate::workload::groups::statements::GroupsVariant;
 use crate::workload::groups::validate::trace::Observed;
 use crate::workload::groups::{IngestOp, ResolveOp};
 use crate::workload::value::Value;
-use crate::workload::{Next, StepMachine, StepOutcome};
+use crate::workload::{StepMachine, StepOutcome};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::path::Path;
 
 pub use crate::replay_order::Plan;
-pub use crate::replay_step::{DbError, Ran, Taken};
+pub use crate::replay_step::{DbError, Ran, Searched, Taken};
 
 /// Every step of `ops` of the recording.
 pub fn whole(rec: &Recording, ops: Vec<usize>) -> Plan {
@@ -49,20 +51,6 @@ pub fn whole(rec: &Recording, ops: Vec<usize>) -> Plan {
 /// Whether entry `i` of `plan` runs fewer steps than were recorded.
 pub fn cut(plan: &Plan, rec: &Recording, i: usize) -> bool {
     plan.keep[i] < rec.ops[plan.ops[i]].steps.len()
-}
-
-/// What a search found.
-pub enum Searched<'v> {
-    /// An allowed order that reproduces.
-    Found(Ran<'v>),
-    /// Every allowed order was run; none reproduces (`leaves`: how many
-    /// ran to their end).
-    Exhausted {
-        /// Orders run to their end.
-        leaves: u64,
-    },
-    /// The budget ran out first.
-    Cut,
 }
 
 /// The step machine of recorded op `i`, with its recorded parameters
@@ -117,118 +105,44 @@ fn same_answer(s: &RecStep, out: &StepOutcome) -> bool {
     }
 }
 
-/// Whether the machine's path after taking step `pos` of `op` follows
-/// the record: another kept step comes next, or the op ends where the
-/// record ends it (an op cut short may go on: nothing more of it runs).
-fn follows(op: &RecOp, keep: usize, pos: usize, m: &StepMachine<'_>, next: Next) -> bool {
-    if pos + 1 < keep {
-        next == Next::Continue && m.current() == Some(op.steps[pos + 1].idx as usize)
-    } else if keep == op.steps.len() {
-        next != Next::Continue
-    } else {
+/// The recording with the statement file it ran.
+struct Groups<'r, 'v>(&'r Recording, &'v GroupsVariant);
+
+impl<'v> Recorded<'v> for Groups<'_, 'v> {
+    fn schema(&self) -> &str {
+        &self.1.schema
+    }
+
+    fn machine(&self, i: usize) -> StepMachine<'v> {
+        machine(self.0, self.1, i)
+    }
+
+    fn steps(&self, i: usize) -> usize {
+        self.0.ops[i].steps.len()
+    }
+
+    fn step_idx(&self, i: usize, pos: usize) -> u32 {
+        self.0.ops[i].steps[pos].idx
+    }
+
+    fn span(&self, i: usize, pos: usize) -> (u64, u64) {
+        let t = &self.0.ops[i].steps[pos].trace;
+        (t.start, t.end)
+    }
+
+    fn op(&self, i: usize) -> (u64, u32) {
+        let inv = &self.0.ops[i].invoke;
+        (inv.op, inv.worker)
+    }
+
+    /// The recording refuses a crash (validate's reasons): every op
+    /// ended after its last recorded step.
+    fn ended(&self, _: usize) -> bool {
         true
     }
-}
 
-/// The plan's steps as nodes: (entry of the plan's ops, position), in
-/// the preferred order (`prefer` ranks (op id, step index)), else start
-/// order; and each node's immediate predecessors in the interval order.
-fn nodes(
-    rec: &Recording,
-    plan: &Plan,
-    prefer: Option<&HashMap<(u64, u32), usize>>,
-) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
-    let mut nodes: Vec<(usize, usize)> = plan
-        .ops
-        .iter()
-        .enumerate()
-        .flat_map(|(i, _)| (0..plan.keep[i]).map(move |p| (i, p)))
-        .collect();
-    let step = |&(i, p): &(usize, usize)| &rec.ops[plan.ops[i]].steps[p];
-    nodes.sort_by_key(|n| {
-        let s = step(n);
-        let rank = prefer.and_then(|m| m.get(&(s.trace.op, s.idx)).copied());
-        (
-            rank.unwrap_or(usize::MAX),
-            s.trace.start,
-            s.trace.end,
-            s.trace.op,
-            s.idx,
-        )
-    });
-    let spans: Vec<(u64, u64)> = nodes
-        .iter()
-        .map(|n| (step(n).trace.start, step(n).trace.end))
-        .collect();
-    let preds = crate::replay_order::predecessors(&spans);
-    (nodes, preds)
-}
-
-/// One search's replay in progress: the in-memory database (a savepoint
-/// per step taken), the steps taken and each op's machine before each.
-struct Searching<'r, 'v> {
-    rec: &'r Recording,
-    plan: &'r Plan,
-    nodes: &'r [(usize, usize)],
-    strict: bool,
-    db: Connection,
-    ran: Ran<'v>,
-    saved: Vec<StepMachine<'v>>,
-    accept: &'r mut dyn FnMut(&Ran<'v>, &Connection) -> Result<bool, DbError>,
-}
-
-impl Searching<'_, '_> {
-    fn undo(&self) -> Result<(), DbError> {
-        Ok(self
-            .db
-            .execute_batch("ROLLBACK TO replayed; RELEASE replayed")?)
-    }
-}
-
-impl crate::replay_order::Stepper for Searching<'_, '_> {
-    type Error = DbError;
-
-    fn take(&mut self, n: usize) -> Result<bool, DbError> {
-        let (i, pos) = self.nodes[n];
-        let op = &self.rec.ops[self.plan.ops[i]];
-        let s = &op.steps[pos];
-        let m = &mut self.ran.machines[i];
-        if m.current() != Some(s.idx as usize) {
-            return Ok(false);
-        }
-        let saved = m.clone();
-        self.db.execute_batch("SAVEPOINT replayed")?;
-        let step = m.current_step().expect("checked: the machine runs");
-        let params: Vec<Value> = m.params().into_iter().cloned().collect();
-        let refs: Vec<&Value> = params.iter().collect();
-        let out = match exec_step_in_txn(&self.db, Journal::Off, step, &refs) {
-            Ok(out) if !self.strict || same_answer(s, &out) => out,
-            _ => {
-                self.undo()?;
-                return Ok(false);
-            }
-        };
-        let taken = Taken::advance(m, (i, pos), params, out);
-        if !follows(op, self.plan.keep[i], pos, m, taken.next) {
-            *m = saved;
-            self.undo()?;
-            return Ok(false);
-        }
-        self.ran.taken.push(taken);
-        self.saved.push(saved);
-        Ok(true)
-    }
-
-    fn untake(&mut self, n: usize) -> Result<(), DbError> {
-        self.undo()?;
-        let saved = self.saved.pop().expect("a step was taken");
-        self.ran.machines[self.nodes[n].0] = saved;
-        self.ran.taken.pop();
-        Ok(())
-    }
-
-    fn accept(&mut self) -> Result<bool, DbError> {
-        (self.accept)(&self.ran, &self.db)
+    fn same_answer(&self, i: usize, pos: usize, out: &StepOutcome) -> bool {
+        same_answer(&self.0.ops[i].steps[pos], out)
     }
 }
 
@@ -239,7 +153,6 @@ impl crate::replay_order::Stepper for Searching<'_, '_> {
 ///
 /// # Errors
 /// The in-memory database refused the schema or a savepoint.
-#[allow(clippy::too_many_arguments)]
 pub fn search<'v>(
     rec: &Recording,
     v: &'v GroupsVariant,
@@ -249,30 +162,7 @@ pub fn search<'v>(
     budget: &mut u64,
     accept: &mut dyn FnMut(&Ran<'v>, &Connection) -> Result<bool, DbError>,
 ) -> Result<Searched<'v>, DbError> {
-    use crate::replay_order::Found;
-    let (nodes, preds) = nodes(rec, plan, prefer);
-    let db = Connection::open_in_memory()?;
-    db.execute_batch(&v.schema)?;
-    let mut s = Searching {
-        rec,
-        plan,
-        nodes: &nodes,
-        strict,
-        db,
-        ran: Ran {
-            taken: Vec::new(),
-            machines: plan.ops.iter().map(|&i| machine(rec, v, i)).collect(),
-        },
-        saved: Vec::new(),
-        accept,
-    };
-    Ok(
-        match crate::replay_order::search(&nodes, &preds, budget, &mut s)? {
-            Found::Accepted => Searched::Found(s.ran),
-            Found::Exhausted { leaves } => Searched::Exhausted { leaves },
-            Found::Cut => Searched::Cut,
-        },
-    )
+    crate::replay_step::search(&Groups(rec, v), (plan, strict), prefer, budget, accept)
 }
 
 /// Runs `order` (entries of the plan's ops and positions, as a search
@@ -291,46 +181,5 @@ pub fn execute<'v>(
     order: &[(usize, usize)],
     path: &Path,
 ) -> Result<Option<Ran<'v>>, DbError> {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(std::path::PathBuf::from(p));
-    }
-    let schema = Connection::open(path)?;
-    schema.execute_batch(&v.schema)?;
-    drop(schema);
-    let mut conns: HashMap<u32, Connection> = HashMap::new();
-    let mut ran = Ran {
-        taken: Vec::new(),
-        machines: plan.ops.iter().map(|&i| machine(rec, v, i)).collect(),
-    };
-    for &(i, pos) in order {
-        let op = &rec.ops[plan.ops[i]];
-        let conn = match conns.entry(op.invoke.worker) {
-            std::collections::hash_map::Entry::Occupied(c) => c.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(Connection::open(path)?),
-        };
-        let m = &mut ran.machines[i];
-        if m.current() != Some(op.steps[pos].idx as usize) {
-            return Ok(None);
-        }
-        let step = m.current_step().expect("checked: the machine runs");
-        let params: Vec<Value> = m.params().into_iter().cloned().collect();
-        let refs: Vec<&Value> = params.iter().collect();
-        let out = exec_step(conn, Journal::of(conn), step, &refs).map_err(|e| {
-            DbError(format!(
-                "{}.{} of op {}: {}",
-                m.program().op,
-                step.name,
-                op.invoke.op,
-                e.message
-            ))
-        })?;
-        let taken = Taken::advance(m, (i, pos), params, out);
-        if !follows(op, plan.keep[i], pos, m, taken.next) {
-            return Ok(None);
-        }
-        ran.taken.push(taken);
-    }
-    Ok(Some(ran))
+    crate::replay_step::execute(&Groups(rec, v), plan, order, path)
 }
