@@ -7,8 +7,9 @@
 //! (`workload::outbox::replay`).
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
-//! below it; it imports only the exit codes and the replay's database
-//! error (below the Workload trait), so the trait may name it.
+//! below it; it imports only the exit codes, the verdicts and the
+//! replay's database error (below the Workload trait), so the trait may
+//! name it.
 
 use std::path::PathBuf;
 
@@ -63,4 +64,16 @@ impl From<crate::replay_step::DbError> for ReplayError {
     fn from(e: crate::replay_step::DbError) -> Self {
         ReplayError::Unreadable(e.to_string())
     }
+}
+
+/// Every violation of `results`, numbered from 1 in report order: the
+/// findings `replay` lists and `--finding N` picks, for every workload.
+pub fn violations(
+    results: &[crate::verdict::CheckResult],
+) -> Vec<(String, crate::verdict::Finding)> {
+    results
+        .iter()
+        .filter(|r| r.verdict == crate::verdict::Verdict::Violated)
+        .flat_map(|r| r.examples.iter().map(|f| (r.invariant.clone(), f.clone())))
+        .collect()
 }

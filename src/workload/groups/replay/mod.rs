@@ -161,7 +161,7 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
         })?;
 
     let results = original_results(dir, &p, &history)?;
-    let found = judge::violations(&results);
+    let found = crate::replay::violations(&results);
     if found.is_empty() {
         return Err(usage(format!(
             "{}: nothing to replay: the run's checkers find no invariant violated",

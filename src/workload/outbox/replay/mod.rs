@@ -98,15 +98,6 @@ fn original_results(
     Ok(check_all(&facts, &t).0)
 }
 
-/// Every violation of `results`, numbered from 1 in report order.
-fn violations(results: &[crate::verdict::CheckResult]) -> Vec<(String, crate::verdict::Finding)> {
-    results
-        .iter()
-        .filter(|r| r.verdict == crate::verdict::Verdict::Violated)
-        .flat_map(|r| r.examples.iter().map(|f| (r.invariant.clone(), f.clone())))
-        .collect()
-}
-
 /// [`main`] without the exit code.
 ///
 /// # Errors
@@ -139,7 +130,7 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
     let rec = recording::of_entries(&entries)
         .map_err(|why| usage(format!("{}: {why}", history.display())))?;
     let results = original_results(dir, &p.variant, &entries)?;
-    let found = violations(&results);
+    let found = crate::replay::violations(&results);
     if found.is_empty() {
         return Err(usage(format!(
             "{}: nothing to replay: the run's checkers find no invariant violated",
