@@ -184,3 +184,56 @@ pub fn of_entries(entries: &[Entry]) -> Result<Recording, String> {
         started_ms,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed fixture's history (tests/fixtures/README.md).
+    fn fixture() -> Vec<Entry> {
+        let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/replay-outbox-no-redo/history.bin");
+        crate::history::reader::read(&f)
+            .unwrap()
+            .collect::<anyhow::Result<Vec<_>>>()
+            .unwrap()
+    }
+
+    fn op(r: &Recording, id: u64) -> &RecOp {
+        r.ops.iter().find(|o| o.invoke.op == id).unwrap()
+    }
+
+    #[test]
+    fn an_attempt_a_crash_fault_cut_short_is_replayed_as_far_as_it_ran() {
+        let r = of_entries(&fixture()).unwrap();
+        // Op 5 crashed after state_commit: its four steps, nothing refused.
+        let o = op(&r, 5);
+        assert!(o.cut_short());
+        assert_eq!(o.steps.len(), 4);
+        assert_eq!(o.steps.last().unwrap().name, "state_commit");
+        assert!(o.unreplayable.is_none(), "{:?}", o.unreplayable);
+        assert!(!op(&r, 9).cut_short());
+    }
+
+    #[test]
+    fn a_failed_step_or_a_missing_completion_makes_the_attempt_unreplayable() {
+        let mut entries = fixture();
+        for e in &mut entries {
+            if let Entry::Step(s) = e {
+                if s.op == 5 && s.step == "state_commit" {
+                    s.error = Some("disk I/O error".into());
+                }
+            }
+        }
+        entries.retain(|e| !matches!(e, Entry::Ok(c) if c.op == 9));
+        let r = of_entries(&entries).unwrap();
+        let why5 = op(&r, 5).unreplayable.clone().unwrap();
+        assert!(
+            why5.contains("state_commit") && why5.contains("failed"),
+            "{why5}"
+        );
+        let why9 = op(&r, 9).unreplayable.clone().unwrap();
+        assert!(why9.contains("never completed"), "{why9}");
+        assert!(op(&r, 21).unreplayable.is_none());
+    }
+}
