@@ -309,16 +309,17 @@ pub enum Command {
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         max_states: Option<u64>,
     },
-    /// Re-execute the recorded steps behind one finding of a groups run
-    /// of the in-process SQLite target on a fresh database (one
+    /// Re-execute the recorded steps behind one finding of a groups or
+    /// outbox run of the in-process SQLite target on a fresh database (one
     /// connection per recorded worker, in an order the steps' intervals
     /// allow), check it again with the same checkers, shrink it to a
     /// minimal set of ops and steps, and write RUN_DIR/replay/finding-N/:
     /// a script for the sqlite3 shell and an explore world. Exit 0:
     /// reproduced (and shrunk); 1: no order the intervals allow
     /// reproduces it; 4: --max-steps cut the search short, or a step
-    /// cannot be re-executed (a failed statement, a crash); 2: not a
-    /// groups run of the in-process target, no step records, no such
+    /// cannot be re-executed (a failed statement, a groups crash), or an
+    /// outbox message's attempts alone give no reproducing order; 2: not
+    /// a run of the in-process target, no step records, no such
     /// finding (or none at all); 3: a file unreadable or unwritable.
     /// An HTTP run records no server steps: with --reruns N its ops are
     /// sent again to the reference server N times instead.

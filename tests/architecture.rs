@@ -422,13 +422,20 @@ const LAYERS: &[(&str, &[&str])] = &[
             // `specstorm replay`: one finding of a recorded run
             // re-executed, shrunk, written as a script (docs/replay.md).
             "replay",
+            "replay_order",
+            "replay_script",
+            "replay_step",
             "workload::groups::replay",
             "workload::groups::replay::judge",
             "workload::groups::replay::recording",
             "workload::groups::replay::rerun",
             "workload::groups::replay::script",
             "workload::groups::replay::search",
-            "workload::groups::replay::shrink",
+            "workload::outbox::replay",
+            "workload::outbox::replay::judge",
+            "workload::outbox::replay::recording",
+            "workload::outbox::replay::search",
+            "workload::outbox::replay::script",
         ],
     ),
 ];

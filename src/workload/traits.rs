@@ -112,8 +112,8 @@ pub trait Workload: Send + Sync {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "specstorm: replay: {}: the {} workload has no replay (only groups runs of the \
-             in-process SQLite target have one)",
+            "specstorm: replay: {}: the {} workload has no replay (only groups and outbox runs \
+             of the in-process SQLite target have one)",
             opts.run_dir.display(),
             self.name()
         );

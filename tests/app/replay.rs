@@ -255,3 +255,70 @@ fn replay_refuses_a_finding_the_run_does_not_have() {
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("the run has 3 finding(s)"), "{text}");
 }
+
+/// The outbox fixture: a no-redo run whose message 2 was changed twice
+/// (tests/fixtures/README.md).
+const OUTBOX_NO_REDO: &str = "replay-outbox-no-redo";
+
+#[test]
+fn replay_of_an_outbox_no_redo_run_reproduces_and_shrinks_to_two_attempts() {
+    let (_tmp, dir) = copy_of(OUTBOX_NO_REDO);
+    let (code, text) = replay(&dir, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("reproduced:"), "{text}");
+    let o = outcome(&dir);
+    assert_eq!(o["reproduced"], true, "{o}");
+    assert_eq!(o["invariant"], "AtMostOneStateChange");
+    assert_eq!(o["msg_id"], 2);
+    assert_eq!(o["replayed"], serde_json::json!([5, 22]), "{o}");
+    // Two attempts up to their StateCommit: load_state, process,
+    // stage_outbox, state_commit each, the first cut by its crash. The
+    // world's shortest counterexample runs the same 8 statements.
+    assert_eq!(o["shrunk"], serde_json::json!([2, 8]), "{o}");
+    assert_eq!(script_steps(&dir), 8);
+    assert_eq!(o["explore_confirms"], true, "{o}");
+    let (code, text) = explore_world(&dir);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("AtMostOneStateChange"), "{text}");
+}
+
+#[test]
+fn replay_of_the_outbox_consistency_finding_keeps_the_acked_attempt_whole() {
+    let (_tmp, dir) = copy_of(OUTBOX_NO_REDO);
+    let (code, text) = replay(&dir, &["--finding", "2"]);
+    assert_eq!(code, 0, "{text}");
+    let f = dir.join("replay/finding-2/replay.json");
+    let o: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+    assert_eq!(o["invariant"], "ConsistentStateAndOutQueue");
+    // The crashed attempt's four steps and the acked one's eight.
+    assert_eq!(o["shrunk"], serde_json::json!([2, 12]), "{o}");
+}
+
+#[test]
+fn replay_of_an_outbox_run_writes_the_same_script_every_time() {
+    let (_a, one) = copy_of(OUTBOX_NO_REDO);
+    let (_b, two) = copy_of(OUTBOX_NO_REDO);
+    assert_eq!(replay(&one, &[]).0, 0);
+    assert_eq!(replay(&two, &[]).0, 0);
+    let body = |d: &Path| {
+        let s = std::fs::read_to_string(d.join("replay/finding-1/shrunk.sql")).unwrap();
+        s.lines().skip(1).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(body(&one), body(&two));
+}
+
+#[test]
+fn the_outbox_script_leaves_two_changes_of_one_message_in_state_log() {
+    let (_tmp, dir) = copy_of(OUTBOX_NO_REDO);
+    assert_eq!(replay(&dir, &[]).0, 0);
+    // The shrunk database is what the script makes: its final rows.
+    let db = rusqlite::Connection::open(dir.join("replay/finding-1/shrunk.db")).unwrap();
+    let changes: Vec<(i64, i64)> = db
+        .prepare("SELECT ver, msg_id FROM state_log WHERE kind = 'change' ORDER BY ver")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(changes, vec![(1, 2), (2, 2)]);
+}

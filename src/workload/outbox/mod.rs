@@ -112,6 +112,7 @@ pub mod lease;
 pub mod live;
 pub mod merge;
 pub mod probe;
+pub mod replay;
 pub mod runtime;
 pub mod server;
 pub mod server_handle;

@@ -93,6 +93,10 @@ impl Workload for Outbox {
         "outbox"
     }
 
+    fn replay(&self, opts: &crate::replay::ReplayOptions) -> crate::exit_code::ExitCode {
+        super::replay::main(opts)
+    }
+
     fn invariants(&self) -> &'static [&'static str] {
         &crate::workload::outbox::config::OUTBOX_INVARIANTS
     }

@@ -56,15 +56,6 @@ impl Target {
     }
 }
 
-/// Every violation of `results`, numbered from 1 in report order.
-pub fn violations(results: &[CheckResult]) -> Vec<(String, Finding)> {
-    results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Violated)
-        .flat_map(|r| r.examples.iter().map(|f| (r.invariant.clone(), f.clone())))
-        .collect()
-}
-
 /// The history of what `ran` ran: step k of the order spans [4k+2, 4k+3]
 /// ns, its op is invoked at 4k+1 before its first step and completes at
 /// 4k+4 after its last; an op cut short completes `info`, crashed after

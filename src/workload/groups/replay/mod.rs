@@ -5,7 +5,7 @@
 //! order the steps' intervals allow that reproduces the run's own answers
 //! ([`search`]), and the run's checkers judge what ran ([`judge`]). The
 //! replay is then shrunk to a minimal set of ops and steps that still
-//! reproduces the finding ([`shrink`]), and written as a script for the
+//! reproduces the finding ([`crate::replay_order`]'s ddmin), and written as a script for the
 //! `sqlite3` shell and an explore world ([`script`]), which the explorer
 //! is asked to confirm. Deterministic: the same folder replays the same
 //! way every time. docs/replay.md says what each answer rests on.
@@ -21,11 +21,10 @@ pub mod recording;
 pub mod rerun;
 pub mod script;
 pub mod search;
-pub mod shrink;
 
 use crate::exit_code::ExitCode;
 use crate::explore::Restore;
-pub use crate::replay::ReplayOptions;
+pub use crate::replay::{ReplayError, ReplayOptions};
 use crate::workload::groups::checker::{check_all, Tables};
 use crate::workload::groups::validate::design;
 use judge::Target;
@@ -34,38 +33,6 @@ use search::{Plan, Ran, Searched};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// Why a replay could not be made, with its exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
-    /// Not a groups run folder of the in-process target, no step records,
-    /// nothing found, no such finding, a design refused: exit 2.
-    #[error("{0}")]
-    Usage(String),
-    /// A step the replay cannot re-execute, or the budget ran out: exit 4.
-    #[error("{0}")]
-    Inconclusive(String),
-    /// A file could not be read or written, or a database failed: exit 3.
-    #[error("{0}")]
-    Unreadable(String),
-}
-
-impl ReplayError {
-    /// cli.md's code.
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            ReplayError::Usage(_) => ExitCode::Usage,
-            ReplayError::Inconclusive(_) => ExitCode::Inconclusive,
-            ReplayError::Unreadable(_) => ExitCode::Target,
-        }
-    }
-}
-
-impl From<search::DbError> for ReplayError {
-    fn from(e: search::DbError) -> Self {
-        ReplayError::Unreadable(e.to_string())
-    }
-}
 
 /// What a replay found and wrote.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -194,7 +161,7 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
         })?;
 
     let results = original_results(dir, &p, &history)?;
-    let found = judge::violations(&results);
+    let found = crate::replay::violations(&results);
     if found.is_empty() {
         return Err(usage(format!(
             "{}: nothing to replay: the run's checkers find no invariant violated",
@@ -226,7 +193,7 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
             (p, f) == (target.key.0.as_str(), target.key.1.as_str())
         })
         .collect();
-    let plan = Plan::whole(&rec, ops);
+    let plan = search::whole(&rec, ops);
     println!(
         "replaying finding {n}: {inv} on ({}, {}): {} ops, {} steps",
         target.key.0,
@@ -317,12 +284,12 @@ pub fn replay(opts: &ReplayOptions) -> Result<Outcome, ReplayError> {
         .copied()
         .filter(|i| !pinned.contains(i))
         .collect();
-    let kept = shrink::ddmin(free, &pinned, &mut |ops| {
-        test(&Plan::whole(&rec, ops.to_vec()))
+    let kept = crate::replay_order::ddmin(free, &pinned, &mut |ops| {
+        test(&search::whole(&rec, ops.to_vec()))
     })?;
     let mut ops: Vec<usize> = kept.into_iter().chain(pinned.iter().copied()).collect();
     ops.sort_unstable();
-    let small = shrink::steps(Plan::whole(&rec, ops), &mut test)?;
+    let small = crate::replay_order::fewest_steps(search::whole(&rec, ops), &mut test)?;
     let mut b = opts.max_steps;
     let mut ok = acceptor(&rec, v, &small, &target);
     let Searched::Found(sran) =

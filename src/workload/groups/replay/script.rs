@@ -11,33 +11,12 @@
 use super::recording::Recording;
 use super::search::{Plan, Ran};
 use crate::explore::db::show;
+use crate::replay_script::{ended, opening, param_names, shell_literal};
 use crate::statements::ParamSource;
 use crate::workload::groups::statements::GroupsVariant;
-use crate::workload::value::Value;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// A value as an argument of the shell's `.parameter set`: an SQL
-/// literal, in double quotes (the shell strips them and reads C escapes).
-fn shell_literal(v: &Value) -> String {
-    let sql = match v {
-        Value::Null => "NULL".to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Real(f) => format!("{f:?}"),
-        Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
-    };
-    format!("\"{}\"", sql.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-fn ended(sql: &str) -> String {
-    let t = sql.trim_end();
-    if t.ends_with(';') {
-        t.to_string()
-    } else {
-        format!("{t};")
-    }
-}
 
 /// The script of `ran` (a replay of `plan`), which makes `db_name` in the
 /// shell's current folder. `db` is any database with the file's schema
@@ -51,36 +30,11 @@ pub fn sqlite3_script(
     (title, db_name): (&str, &str),
 ) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "-- {title}");
-    let _ = writeln!(
-        out,
-        "-- Run it with `sqlite3 < THIS_FILE` in a folder of your choice: it makes {db_name} \
-         there (anew each time)."
-    );
-    // Connection 0 holds the schema and the final read; each worker gets
-    // the next number, in the order it first runs.
-    let mut conn_of: BTreeMap<u32, usize> = BTreeMap::new();
-    for t in &ran.taken {
-        let w = rec.ops[plan.ops[t.op]].invoke.worker;
-        let next = conn_of.len() + 1;
-        conn_of.entry(w).or_insert(next);
-    }
-    let workers: Vec<String> = conn_of
+    let workers = ran
+        .taken
         .iter()
-        .map(|(w, c)| format!("worker {w} on connection {c}"))
-        .collect();
-    let _ = writeln!(
-        out,
-        "-- One shell connection per recorded worker: {}; connection 0 makes the schema and \
-         reads the final rows.",
-        workers.join(", ")
-    );
-    let _ = writeln!(out, ".bail on\n.connection 0\n.open --new {db_name}");
-    let _ = writeln!(out, "-- the statement file's schema\n{}", ended(&v.schema));
-    for c in conn_of.values() {
-        let _ = writeln!(out, ".connection {c}\n.open {db_name}");
-    }
-    let _ = writeln!(out, ".headers on");
+        .map(|t| rec.ops[plan.ops[t.op]].invoke.worker);
+    let conn_of = opening(&mut out, (title, db_name), &v.schema, workers);
     let mut current = 0usize;
     // (entry of the plan's ops, step index) -> its step number here.
     let mut number: BTreeMap<(usize, usize), usize> = BTreeMap::new();
@@ -108,7 +62,7 @@ pub fn sqlite3_script(
                 None => said.push_str(", returned no row"),
             }
         }
-        let cut = if t.pos + 1 == plan.keep[t.op] && plan.cut(rec, t.op) {
+        let cut = if t.pos + 1 == plan.keep[t.op] && super::search::cut(plan, rec, t.op) {
             "; the op is cut short here (nothing more of it runs)"
         } else {
             ""
@@ -130,14 +84,7 @@ pub fn sqlite3_script(
             let _ = writeln!(out, ".connection {c}");
             current = c;
         }
-        let names: Vec<String> = db
-            .prepare(&def.sql)
-            .map(|st| {
-                (1..=st.parameter_count())
-                    .map(|i| st.parameter_name(i).unwrap_or("?").to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let names = param_names(db, &def.sql);
         let _ = writeln!(out, ".parameter clear");
         for ((name, value), src) in names.iter().zip(&t.params).zip(&def.params) {
             if let ParamSource::Column { step, .. } = src {

@@ -4,7 +4,7 @@
 //! worker.
 //!
 //! An order is allowed when a step that ended before another began comes
-//! first (`validate`'s immediate predecessors, [`module::predecessors`],
+//! first (`validate`'s immediate predecessors, [`crate::replay_order::predecessors`],
 //! computed over the plan's steps only: j ended before i began is a
 //! comparison of the two, so leaving steps out removes no constraint
 //! between those kept) and each op's steps keep their order. Every op
@@ -19,133 +19,38 @@
 //! leaving ops out changes what the others see; the checkers judge what it
 //! ran.
 //!
-//! The search is depth first over one in-memory database with a savepoint
-//! per step, choices in a fixed order (a preferred order if given, else
-//! the steps' start order), so the same plan gives the same order every
-//! time; its budget counts statements executed, never time.
+//! The search and the execution are [`crate::replay_step`]'s, which this
+//! module feeds with the recording (its machines, intervals and answers):
+//! depth first over one in-memory database with a savepoint per step,
+//! choices in a fixed order (a preferred order if given, else the steps'
+//! start order), so the same plan gives the same order every time; its
+//! budget counts statements executed, never time.
 //!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it.
 
-use super::recording::{RecOp, RecStep, Recording};
-use crate::target::sqlite::client::{exec_step, exec_step_in_txn, Journal};
+use super::recording::{RecStep, Recording};
+use crate::replay_step::Recorded;
 use crate::workload::groups::statements::GroupsVariant;
-use crate::workload::groups::validate::module;
-use crate::workload::groups::validate::trace::{Observed, Trace};
+use crate::workload::groups::validate::trace::Observed;
 use crate::workload::groups::{IngestOp, ResolveOp};
 use crate::workload::value::Value;
-use crate::workload::{Next, StepMachine, StepOutcome};
+use crate::workload::{StepMachine, StepOutcome};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Which recorded ops a replay runs, and how many of each one's steps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// Indices into [`Recording::ops`], in invoke order.
-    pub ops: Vec<usize>,
-    /// Per entry of `ops`: how many of its recorded steps run (fewer than
-    /// all: the op is cut short after the last, as a crash cuts one).
-    pub keep: Vec<usize>,
+pub use crate::replay_order::Plan;
+pub use crate::replay_step::{DbError, Ran, Searched, Taken};
+
+/// Every step of `ops` of the recording.
+pub fn whole(rec: &Recording, ops: Vec<usize>) -> Plan {
+    Plan::whole(ops, |i| rec.ops[i].steps.len())
 }
 
-impl Plan {
-    /// Every step of `ops`.
-    pub fn whole(rec: &Recording, ops: Vec<usize>) -> Plan {
-        let keep = ops.iter().map(|&i| rec.ops[i].steps.len()).collect();
-        Plan { ops, keep }
-    }
-
-    /// Steps in all.
-    pub fn steps(&self) -> usize {
-        self.keep.iter().sum()
-    }
-
-    /// Whether entry `i` runs fewer steps than were recorded.
-    pub fn cut(&self, rec: &Recording, i: usize) -> bool {
-        self.keep[i] < rec.ops[self.ops[i]].steps.len()
-    }
-}
-
-/// One step taken, and what it answered.
-#[derive(Debug, Clone)]
-pub struct Taken {
-    /// Index into [`Plan::ops`].
-    pub op: usize,
-    /// Index into the op's recorded steps.
-    pub pos: usize,
-    /// The parameters it was bound to, in SQLite's index order.
-    pub params: Vec<Value>,
-    /// Rows changed.
-    pub changes: u64,
-    /// Rows returned.
-    pub rows: u64,
-    /// The first row returned.
-    pub first: Option<Vec<Value>>,
-    /// What the op's machine did next.
-    pub next: Next,
-}
-
-impl Taken {
-    /// Step `pos` of plan entry `op`, run with `params`, answered `out`:
-    /// what it answered, kept before `m` (the op's machine) takes `out`
-    /// and decides what it does next. The one place a step taken is
-    /// recorded, for the search and for the replay on files alike.
-    fn advance(
-        m: &mut StepMachine<'_>,
-        (op, pos): (usize, usize),
-        params: Vec<Value>,
-        out: StepOutcome,
-    ) -> Self {
-        let (changes, rows, first) = (
-            out.changes,
-            out.rows.len() as u64,
-            out.rows.first().cloned(),
-        );
-        Taken {
-            op,
-            pos,
-            params,
-            changes,
-            rows,
-            first,
-            next: m.advance(out),
-        }
-    }
-}
-
-/// An order run to its end: the steps in order, and each op's machine.
-#[derive(Debug, Clone)]
-pub struct Ran<'v> {
-    /// The steps, in the order they ran.
-    pub taken: Vec<Taken>,
-    /// Per entry of the plan's ops, its machine after its last step.
-    pub machines: Vec<StepMachine<'v>>,
-}
-
-/// What a search found.
-pub enum Searched<'v> {
-    /// An allowed order that reproduces.
-    Found(Ran<'v>),
-    /// Every allowed order was run; none reproduces (`leaves`: how many
-    /// ran to their end).
-    Exhausted {
-        /// Orders run to their end.
-        leaves: u64,
-    },
-    /// The budget ran out first.
-    Cut,
-}
-
-/// A search's failure: the database refused the schema or a savepoint.
-#[derive(Debug, thiserror::Error)]
-#[error("the replay's database: {0}")]
-pub struct DbError(pub String);
-
-impl From<rusqlite::Error> for DbError {
-    fn from(e: rusqlite::Error) -> Self {
-        DbError(e.to_string())
-    }
+/// Whether entry `i` of `plan` runs fewer steps than were recorded.
+pub fn cut(plan: &Plan, rec: &Recording, i: usize) -> bool {
+    plan.keep[i] < rec.ops[plan.ops[i]].steps.len()
 }
 
 /// The step machine of recorded op `i`, with its recorded parameters
@@ -200,56 +105,45 @@ fn same_answer(s: &RecStep, out: &StepOutcome) -> bool {
     }
 }
 
-/// Whether the machine's path after taking step `pos` of `op` follows
-/// the record: another kept step comes next, or the op ends where the
-/// record ends it (an op cut short may go on: nothing more of it runs).
-fn follows(op: &RecOp, keep: usize, pos: usize, m: &StepMachine<'_>, next: Next) -> bool {
-    if pos + 1 < keep {
-        next == Next::Continue && m.current() == Some(op.steps[pos + 1].idx as usize)
-    } else if keep == op.steps.len() {
-        next != Next::Continue
-    } else {
+/// The recording with the statement file it ran.
+struct Groups<'r, 'v>(&'r Recording, &'v GroupsVariant);
+
+impl<'v> Recorded<'v> for Groups<'_, 'v> {
+    fn schema(&self) -> &str {
+        &self.1.schema
+    }
+
+    fn machine(&self, i: usize) -> StepMachine<'v> {
+        machine(self.0, self.1, i)
+    }
+
+    fn steps(&self, i: usize) -> usize {
+        self.0.ops[i].steps.len()
+    }
+
+    fn step_idx(&self, i: usize, pos: usize) -> u32 {
+        self.0.ops[i].steps[pos].idx
+    }
+
+    fn span(&self, i: usize, pos: usize) -> (u64, u64) {
+        let t = &self.0.ops[i].steps[pos].trace;
+        (t.start, t.end)
+    }
+
+    fn op(&self, i: usize) -> (u64, u32) {
+        let inv = &self.0.ops[i].invoke;
+        (inv.op, inv.worker)
+    }
+
+    /// The recording refuses a crash (validate's reasons): every op
+    /// ended after its last recorded step.
+    fn ended(&self, _: usize) -> bool {
         true
     }
-}
 
-/// The plan's steps as nodes: (entry of the plan's ops, position), in
-/// the preferred order (`prefer` ranks (op id, step index)), else start
-/// order; and each node's immediate predecessors in the interval order.
-fn nodes(
-    rec: &Recording,
-    plan: &Plan,
-    prefer: Option<&HashMap<(u64, u32), usize>>,
-) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
-    let mut nodes: Vec<(usize, usize)> = plan
-        .ops
-        .iter()
-        .enumerate()
-        .flat_map(|(i, _)| (0..plan.keep[i]).map(move |p| (i, p)))
-        .collect();
-    let step = |&(i, p): &(usize, usize)| &rec.ops[plan.ops[i]].steps[p];
-    nodes.sort_by_key(|n| {
-        let s = step(n);
-        let rank = prefer.and_then(|m| m.get(&(s.trace.op, s.idx)).copied());
-        (
-            rank.unwrap_or(usize::MAX),
-            s.trace.start,
-            s.trace.end,
-            s.trace.op,
-            s.idx,
-        )
-    });
-    let sub = Trace {
-        steps: nodes.iter().map(|n| step(n).trace.clone()).collect(),
-        ..Trace::default()
-    };
-    let preds = module::predecessors(&sub);
-    (nodes, preds)
-}
-
-struct Frame {
-    choices: Vec<usize>,
-    at: usize,
+    fn same_answer(&self, i: usize, pos: usize, out: &StepOutcome) -> bool {
+        same_answer(&self.0.ops[i].steps[pos], out)
+    }
 }
 
 /// Searches the orders of `plan` (strict: the run's own answers only) for
@@ -259,7 +153,6 @@ struct Frame {
 ///
 /// # Errors
 /// The in-memory database refused the schema or a savepoint.
-#[allow(clippy::too_many_arguments)]
 pub fn search<'v>(
     rec: &Recording,
     v: &'v GroupsVariant,
@@ -269,91 +162,7 @@ pub fn search<'v>(
     budget: &mut u64,
     accept: &mut dyn FnMut(&Ran<'v>, &Connection) -> Result<bool, DbError>,
 ) -> Result<Searched<'v>, DbError> {
-    let (nodes, preds) = nodes(rec, plan, prefer);
-    let db = Connection::open_in_memory()?;
-    db.execute_batch(&v.schema)?;
-    let mut ran = Ran {
-        taken: Vec::new(),
-        machines: plan.ops.iter().map(|&i| machine(rec, v, i)).collect(),
-    };
-    let mut next_pos = vec![0usize; plan.ops.len()];
-    let mut done = vec![false; nodes.len()];
-    // Per step taken: its node and its machine before it.
-    let mut path: Vec<(usize, StepMachine<'v>)> = Vec::new();
-    let enabled = |done: &[bool], next_pos: &[usize]| -> Vec<usize> {
-        (0..nodes.len())
-            .filter(|&n| {
-                !done[n] && next_pos[nodes[n].0] == nodes[n].1 && preds[n].iter().all(|&p| done[p])
-            })
-            .collect()
-    };
-    let mut leaves = 0u64;
-    let mut stack = vec![Frame {
-        choices: enabled(&done, &next_pos),
-        at: 0,
-    }];
-    let undo = |db: &Connection| db.execute_batch("ROLLBACK TO replayed; RELEASE replayed");
-    loop {
-        let f = stack.last_mut().expect("the root frame is never popped");
-        if f.at >= f.choices.len() {
-            let Some((n, saved)) = path.pop() else {
-                return Ok(Searched::Exhausted { leaves });
-            };
-            stack.pop();
-            undo(&db)?;
-            let (i, _) = nodes[n];
-            ran.machines[i] = saved;
-            ran.taken.pop();
-            next_pos[i] -= 1;
-            done[n] = false;
-            continue;
-        }
-        let n = f.choices[f.at];
-        f.at += 1;
-        if *budget == 0 {
-            return Ok(Searched::Cut);
-        }
-        *budget -= 1;
-        let (i, pos) = nodes[n];
-        let op = &rec.ops[plan.ops[i]];
-        let s = &op.steps[pos];
-        let m = &mut ran.machines[i];
-        if m.current() != Some(s.idx as usize) {
-            continue;
-        }
-        let saved = m.clone();
-        db.execute_batch("SAVEPOINT replayed")?;
-        let step = m.current_step().expect("checked: the machine runs");
-        let params: Vec<Value> = m.params().into_iter().cloned().collect();
-        let refs: Vec<&Value> = params.iter().collect();
-        let out = match exec_step_in_txn(&db, Journal::Off, step, &refs) {
-            Ok(out) if !strict || same_answer(s, &out) => out,
-            _ => {
-                undo(&db)?;
-                continue;
-            }
-        };
-        let taken = Taken::advance(m, (i, pos), params, out);
-        if !follows(op, plan.keep[i], pos, m, taken.next) {
-            *m = saved;
-            undo(&db)?;
-            continue;
-        }
-        ran.taken.push(taken);
-        path.push((n, saved));
-        next_pos[i] += 1;
-        done[n] = true;
-        let choices = if path.len() == nodes.len() {
-            leaves += 1;
-            if accept(&ran, &db)? {
-                return Ok(Searched::Found(ran));
-            }
-            Vec::new()
-        } else {
-            enabled(&done, &next_pos)
-        };
-        stack.push(Frame { choices, at: 0 });
-    }
+    crate::replay_step::search(&Groups(rec, v), (plan, strict), prefer, budget, accept)
 }
 
 /// Runs `order` (entries of the plan's ops and positions, as a search
@@ -372,46 +181,5 @@ pub fn execute<'v>(
     order: &[(usize, usize)],
     path: &Path,
 ) -> Result<Option<Ran<'v>>, DbError> {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(std::path::PathBuf::from(p));
-    }
-    let schema = Connection::open(path)?;
-    schema.execute_batch(&v.schema)?;
-    drop(schema);
-    let mut conns: HashMap<u32, Connection> = HashMap::new();
-    let mut ran = Ran {
-        taken: Vec::new(),
-        machines: plan.ops.iter().map(|&i| machine(rec, v, i)).collect(),
-    };
-    for &(i, pos) in order {
-        let op = &rec.ops[plan.ops[i]];
-        let conn = match conns.entry(op.invoke.worker) {
-            std::collections::hash_map::Entry::Occupied(c) => c.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(Connection::open(path)?),
-        };
-        let m = &mut ran.machines[i];
-        if m.current() != Some(op.steps[pos].idx as usize) {
-            return Ok(None);
-        }
-        let step = m.current_step().expect("checked: the machine runs");
-        let params: Vec<Value> = m.params().into_iter().cloned().collect();
-        let refs: Vec<&Value> = params.iter().collect();
-        let out = exec_step(conn, Journal::of(conn), step, &refs).map_err(|e| {
-            DbError(format!(
-                "{}.{} of op {}: {}",
-                m.program().op,
-                step.name,
-                op.invoke.op,
-                e.message
-            ))
-        })?;
-        let taken = Taken::advance(m, (i, pos), params, out);
-        if !follows(op, plan.keep[i], pos, m, taken.next) {
-            return Ok(None);
-        }
-        ran.taken.push(taken);
-    }
-    Ok(Some(ran))
+    crate::replay_step::execute(&Groups(rec, v), plan, order, path)
 }

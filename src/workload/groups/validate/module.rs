@@ -366,17 +366,8 @@ pub fn witness_cfg(constants: &str, invariants: &[&str]) -> String {
 /// ended and ended before i began. Taking a step only after these keeps
 /// every earlier-ended step before it, by induction.
 pub fn predecessors(trace: &Trace) -> Vec<Vec<usize>> {
-    let s = &trace.steps;
-    (0..s.len())
-        .map(|i| {
-            let before: Vec<usize> = (0..s.len()).filter(|&j| s[j].end < s[i].start).collect();
-            let latest_start = before.iter().map(|&k| s[k].start).max();
-            before
-                .into_iter()
-                .filter(|&j| latest_start.is_none_or(|m| s[j].end >= m))
-                .collect()
-        })
-        .collect()
+    let spans: Vec<(u64, u64)> = trace.steps.iter().map(|s| (s.start, s.end)).collect();
+    crate::replay_order::predecessors(&spans)
 }
 
 /// Per step k (0-based, start order), the last step (0-based) that began
