@@ -210,11 +210,15 @@ fn varint_into(mut n: u64, buf: &mut [u8; 10]) -> usize {
     i + 1
 }
 
-/// Appends `n` as a LEB128 varint.
-pub fn put(out: &mut Vec<u8>, n: u64) {
-    let mut buf = [0u8; 10];
-    let len = varint_into(n, &mut buf);
-    out.extend_from_slice(&buf[..len]);
+/// Appends `n` as a LEB128 varint. Byte by byte: most are one or two
+/// bytes, where a copy of a buffer costs a call of its own.
+#[inline]
+pub fn put(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
 }
 
 fn text(out: &mut Vec<u8>, s: &str) {

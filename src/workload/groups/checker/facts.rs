@@ -868,7 +868,8 @@ impl Facts {
         }
     }
 
-    fn apply_ingest(&mut self, i: IngestOp) {
+    /// [`Facts::apply`] of an ingest's summary.
+    pub fn apply_ingest(&mut self, i: IngestOp) {
         let key = self.named_key(i.named);
         let hook_insert = i.hook_insert.map(|c| self.cause(c));
         if let Some(completed) = i.pending {

@@ -39,6 +39,9 @@ pub struct OpAssembly {
     named: Vec<(String, String, String)>,
     named_index: hashbrown::HashTable<u32>,
     named_hasher: foldhash::fast::RandomState,
+    /// Step lists of finished ops, emptied, for the next ops to fill (an
+    /// op's steps are not allocated and grown anew for each op).
+    spare: Vec<Vec<StepFact>>,
 }
 
 impl OpAssembly {
@@ -78,7 +81,10 @@ impl OpAssembly {
             named,
             event,
         };
-        self.inflight.insert(i.op, (fact, Vec::new()));
+        let steps = self.spare.pop().unwrap_or_default();
+        if let Some((_, old)) = self.inflight.insert(i.op, (fact, steps)) {
+            self.keep(old);
+        }
     }
 
     /// A step of an op in flight. Errors: no such op.
@@ -97,7 +103,18 @@ impl OpAssembly {
         let Some((invoke, steps)) = self.inflight.remove(&c.op) else {
             return Err(OutOfPlace::Completion(c.op));
         };
-        Ok(summarize(&self.rules, invoke, &steps, Some((kind, c))))
+        let fact = summarize(&self.rules, invoke, &steps, Some((kind, c)));
+        self.keep(steps);
+        Ok(fact)
+    }
+
+    /// Keeps an emptied step list for a later op (a few: ops in flight at
+    /// once are few).
+    fn keep(&mut self, mut steps: Vec<StepFact>) {
+        if self.spare.len() < 256 && steps.capacity() <= 64 {
+            steps.clear();
+            self.spare.push(steps);
+        }
     }
 
     /// The ops still in flight at the end of the history, which never
