@@ -276,6 +276,16 @@ impl<'a> Fields<'a> {
         self.0 = rest;
         std::str::from_utf8(s).map_err(|_| DecodeError::Utf8)
     }
+    /// A text's bytes, not checked as UTF-8.
+    fn raw(&mut self) -> Result<&'a [u8], DecodeError> {
+        let len = usize::try_from(self.num()?).map_err(|_| DecodeError::Range)?;
+        if len > self.0.len() {
+            return Err(DecodeError::Short);
+        }
+        let (s, rest) = self.0.split_at(len);
+        self.0 = rest;
+        Ok(s)
+    }
     fn opt<T>(
         &mut self,
         set: bool,
@@ -429,6 +439,71 @@ pub fn invoke_view(payload: &[u8]) -> Result<Option<InvokeView<'_>>, DecodeError
         return Ok(None);
     }
     invoke_fields(&mut Fields(rest)).map(Some)
+}
+
+/// [`InvokeView`] with its texts as bytes not yet checked as UTF-8
+/// ([`invoke_raw`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvokeRaw<'a> {
+    /// As [`Invoke::t`].
+    pub t: u64,
+    /// As [`Invoke::op`].
+    pub op: u64,
+    /// As [`Invoke::f`].
+    pub f: OpKind,
+    /// As [`Invoke::event_id`], its bytes.
+    pub event_id: Option<&'a [u8]>,
+    /// As [`Invoke::project`], its bytes.
+    pub project: &'a [u8],
+    /// As [`Invoke::fingerprint`], its bytes.
+    pub fingerprint: &'a [u8],
+    /// As [`Invoke::group_id`], its bytes.
+    pub group_id: &'a [u8],
+    /// As [`Invoke::intended`].
+    pub intended: Option<u64>,
+}
+
+/// [`invoke_view`] but for the UTF-8 check of its four texts: every
+/// other field is checked as [`decode`] checks it, and a text that is not
+/// UTF-8 is where decode would fail, so a caller that accepts a text must
+/// know it is UTF-8 (checked, or equal to one checked before). A reader
+/// of millions of invokes naming a few keys checks each key once.
+pub fn invoke_raw(payload: &[u8]) -> Result<Option<InvokeRaw<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != INVOKE {
+        return Ok(None);
+    }
+    let f = &mut Fields(rest);
+    let (t, op, _worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+    let flags = f.num()?;
+    if has(flags, 0) {
+        f.num()?;
+        f.u32()?;
+        f.u32()?;
+        f.num()?;
+    }
+    let event_id = f.opt(has(flags, 1), Fields::raw)?;
+    let mut strings = [2, 3, 4].map(|n| (has(flags, n), &b""[..]));
+    for (set, s) in &mut strings {
+        if *set {
+            *s = f.raw()?;
+        }
+    }
+    let [(_, project), (_, fingerprint), (_, group_id)] = strings;
+    if has(flags, 5) {
+        f.u32()?;
+    }
+    let intended = f.opt(has(flags, 6), Fields::num)?;
+    Ok(Some(InvokeRaw {
+        t,
+        op,
+        f: kind,
+        event_id,
+        project,
+        fingerprint,
+        group_id,
+        intended,
+    }))
 }
 
 fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
