@@ -597,6 +597,71 @@ pub fn step_view(payload: &[u8]) -> Result<Option<StepView<'_>>, DecodeError> {
     Ok(Some(view))
 }
 
+/// [`StepView`] with its name and error as bytes not yet checked as
+/// UTF-8 ([`step_raw`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepRaw<'a> {
+    /// As [`Step::op`].
+    pub op: u64,
+    /// As [`Step::idx`].
+    pub idx: u32,
+    /// As [`Step::step`], its bytes.
+    pub step: &'a [u8],
+    /// As [`Step::start`].
+    pub start: u64,
+    /// As [`Step::end`].
+    pub end: Option<u64>,
+    /// As [`Step::changes`].
+    pub changes: u64,
+    /// As [`Step::rows`].
+    pub rows: u64,
+    /// As [`Step::error`], its bytes.
+    pub error: Option<&'a [u8]>,
+    /// As [`Step::error_kind`].
+    pub error_kind: Option<StepErrorKind>,
+    /// As [`Step::maybe_applied`].
+    pub maybe_applied: bool,
+}
+
+/// [`step_view`] but for the UTF-8 check of the step's name and error:
+/// every other field (what it returned too) is checked as [`decode`]
+/// checks it, and a name or error that is not UTF-8 is where decode
+/// would fail, so a caller that accepts one must know it is UTF-8
+/// (checked, or equal to one checked before).
+pub fn step_raw(payload: &[u8]) -> Result<Option<StepRaw<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != STEP {
+        return Ok(None);
+    }
+    let f = &mut Fields(rest);
+    let (op, idx, step, start) = (f.num()?, f.u32()?, f.raw()?, f.num()?);
+    let flags = f.num()?;
+    let end = f.opt(has(flags, 0), Fields::num)?;
+    let (changes, rows) = (f.num()?, f.num()?);
+    let error = f.opt(has(flags, 1), Fields::raw)?;
+    if let Some(r) = f.opt(has(flags, 5), Fields::str)? {
+        serde_json::from_str::<Vec<SqlScalar>>(r).map_err(DecodeError::Json)?;
+    }
+    Ok(Some(StepRaw {
+        op,
+        idx,
+        step,
+        start,
+        end,
+        changes,
+        rows,
+        error,
+        error_kind: has(flags, 2).then(|| {
+            if has(flags, 3) {
+                StepErrorKind::Other
+            } else {
+                StepErrorKind::Busy
+            }
+        }),
+        maybe_applied: has(flags, 4),
+    }))
+}
+
 /// [`step_view`] of a record [`peek`] already accepted (the same bytes,
 /// e.g. read back from a temp file they were copied to): what the step
 /// returned is not checked again. Errors: as [`step_view`]'s, but for

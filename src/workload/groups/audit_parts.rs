@@ -379,7 +379,7 @@ fn read_facts(
                         match op_fact_codec::decode_unboxed(rest).map_err(corrupt)? {
                             Ok(mut ingest) => {
                                 local(&mut facts, &mut ingest.named);
-                                facts.apply_ingest(ingest);
+                                facts.apply_ingest(&ingest);
                             }
                             Err(mut fact) => {
                                 if let Some(n) = fact.named_mut() {

@@ -233,6 +233,8 @@ struct Router {
     /// Per named triple: its key's bucket, and its ingests with an event
     /// id.
     named: Vec<(u16, u64)>,
+    /// Step names checked as UTF-8, by step index ([`step_fact`]).
+    step_names: Vec<Box<str>>,
     op_count: u64,
 }
 
@@ -346,6 +348,47 @@ impl Router {
     }
 }
 
+/// A step record's facts, its name and error checked as UTF-8 unless
+/// known to be: `names` holds, per step index, the last name checked at
+/// that index (a run's steps have a few names, one per index). None: a
+/// text is not UTF-8 (the whole history's judge reports the record).
+fn step_fact(names: &mut Vec<Box<str>>, s: &codec::StepRaw<'_>) -> Option<StepFact> {
+    let i = s.idx as usize;
+    let known = names.get(i).is_some_and(|n| n.as_bytes() == s.step);
+    if !known {
+        let step = std::str::from_utf8(s.step).ok()?;
+        if i >= 64 {
+            return step_fact_of(step, s);
+        }
+        if names.len() <= i {
+            names.resize(i + 1, Box::default());
+        }
+        names[i] = step.into();
+    }
+    // Equal to the bytes of a name checked before: the same text.
+    step_fact_of(&names[i], s)
+}
+
+/// A step record's facts, its name `step` (its bytes as UTF-8).
+fn step_fact_of(step: &str, s: &codec::StepRaw<'_>) -> Option<StepFact> {
+    let error = match s.error {
+        Some(e) => Some(std::str::from_utf8(e).ok()?),
+        None => None,
+    };
+    Some(StepFact::from_view(&codec::StepView {
+        op: s.op,
+        idx: s.idx,
+        step,
+        start: s.start,
+        end: s.end,
+        changes: s.changes,
+        rows: s.rows,
+        error,
+        error_kind: s.error_kind,
+        maybe_applied: s.maybe_applied,
+    }))
+}
+
 /// Pass 1 (see the module's doc). Ok(None): a history this cannot split
 /// (an unreadable record, an op record out of place, no header or two,
 /// an op id invoked under keys of two buckets): the whole history's judge
@@ -362,6 +405,7 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         ingests: vec![(0, 0); BUCKETS],
         ids: IdHashes::create(dir)?,
         named: Vec::new(),
+        step_names: Vec::new(),
         op_count: 0,
     };
     let (mut header, mut footer, mut last_t) = (None, None, 0u64);
@@ -375,11 +419,14 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         seq += 1;
         // The common records read where they lie, each checked as
         // decoding checks it.
-        match codec::step_view(payload) {
+        match codec::step_raw(payload) {
             Err(_) => return Ok(None),
             Ok(Some(s)) => {
                 last_t = last_t.max(s.end.unwrap_or(s.start).max(s.start));
-                if r.asm.step(s.op, StepFact::from_view(&s)).is_err() {
+                let Some(fact) = step_fact(&mut r.step_names, &s) else {
+                    return Ok(None);
+                };
+                if r.asm.step(s.op, fact).is_err() {
                     return Ok(None);
                 }
                 continue;

@@ -67,7 +67,8 @@ impl SpillWriter {
     }
 
     /// Appends `bytes` as they are, with no length: a file of records of
-    /// one fixed size.
+    /// one fixed size (inlined: the size is then known, no copy call).
+    #[inline]
     pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.buf.extend_from_slice(bytes);
         self.spill()
