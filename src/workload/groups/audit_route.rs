@@ -10,6 +10,14 @@
 //! buckets would be judged as two events, so [`IdHashes::one_bucket_each`]
 //! refuses it and the caller judges the whole history.
 //!
+//! Invoke and step records are read where they lie with their texts as
+//! bytes ([`codec::invoke_raw`], [`codec::step_raw`]): a (project,
+//! fingerprint, group id) triple is checked as UTF-8 when first named, a
+//! step name once per step index, an event id of hex digits not at all
+//! (it is text as it is); any other text every time. A record decoding
+//! would refuse is refused here too, so the whole history's judge
+//! reports it.
+//!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).

@@ -927,7 +927,7 @@ impl Facts {
                     op_start: i.t,
                     start,
                     end,
-                    read: i.read.clone().map(Box::new),
+                    read: i.read.map(Box::new),
                 });
             }
             if let Some(t) = i.acked_at.filter(|_| !(self.acked_unread && self.step_log)) {
