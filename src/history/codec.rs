@@ -210,11 +210,15 @@ fn varint_into(mut n: u64, buf: &mut [u8; 10]) -> usize {
     i + 1
 }
 
-/// Appends `n` as a LEB128 varint.
-pub fn put(out: &mut Vec<u8>, n: u64) {
-    let mut buf = [0u8; 10];
-    let len = varint_into(n, &mut buf);
-    out.extend_from_slice(&buf[..len]);
+/// Appends `n` as a LEB128 varint. Byte by byte: most are one or two
+/// bytes, where a copy of a buffer costs a call of its own.
+#[inline]
+pub fn put(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
 }
 
 fn text(out: &mut Vec<u8>, s: &str) {
@@ -271,6 +275,16 @@ impl<'a> Fields<'a> {
         let (s, rest) = self.0.split_at(len);
         self.0 = rest;
         std::str::from_utf8(s).map_err(|_| DecodeError::Utf8)
+    }
+    /// A text's bytes, not checked as UTF-8.
+    fn raw(&mut self) -> Result<&'a [u8], DecodeError> {
+        let len = usize::try_from(self.num()?).map_err(|_| DecodeError::Range)?;
+        if len > self.0.len() {
+            return Err(DecodeError::Short);
+        }
+        let (s, rest) = self.0.split_at(len);
+        self.0 = rest;
+        Ok(s)
     }
     fn opt<T>(
         &mut self,
@@ -427,6 +441,71 @@ pub fn invoke_view(payload: &[u8]) -> Result<Option<InvokeView<'_>>, DecodeError
     invoke_fields(&mut Fields(rest)).map(Some)
 }
 
+/// [`InvokeView`] with its texts as bytes not yet checked as UTF-8
+/// ([`invoke_raw`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvokeRaw<'a> {
+    /// As [`Invoke::t`].
+    pub t: u64,
+    /// As [`Invoke::op`].
+    pub op: u64,
+    /// As [`Invoke::f`].
+    pub f: OpKind,
+    /// As [`Invoke::event_id`], its bytes.
+    pub event_id: Option<&'a [u8]>,
+    /// As [`Invoke::project`], its bytes.
+    pub project: &'a [u8],
+    /// As [`Invoke::fingerprint`], its bytes.
+    pub fingerprint: &'a [u8],
+    /// As [`Invoke::group_id`], its bytes.
+    pub group_id: &'a [u8],
+    /// As [`Invoke::intended`].
+    pub intended: Option<u64>,
+}
+
+/// [`invoke_view`] but for the UTF-8 check of its four texts: every
+/// other field is checked as [`decode`] checks it, and a text that is not
+/// UTF-8 is where decode would fail, so a caller that accepts a text must
+/// know it is UTF-8 (checked, or equal to one checked before). A reader
+/// of millions of invokes naming a few keys checks each key once.
+pub fn invoke_raw(payload: &[u8]) -> Result<Option<InvokeRaw<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != INVOKE {
+        return Ok(None);
+    }
+    let f = &mut Fields(rest);
+    let (t, op, _worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+    let flags = f.num()?;
+    if has(flags, 0) {
+        f.num()?;
+        f.u32()?;
+        f.u32()?;
+        f.num()?;
+    }
+    let event_id = f.opt(has(flags, 1), Fields::raw)?;
+    let mut strings = [2, 3, 4].map(|n| (has(flags, n), &b""[..]));
+    for (set, s) in &mut strings {
+        if *set {
+            *s = f.raw()?;
+        }
+    }
+    let [(_, project), (_, fingerprint), (_, group_id)] = strings;
+    if has(flags, 5) {
+        f.u32()?;
+    }
+    let intended = f.opt(has(flags, 6), Fields::num)?;
+    Ok(Some(InvokeRaw {
+        t,
+        op,
+        f: kind,
+        event_id,
+        project,
+        fingerprint,
+        group_id,
+        intended,
+    }))
+}
+
 fn decode_step(f: &mut Fields) -> Result<Step, DecodeError> {
     let (v, returned) = step_fields(f)?;
     Ok(Step {
@@ -516,6 +595,71 @@ pub fn step_view(payload: &[u8]) -> Result<Option<StepView<'_>>, DecodeError> {
         serde_json::from_str::<Vec<SqlScalar>>(r).map_err(DecodeError::Json)?;
     }
     Ok(Some(view))
+}
+
+/// [`StepView`] with its name and error as bytes not yet checked as
+/// UTF-8 ([`step_raw`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepRaw<'a> {
+    /// As [`Step::op`].
+    pub op: u64,
+    /// As [`Step::idx`].
+    pub idx: u32,
+    /// As [`Step::step`], its bytes.
+    pub step: &'a [u8],
+    /// As [`Step::start`].
+    pub start: u64,
+    /// As [`Step::end`].
+    pub end: Option<u64>,
+    /// As [`Step::changes`].
+    pub changes: u64,
+    /// As [`Step::rows`].
+    pub rows: u64,
+    /// As [`Step::error`], its bytes.
+    pub error: Option<&'a [u8]>,
+    /// As [`Step::error_kind`].
+    pub error_kind: Option<StepErrorKind>,
+    /// As [`Step::maybe_applied`].
+    pub maybe_applied: bool,
+}
+
+/// [`step_view`] but for the UTF-8 check of the step's name and error:
+/// every other field (what it returned too) is checked as [`decode`]
+/// checks it, and a name or error that is not UTF-8 is where decode
+/// would fail, so a caller that accepts one must know it is UTF-8
+/// (checked, or equal to one checked before).
+pub fn step_raw(payload: &[u8]) -> Result<Option<StepRaw<'_>>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    if tag != STEP {
+        return Ok(None);
+    }
+    let f = &mut Fields(rest);
+    let (op, idx, step, start) = (f.num()?, f.u32()?, f.raw()?, f.num()?);
+    let flags = f.num()?;
+    let end = f.opt(has(flags, 0), Fields::num)?;
+    let (changes, rows) = (f.num()?, f.num()?);
+    let error = f.opt(has(flags, 1), Fields::raw)?;
+    if let Some(r) = f.opt(has(flags, 5), Fields::str)? {
+        serde_json::from_str::<Vec<SqlScalar>>(r).map_err(DecodeError::Json)?;
+    }
+    Ok(Some(StepRaw {
+        op,
+        idx,
+        step,
+        start,
+        end,
+        changes,
+        rows,
+        error,
+        error_kind: has(flags, 2).then(|| {
+            if has(flags, 3) {
+                StepErrorKind::Other
+            } else {
+                StepErrorKind::Busy
+            }
+        }),
+        maybe_applied: has(flags, 4),
+    }))
 }
 
 /// [`step_view`] of a record [`peek`] already accepted (the same bytes,

@@ -510,3 +510,69 @@ fn a_step_view_checks_what_a_step_returned_as_decoding_does() {
         assert!(codec::step_view_peeked(&rec).unwrap().is_some());
     }
 }
+
+/// [`codec::invoke_raw`] and [`codec::step_raw`] read the texts decoding
+/// gives, as bytes; with those texts checked as UTF-8 they refuse a
+/// record exactly where decoding does (cut anywhere, or a byte changed).
+#[test]
+fn raw_invokes_and_steps_with_their_texts_checked_refuse_what_decoding_refuses() {
+    let utf8 = |b: &[u8]| std::str::from_utf8(b).is_ok();
+    // Some(read with every text UTF-8) for an invoke or a step record;
+    // None for a record of another kind.
+    let raw = |rec: &[u8]| -> Option<bool> {
+        match (codec::invoke_raw(rec), codec::step_raw(rec)) {
+            (Ok(Some(i)), _) => Some(
+                i.event_id.is_none_or(utf8)
+                    && utf8(i.project)
+                    && utf8(i.fingerprint)
+                    && utf8(i.group_id),
+            ),
+            (_, Ok(Some(s))) => Some(utf8(s.step) && s.error.is_none_or(utf8)),
+            (Ok(None), Ok(None)) => None,
+            _ => Some(false),
+        }
+    };
+    let mut r = ChaCha8Rng::seed_from_u64(11);
+    let entries: Vec<Entry> = (0..3000).map(|_| random_entry(&mut r)).collect();
+    let mut read = 0;
+    for e in &entries {
+        let mut rec = Vec::new();
+        codec::encode_payload(e, &mut rec);
+        match e {
+            Entry::Invoke(i) if rec[0] != 0 => {
+                let v = codec::invoke_raw(&rec).unwrap().unwrap();
+                assert_eq!(v.event_id, i.event_id.as_deref().map(str::as_bytes));
+                assert_eq!(
+                    (v.project, v.fingerprint, v.group_id),
+                    (
+                        i.project.as_bytes(),
+                        i.fingerprint.as_bytes(),
+                        i.group_id.as_bytes()
+                    )
+                );
+                assert_eq!((v.t, v.op, v.f, v.intended), (i.t, i.op, i.f, i.intended));
+                read += 1;
+            }
+            Entry::Step(s) if rec[0] != 0 => {
+                let v = codec::step_raw(&rec).unwrap().unwrap();
+                assert_eq!(v.step, s.step.as_bytes());
+                assert_eq!(v.error, s.error.as_deref().map(str::as_bytes));
+                assert_eq!((v.op, v.idx, v.start, v.end), (s.op, s.idx, s.start, s.end));
+                read += 1;
+            }
+            _ => {}
+        }
+        let cuts = (0..rec.len()).map(|cut| rec[..cut].to_vec());
+        let bad = (1..rec.len()).map(|at| {
+            let mut b = rec.clone();
+            b[at] = 0xff;
+            b
+        });
+        for part in cuts.chain(bad) {
+            if let Some(ok) = raw(&part) {
+                assert_eq!(ok, codec::decode(&part).is_ok(), "{e:?} as {part:?}");
+            }
+        }
+    }
+    assert!(read > 500, "{read} raw records");
+}

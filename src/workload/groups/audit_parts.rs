@@ -367,16 +367,26 @@ fn read_facts(
                 taken = true;
                 match r.current().split_first() {
                     Some((&audit_route::OP_FACT, rest)) => {
-                        let mut fact = op_fact_codec::decode(rest).map_err(corrupt)?;
-                        if let Some(n) = fact.named_mut() {
+                        let mut local = |facts: &mut Facts, n: &mut u32| {
                             let local = &mut named[*n as usize];
                             if *local == u32::MAX {
                                 let (p, f, g) = &routed.named[*n as usize];
                                 *local = facts.name(p, f, g);
                             }
                             *n = *local;
+                        };
+                        match op_fact_codec::decode_unboxed(rest).map_err(corrupt)? {
+                            Ok(mut ingest) => {
+                                local(&mut facts, &mut ingest.named);
+                                facts.apply_ingest(&ingest);
+                            }
+                            Err(mut fact) => {
+                                if let Some(n) = fact.named_mut() {
+                                    local(&mut facts, n);
+                                }
+                                facts.apply(fact);
+                            }
                         }
-                        facts.apply(fact);
                     }
                     Some((_, record)) => {
                         // A record the codec or the facts refuse: the

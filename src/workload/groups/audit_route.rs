@@ -10,19 +10,27 @@
 //! buckets would be judged as two events, so [`IdHashes::one_bucket_each`]
 //! refuses it and the caller judges the whole history.
 //!
+//! Invoke and step records are read where they lie with their texts as
+//! bytes ([`codec::invoke_raw`], [`codec::step_raw`]): a (project,
+//! fingerprint, group id) triple is checked as UTF-8 when first named, a
+//! step name once per step index, an event id of hex digits not at all
+//! (it is text as it is); any other text every time. A record decoding
+//! would refuse is refused here too, so the whole history's judge
+//! reports it.
+//!
 //! Layer: app. May import the modules of its own layer and of the layers
 //! below it (core, model, config, engine, target and nemesis, workload and
 //! report, ui and server).
 
 use super::audit_spill::{hash, SpillWriter};
 use super::checker::op_assembly::OpAssembly;
-use super::checker::op_fact::{HeldId, OpFact};
+use super::checker::op_fact::{HeldId, InvokeFact, OpFact};
 use super::checker::op_fact_codec;
 use super::checker::step_fact::StepFact;
 use crate::audit_history::entry_time;
-use crate::history::codec::{self, InvokeView};
+use crate::history::codec::{self, InvokeRaw, InvokeView};
 use crate::history::reader::Payloads;
-use crate::history::{CompletionType, Entry, FaultAction, Footer, Header};
+use crate::history::{CompletionType, Entry, FaultAction, Footer, Header, OpKind};
 use foldhash::fast::RandomState as Fast;
 use std::collections::HashMap;
 use std::io;
@@ -217,6 +225,8 @@ struct Router {
     /// Per named triple: its key's bucket, and its ingests with an event
     /// id.
     named: Vec<(u16, u64)>,
+    /// Step names checked as UTF-8, by step index ([`step_fact`]).
+    step_names: Vec<Box<str>>,
     op_count: u64,
 }
 
@@ -224,26 +234,83 @@ impl Router {
     /// An invoke: its bucket counted, its event id's hash written. None:
     /// the op id was invoked under a key of another bucket before.
     fn invoke(&mut self, i: &InvokeView<'_>) -> io::Result<Option<()>> {
-        let named = self.asm.name(i.project, i.fingerprint, i.group_id) as usize;
-        if named >= self.named.len() {
-            self.named
-                .resize(named + 1, (key_bucket(i.project, i.fingerprint) as u16, 0));
+        let named = self.asm.name(i.project, i.fingerprint, i.group_id);
+        let event = i.event_id.map(|id| (HeldId::of(Some(id)), id.len()));
+        self.invoke_named((i.t, i.op, i.f), named, event)
+    }
+
+    /// [`Router::invoke`] of an invoke record read with its texts
+    /// unchecked ([`codec::invoke_raw`]): each text is checked as UTF-8
+    /// unless it is known to be (a triple named before, an id of hex
+    /// digits). None: a text is not UTF-8 (the whole history's judge
+    /// reports the record), or as [`Router::invoke`].
+    fn invoke_raw(&mut self, i: &InvokeRaw<'_>) -> io::Result<Option<()>> {
+        let named = match self.asm.named_bytes(i.project, i.fingerprint, i.group_id) {
+            Some(n) => n,
+            None => {
+                let text = |b| std::str::from_utf8(b).ok();
+                let (Some(p), Some(f), Some(g)) =
+                    (text(i.project), text(i.fingerprint), text(i.group_id))
+                else {
+                    return Ok(None);
+                };
+                self.asm.name(p, f, g)
+            }
+        };
+        let event = match i.event_id {
+            None => None,
+            Some(b) => {
+                let held = match super::id_bits::bits_of(b) {
+                    Some((dashed, v)) => HeldId::Bits(v, dashed),
+                    None => match std::str::from_utf8(b) {
+                        Ok(t) => HeldId::Text(t.into()),
+                        Err(_) => return Ok(None),
+                    },
+                };
+                Some((held, b.len()))
+            }
+        };
+        self.invoke_named((i.t, i.op, i.f), named, event)
+    }
+
+    /// An invoke of (time, op, kind) naming triple `named`, with its
+    /// event id as held and the id's length in bytes.
+    fn invoke_named(
+        &mut self,
+        (t, op, f): (u64, u64, OpKind),
+        named: u32,
+        event: Option<(HeldId, usize)>,
+    ) -> io::Result<Option<()>> {
+        let n = named as usize;
+        if n >= self.named.len() {
+            let (p, fp, _) = self.asm.named(named);
+            let b = key_bucket(p, fp) as u16;
+            self.named.resize(n + 1, (b, 0));
         }
-        let b = self.named[named].0;
-        if self.op_bucket.get(i.op).is_some_and(|o| o != b) {
+        let b = self.named[n].0;
+        if self.op_bucket.get(op).is_some_and(|o| o != b) {
             return Ok(None);
         }
-        self.op_bucket.set(i.op, b);
+        self.op_bucket.set(op, b);
         self.ops[b as usize] += 1;
         self.op_count += 1;
-        let held = HeldId::of(i.event_id);
-        if let Some(id) = i.event_id {
-            let n = &mut self.ingests[b as usize];
-            *n = (n.0 + 1, n.1 + id.len() as u64);
-            self.ids.add(id_hash(&held), b)?;
-            self.named[named].1 += 1;
-        }
-        self.asm.invoke_named(i, named as u32, held);
+        let held = match event {
+            Some((held, len)) => {
+                let c = &mut self.ingests[b as usize];
+                *c = (c.0 + 1, c.1 + len as u64);
+                self.ids.add(id_hash(&held), b)?;
+                self.named[n].1 += 1;
+                held
+            }
+            None => HeldId::None,
+        };
+        self.asm.invoke_fact(InvokeFact {
+            t,
+            op,
+            f,
+            named,
+            event: held,
+        });
         Ok(Some(()))
     }
 
@@ -273,6 +340,47 @@ impl Router {
     }
 }
 
+/// A step record's facts, its name and error checked as UTF-8 unless
+/// known to be: `names` holds, per step index, the last name checked at
+/// that index (a run's steps have a few names, one per index). None: a
+/// text is not UTF-8 (the whole history's judge reports the record).
+fn step_fact(names: &mut Vec<Box<str>>, s: &codec::StepRaw<'_>) -> Option<StepFact> {
+    let i = s.idx as usize;
+    let known = names.get(i).is_some_and(|n| n.as_bytes() == s.step);
+    if !known {
+        let step = std::str::from_utf8(s.step).ok()?;
+        if i >= 64 {
+            return step_fact_of(step, s);
+        }
+        if names.len() <= i {
+            names.resize(i + 1, Box::default());
+        }
+        names[i] = step.into();
+    }
+    // Equal to the bytes of a name checked before: the same text.
+    step_fact_of(&names[i], s)
+}
+
+/// A step record's facts, its name `step` (its bytes as UTF-8).
+fn step_fact_of(step: &str, s: &codec::StepRaw<'_>) -> Option<StepFact> {
+    let error = match s.error {
+        Some(e) => Some(std::str::from_utf8(e).ok()?),
+        None => None,
+    };
+    Some(StepFact::from_view(&codec::StepView {
+        op: s.op,
+        idx: s.idx,
+        step,
+        start: s.start,
+        end: s.end,
+        changes: s.changes,
+        rows: s.rows,
+        error,
+        error_kind: s.error_kind,
+        maybe_applied: s.maybe_applied,
+    }))
+}
+
 /// Pass 1 (see the module's doc). Ok(None): a history this cannot split
 /// (an unreadable record, an op record out of place, no header or two,
 /// an op id invoked under keys of two buckets): the whole history's judge
@@ -289,6 +397,7 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         ingests: vec![(0, 0); BUCKETS],
         ids: IdHashes::create(dir)?,
         named: Vec::new(),
+        step_names: Vec::new(),
         op_count: 0,
     };
     let (mut header, mut footer, mut last_t) = (None, None, 0u64);
@@ -302,22 +411,25 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         seq += 1;
         // The common records read where they lie, each checked as
         // decoding checks it.
-        match codec::step_view(payload) {
+        match codec::step_raw(payload) {
             Err(_) => return Ok(None),
             Ok(Some(s)) => {
                 last_t = last_t.max(s.end.unwrap_or(s.start).max(s.start));
-                if r.asm.step(s.op, StepFact::from_view(&s)).is_err() {
+                let Some(fact) = step_fact(&mut r.step_names, &s) else {
+                    return Ok(None);
+                };
+                if r.asm.step(s.op, fact).is_err() {
                     return Ok(None);
                 }
                 continue;
             }
             Ok(None) => {}
         }
-        match codec::invoke_view(payload) {
+        match codec::invoke_raw(payload) {
             Err(_) => return Ok(None),
             Ok(Some(i)) => {
                 last_t = last_t.max(i.t.max(i.intended.unwrap_or(0)));
-                if r.invoke(&i)?.is_none() {
+                if r.invoke_raw(&i)?.is_none() {
                     return Ok(None);
                 }
                 continue;

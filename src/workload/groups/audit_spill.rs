@@ -11,67 +11,73 @@
 
 use crate::history::codec;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Buffer of each temp file's writer and reader.
 const BUF: usize = 64 << 10;
 
-/// A temp file being written: one record after another.
+/// A temp file being written: one record after another, gathered in a
+/// buffer of its own (each record's length and number put straight into
+/// it, no write call per field) and written out when it fills.
 pub struct SpillWriter {
     path: PathBuf,
-    w: BufWriter<File>,
-    scratch: Vec<u8>,
+    file: File,
+    buf: Vec<u8>,
 }
 
 impl SpillWriter {
     /// Creates `path`. Errors: the file system's.
     pub fn create(path: PathBuf) -> io::Result<Self> {
-        let w = BufWriter::with_capacity(BUF, File::create(&path)?);
+        let file = File::create(&path)?;
         Ok(SpillWriter {
             path,
-            w,
-            scratch: Vec::new(),
+            file,
+            // Room for a record past `BUF` before the buffer is written.
+            buf: Vec::with_capacity(BUF + 1024),
         })
     }
 
-    /// Appends one record: `bytes`, then the number `n` (the bytes go
-    /// straight to the buffer, not through a copy of their own).
+    /// Writes the buffer out once it holds `BUF` bytes or more.
+    #[inline]
+    fn spill(&mut self) -> io::Result<()> {
+        if self.buf.len() >= BUF {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Appends one record: `bytes`, then the number `n`.
     pub fn record(&mut self, bytes: &[u8], n: u64) -> io::Result<()> {
-        self.scratch.clear();
-        codec::put(&mut self.scratch, bytes.len() as u64);
-        self.w.write_all(&self.scratch)?;
-        self.w.write_all(bytes)?;
-        self.scratch.clear();
-        codec::put(&mut self.scratch, n);
-        self.w.write_all(&self.scratch)
+        codec::put(&mut self.buf, bytes.len() as u64);
+        self.buf.extend_from_slice(bytes);
+        codec::put(&mut self.buf, n);
+        self.spill()
     }
 
     /// [`SpillWriter::record`] of the bytes of `parts`, one after another.
     pub fn record_parts(&mut self, parts: &[&[u8]], n: u64) -> io::Result<()> {
-        self.scratch.clear();
-        codec::put(
-            &mut self.scratch,
-            parts.iter().map(|p| p.len() as u64).sum(),
-        );
-        self.w.write_all(&self.scratch)?;
+        codec::put(&mut self.buf, parts.iter().map(|p| p.len() as u64).sum());
         for p in parts {
-            self.w.write_all(p)?;
+            self.buf.extend_from_slice(p);
         }
-        self.scratch.clear();
-        codec::put(&mut self.scratch, n);
-        self.w.write_all(&self.scratch)
+        codec::put(&mut self.buf, n);
+        self.spill()
     }
 
     /// Appends `bytes` as they are, with no length: a file of records of
-    /// one fixed size.
+    /// one fixed size (inlined: the size is then known, no copy call).
+    #[inline]
     pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.w.write_all(bytes)
+        self.buf.extend_from_slice(bytes);
+        self.spill()
     }
 
     /// Ends the file; returns its path. Errors: the write's.
     pub fn finish(mut self) -> io::Result<PathBuf> {
-        self.w.flush()?;
+        self.file.write_all(&self.buf)?;
+        self.buf = Vec::new();
         Ok(self.path)
     }
 }
@@ -160,6 +166,16 @@ impl SpillReader {
     /// stay in place until the next parse.
     fn parse(&mut self) -> io::Result<Option<(std::ops::Range<usize>, u64)>> {
         let cut = || io::Error::new(io::ErrorKind::UnexpectedEof, "a temp record cut short");
+        // Most records lie whole in the buffer: parsed with no read.
+        if let Some((len, head)) = codec::varint(&self.buf[self.at..self.end]) {
+            let start = self.at + head;
+            if let Some(stop) = usize::try_from(len).ok().and_then(|l| start.checked_add(l)) {
+                if let Some((n, tail)) = self.buf.get(stop..self.end).and_then(codec::varint) {
+                    self.at = stop + tail;
+                    return Ok(Some((start..stop, n)));
+                }
+            }
+        }
         // A record's length and number are varints of at most 10 bytes.
         self.fill(10)?;
         if self.at == self.end {

@@ -29,9 +29,14 @@ const DIGIT: [u8; 256] = {
 /// (dashed, bits) of an id written as 32 lowercase hex digits, bare or with
 /// a UUID's dashes; None for any other text.
 pub fn bits(id: &str) -> Option<(bool, u128)> {
+    bits_of(id.as_bytes())
+}
+
+/// [`bits`] of an id's bytes: Some only for bytes of hex digits (and
+/// dashes), so bytes that give bits are text (UTF-8) as they are.
+pub fn bits_of(b: &[u8]) -> Option<(bool, u128)> {
     // Read for every event of an audit, often twice: digits looked up in
     // a table and checked once at the end, not branched on one by one.
-    let b = id.as_bytes();
     let (dashed, runs): (bool, &[(usize, usize)]) = match b.len() {
         32 => (false, &[(0, 32)]),
         36 if DASHES.iter().all(|&i| b[i] == b'-') => {

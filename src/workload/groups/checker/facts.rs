@@ -862,20 +862,21 @@ impl Facts {
     /// these facts' own ([`Facts::name`]).
     pub fn apply(&mut self, fact: OpFact) {
         match fact {
-            OpFact::Ingest(i) => self.apply_ingest(*i),
+            OpFact::Ingest(i) => self.apply_ingest(&i),
             OpFact::Resolve(r) => self.apply_resolve(*r),
             OpFact::Nothing => {}
         }
     }
 
-    fn apply_ingest(&mut self, i: IngestOp) {
+    /// [`Facts::apply`] of an ingest's summary.
+    pub fn apply_ingest(&mut self, i: &IngestOp) {
         let key = self.named_key(i.named);
-        let hook_insert = i.hook_insert.map(|c| self.cause(c));
+        let hook_insert = i.hook_insert.clone().map(|c| self.cause(c));
         if let Some(completed) = i.pending {
             self.pending_maybe
                 .push((i.event.text(), i.op, i.t, completed));
         }
-        let cause = i.cause.map(|c| self.cause(c));
+        let cause = i.cause.clone().map(|c| self.cause(c));
         let ev = match &i.event {
             HeldId::Bits(v, dashed) => self.events.or_default_bits(*v, *dashed),
             HeldId::Text(id) => self.events.or_default(id),

@@ -352,6 +352,9 @@ fn judge(
         None
     };
 
+    if explained && dirty_step.is_none() && premise_ok {
+        return;
+    }
     let what = match p.op {
         Some(op) => format!(
             "refused resolve op {op} probed {} as (resolved, {c}) at [{}, {}]",
@@ -365,9 +368,6 @@ fn judge(
             secs(ps)
         ),
     };
-    if explained && dirty_step.is_none() && premise_ok {
-        return;
-    }
     let evidence = evidence(names, idx, p, dirty_step.copied());
     let expected = format!(
         "a successful resolve of {} that returned event_count = {c}",

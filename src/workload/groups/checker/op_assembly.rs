@@ -39,6 +39,9 @@ pub struct OpAssembly {
     named: Vec<(String, String, String)>,
     named_index: hashbrown::HashTable<u32>,
     named_hasher: foldhash::fast::RandomState,
+    /// Step lists of finished ops, emptied, for the next ops to fill (an
+    /// op's steps are not allocated and grown anew for each op).
+    spare: Vec<Vec<StepFact>>,
 }
 
 impl OpAssembly {
@@ -71,14 +74,21 @@ impl OpAssembly {
     /// [`OpAssembly::invoke_held`] with its triple already named
     /// ([`OpAssembly::name`]).
     pub fn invoke_named(&mut self, i: &InvokeView<'_>, named: u32, event: HeldId) {
-        let fact = InvokeFact {
+        self.invoke_fact(InvokeFact {
             t: i.t,
             op: i.op,
             f: i.f,
             named,
             event,
-        };
-        self.inflight.insert(i.op, (fact, Vec::new()));
+        });
+    }
+
+    /// An op invoked, as its facts need it (its triple already named).
+    pub fn invoke_fact(&mut self, fact: InvokeFact) {
+        let steps = self.spare.pop().unwrap_or_default();
+        if let Some((_, old)) = self.inflight.insert(fact.op, (fact, steps)) {
+            self.keep(old);
+        }
     }
 
     /// A step of an op in flight. Errors: no such op.
@@ -97,7 +107,18 @@ impl OpAssembly {
         let Some((invoke, steps)) = self.inflight.remove(&c.op) else {
             return Err(OutOfPlace::Completion(c.op));
         };
-        Ok(summarize(&self.rules, invoke, &steps, Some((kind, c))))
+        let fact = summarize(&self.rules, invoke, &steps, Some((kind, c)));
+        self.keep(steps);
+        Ok(fact)
+    }
+
+    /// Keeps an emptied step list for a later op (a few: ops in flight at
+    /// once are few).
+    fn keep(&mut self, mut steps: Vec<StepFact>) {
+        if self.spare.len() < 256 && steps.capacity() <= 64 {
+            steps.clear();
+            self.spare.push(steps);
+        }
     }
 
     /// The ops still in flight at the end of the history, which never
@@ -112,15 +133,16 @@ impl OpAssembly {
 
     /// The index of a (project, fingerprint, group id) triple, added if new.
     pub fn name(&mut self, project: &str, fingerprint: &str, group_id: &str) -> u32 {
-        let hash = self.named_hasher.hash_one((project, fingerprint, group_id));
-        let named = &self.named;
-        let found = self.named_index.find(hash, |&i| {
-            let (p, f, g) = &named[i as usize];
-            (p.as_str(), f.as_str(), g.as_str()) == (project, fingerprint, group_id)
-        });
-        if let Some(&i) = found {
+        if let Some(i) = self.named_bytes(
+            project.as_bytes(),
+            fingerprint.as_bytes(),
+            group_id.as_bytes(),
+        ) {
             return i;
         }
+        let hash = self
+            .named_hasher
+            .hash_one(triple_bytes((project, fingerprint, group_id)));
         let i = u32::try_from(self.named.len()).expect("fewer than 2^32 keys");
         self.named.push((
             project.to_string(),
@@ -135,9 +157,22 @@ impl OpAssembly {
         } = self;
         named_index.insert_unique(hash, i, |&j| {
             let (p, f, g) = &named[j as usize];
-            named_hasher.hash_one((p.as_str(), f.as_str(), g.as_str()))
+            named_hasher.hash_one(triple_bytes((p, f, g)))
         });
         i
+    }
+
+    /// The index of a triple already named, found by its bytes (None: not
+    /// named yet). Bytes found are those of a named triple's text.
+    pub fn named_bytes(&self, project: &[u8], fingerprint: &[u8], group_id: &[u8]) -> Option<u32> {
+        let hash = self.named_hasher.hash_one((project, fingerprint, group_id));
+        let named = &self.named;
+        self.named_index
+            .find(hash, |&i| {
+                let (p, f, g) = &named[i as usize];
+                triple_bytes((p, f, g)) == (project, fingerprint, group_id)
+            })
+            .copied()
     }
 
     /// The triple of index `i` ([`OpAssembly::name`]).
@@ -154,4 +189,10 @@ impl OpAssembly {
     pub fn named_len(&self) -> usize {
         self.named.len()
     }
+}
+
+/// A triple's texts as bytes: hashed and compared alike whether read as
+/// text or as bytes.
+fn triple_bytes<'a>((p, f, g): (&'a str, &'a str, &'a str)) -> (&'a [u8], &'a [u8], &'a [u8]) {
+    (p.as_bytes(), f.as_bytes(), g.as_bytes())
 }

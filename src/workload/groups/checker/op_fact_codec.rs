@@ -257,6 +257,18 @@ pub fn decode(record: &[u8]) -> Result<OpFact, Corrupt> {
     }
 }
 
+/// [`decode`], an ingest's summary given as it is (Ok), not boxed: the
+/// audit reads one per event. Errors: as [`decode`]'s.
+pub fn decode_unboxed(record: &[u8]) -> Result<Result<IngestOp, OpFact>, Corrupt> {
+    let mut f = Fields(record);
+    match f.byte()? {
+        NOTHING => Ok(Err(OpFact::Nothing)),
+        INGEST => decode_ingest(&mut f).map(Ok),
+        RESOLVE => decode_resolve(&mut f).map(|r| Err(OpFact::Resolve(Box::new(r)))),
+        _ => Err(Corrupt),
+    }
+}
+
 fn decode_ingest(f: &mut Fields<'_>) -> Result<IngestOp, Corrupt> {
     let (op, t, named) = (f.num()?, f.num()?, f.u32()?);
     let flags = f.num()?;
