@@ -340,3 +340,44 @@ pub fn execute<'v>(
     }
     Ok(Some(ran))
 }
+
+/// The made-up instants of the history a replay is judged from, both
+/// workloads': the k-th step taken (from 0) is its op's invoke at 4k+1
+/// (for the op's first step), runs over [4k+2, 4k+3] and completes its op
+/// at 4k+4 (for the op's last step); after n steps the tables are read
+/// over [4n+5, 4n+6] and the footer is at 4n+7. Every step then ends
+/// before the next begins: the checkers see the one order that ran.
+pub mod clock {
+    use crate::history::{Entry, Footer};
+
+    /// The invoke of the op whose first step is the k-th taken.
+    pub fn invoke(k: u64) -> u64 {
+        4 * k + 1
+    }
+
+    /// The k-th step's (start, end).
+    pub fn step(k: u64) -> (u64, u64) {
+        (4 * k + 2, 4 * k + 3)
+    }
+
+    /// The completion of the op whose last step is the k-th taken.
+    pub fn completion(k: u64) -> u64 {
+        4 * k + 4
+    }
+
+    /// The final read of the tables after `n` steps.
+    pub fn tables_read(n: u64) -> (u64, u64) {
+        (4 * n + 5, 4 * n + 6)
+    }
+
+    /// The footer after `n` steps of `ops` ops.
+    pub fn footer(n: u64, ops: u64) -> Entry {
+        let (a, b) = tables_read(n);
+        Entry::Footer(Footer {
+            t: 4 * n + 7,
+            partial: false,
+            ops,
+            tables_read: Some([a, b]),
+        })
+    }
+}

@@ -10,7 +10,8 @@
 
 use super::recording::Recording;
 use super::search::{DbError, Plan, Ran};
-use crate::history::{Completion, CompletionType, Entry, Footer, OpKind, OpResult, Step};
+use crate::history::{Completion, CompletionType, Entry, OpKind, OpResult, Step};
+use crate::replay_step::clock;
 use crate::verdict::{CheckResult, Finding, Verdict};
 use crate::workload::groups::checker::tables::{GroupRow, RowSink};
 use crate::workload::groups::checker::{check_all, Facts, Tables};
@@ -68,7 +69,7 @@ pub fn history(rec: &Recording, v: &GroupsVariant, plan: &Plan, ran: &Ran<'_>) -
         let op = &rec.ops[plan.ops[t.op]];
         if !std::mem::replace(&mut started[t.op], true) {
             let mut i = op.invoke.clone();
-            i.t = 4 * k + 1;
+            i.t = clock::invoke(k);
             i.intended = None;
             out.push(Entry::Invoke(i));
         }
@@ -77,8 +78,8 @@ pub fn history(rec: &Recording, v: &GroupsVariant, plan: &Plan, ran: &Ran<'_>) -
             op: op.invoke.op,
             idx: s.idx,
             step: s.trace.name.clone(),
-            start: 4 * k + 2,
-            end: Some(4 * k + 3),
+            start: clock::step(k).0,
+            end: Some(clock::step(k).1),
             changes: t.changes,
             rows: t.rows,
             error: None,
@@ -103,7 +104,7 @@ pub fn history(rec: &Recording, v: &GroupsVariant, plan: &Plan, ran: &Ran<'_>) -
             out.push(Entry::completion(
                 kind,
                 Completion {
-                    t: 4 * k + 4,
+                    t: clock::completion(k),
                     op: op.invoke.op,
                     worker: op.invoke.worker,
                     f: op.invoke.f,
@@ -112,13 +113,7 @@ pub fn history(rec: &Recording, v: &GroupsVariant, plan: &Plan, ran: &Ran<'_>) -
             ));
         }
     }
-    let n = ran.taken.len() as u64;
-    out.push(Entry::Footer(Footer {
-        t: 4 * n + 7,
-        partial: false,
-        ops: plan.ops.len() as u64,
-        tables_read: Some([4 * n + 5, 4 * n + 6]),
-    }));
+    out.push(clock::footer(ran.taken.len() as u64, plan.ops.len() as u64));
     out
 }
 
@@ -168,6 +163,6 @@ pub fn check(
     let facts = Facts::from_entries(entries.into_iter().map(Ok))
         .map_err(|e| DbError(format!("the replayed history: {e:#}")))?;
     let mut t = tables(db, v)?;
-    [t.read_start, t.read_end] = [4 * n + 5, 4 * n + 6];
+    (t.read_start, t.read_end) = clock::tables_read(n);
     Ok(check_all(&facts, &t).0)
 }

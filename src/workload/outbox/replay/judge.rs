@@ -10,8 +10,9 @@
 
 use super::recording::Recording;
 use super::search::{DbError, Ran};
-use crate::history::{Completion, CompletionType, Entry, Footer, OpKind, OpResult, Step};
+use crate::history::{Completion, CompletionType, Entry, OpKind, OpResult, Step};
 use crate::replay_order::Plan;
+use crate::replay_step::clock;
 use crate::verdict::{CheckResult, Finding, Verdict};
 use crate::workload::outbox::checker::{check_all, tables, OutboxFacts};
 use crate::workload::outbox::statements::OutboxVariant;
@@ -57,7 +58,7 @@ pub fn history(rec: &Recording, v: &OutboxVariant, plan: &Plan, ran: &Ran<'_>) -
         let op = &rec.ops[plan.ops[t.op]];
         if !std::mem::replace(&mut started[t.op], true) {
             let mut i = op.invoke.clone();
-            i.t = 4 * k + 1;
+            i.t = clock::invoke(k);
             out.push(Entry::Invoke(i));
         }
         let s = &op.steps[t.pos];
@@ -65,8 +66,8 @@ pub fn history(rec: &Recording, v: &OutboxVariant, plan: &Plan, ran: &Ran<'_>) -
             op: op.invoke.op,
             idx: s.idx,
             step: s.name.clone(),
-            start: 4 * k + 2,
-            end: Some(4 * k + 3),
+            start: clock::step(k).0,
+            end: Some(clock::step(k).1),
             changes: t.changes,
             rows: t.rows,
             error: None,
@@ -90,7 +91,7 @@ pub fn history(rec: &Recording, v: &OutboxVariant, plan: &Plan, ran: &Ran<'_>) -
             out.push(Entry::completion(
                 kind,
                 Completion {
-                    t: 4 * k + 4,
+                    t: clock::completion(k),
                     op: op.invoke.op,
                     worker: op.invoke.worker,
                     f: OpKind::Handle,
@@ -99,13 +100,7 @@ pub fn history(rec: &Recording, v: &OutboxVariant, plan: &Plan, ran: &Ran<'_>) -
             ));
         }
     }
-    let n = ran.taken.len() as u64;
-    out.push(Entry::Footer(Footer {
-        t: 4 * n + 7,
-        partial: false,
-        ops: plan.ops.len() as u64,
-        tables_read: Some([4 * n + 5, 4 * n + 6]),
-    }));
+    out.push(clock::footer(ran.taken.len() as u64, plan.ops.len() as u64));
     out
 }
 
@@ -127,6 +122,6 @@ pub fn check(
     let facts = OutboxFacts::read(entries.into_iter().map(Ok::<_, String>))
         .map_err(|e| DbError(format!("the replayed history: {e:#}")))?;
     let mut t = tables::read_rows(db, v)?;
-    (t.read_start, t.read_end) = (4 * n + 5, 4 * n + 6);
+    (t.read_start, t.read_end) = clock::tables_read(n);
     Ok(check_all(&facts, &t).0)
 }
