@@ -11,7 +11,8 @@
 //! below it (core).
 
 use super::{
-    Completion, CompletionType, Delivery, Entry, Invoke, OpKind, OpResult, Step, StepErrorKind,
+    Completion, CompletionType, Delivery, Entry, HookStep, Invoke, OpKind, OpResult, Step,
+    StepErrorKind,
 };
 
 /// Why a record cannot be decoded: the file is not one the bench wrote.
@@ -742,6 +743,113 @@ fn decode_completion(f: &mut Fields) -> Result<Completion, DecodeError> {
             hook_steps: Vec::new(),
         },
     })
+}
+
+/// A completion's fields, borrowed from its record ([`completion_view`])
+/// or from a decoded completion ([`CompletionView::of`]): what its op's
+/// summary reads, with no owned result built.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompletionView<'a> {
+    /// As [`Completion::t`].
+    pub t: u64,
+    /// As [`Completion::op`].
+    pub op: u64,
+    /// As [`Completion::f`].
+    pub f: OpKind,
+    /// As [`OpResult::accepted`].
+    pub accepted: Option<bool>,
+    /// As [`OpResult::resolved`].
+    pub resolved: Option<bool>,
+    /// As [`OpResult::event_count`].
+    pub event_count: Option<i64>,
+    /// As [`OpResult::status`].
+    pub status: Option<&'a str>,
+    /// As [`OpResult::effect_step`].
+    pub effect_step: Option<u32>,
+    /// As [`OpResult::error`].
+    pub error: Option<&'a str>,
+    /// As [`OpResult::aborted`] (never in a binary record).
+    pub aborted: Option<crate::control::AbortCause>,
+    /// As [`OpResult::crashed_after`].
+    pub crashed_after: Option<&'a str>,
+    /// As [`OpResult::sent`].
+    pub sent: Option<[i64; 2]>,
+    /// As [`OpResult::ambiguous`].
+    pub ambiguous: Option<&'a str>,
+    /// As [`OpResult::hook_steps`] (none in a binary record).
+    pub hook_steps: &'a [HookStep],
+}
+
+impl<'a> CompletionView<'a> {
+    /// The view of a decoded completion (a JSON history's, or a rare
+    /// entry read whole), as the binary records are viewed in place.
+    pub fn of(c: &'a Completion) -> Self {
+        let r = &c.result;
+        CompletionView {
+            t: c.t,
+            op: c.op,
+            f: c.f,
+            accepted: r.accepted,
+            resolved: r.resolved,
+            event_count: r.event_count,
+            status: r.status.as_deref(),
+            effect_step: r.effect_step,
+            error: r.error.as_deref(),
+            aborted: r.aborted,
+            crashed_after: r.crashed_after.as_deref(),
+            sent: r.sent,
+            ambiguous: r.ambiguous.as_deref(),
+            hook_steps: &r.hook_steps,
+        }
+    }
+}
+
+/// The completion of a completion record's payload (ok, fail or info),
+/// read where it lies (no owned entry built); None for a record of any
+/// other kind (a rare completion written as JSON among them). Checked as
+/// [`decode`] checks it: it fails exactly where decode would.
+pub fn completion_view(
+    payload: &[u8],
+) -> Result<Option<(CompletionType, CompletionView<'_>)>, DecodeError> {
+    let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
+    let kind = match tag {
+        OK => CompletionType::Ok,
+        FAIL => CompletionType::Fail,
+        INFO => CompletionType::Info,
+        _ => return Ok(None),
+    };
+    let f = &mut Fields(rest);
+    let (t, op, _worker, kind_f) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
+    let flags = f.num()?;
+    // The common record (an ingest's answer) has no optional field.
+    let mut view = CompletionView {
+        t,
+        op,
+        f: kind_f,
+        accepted: has(flags, 0).then_some(has(flags, 1)),
+        resolved: has(flags, 2).then_some(has(flags, 3)),
+        event_count: None,
+        status: None,
+        effect_step: None,
+        error: None,
+        aborted: None,
+        crashed_after: None,
+        sent: None,
+        ambiguous: None,
+        hook_steps: &[],
+    };
+    if flags & 0x7f0 != 0 {
+        view.event_count = f.opt(has(flags, 4), |f| f.num().map(unzigzag))?;
+        view.status = f.opt(has(flags, 5), Fields::str)?;
+        view.effect_step = f.opt(has(flags, 6), Fields::u32)?;
+        view.error = f.opt(has(flags, 7), Fields::str)?;
+        view.crashed_after = f.opt(has(flags, 8), Fields::str)?;
+        view.sent = f.opt(has(flags, 9), |f| {
+            Ok([unzigzag(f.num()?), unzigzag(f.num()?)])
+        })?;
+        view.ambiguous = f.opt(has(flags, 10), Fields::str)?;
+    }
+    Ok(Some((kind, view)))
 }
 
 /// What a reader that routes records needs of an op's record, read

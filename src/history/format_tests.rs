@@ -576,3 +576,45 @@ fn raw_invokes_and_steps_with_their_texts_checked_refuse_what_decoding_refuses()
     }
     assert!(read > 500, "{read} raw records");
 }
+
+/// [`codec::completion_view`] reads the fields decoding gives, and it
+/// refuses a record exactly where decoding does (cut anywhere, or a byte
+/// changed).
+#[test]
+fn a_completion_view_reads_what_decoding_gives_and_refuses_what_it_refuses() {
+    let mut r = ChaCha8Rng::seed_from_u64(13);
+    let entries: Vec<Entry> = (0..3000).map(|_| random_entry(&mut r)).collect();
+    let mut read = 0;
+    for e in &entries {
+        let mut rec = Vec::new();
+        codec::encode_payload(e, &mut rec);
+        match e {
+            Entry::Ok(c) | Entry::Fail(c) | Entry::Info(c) if rec[0] != 0 => {
+                let (kind, v) = codec::completion_view(&rec).unwrap().unwrap();
+                assert_eq!(Entry::completion(kind, c.clone()), *e);
+                assert_eq!(v, codec::CompletionView::of(c));
+                read += 1;
+            }
+            _ => assert_eq!(codec::completion_view(&rec).unwrap(), None, "{e:?}"),
+        }
+        let cuts = (0..rec.len()).map(|cut| rec[..cut].to_vec());
+        let bad = (1..rec.len()).map(|at| {
+            let mut b = rec.clone();
+            b[at] = 0xff;
+            b
+        });
+        for part in cuts.chain(bad) {
+            match codec::completion_view(&part) {
+                Ok(None) => assert!(
+                    !matches!(
+                        codec::decode(&part),
+                        Ok(Entry::Ok(_) | Entry::Fail(_) | Entry::Info(_))
+                    ) || part[0] == 0,
+                    "{e:?} as {part:?}"
+                ),
+                v => assert_eq!(v.is_ok(), codec::decode(&part).is_ok(), "{e:?} as {part:?}"),
+            }
+        }
+    }
+    assert!(read > 500, "{read} completion records");
+}

@@ -436,6 +436,18 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             }
             Ok(None) => {}
         }
+        match codec::completion_view(payload) {
+            Err(_) => return Ok(None),
+            Ok(Some((kind, c))) => {
+                last_t = last_t.max(c.t);
+                let Ok(fact) = r.asm.complete_view(kind, &c) else {
+                    return Ok(None);
+                };
+                r.fact(c.op, &fact, this)?;
+                continue;
+            }
+            Ok(None) => {}
+        }
         let Ok(e) = codec::decode(payload) else {
             return Ok(None);
         };

@@ -11,7 +11,7 @@
 use super::op_fact::{summarize, HeldId, InvokeFact, OpFact, Rules};
 use super::op_types::EventStep;
 use super::step_fact::StepFact;
-use crate::history::codec::InvokeView;
+use crate::history::codec::{CompletionView, InvokeView};
 use crate::history::{Completion, CompletionType, Header};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -104,6 +104,15 @@ impl OpAssembly {
 
     /// An op's completion: its summary. Errors: no such op in flight.
     pub fn complete(&mut self, kind: CompletionType, c: Completion) -> Result<OpFact, OutOfPlace> {
+        self.complete_view(kind, &CompletionView::of(&c))
+    }
+
+    /// [`OpAssembly::complete`] of a completion read where it lies.
+    pub fn complete_view(
+        &mut self,
+        kind: CompletionType,
+        c: &CompletionView<'_>,
+    ) -> Result<OpFact, OutOfPlace> {
         let Some((invoke, steps)) = self.inflight.remove(&c.op) else {
             return Err(OutOfPlace::Completion(c.op));
         };

@@ -20,7 +20,8 @@ use super::legacy;
 use super::op_types::{Effect, EventStep, Probe, ReadStep, ResolveFact, Span, UnknownResolve};
 use super::step_fact::StepFact;
 use crate::control::AbortCause;
-use crate::history::{Completion, CompletionType, OpKind, StepErrorKind};
+use crate::history::codec::CompletionView;
+use crate::history::{CompletionType, OpKind, StepErrorKind};
 
 /// What the summaries depend on, from the header.
 #[derive(Debug, Clone, Default)]
@@ -38,8 +39,8 @@ pub struct Rules {
 impl Rules {
     /// A remote attempt the reference server's fault hook crashed after a
     /// step before the counting step (step names from the header).
-    fn crashed_before_count(&self, r: &crate::history::OpResult) -> bool {
-        let (Some(step), Some(steps)) = (&r.crashed_after, &self.ingest_steps) else {
+    fn crashed_before_count(&self, c: &CompletionView<'_>) -> bool {
+        let (Some(step), Some(steps)) = (c.crashed_after, &self.ingest_steps) else {
             return false;
         };
         steps
@@ -201,13 +202,16 @@ pub enum ResolveOutcome {
     Nothing,
 }
 
+/// An op's completion as its summary reads it.
+pub type Done<'a, 'b> = Option<(CompletionType, &'b CompletionView<'a>)>;
+
 /// The summary of an op: its invoke, steps and completion (None: it
 /// never completed).
 pub fn summarize(
     rules: &Rules,
     invoke: InvokeFact,
     steps: &[StepFact],
-    completion: Option<(CompletionType, Completion)>,
+    completion: Done<'_, '_>,
 ) -> OpFact {
     match invoke.f {
         OpKind::Ingest if invoke.event != HeldId::None => {
@@ -223,7 +227,7 @@ fn ingest(
     rules: &Rules,
     invoke: InvokeFact,
     steps: &[StepFact],
-    completion: Option<(CompletionType, Completion)>,
+    completion: Done<'_, '_>,
 ) -> IngestOp {
     let counting = rules.counting_step;
     let mut hook_insert = None;
@@ -249,7 +253,7 @@ fn ingest(
         )
     } else {
         match &completion {
-            Some((CompletionType::Ok, c)) => match c.result.accepted {
+            Some((CompletionType::Ok, c)) => match c.accepted {
                 Some(a) => {
                     if a {
                         count_from = Some(invoke.t);
@@ -270,28 +274,28 @@ fn ingest(
             // op ran (none ran after): counted iff the counting step
             // changed a row; a row the event-insert step applied and
             // nothing counted is stranded.
-            Some((CompletionType::Info, c)) if !c.result.hook_steps.is_empty() => {
-                let (r, counted) = (&c.result, c.result.accepted == Some(true));
+            Some((CompletionType::Info, c)) if !c.hook_steps.is_empty() => {
+                let counted = c.accepted == Some(true);
                 let inserted = rules
                     .event_step
                     .index()
-                    .and_then(|i| r.hook_steps.get(i as usize))
+                    .and_then(|i| c.hook_steps.get(i as usize))
                     .is_some_and(|s| s.changes > 0);
                 if counted {
                     count_from = Some(invoke.t);
                     counted_by = Some(c.t);
                 }
                 if !counted && inserted {
-                    let step = r.crashed_after.clone().unwrap_or_default();
+                    let step = c.crashed_after.unwrap_or_default();
                     hook_insert = Some(format!("crash after step {step} (fault hook)"));
                 }
                 (counted, false, None)
             }
-            Some((CompletionType::Info, c)) if rules.crashed_before_count(&c.result) => {
+            Some((CompletionType::Info, c)) if rules.crashed_before_count(c) => {
                 // The reference server's fault hook crashed it before
                 // the counting step (and ran nothing after): certainly
                 // not counted; if its row is there, it is stranded.
-                let step = c.result.crashed_after.clone().unwrap_or_default();
+                let step = c.crashed_after.unwrap_or_default();
                 hook_insert = Some(format!("crash after step {step} (fault hook)"));
                 (false, false, None)
             }
@@ -309,8 +313,7 @@ fn ingest(
             }
         }
     };
-    let acked =
-        matches!(&completion, Some((CompletionType::Ok, c)) if c.result.accepted == Some(true));
+    let acked = matches!(completion, Some((CompletionType::Ok, c)) if c.accepted == Some(true));
     // In-process, what the op did to the event row, from its steps.
     let mut start = invoke.t;
     let mut own_insert = false;
@@ -335,10 +338,8 @@ fn ingest(
     // A duplicate answer and its deciding point: in-process the end of
     // the step whose stop condition ended the op (its last), remote the
     // answer's arrival. An `ok` that does not say is no duplicate.
-    let (decided, stop) = match &completion {
-        Some((CompletionType::Ok, c))
-            if c.result.accepted == Some(false) && c.result.ambiguous.is_none() =>
-        {
+    let (decided, stop) = match completion {
+        Some((CompletionType::Ok, c)) if c.accepted == Some(false) && c.ambiguous.is_none() => {
             let last = steps
                 .iter()
                 .filter(|_| rules.step_log)
@@ -357,7 +358,7 @@ fn ingest(
             .event_step
             .index()
             .is_some_and(|i| steps.iter().any(|s| s.idx == i && s.applied()));
-    let cause = (inserted && !done && !maybe).then(|| stop_cause(steps, &completion, counting));
+    let cause = (inserted && !done && !maybe).then(|| stop_cause(steps, completion, counting));
     // The last read before the counting step (where a stale value
     // comes from, in a read-then-write design).
     let read = counting_span.and_then(|_| {
@@ -377,7 +378,7 @@ fn ingest(
                 end: s.end.unwrap_or(s.start),
             })
     });
-    let acked_at = match &completion {
+    let acked_at = match completion {
         Some((CompletionType::Ok, c)) if acked => Some(c.t),
         _ => None,
     };
@@ -398,7 +399,7 @@ fn ingest(
         effect,
         own_insert,
         indeterminate: !matches!(
-            &completion,
+            completion,
             Some((CompletionType::Ok | CompletionType::Fail, _))
         ),
         inserted,
@@ -414,20 +415,18 @@ fn resolve(
     rules: &Rules,
     invoke: InvokeFact,
     steps: &[StepFact],
-    completion: Option<(CompletionType, Completion)>,
+    completion: Done<'_, '_>,
 ) -> ResolveOp {
     let op_span = Span {
         start: invoke.t,
-        end: completion.as_ref().map(|(_, c)| c.t),
+        end: completion.map(|(_, c)| c.t),
     };
     let wide = steps.iter().map(|s| s.changes).max().filter(|&n| n > 1);
     // In-process, nothing of an op runs after its completion, so an
     // indeterminate resolve's window closes there; a remote target may
     // still run it later (open-ended).
-    let completed = completion.as_ref().map(|(_, c)| c.t);
-    let crashed = completion
-        .as_ref()
-        .is_some_and(|(_, c)| c.result.crashed_after.is_some());
+    let completed = completion.map(|(_, c)| c.t);
+    let crashed = completion.is_some_and(|(_, c)| c.crashed_after.is_some());
     // Where steps are logged, the statements that may have changed the
     // group bound the window; none of them: the op changed nothing.
     let logged = rules.step_log.then(|| {
@@ -458,9 +457,8 @@ fn resolve(
     };
     // The instant of the statement that produced the answer: its step's
     // interval where steps are logged, else the whole op's.
-    let effect_span = |c: &Completion| {
-        c.result
-            .effect_step
+    let effect_span = |c: &CompletionView<'_>| {
+        c.effect_step
             .and_then(|i| steps.iter().find(|s| s.idx == i))
             .map(|s| Span {
                 start: s.start,
@@ -475,61 +473,51 @@ fn resolve(
             span: unknown_span,
         })
     };
-    let outcome = match &completion {
-        Some((CompletionType::Ok, c)) if c.result.resolved == Some(true) => {
-            match c.result.event_count {
-                Some(count) => ResolveOutcome::Resolved(ResolveFact {
-                    op: invoke.op,
+    let outcome = match completion {
+        Some((CompletionType::Ok, c)) if c.resolved == Some(true) => match c.event_count {
+            Some(count) => ResolveOutcome::Resolved(ResolveFact {
+                op: invoke.op,
+                span: effect_span(c),
+                count,
+            }),
+            None => unknown(),
+        },
+        Some((CompletionType::Fail, c)) => match (c.resolved, c.error, c.status, c.event_count) {
+            (Some(false), None, Some(status), Some(count)) => {
+                let p = Probe {
+                    op: Some(invoke.op),
                     span: effect_span(c),
                     count,
-                }),
-                None => unknown(),
-            }
-        }
-        Some((CompletionType::Fail, c)) => {
-            match (
-                c.result.resolved,
-                &c.result.error,
-                c.result.status.as_deref(),
-                c.result.event_count,
-            ) {
-                (Some(false), None, Some(status), Some(count)) => {
-                    let p = Probe {
-                        op: Some(invoke.op),
-                        span: effect_span(c),
-                        count,
-                    };
-                    if status == "resolved" {
-                        ResolveOutcome::Probe(p)
-                    } else {
-                        ResolveOutcome::Observation(p)
-                    }
+                };
+                if status == "resolved" {
+                    ResolveOutcome::Probe(p)
+                } else {
+                    ResolveOutcome::Observation(p)
                 }
-                _ => ResolveOutcome::Nothing,
             }
-        }
+            _ => ResolveOutcome::Nothing,
+        },
         Some((CompletionType::Ok, _)) => ResolveOutcome::Nothing,
         // A worker that crashed right after the resolving statement:
         // the step log (in-process) or the fault hook's report (over
         // HTTP) holds what that statement returned.
         Some((CompletionType::Info, c))
-            if (rules.step_log || !c.result.hook_steps.is_empty())
-                && c.result.crashed_after.is_some()
-                && c.result.resolved == Some(true)
-                && c.result.event_count.is_some()
-                && c.result.effect_step.is_some() =>
+            if (rules.step_log || !c.hook_steps.is_empty())
+                && c.crashed_after.is_some()
+                && c.resolved == Some(true)
+                && c.event_count.is_some()
+                && c.effect_step.is_some() =>
         {
             ResolveOutcome::Resolved(ResolveFact {
                 op: invoke.op,
                 span: effect_span(c),
-                count: c.result.event_count.unwrap_or_default(),
+                count: c.event_count.unwrap_or_default(),
             })
         }
         Some((CompletionType::Info, _)) | None if no_effect => ResolveOutcome::Nothing,
         // The fault hook's report: no step it ran changed a row.
         Some((CompletionType::Info, c))
-            if !c.result.hook_steps.is_empty()
-                && c.result.hook_steps.iter().all(|s| s.changes == 0) =>
+            if !c.hook_steps.is_empty() && c.hook_steps.iter().all(|s| s.changes == 0) =>
         {
             ResolveOutcome::Nothing
         }
@@ -544,11 +532,7 @@ fn resolve(
 }
 
 /// Why an attempt that inserted its event row stopped before counting it.
-fn stop_cause(
-    steps: &[StepFact],
-    completion: &Option<(CompletionType, Completion)>,
-    counting: u32,
-) -> String {
+fn stop_cause(steps: &[StepFact], completion: Done<'_, '_>, counting: u32) -> String {
     if let Some((s, e)) = steps.iter().find_map(|s| s.error.as_ref().map(|e| (s, e))) {
         let kind = s
             .error_kind
@@ -566,18 +550,15 @@ fn stop_cause(
         return "counting step changed no row (group missing)".into();
     }
     if let Some((_, c)) = completion {
-        if let Some(step) = &c.result.crashed_after {
+        if let Some(step) = c.crashed_after {
             return format!("crash after step {step}");
         }
     }
     match completion {
         None => "never completed (run aborted)".into(),
         Some((_, c)) => {
-            let aborted = c
-                .result
-                .aborted
-                .or_else(|| c.result.error.as_deref().and_then(legacy::abort_cause));
-            match (aborted, &c.result.error) {
+            let aborted = c.aborted.or_else(|| c.error.and_then(legacy::abort_cause));
+            match (aborted, c.error) {
                 (Some(AbortCause::ByUser), _) => "aborted between steps".into(),
                 (_, Some(e)) => format!("stopped: {e}"),
                 (_, None) => "stopped before the counting step".into(),
