@@ -33,15 +33,107 @@ pub enum OutOfPlace {
 pub struct OpAssembly {
     /// From the header.
     pub rules: Rules,
-    inflight: HashMap<u64, (InvokeFact, Vec<StepFact>), foldhash::fast::RandomState>,
+    inflight: InFlight,
     /// Every (project, fingerprint, group id) an invoke named, each once
     /// (an op in flight holds its index, not three texts of its own).
     named: Vec<(String, String, String)>,
     named_index: hashbrown::HashTable<u32>,
     named_hasher: foldhash::fast::RandomState,
-    /// Step lists of finished ops, emptied, for the next ops to fill (an
-    /// op's steps are not allocated and grown anew for each op).
-    spare: Vec<Vec<StepFact>>,
+}
+
+/// Slots of [`InFlight`].
+const SLOTS: usize = 1024;
+
+/// The ops in flight, each with its invoke and its steps so far. They
+/// are few at once (about one per worker) and op ids are dense, so an
+/// op lies in the slot of its id modulo [`SLOTS`] (no hashing, and the
+/// slot's step list is filled again by the next op, not allocated
+/// anew); an op whose slot is taken lies in a map.
+#[derive(Debug, Clone, Default)]
+struct InFlight {
+    slots: Vec<Slot>,
+    more: HashMap<u64, Slot, foldhash::fast::RandomState>,
+}
+
+/// An op in flight (None: a free slot) and its steps so far.
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    invoke: Option<InvokeFact>,
+    steps: Vec<StepFact>,
+}
+
+impl Slot {
+    fn holds(&self, op: u64) -> bool {
+        self.invoke.as_ref().is_some_and(|i| i.op == op)
+    }
+}
+
+impl InFlight {
+    fn slot(op: u64) -> usize {
+        (op % SLOTS as u64) as usize
+    }
+
+    /// An op invoked; one invoked again starts over (its steps so far
+    /// dropped).
+    fn insert(&mut self, fact: InvokeFact) {
+        if self.slots.is_empty() {
+            self.slots.resize_with(SLOTS, Slot::default);
+        }
+        let op = fact.op;
+        let slot = &mut self.slots[Self::slot(op)];
+        if slot.holds(op) || (slot.invoke.is_none() && !self.more.contains_key(&op)) {
+            slot.invoke = Some(fact);
+            slot.steps.clear();
+            return;
+        }
+        self.more.insert(
+            op,
+            Slot {
+                invoke: Some(fact),
+                steps: Vec::new(),
+            },
+        );
+    }
+
+    /// The steps so far of op `op`, if in flight.
+    fn steps(&mut self, op: u64) -> Option<&mut Vec<StepFact>> {
+        match self.slots.get_mut(Self::slot(op)) {
+            Some(slot) if slot.holds(op) => Some(&mut slot.steps),
+            _ => self.more.get_mut(&op).map(|s| &mut s.steps),
+        }
+    }
+
+    /// `f` of op `op`'s invoke and steps, the op taken out of flight;
+    /// None: it is not in flight.
+    fn take<R>(&mut self, op: u64, f: impl FnOnce(InvokeFact, &[StepFact]) -> R) -> Option<R> {
+        match self.slots.get_mut(Self::slot(op)) {
+            Some(slot) if slot.holds(op) => {
+                let invoke = slot.invoke.take()?;
+                let r = f(invoke, &slot.steps);
+                slot.steps.clear();
+                // A rare op of many steps does not keep its room.
+                if slot.steps.capacity() > 64 {
+                    slot.steps = Vec::new();
+                }
+                Some(r)
+            }
+            _ => {
+                let Slot { invoke, steps } = self.more.remove(&op)?;
+                Some(f(invoke?, &steps))
+            }
+        }
+    }
+
+    /// Every op in flight, taken out, in op order.
+    fn drain(&mut self) -> Vec<(InvokeFact, Vec<StepFact>)> {
+        let mut left: Vec<_> = (self.slots.iter_mut())
+            .chain(self.more.values_mut())
+            .filter_map(|s| Some((s.invoke.take()?, std::mem::take(&mut s.steps))))
+            .collect();
+        self.more.clear();
+        left.sort_by_key(|(i, _)| i.op);
+        left
+    }
 }
 
 impl OpAssembly {
@@ -85,16 +177,13 @@ impl OpAssembly {
 
     /// An op invoked, as its facts need it (its triple already named).
     pub fn invoke_fact(&mut self, fact: InvokeFact) {
-        let steps = self.spare.pop().unwrap_or_default();
-        if let Some((_, old)) = self.inflight.insert(fact.op, (fact, steps)) {
-            self.keep(old);
-        }
+        self.inflight.insert(fact);
     }
 
     /// A step of an op in flight. Errors: no such op.
     pub fn step(&mut self, op: u64, s: StepFact) -> Result<(), OutOfPlace> {
-        match self.inflight.get_mut(&op) {
-            Some((_, steps)) => {
+        match self.inflight.steps(op) {
+            Some(steps) => {
                 steps.push(s);
                 Ok(())
             }
@@ -113,30 +202,19 @@ impl OpAssembly {
         kind: CompletionType,
         c: &CompletionView<'_>,
     ) -> Result<OpFact, OutOfPlace> {
-        let Some((invoke, steps)) = self.inflight.remove(&c.op) else {
-            return Err(OutOfPlace::Completion(c.op));
-        };
-        let fact = summarize(&self.rules, invoke, &steps, Some((kind, c)));
-        self.keep(steps);
-        Ok(fact)
-    }
-
-    /// Keeps an emptied step list for a later op (a few: ops in flight at
-    /// once are few).
-    fn keep(&mut self, mut steps: Vec<StepFact>) {
-        if self.spare.len() < 256 && steps.capacity() <= 64 {
-            steps.clear();
-            self.spare.push(steps);
-        }
+        let rules = &self.rules;
+        self.inflight
+            .take(c.op, |invoke, steps| {
+                summarize(rules, invoke, steps, Some((kind, c)))
+            })
+            .ok_or(OutOfPlace::Completion(c.op))
     }
 
     /// The ops still in flight at the end of the history, which never
     /// completed (indeterminate): each op and its summary, in op order.
     pub fn finish(&mut self) -> Vec<(u64, OpFact)> {
-        let mut left: Vec<_> = self.inflight.drain().collect();
-        left.sort_by_key(|(op, _)| *op);
-        left.into_iter()
-            .map(|(op, (invoke, steps))| (op, summarize(&self.rules, invoke, &steps, None)))
+        (self.inflight.drain().into_iter())
+            .map(|(invoke, steps)| (invoke.op, summarize(&self.rules, invoke, &steps, None)))
             .collect()
     }
 
