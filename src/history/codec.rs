@@ -460,6 +460,13 @@ pub struct InvokeRaw<'a> {
     pub fingerprint: &'a [u8],
     /// As [`Invoke::group_id`], its bytes.
     pub group_id: &'a [u8],
+    /// The three texts above as the record holds them: which of them it
+    /// holds (bits 0, 1, 2: project, fingerprint, group id; an empty one
+    /// is left out), and the bytes of those it holds, their lengths
+    /// included. Equal for two records of equal texts written alike, and
+    /// read as the same texts from equal bytes: a reader may know a
+    /// triple by one span of bytes, not three.
+    pub triple: (u8, &'a [u8]),
     /// As [`Invoke::intended`].
     pub intended: Option<u64>,
 }
@@ -484,12 +491,14 @@ pub fn invoke_raw(payload: &[u8]) -> Result<Option<InvokeRaw<'_>>, DecodeError> 
         f.num()?;
     }
     let event_id = f.opt(has(flags, 1), Fields::raw)?;
+    let before = f.0;
     let mut strings = [2, 3, 4].map(|n| (has(flags, n), &b""[..]));
     for (set, s) in &mut strings {
         if *set {
             *s = f.raw()?;
         }
     }
+    let triple = ((flags >> 2) as u8 & 7, &before[..before.len() - f.0.len()]);
     let [(_, project), (_, fingerprint), (_, group_id)] = strings;
     if has(flags, 5) {
         f.u32()?;
@@ -503,6 +512,7 @@ pub fn invoke_raw(payload: &[u8]) -> Result<Option<InvokeRaw<'_>>, DecodeError> 
         project,
         fingerprint,
         group_id,
+        triple,
         intended,
     }))
 }

@@ -535,6 +535,9 @@ fn raw_invokes_and_steps_with_their_texts_checked_refuse_what_decoding_refuses()
     let mut r = ChaCha8Rng::seed_from_u64(11);
     let entries: Vec<Entry> = (0..3000).map(|_| random_entry(&mut r)).collect();
     let mut read = 0;
+    // Each triple's span, and the texts of each span: one for the other.
+    let mut spans = std::collections::HashMap::new();
+    let mut texts = std::collections::HashMap::new();
     for e in &entries {
         let mut rec = Vec::new();
         codec::encode_payload(e, &mut rec);
@@ -551,6 +554,10 @@ fn raw_invokes_and_steps_with_their_texts_checked_refuse_what_decoding_refuses()
                     )
                 );
                 assert_eq!((v.t, v.op, v.f, v.intended), (i.t, i.op, i.f, i.intended));
+                let triple = (i.project.clone(), i.fingerprint.clone(), i.group_id.clone());
+                let span = (v.triple.0, v.triple.1.to_vec());
+                assert_eq!(spans.entry(triple.clone()).or_insert(span.clone()), &span);
+                assert_eq!(texts.entry(span).or_insert(triple.clone()), &triple);
                 read += 1;
             }
             Entry::Step(s) if rec[0] != 0 => {
@@ -575,6 +582,7 @@ fn raw_invokes_and_steps_with_their_texts_checked_refuse_what_decoding_refuses()
         }
     }
     assert!(read > 500, "{read} raw records");
+    assert!(spans.len() > 20, "{} triples", spans.len());
 }
 
 /// [`codec::completion_view`] reads the fields decoding gives, and it

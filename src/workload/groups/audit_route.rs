@@ -33,6 +33,7 @@ use crate::history::reader::Payloads;
 use crate::history::{CompletionType, Entry, FaultAction, Footer, Header, OpKind};
 use foldhash::fast::RandomState as Fast;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -213,11 +214,39 @@ impl OpBuckets {
     }
 }
 
+/// The named triples by the bytes their invoke records hold them as
+/// ([`InvokeRaw::triple`]): one span hashed and compared, not three
+/// texts. Bytes found are those of a triple checked as UTF-8 and named
+/// before.
+#[derive(Default)]
+struct Triples {
+    index: hashbrown::HashTable<(u8, Box<[u8]>, u32)>,
+    hasher: Fast,
+}
+
+impl Triples {
+    fn get(&self, (held, bytes): (u8, &[u8])) -> Option<u32> {
+        let h = self.hasher.hash_one((held, bytes));
+        (self.index)
+            .find(h, |(k, b, _)| *k == held && **b == *bytes)
+            .map(|e| e.2)
+    }
+
+    fn insert(&mut self, (held, bytes): (u8, &[u8]), named: u32) {
+        let Triples { index, hasher } = self;
+        let h = hasher.hash_one((held, bytes));
+        index.insert_unique(h, (held, bytes.into(), named), |(k, b, _)| {
+            hasher.hash_one((*k, &**b))
+        });
+    }
+}
+
 /// Pass 1's state.
 struct Router {
     out: Vec<SpillWriter>,
     scratch: Vec<u8>,
     asm: OpAssembly,
+    triples: Triples,
     op_bucket: OpBuckets,
     ops: Vec<u64>,
     ingests: Vec<(u64, u64)>,
@@ -245,7 +274,7 @@ impl Router {
     /// digits). None: a text is not UTF-8 (the whole history's judge
     /// reports the record), or as [`Router::invoke`].
     fn invoke_raw(&mut self, i: &InvokeRaw<'_>) -> io::Result<Option<()>> {
-        let named = match self.asm.named_bytes(i.project, i.fingerprint, i.group_id) {
+        let named = match self.triples.get(i.triple) {
             Some(n) => n,
             None => {
                 let text = |b| std::str::from_utf8(b).ok();
@@ -254,7 +283,9 @@ impl Router {
                 else {
                     return Ok(None);
                 };
-                self.asm.name(p, f, g)
+                let n = self.asm.name(p, f, g);
+                self.triples.insert(i.triple, n);
+                n
             }
         };
         let event = match i.event_id {
@@ -392,6 +423,7 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             .collect::<io::Result<Vec<_>>>()?,
         scratch: Vec::new(),
         asm: OpAssembly::default(),
+        triples: Triples::default(),
         op_bucket: OpBuckets::default(),
         ops: vec![0; BUCKETS],
         ingests: vec![(0, 0); BUCKETS],
