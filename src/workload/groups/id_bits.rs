@@ -10,22 +10,6 @@
 /// Where a UUID's text has its dashes.
 const DASHES: [usize; 4] = [8, 13, 18, 23];
 
-/// Each byte's value as a lowercase hex digit; 0x80 and above: none.
-const DIGIT: [u8; 256] = {
-    let mut t = [0xffu8; 256];
-    let mut c = 0;
-    while c < 10 {
-        t[b'0' as usize + c] = c as u8;
-        c += 1;
-    }
-    let mut c = 0;
-    while c < 6 {
-        t[b'a' as usize + c] = 10 + c as u8;
-        c += 1;
-    }
-    t
-};
-
 /// (dashed, bits) of an id written as 32 lowercase hex digits, bare or with
 /// a UUID's dashes; None for any other text.
 pub fn bits(id: &str) -> Option<(bool, u128)> {
@@ -35,25 +19,59 @@ pub fn bits(id: &str) -> Option<(bool, u128)> {
 /// [`bits`] of an id's bytes: Some only for bytes of hex digits (and
 /// dashes), so bytes that give bits are text (UTF-8) as they are.
 pub fn bits_of(b: &[u8]) -> Option<(bool, u128)> {
-    // Read for every event of an audit, often twice: digits looked up in
-    // a table and checked once at the end, not branched on one by one.
-    let (dashed, runs): (bool, &[(usize, usize)]) = match b.len() {
-        32 => (false, &[(0, 32)]),
-        36 if DASHES.iter().all(|&i| b[i] == b'-') => {
-            (true, &[(0, 8), (9, 13), (14, 18), (19, 23), (24, 36)])
-        }
+    // Read for every event of an audit, often twice: eight digits at a
+    // time, as the bytes of a u64 ([`hex8`]).
+    let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    let half = |i: usize| u64::from(u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes")));
+    let (dashed, words) = match b.len() {
+        32 => (false, [word(0), word(8), word(16), word(24)]),
+        36 if DASHES.iter().all(|&i| b[i] == b'-') => (
+            true,
+            [
+                word(0),
+                half(9) | half(14) << 32,
+                half(19) | half(24) << 32,
+                word(28),
+            ],
+        ),
         _ => return None,
     };
     let mut v: u128 = 0;
-    let mut bad = 0u8;
-    for &(from, to) in runs {
-        for &c in &b[from..to] {
-            let d = DIGIT[usize::from(c)];
-            bad |= d;
-            v = (v << 4) | u128::from(d & 0xf);
-        }
+    for w in words {
+        v = (v << 32) | u128::from(hex8(w)?);
     }
-    (bad < 0x80).then_some((dashed, v))
+    Some((dashed, v))
+}
+
+/// The value of eight lowercase hex digits, the first the most
+/// significant, given as the bytes of `w` (the first the lowest); None
+/// if a byte is no such digit. Each byte is compared with the ends of
+/// the digits' two ranges at once: a byte below 0x80 plus at most 0x50
+/// stays below 0x100, so no sum carries into the next byte, and its top
+/// bit says whether the byte reached the range's end.
+fn hex8(w: u64) -> Option<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    const LOW: u64 = ONES * 0x0f;
+    if w & HIGH != 0 {
+        return None;
+    }
+    let at_least = |c: u8| w.wrapping_add(ONES * (0x80 - u64::from(c))) & HIGH;
+    let digit = at_least(b'0') & !at_least(b'9' + 1);
+    let letter = at_least(b'a') & !at_least(b'f' + 1);
+    if digit | letter != HIGH {
+        return None;
+    }
+    // '0'..'9' are 0x30..0x39, 'a'..'f' 0x61..0x66: the low four bits,
+    // plus 9 for a letter.
+    let nibbles = (w & LOW) + (letter >> 7) * 9;
+    // Two digits to a byte, at every other byte, then those four bytes
+    // together, the first digits' the most significant.
+    const PAIR: u64 = 0x000f_000f_000f_000f;
+    let pairs = ((nibbles & PAIR) << 4) | ((nibbles >> 8) & PAIR);
+    let packed = (pairs | pairs >> 8) & 0x0000_ffff_0000_ffff;
+    let packed = (packed | packed >> 16) & 0xffff_ffff;
+    Some((packed as u32).swap_bytes())
 }
 
 /// `v` as 32 lowercase hex digits, with a UUID's dashes if `dashed`.
@@ -92,6 +110,49 @@ mod tests {
             assert_eq!(bits(&dashed), Some((true, v)));
             assert_eq!(bits(&text(v, false)), Some((false, v)));
         }
+    }
+
+    /// The plain reading: every digit looked at one by one.
+    fn reference(b: &[u8]) -> Option<(bool, u128)> {
+        let dashed = match b.len() {
+            32 => false,
+            36 if DASHES.iter().all(|&i| b[i] == b'-') => true,
+            _ => return None,
+        };
+        let mut v: u128 = 0;
+        for (i, &c) in b.iter().enumerate() {
+            if dashed && DASHES.contains(&i) {
+                continue;
+            }
+            let d = match c {
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                _ => return None,
+            };
+            v = (v << 4) | u128::from(d);
+        }
+        Some((dashed, v))
+    }
+
+    #[test]
+    fn bits_are_read_as_the_plain_reading_reads_them_with_any_byte_anywhere() {
+        let mut n = 0;
+        for v in [0u128, u128::MAX, 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210] {
+            for dashed in [false, true] {
+                let good = text(v, dashed).into_bytes();
+                assert_eq!(bits_of(&good), Some((dashed, v)));
+                for at in 0..good.len() {
+                    for c in 0..=255u8 {
+                        let mut b = good.clone();
+                        b[at] = c;
+                        assert_eq!(bits_of(&b), reference(&b), "{b:?}");
+                        n += usize::from(bits_of(&b).is_some());
+                    }
+                }
+            }
+        }
+        // Each digit may be any of 16, a dash only a dash.
+        assert_eq!(n, 3 * (32 * 16 + 36 * 16 - 4 * 15));
     }
 
     #[test]
