@@ -24,7 +24,7 @@
 
 use super::audit_spill::{hash, SpillWriter};
 use super::checker::op_assembly::OpAssembly;
-use super::checker::op_fact::{HeldId, InvokeFact, OpFact};
+use super::checker::op_fact::{HeldId, IngestOp, InvokeFact, OpFact};
 use super::checker::op_fact_codec;
 use super::checker::step_fact::StepFact;
 use crate::audit_history::entry_time;
@@ -357,6 +357,15 @@ impl Router {
         self.out[b as usize].record(&self.scratch, seq)
     }
 
+    /// [`Router::fact`] of an ingest's summary.
+    fn ingest_fact(&mut self, op: u64, i: &IngestOp, seq: u64) -> io::Result<()> {
+        let b = self.op_bucket.get(op).unwrap_or(0);
+        self.scratch.clear();
+        self.scratch.push(OP_FACT);
+        op_fact_codec::encode_ingest(i, &mut self.scratch);
+        self.out[b as usize].record(&self.scratch, seq)
+    }
+
     /// A history record as it is, to one bucket or to every one.
     fn record(&mut self, payload: &[u8], bucket: Option<u16>, seq: u64) -> io::Result<()> {
         match bucket {
@@ -377,7 +386,7 @@ impl Router {
 /// text is not UTF-8 (the whole history's judge reports the record).
 fn step_fact(names: &mut Vec<Box<str>>, s: &codec::StepRaw<'_>) -> Option<StepFact> {
     let i = s.idx as usize;
-    let known = names.get(i).is_some_and(|n| n.as_bytes() == s.step);
+    let known = names.get(i).is_some_and(|n| same(n.as_bytes(), s.step));
     if !known {
         let step = std::str::from_utf8(s.step).ok()?;
         if i >= 64 {
@@ -390,6 +399,12 @@ fn step_fact(names: &mut Vec<Box<str>>, s: &codec::StepRaw<'_>) -> Option<StepFa
     }
     // Equal to the bytes of a name checked before: the same text.
     step_fact_of(&names[i], s)
+}
+
+/// Whether two short texts (a step's name) are the same bytes: compared
+/// in place, where `==` calls a compare of any length for two bytes.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// A step record's facts, its name `step` (its bytes as UTF-8).
@@ -472,10 +487,11 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             Err(_) => return Ok(None),
             Ok(Some((kind, c))) => {
                 last_t = last_t.max(c.t);
-                let Ok(fact) = r.asm.complete_view(kind, &c) else {
-                    return Ok(None);
-                };
-                r.fact(c.op, &fact, this)?;
+                match r.asm.complete_unboxed(kind, &c) {
+                    Err(_) => return Ok(None),
+                    Ok(Ok(i)) => r.ingest_fact(c.op, &i, this)?,
+                    Ok(Err(fact)) => r.fact(c.op, &fact, this)?,
+                }
                 continue;
             }
             Ok(None) => {}

@@ -8,7 +8,7 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::op_fact::{summarize, HeldId, InvokeFact, OpFact, Rules};
+use super::op_fact::{summarize, summarize_unboxed, HeldId, IngestOp, InvokeFact, OpFact, Rules};
 use super::op_types::EventStep;
 use super::step_fact::StepFact;
 use crate::history::codec::{CompletionView, InvokeView};
@@ -202,10 +202,23 @@ impl OpAssembly {
         kind: CompletionType,
         c: &CompletionView<'_>,
     ) -> Result<OpFact, OutOfPlace> {
+        Ok(match self.complete_unboxed(kind, c)? {
+            Ok(i) => OpFact::Ingest(Box::new(i)),
+            Err(f) => f,
+        })
+    }
+
+    /// [`OpAssembly::complete_view`], an ingest's summary not boxed
+    /// ([`summarize_unboxed`]).
+    pub fn complete_unboxed(
+        &mut self,
+        kind: CompletionType,
+        c: &CompletionView<'_>,
+    ) -> Result<Result<IngestOp, OpFact>, OutOfPlace> {
         let rules = &self.rules;
         self.inflight
             .take(c.op, |invoke, steps| {
-                summarize(rules, invoke, steps, Some((kind, c)))
+                summarize_unboxed(rules, invoke, steps, Some((kind, c)))
             })
             .ok_or(OutOfPlace::Completion(c.op))
     }

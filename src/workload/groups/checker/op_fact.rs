@@ -213,13 +213,29 @@ pub fn summarize(
     steps: &[StepFact],
     completion: Done<'_, '_>,
 ) -> OpFact {
+    match summarize_unboxed(rules, invoke, steps, completion) {
+        Ok(i) => OpFact::Ingest(Box::new(i)),
+        Err(f) => f,
+    }
+}
+
+/// [`summarize`], an ingest's summary given as it is (Ok), not boxed:
+/// an audit summarizes one per event and writes it out at once.
+pub fn summarize_unboxed(
+    rules: &Rules,
+    invoke: InvokeFact,
+    steps: &[StepFact],
+    completion: Done<'_, '_>,
+) -> Result<IngestOp, OpFact> {
     match invoke.f {
         OpKind::Ingest if invoke.event != HeldId::None => {
-            OpFact::Ingest(Box::new(ingest(rules, invoke, steps, completion)))
+            Ok(ingest(rules, invoke, steps, completion))
         }
-        OpKind::Resolve => OpFact::Resolve(Box::new(resolve(rules, invoke, steps, completion))),
+        OpKind::Resolve => Err(OpFact::Resolve(Box::new(resolve(
+            rules, invoke, steps, completion,
+        )))),
         // Other workloads' ops are read by their own facts, never here.
-        _ => OpFact::Nothing,
+        _ => Err(OpFact::Nothing),
     }
 }
 

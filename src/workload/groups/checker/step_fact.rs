@@ -60,6 +60,8 @@ impl StepFact {
     }
 
     /// The step's facts, from its record; text copied only if it failed.
+    /// Inlined: three per op.
+    #[inline]
     pub fn from_view(s: &StepView<'_>) -> Self {
         StepFact {
             idx: s.idx,
