@@ -252,7 +252,7 @@ struct Fields<'a>(&'a [u8]);
 
 // Inlined: each record reads a dozen fields, each a call otherwise.
 impl<'a> Fields<'a> {
-    #[inline]
+    #[inline(always)]
     fn num(&mut self) -> Result<u64, DecodeError> {
         let (n, len) = varint(self.0).ok_or(DecodeError::Short)?;
         self.0 = &self.0[len..];

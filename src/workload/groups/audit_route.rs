@@ -357,15 +357,6 @@ impl Router {
         self.out[b as usize].record(&self.scratch, seq)
     }
 
-    /// [`Router::fact`] of an ingest's summary.
-    fn ingest_fact(&mut self, op: u64, i: &IngestOp, seq: u64) -> io::Result<()> {
-        let b = self.op_bucket.get(op).unwrap_or(0);
-        self.scratch.clear();
-        self.scratch.push(OP_FACT);
-        op_fact_codec::encode_ingest(i, &mut self.scratch);
-        self.out[b as usize].record(&self.scratch, seq)
-    }
-
     /// A history record as it is, to one bucket or to every one.
     fn record(&mut self, payload: &[u8], bucket: Option<u16>, seq: u64) -> io::Result<()> {
         match bucket {
@@ -399,6 +390,24 @@ fn step_fact(names: &mut Vec<Box<str>>, s: &codec::StepRaw<'_>) -> Option<StepFa
     }
     // Equal to the bytes of a name checked before: the same text.
     step_fact_of(&names[i], s)
+}
+
+/// An op's summary ([`OpAssembly::complete_with`]) written to its
+/// bucket's file `out` (nothing for no fact), encoded in `scratch`.
+fn write_fact(
+    out: &mut SpillWriter,
+    scratch: &mut Vec<u8>,
+    fact: &Result<IngestOp, OpFact>,
+    seq: u64,
+) -> io::Result<()> {
+    scratch.clear();
+    scratch.push(OP_FACT);
+    match fact {
+        Ok(i) => op_fact_codec::encode_ingest(i, scratch),
+        Err(OpFact::Nothing) => return Ok(()),
+        Err(f) => op_fact_codec::encode(f, scratch),
+    }
+    out.record(scratch, seq)
 }
 
 /// Whether two short texts (a step's name) are the same bytes: compared
@@ -487,10 +496,20 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
             Err(_) => return Ok(None),
             Ok(Some((kind, c))) => {
                 last_t = last_t.max(c.t);
-                match r.asm.complete_unboxed(kind, &c) {
+                let Router {
+                    asm,
+                    out,
+                    scratch,
+                    op_bucket,
+                    ..
+                } = &mut r;
+                let b = op_bucket.get(c.op).unwrap_or(0);
+                let written = asm.complete_with(kind, &c, |fact| {
+                    write_fact(&mut out[b as usize], scratch, &fact, this)
+                });
+                match written {
                     Err(_) => return Ok(None),
-                    Ok(Ok(i)) => r.ingest_fact(c.op, &i, this)?,
-                    Ok(Err(fact)) => r.fact(c.op, &fact, this)?,
+                    Ok(w) => w?,
                 }
                 continue;
             }

@@ -202,23 +202,25 @@ impl OpAssembly {
         kind: CompletionType,
         c: &CompletionView<'_>,
     ) -> Result<OpFact, OutOfPlace> {
-        Ok(match self.complete_unboxed(kind, c)? {
+        Ok(match self.complete_with(kind, c, |fact| fact)? {
             Ok(i) => OpFact::Ingest(Box::new(i)),
             Err(f) => f,
         })
     }
 
-    /// [`OpAssembly::complete_view`], an ingest's summary not boxed
-    /// ([`summarize_unboxed`]).
-    pub fn complete_unboxed(
+    /// `f` of the summary of [`OpAssembly::complete_view`], an ingest's
+    /// not boxed ([`summarize_unboxed`]), handed to `f` where it was made
+    /// (not moved out and back).
+    pub fn complete_with<R>(
         &mut self,
         kind: CompletionType,
         c: &CompletionView<'_>,
-    ) -> Result<Result<IngestOp, OpFact>, OutOfPlace> {
+        f: impl FnOnce(Result<IngestOp, OpFact>) -> R,
+    ) -> Result<R, OutOfPlace> {
         let rules = &self.rules;
         self.inflight
             .take(c.op, |invoke, steps| {
-                summarize_unboxed(rules, invoke, steps, Some((kind, c)))
+                f(summarize_unboxed(rules, invoke, steps, Some((kind, c))))
             })
             .ok_or(OutOfPlace::Completion(c.op))
     }
