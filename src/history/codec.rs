@@ -237,6 +237,28 @@ pub fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
         None => return None,
         Some(_) => {}
     }
+    // A longer one (an instant: six bytes) that ends within eight bytes:
+    // all at once, as the bytes of a u64.
+    if let Some(eight) = bytes.first_chunk::<8>() {
+        let w = u64::from_le_bytes(*eight);
+        let ends = !w & 0x8080_8080_8080_8080;
+        if ends != 0 {
+            // The first byte with its top bit clear is the last.
+            let len = (ends.trailing_zeros() as usize + 1) / 8;
+            let kept = if len == 8 {
+                w
+            } else {
+                w & ((1u64 << (8 * len)) - 1)
+            };
+            // The seven low bits of each byte, packed: pairs, fours,
+            // then the two halves.
+            let x = kept & 0x7f7f_7f7f_7f7f_7f7f;
+            let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+            let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+            let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+            return Some((x, len));
+        }
+    }
     let mut n = 0u64;
     for (i, &b) in bytes.iter().enumerate().take(10) {
         n |= u64::from(b & 0x7f) << (7 * i);

@@ -626,3 +626,44 @@ fn a_completion_view_reads_what_decoding_gives_and_refuses_what_it_refuses() {
     }
     assert!(read > 500, "{read} completion records");
 }
+
+/// [`codec::varint`] reads what a plain byte-by-byte reading reads, at
+/// every length, cut anywhere, with any bytes after it.
+#[test]
+fn a_varint_reads_as_the_plain_reading_does() {
+    fn plain(bytes: &[u8]) -> Option<(u64, usize)> {
+        let mut n = 0u64;
+        for (i, &b) in bytes.iter().enumerate().take(10) {
+            n |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some((n, i + 1));
+            }
+        }
+        None
+    }
+    let mut r = ChaCha8Rng::seed_from_u64(5);
+    let mut numbers: Vec<u64> = (0..64).flat_map(|s| [1u64 << s, (1u64 << s) - 1]).collect();
+    numbers.extend([u64::MAX, 0]);
+    numbers.extend((0..2000).map(|_| r.random::<u64>() >> r.random_range(0..64)));
+    for n in numbers {
+        let mut rec = Vec::new();
+        codec::put(&mut rec, n);
+        let len = rec.len();
+        rec.extend((0..r.random_range(0..12)).map(|_| r.random::<u8>()));
+        assert_eq!(codec::varint(&rec), Some((n, len)), "{n}");
+        for cut in 0..rec.len() {
+            assert_eq!(
+                codec::varint(&rec[..cut]),
+                plain(&rec[..cut]),
+                "{rec:?} cut at {cut}"
+            );
+        }
+    }
+    // Any bytes at all, runs of continuation bytes among them.
+    for _ in 0..20000 {
+        let b: Vec<u8> = (0..r.random_range(0..14))
+            .map(|_| r.random::<u8>() | if r.random::<bool>() { 0x80 } else { 0 })
+            .collect();
+        assert_eq!(codec::varint(&b), plain(&b), "{b:?}");
+    }
+}
