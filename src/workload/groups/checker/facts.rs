@@ -399,6 +399,10 @@ pub struct Facts {
     /// and one twice as large at once). Capacity only: no fact depends
     /// on it.
     pub ingest_hint: FastMap<String, FastMap<String, u64>>,
+    /// Room for counting steps a judge in parts kept from its last part
+    /// ([`Facts::take_room`]): the first group hinted at least half as
+    /// many takes it. Capacity only: no fact depends on it.
+    pub spare_steps: Vec<CountingStep>,
 }
 
 /// One window of a fault with a duration: from its `start` entry to its
@@ -652,7 +656,11 @@ impl Facts {
                 g.acked = Vec::new();
             }
             g.acked.shrink_to_fit();
-            g.counting_steps.shrink_to_fit();
+            // Sized from a hint or kept room: given back only where much
+            // of it is unused (a copy holds both at once).
+            if g.counting_steps.len() < g.counting_steps.capacity() / 4 * 3 {
+                g.counting_steps.shrink_to_fit();
+            }
             sort_by_start(&mut g.counting_steps);
             g.probes.shrink_to_fit();
             g.observations.shrink_to_fit();
@@ -783,6 +791,25 @@ impl Facts {
             .or_default()
             .insert(fingerprint.to_string(), i);
         i
+    }
+
+    /// The room of the largest lists, emptied, for the next part of a
+    /// judge in parts: its event map and its largest group's counting
+    /// steps ([`Facts::spare_steps`]).
+    pub fn take_room(&mut self) -> (super::event_map::EventMap<EventFacts>, Vec<CountingStep>) {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        let mut steps = self
+            .groups
+            .values_mut()
+            .max_by_key(|g| g.counting_steps.capacity())
+            .map(|g| std::mem::take(&mut g.counting_steps))
+            .unwrap_or_default();
+        if steps.capacity() < self.spare_steps.capacity() {
+            steps = std::mem::take(&mut self.spare_steps);
+        }
+        steps.clear();
+        (events, steps)
     }
 
     /// Event id per counting op. Built on demand: counting steps do not
@@ -920,8 +947,13 @@ impl Facts {
                 if g.counting_steps.capacity() == 0 {
                     let (p, f) = &self.keys[key as usize];
                     let hint = self.ingest_hint.get(p).and_then(|m| m.get(f));
-                    g.counting_steps
-                        .reserve_exact(hint.map_or(0, |&n| n as usize));
+                    let n = hint.map_or(0, |&n| n as usize);
+                    let room = self.spare_steps.capacity();
+                    if n > 0 && n <= room && n >= room / 2 {
+                        g.counting_steps = std::mem::take(&mut self.spare_steps);
+                    } else {
+                        g.counting_steps.reserve_exact(n);
+                    }
                 }
                 g.counting_steps.push(CountingStep {
                     op: i.op,
