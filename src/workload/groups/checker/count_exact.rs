@@ -248,23 +248,34 @@ pub fn check_keys(
             bounded += 1;
         }
         // The earliest probe outside its bounds, if any.
+        // The probes by (start, end), each as its place (4 bytes: a hot
+        // key has hundreds of thousands): refused resolves' probes, then
+        // the observations.
         let observed = ki.and_then(|k| facts.groups.get(&k)).map(|gf| {
-            let mut all: Vec<(&Probe, &str)> = gf
-                .probes
-                .iter()
-                .map(|p| (p, "resolved"))
-                .chain(gf.observations.iter().map(|p| (p, "open or regressed")))
-                .collect();
-            all.sort_by_key(|(p, _)| (p.span.start, p.span.end.unwrap_or(u64::MAX)));
-            all
+            let n = gf.probes.len();
+            let at = move |i: u32| {
+                let i = i as usize;
+                match gf.probes.get(i) {
+                    Some(p) => (p, "resolved"),
+                    None => (&gf.observations[i - n], "open or regressed"),
+                }
+            };
+            let total = u32::try_from(n + gf.observations.len()).expect("fewer than 2^32 probes");
+            let mut all: Vec<u32> = (0..total).collect();
+            all.sort_by_key(|&i| {
+                let p = at(i).0;
+                (p.span.start, p.span.end.unwrap_or(u64::MAX))
+            });
+            (all, at)
         });
         let mut probe_finding = None;
-        if let Some(all) = observed.filter(|a| !a.is_empty()) {
+        if let Some((all, at)) = observed.filter(|a| !a.0.is_empty()) {
             probes += all.len() as u64;
             let evs = || lists.of(ki);
-            probe_finding = all
-                .into_iter()
-                .find_map(|(p, status)| bounds.judge(ki, p, status, &evs, &group));
+            probe_finding = all.into_iter().find_map(|i| {
+                let (p, status) = at(i);
+                bounds.judge(ki, p, status, &evs, &group)
+            });
         }
         // Compared as i128 so a negative count (a broken target) is below
         // every bound instead of wrapping or being clamped to 0.

@@ -274,8 +274,16 @@ pub struct GroupFacts {
     /// (open, regressed), with the count read: observations of the count
     /// only (CountExact).
     pub observations: Vec<Probe>,
-    /// Counting steps that certainly changed the group's row.
+    /// Counting steps that certainly changed the group's row (by start,
+    /// ties in recorded order, once [`Facts::finish`] ran).
     pub counting_steps: Vec<CountingStep>,
+    /// Per counting step that has one, by its place in
+    /// [`GroupFacts::counting_steps`]: the op's last step before the
+    /// counting step that returned rows and changed none (a read whose
+    /// value the counting step may have used). Beside the steps, not in
+    /// each: most designs have none, and a counting step is held per
+    /// event of the run.
+    pub reads: Vec<(u32, ReadStep)>,
     /// Index into [`Facts::keys`]: the group's (project, fingerprint), as
     /// its ops named it (None only for a group no op named).
     pub key: Option<u32>,
@@ -661,7 +669,12 @@ impl Facts {
             if g.counting_steps.len() < g.counting_steps.capacity() / 4 * 3 {
                 g.counting_steps.shrink_to_fit();
             }
-            sort_by_start(&mut g.counting_steps);
+            if g.reads.is_empty() {
+                sort_by_start(&mut g.counting_steps);
+            } else {
+                sort_with_reads(g);
+            }
+            g.reads.shrink_to_fit();
             g.probes.shrink_to_fit();
             g.observations.shrink_to_fit();
         }
@@ -955,12 +968,16 @@ impl Facts {
                         g.counting_steps.reserve_exact(n);
                     }
                 }
+                if let Some(r) = i.read {
+                    let at = u32::try_from(g.counting_steps.len())
+                        .expect("fewer than 2^32 counting steps");
+                    g.reads.push((at, r));
+                }
                 g.counting_steps.push(CountingStep {
                     op: i.op,
                     op_start: i.t,
                     start,
                     end,
-                    read: i.read.map(Box::new),
                 });
             }
             if let Some(t) = i.acked_at.filter(|_| !(self.acked_unread && self.step_log)) {
@@ -1006,6 +1023,39 @@ fn sort_by_start(v: &mut [CountingStep]) {
             j -= 1;
         }
     }
+}
+
+/// [`sort_by_start`] of a group whose steps have reads: each read moves
+/// with its step (a stable sort of the pairs, to the same order).
+fn sort_with_reads(g: &mut GroupFacts) {
+    let (steps, reads) = with_reads_by_start(&g.counting_steps, &g.reads);
+    g.counting_steps = steps;
+    g.reads = reads;
+}
+
+/// Counting steps and their reads (by place) sorted by start, ties in
+/// their order, each read at its step's new place.
+pub(super) fn with_reads_by_start(
+    steps: &[CountingStep],
+    reads: &[(u32, ReadStep)],
+) -> (Vec<CountingStep>, Vec<(u32, ReadStep)>) {
+    let mut pairs: Vec<(CountingStep, Option<ReadStep>)> =
+        steps.iter().map(|s| (s.clone(), None)).collect();
+    for &(at, r) in reads {
+        if let Some(p) = pairs.get_mut(at as usize) {
+            p.1 = Some(r);
+        }
+    }
+    pairs.sort_by_key(|p| p.0.start);
+    let mut out = Vec::with_capacity(pairs.len());
+    let mut moved = Vec::with_capacity(reads.len());
+    for (i, (s, r)) in pairs.into_iter().enumerate() {
+        if let Some(r) = r {
+            moved.push((i as u32, r));
+        }
+        out.push(s);
+    }
+    (out, moved)
 }
 
 /// What the server answered to a request whose answer the proxy dropped.
@@ -1100,7 +1150,6 @@ mod tests {
             op_start: 0,
             start,
             end: start + 1,
-            read: None,
         };
         let mut x: u64 = 7;
         let mut next = || {

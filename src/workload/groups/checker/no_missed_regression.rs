@@ -52,7 +52,9 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};
+use super::facts::{
+    with_reads_by_start, CountingStep, GroupFacts, Probe, ReadStep, ResolveFact, Span,
+};
 use super::{secs, Facts, Tables};
 use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};
 use crate::workload::Value;
@@ -88,6 +90,8 @@ struct Index<'a> {
     /// [`Facts::finish`] sorted so, or else a sorted copy. A hot group
     /// of a long run has millions: no list of references beside it.
     counting: Cow<'a, [CountingStep]>,
+    /// The steps' reads, by place in `counting`.
+    reads: Cow<'a, [(u32, ReadStep)]>,
     /// Min end over counting[i..], where some step ends before it starts
     /// (else found by [`Index::counting_min_end`] walking from i).
     counting_min_end: Option<Vec<u64>>,
@@ -121,12 +125,14 @@ impl<'a> Index<'a> {
         for r in &resolves {
             first_start_by_count.entry(r.count).or_insert(r.span.start);
         }
-        let counting = if g.counting_steps.is_sorted_by_key(|s| s.start) {
-            Cow::Borrowed(g.counting_steps.as_slice())
+        let (counting, reads) = if g.counting_steps.is_sorted_by_key(|s| s.start) {
+            (
+                Cow::Borrowed(g.counting_steps.as_slice()),
+                Cow::Borrowed(g.reads.as_slice()),
+            )
         } else {
-            let mut sorted = g.counting_steps.clone();
-            sorted.sort_by_key(|s| s.start);
-            Cow::Owned(sorted)
+            let (steps, reads) = with_reads_by_start(&g.counting_steps, &g.reads);
+            (Cow::Owned(steps), Cow::Owned(reads))
         };
         let counting_min_end = counting
             .iter()
@@ -138,9 +144,16 @@ impl<'a> Index<'a> {
             resolve_max_end,
             first_start_by_count,
             counting,
+            reads,
             counting_min_end,
             resolve_min_end,
         }
+    }
+
+    /// The read of `counting[i]`, if it has one.
+    fn read_at(&self, i: usize) -> Option<ReadStep> {
+        let k = self.reads.binary_search_by_key(&i, |r| r.0 as usize).ok()?;
+        Some(self.reads[k].1)
     }
 
     /// The min end over `counting[i..]` (`u64::MAX` if empty). Walked
@@ -544,8 +557,8 @@ fn stale_read(
     let latest = candidates.iter().rev().take(3).copied();
     let found = first.into_iter().chain(latest).find_map(|m| {
         let m_end = m.span.end.unwrap_or(u64::MAX);
-        idx.counting.iter().find_map(|s| {
-            let rd = *s.read.as_deref()?;
+        idx.counting.iter().enumerate().find_map(|(k, s)| {
+            let rd = idx.read_at(k)?;
             (rd.start < m_end && s.end > m.span.start && s.end < pe).then_some((m, s, rd))
         })
     });
