@@ -12,9 +12,11 @@
 //! facts (what the checkers look up), so no id set of the table is held.
 //! An event row whose id is no event of its key's bucket (an event of
 //! another key, or of no op: TypeOK's `events ⊆ Events`) sends the audit
-//! to the whole judge. A part's event map is sized beforehand from pass
-//! 1's count of its ingests, and each key's counting steps from its count
-//! of the key's ingests, so neither grows by copying; a history with no
+//! to the whole judge. The event map is sized beforehand from pass 1's
+//! count of the largest part's ingests, and each key's counting steps
+//! from its count of the key's ingests, so neither grows by copying; the
+//! map and the largest key's steps are emptied and kept from part to part,
+//! so no part takes fresh pages for them; a history with no
 //! fault window keeps no acknowledged intervals ([`Facts::acked_unread`]).
 //! Buckets are judged in parts of consecutive buckets holding at most
 //! [`Budget::part_ops`] ops (a bucket above it is a part alone).
@@ -131,17 +133,31 @@ pub fn judge(
         }
     }
     let mut parts = Vec::new();
-    for range in ranges(&routed.ops, budget.part_ops) {
-        let ingests = routed.ingests[range.clone()]
+    let ranges = ranges(&routed.ops, budget.part_ops);
+    let ingests = |r: &std::ops::Range<usize>| {
+        routed.ingests[r.clone()]
             .iter()
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    // The largest lists' room, taken once at the largest part's size and
+    // kept from part to part (room a part does not touch costs no
+    // memory): the event map, sized for the part with most ingests, and
+    // the counting steps of the key with most.
+    let most = ranges.iter().map(ingests).max().unwrap_or_default();
+    let steps = hints.iter().flatten().map(|h| h.2).max().unwrap_or(0);
+    let mut room = (
+        super::checker::event_map::EventMap::default(),
+        Vec::with_capacity(usize::try_from(steps).unwrap_or(0)),
+    );
+    for range in ranges {
         let mut facts = Facts::default();
+        (facts.events, facts.spare_steps) = std::mem::take(&mut room);
         facts.acked_unread = !routed.fault_windows;
         for &(p, f, n) in hints[range.clone()].iter().flatten() {
             count_key(&mut facts.ingest_hint, (p, f), n);
         }
         let Some(mut facts) =
-            read_facts(facts, &routed, &routed.buckets[range.clone()], ingests).map_err(temp)?
+            read_facts(facts, &routed, &routed.buckets[range.clone()], most).map_err(temp)?
         else {
             return Ok(None);
         };
@@ -166,6 +182,7 @@ pub fn judge(
         t.groups = rows.into_iter().map(|(_, g)| g).collect();
         tables(&mut t, routed.footer.as_ref(), routed.last_t);
         parts.push(judge_parts::judge(&facts, &t));
+        room = facts.take_room();
     }
     let Some(merged) = judge_parts::merge(parts, min) else {
         return Ok(None);
@@ -330,8 +347,9 @@ fn ranges(ops: &[u64], part_ops: u64) -> Vec<std::ops::Range<usize>> {
 /// `facts` (none taken yet, its hints set) with the buckets' records,
 /// read back in history order (a record written to every bucket taken
 /// once): each op's summary recorded, the header and the fault entries
-/// taken as entries. Ok(None): the facts refuse an entry (the whole
-/// history's judge reports it).
+/// taken as entries; the event map made room for `(ids, bytes)` (those
+/// of the largest part, once for all). Ok(None): the facts refuse an
+/// entry (the whole history's judge reports it).
 fn read_facts(
     mut facts: Facts,
     routed: &Routed,

@@ -75,13 +75,11 @@ use super::facts::{EventFacts, Probe};
 use super::{secs, Facts, Tables};
 use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};
 use crate::workload::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, HashSet};
 
 /// Invariant name as reported (spec `CountExact`).
 pub const NAME: &str = "CountExact";
-
-/// |Done|, |Maybe| and the events behind them, for one (project, fingerprint).
-type KeyCounts = (u64, u64, Vec<u32>);
 
 /// Events of one key, as indexes into the facts' events: a key of a long
 /// run holds millions, so 4 bytes each instead of an id and a reference.
@@ -94,6 +92,36 @@ struct Evs<'a> {
 impl<'a> Evs<'a> {
     fn iter(self) -> impl Iterator<Item = (super::event_map::Id<'a>, &'a EventFacts)> {
         self.idx.iter().map(move |&i| self.map.at(i as usize))
+    }
+}
+
+/// Per key index, its events done or maybe ([`Evs`]), listed only once
+/// a finding needs them: a correct run's keys need none, and a hot key's
+/// list would be millions long.
+struct KeyEvents<'a> {
+    facts: &'a Facts,
+    lists: OnceCell<Vec<Vec<u32>>>,
+}
+
+impl<'a> KeyEvents<'a> {
+    fn of(&self, key: Option<u32>) -> Evs<'_> {
+        let lists = self.lists.get_or_init(|| {
+            let mut lists = vec![Vec::new(); self.facts.keys.len()];
+            for (i, e) in self.facts.events.values().enumerate() {
+                if e.done || e.maybe {
+                    if let Some(l) = lists.get_mut(e.key as usize) {
+                        l.push(u32::try_from(i).expect("fewer than 2^32 event ids"));
+                    }
+                }
+            }
+            lists
+        });
+        Evs {
+            map: &self.facts.events,
+            idx: key
+                .and_then(|k| lists.get(k as usize))
+                .map_or(&[], Vec::as_slice),
+        }
     }
 }
 
@@ -131,20 +159,29 @@ pub fn check_keys(
 ) -> (CheckResult, HashSet<(String, String)>, Figures) {
     let mut r = CheckResult::new(NAME);
     let mut failed = HashSet::new();
-    // (done, maybe, events) per key.
-    let mut per_key: HashMap<u32, KeyCounts> = HashMap::new();
-    for (i, e) in facts.events.values().enumerate() {
-        let k = per_key.entry(e.key).or_default();
+    let cut = facts.completeness.is_cut();
+    // Each probe's bounds, counted in the same pass as |Done| and |Maybe|
+    // per key (by key index).
+    let mut bounds = Bounds::new(facts, !cut);
+    let mut per_key: Vec<(u64, u64)> = vec![(0, 0); facts.keys.len()];
+    for e in facts.events.values() {
+        let Some(k) = per_key.get_mut(e.key as usize) else {
+            continue;
+        };
         if e.done {
             k.0 += 1;
         } else if e.maybe {
             k.1 += 1;
         }
         if e.done || e.maybe {
-            k.2.push(u32::try_from(i).expect("fewer than 2^32 event ids"));
+            bounds.add(e);
         }
     }
-    let cut = facts.completeness.is_cut();
+    bounds.sum();
+    let lists = KeyEvents {
+        facts,
+        lists: OnceCell::new(),
+    };
     let one_block = facts
         .header
         .as_ref()
@@ -159,12 +196,7 @@ pub fn check_keys(
         if let Some(ki) = ki {
             with_row.insert(ki);
         }
-        let empty = (0, 0, Vec::new());
-        let (done, maybe, evs) = ki.and_then(|k| per_key.get(&k)).unwrap_or(&empty);
-        let evs = Evs {
-            map: &facts.events,
-            idx: evs,
-        };
+        let (done, maybe) = ki.and_then(|k| per_key.get(k as usize)).unwrap_or(&(0, 0));
         let n_rows = tables.events_per_key.get(&key).copied().unwrap_or(0);
         let ids: Vec<String> = rows.iter().map(|g| g.id_text()).collect();
         let group = GroupRef {
@@ -216,23 +248,34 @@ pub fn check_keys(
             bounded += 1;
         }
         // The earliest probe outside its bounds, if any.
+        // The probes by (start, end), each as its place (4 bytes: a hot
+        // key has hundreds of thousands): refused resolves' probes, then
+        // the observations.
         let observed = ki.and_then(|k| facts.groups.get(&k)).map(|gf| {
-            let mut all: Vec<(&Probe, &str)> = gf
-                .probes
-                .iter()
-                .map(|p| (p, "resolved"))
-                .chain(gf.observations.iter().map(|p| (p, "open or regressed")))
-                .collect();
-            all.sort_by_key(|(p, _)| (p.span.start, p.span.end.unwrap_or(u64::MAX)));
-            all
+            let n = gf.probes.len();
+            let at = move |i: u32| {
+                let i = i as usize;
+                match gf.probes.get(i) {
+                    Some(p) => (p, "resolved"),
+                    None => (&gf.observations[i - n], "open or regressed"),
+                }
+            };
+            let total = u32::try_from(n + gf.observations.len()).expect("fewer than 2^32 probes");
+            let mut all: Vec<u32> = (0..total).collect();
+            all.sort_by_key(|&i| {
+                let p = at(i).0;
+                (p.span.start, p.span.end.unwrap_or(u64::MAX))
+            });
+            (all, at)
         });
         let mut probe_finding = None;
-        if let Some(all) = observed.filter(|a| !a.is_empty()) {
+        if let Some((all, at)) = observed.filter(|a| !a.0.is_empty()) {
             probes += all.len() as u64;
-            let bounds = Bounds::new(evs, !cut);
-            probe_finding = all
-                .into_iter()
-                .find_map(|(p, status)| bounds.judge(p, status, evs, &group));
+            let evs = || lists.of(ki);
+            probe_finding = all.into_iter().find_map(|i| {
+                let (p, status) = at(i);
+                bounds.judge(ki, p, status, &evs, &group)
+            });
         }
         // Compared as i128 so a negative count (a broken target) is below
         // every bound instead of wrapping or being clamped to 0.
@@ -281,10 +324,10 @@ pub fn check_keys(
                      increment(s) were lost",
                     lo as i128 - c
                 ),
-                certainly_counted(evs, u64::MAX, snapshot),
+                certainly_counted(lists.of(ki), u64::MAX, snapshot),
             )
         } else if over_hi {
-            let (twice, evidence) = counted_twice(evs, snapshot);
+            let (twice, evidence) = counted_twice(lists.of(ki), snapshot);
             let why = match twice {
                 Some((id, n, ops)) => format!(
                     "a double count: event {id} was counted by {n} attempts (ops {ops:?}); the \
@@ -338,18 +381,15 @@ pub fn check_keys(
     }
     // Counted events whose group row is gone: their increments are lost.
     let mut orphans: BTreeMap<&(String, String), (u32, u64)> = BTreeMap::new();
-    for (k, (done, _, _)) in &per_key {
-        if *done > 0 && !with_row.contains(k) {
-            orphans.insert(&facts.keys[*k as usize], (*k, *done));
+    for (k, &(done, _)) in per_key.iter().enumerate() {
+        let k = k as u32;
+        if done > 0 && !with_row.contains(&k) {
+            orphans.insert(&facts.keys[k as usize], (k, done));
         }
     }
     for ((project, fingerprint), (k, done)) in orphans {
         failed.insert((project.clone(), fingerprint.clone()));
-        let evs = Evs {
-            map: &facts.events,
-            idx: &per_key[&k].2,
-        };
-        let mut evidence = certainly_counted(evs, u64::MAX, snapshot);
+        let mut evidence = certainly_counted(lists.of(Some(k)), u64::MAX, snapshot);
         evidence.push(Evidence {
             t: snapshot,
             op: None,
@@ -421,39 +461,125 @@ fn exp(lo: u64, hi: u64) -> String {
     }
 }
 
-/// Per key, sorted instants: when each event was certainly counted by, and
-/// from when it may have been counted.
+/// Per key with probes, each probe's bounds: at each instant a probe
+/// began, how many of the key's events (done or maybe) were certainly
+/// counted before it, and at each instant one ended, how many may have
+/// been counted by then. Counted in one pass over the events, each found
+/// among the key's probe instants: no sorted copy of a hot key's millions
+/// of instants is held.
 struct Bounds {
-    counted_by: Vec<u64>,
-    count_from: Vec<u64>,
+    /// Per key index: its slot in `keys`, if it has probes.
+    slot: Vec<Option<u32>>,
+    keys: Vec<ProbeBounds>,
     /// Whether the upper bound applies (not over a cut history).
     upper: bool,
 }
 
+/// One key's probe instants, distinct and sorted, and beside each the
+/// events it bounds: counts per instant until [`Bounds::sum`], then the
+/// running sums.
+#[derive(Default)]
+struct ProbeBounds {
+    starts: Vec<u64>,
+    counted_before: Vec<u64>,
+    ends: Vec<u64>,
+    counted_by_end: Vec<u64>,
+}
+
 impl Bounds {
-    fn new(evs: Evs<'_>, upper: bool) -> Self {
-        // Sized at once: a hot key's lists are millions long, and grown by
-        // doubling they could take twice that.
-        let mut counted_by = Vec::with_capacity(evs.idx.len());
-        let mut count_from = Vec::with_capacity(evs.idx.len());
-        for (_, e) in evs.iter() {
-            counted_by.extend(e.counted_by());
-            count_from.extend(e.count_from());
+    fn new(facts: &Facts, upper: bool) -> Self {
+        let mut slot = vec![None; facts.keys.len()];
+        let mut keys = Vec::new();
+        for (&k, g) in &facts.groups {
+            let probes = g.probes.iter().chain(&g.observations);
+            if g.probes.is_empty() && g.observations.is_empty() {
+                continue;
+            }
+            let Some(s) = slot.get_mut(k as usize) else {
+                continue;
+            };
+            let mut starts: Vec<u64> = probes.clone().map(|p| p.span.start).collect();
+            let mut ends: Vec<u64> = probes.map(|p| p.span.end.unwrap_or(u64::MAX)).collect();
+            starts.sort_unstable();
+            starts.dedup();
+            ends.sort_unstable();
+            ends.dedup();
+            *s = Some(keys.len() as u32);
+            keys.push(ProbeBounds {
+                counted_before: vec![0; starts.len()],
+                counted_by_end: vec![0; ends.len()],
+                starts,
+                ends,
+            });
         }
-        counted_by.sort_unstable();
-        count_from.sort_unstable();
-        Bounds {
-            counted_by,
-            count_from,
-            upper,
+        Bounds { slot, keys, upper }
+    }
+
+    /// Counts an event done or maybe at the first probe instant it bounds.
+    #[inline]
+    fn add(&mut self, e: &EventFacts) {
+        let Some(Some(s)) = self.slot.get(e.key as usize) else {
+            return;
+        };
+        let b = &mut self.keys[*s as usize];
+        if let Some(t) = e.counted_by() {
+            // Before every start after t.
+            let i = b.starts.partition_point(|&s| s <= t);
+            if let Some(c) = b.counted_before.get_mut(i) {
+                *c += 1;
+            }
+        }
+        if let Some(t) = e.count_from() {
+            // By every end at or after t.
+            let i = b.ends.partition_point(|&end| end < t);
+            if let Some(c) = b.counted_by_end.get_mut(i) {
+                *c += 1;
+            }
         }
     }
 
+    /// Turns the counts per instant into running sums, once every event
+    /// was added.
+    fn sum(&mut self) {
+        for b in &mut self.keys {
+            for v in [&mut b.counted_before, &mut b.counted_by_end] {
+                let mut sum = 0;
+                for c in v.iter_mut() {
+                    sum += *c;
+                    *c = sum;
+                }
+            }
+        }
+    }
+
+    /// (events certainly counted before `ps`, events that may have been
+    /// counted by `pe`) of key `ki`, both instants of its probes.
+    fn at(&self, ki: Option<u32>, ps: u64, pe: u64) -> (i64, i64) {
+        let Some(b) = ki
+            .and_then(|k| self.slot.get(k as usize).copied().flatten())
+            .map(|s| &self.keys[s as usize])
+        else {
+            return (0, 0);
+        };
+        let lower = b
+            .starts
+            .binary_search(&ps)
+            .map_or(0, |i| b.counted_before[i]);
+        let upper = b.ends.binary_search(&pe).map_or(0, |i| b.counted_by_end[i]);
+        (lower as i64, upper as i64)
+    }
+
     /// A violation, if the probe read a count outside its bounds.
-    fn judge(&self, p: &Probe, status: &str, evs: Evs<'_>, group: &GroupRef) -> Option<Finding> {
+    fn judge<'e>(
+        &self,
+        ki: Option<u32>,
+        p: &Probe,
+        status: &str,
+        evs: &dyn Fn() -> Evs<'e>,
+        group: &GroupRef,
+    ) -> Option<Finding> {
         let (ps, pe) = (p.span.start, p.span.end.unwrap_or(u64::MAX));
-        let lower = self.counted_by.partition_point(|&t| t < ps) as i64;
-        let upper = self.count_from.partition_point(|&t| t <= pe) as i64;
+        let (lower, upper) = self.at(ki, ps, pe);
         let c = p.count;
         if c >= lower && (c <= upper || !self.upper) {
             return None;
@@ -474,10 +600,10 @@ impl Bounds {
                      lost by then",
                     lower - c
                 ),
-                certainly_counted(evs, ps, ps),
+                certainly_counted(evs(), ps, ps),
             )
         } else {
-            let (twice, ev) = counted_twice(evs, ps);
+            let (twice, ev) = counted_twice(evs(), ps);
             let twice = twice
                 .map(|(id, n, ops)| {
                     format!("; event {id} was counted by {n} attempts (ops {ops:?})")

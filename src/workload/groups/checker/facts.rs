@@ -274,8 +274,16 @@ pub struct GroupFacts {
     /// (open, regressed), with the count read: observations of the count
     /// only (CountExact).
     pub observations: Vec<Probe>,
-    /// Counting steps that certainly changed the group's row.
+    /// Counting steps that certainly changed the group's row (by start,
+    /// ties in recorded order, once [`Facts::finish`] ran).
     pub counting_steps: Vec<CountingStep>,
+    /// Per counting step that has one, by its place in
+    /// [`GroupFacts::counting_steps`]: the op's last step before the
+    /// counting step that returned rows and changed none (a read whose
+    /// value the counting step may have used). Beside the steps, not in
+    /// each: most designs have none, and a counting step is held per
+    /// event of the run.
+    pub reads: Vec<(u32, ReadStep)>,
     /// Index into [`Facts::keys`]: the group's (project, fingerprint), as
     /// its ops named it (None only for a group no op named).
     pub key: Option<u32>,
@@ -399,6 +407,10 @@ pub struct Facts {
     /// and one twice as large at once). Capacity only: no fact depends
     /// on it.
     pub ingest_hint: FastMap<String, FastMap<String, u64>>,
+    /// Room for counting steps a judge in parts kept from its last part
+    /// ([`Facts::take_room`]): the first group hinted at least half as
+    /// many takes it. Capacity only: no fact depends on it.
+    pub spare_steps: Vec<CountingStep>,
 }
 
 /// One window of a fault with a duration: from its `start` entry to its
@@ -652,7 +664,17 @@ impl Facts {
                 g.acked = Vec::new();
             }
             g.acked.shrink_to_fit();
-            g.counting_steps.shrink_to_fit();
+            // Sized from a hint or kept room: given back only where much
+            // of it is unused (a copy holds both at once).
+            if g.counting_steps.len() < g.counting_steps.capacity() / 4 * 3 {
+                g.counting_steps.shrink_to_fit();
+            }
+            if g.reads.is_empty() {
+                sort_by_start(&mut g.counting_steps);
+            } else {
+                sort_with_reads(g);
+            }
+            g.reads.shrink_to_fit();
             g.probes.shrink_to_fit();
             g.observations.shrink_to_fit();
         }
@@ -782,6 +804,25 @@ impl Facts {
             .or_default()
             .insert(fingerprint.to_string(), i);
         i
+    }
+
+    /// The room of the largest lists, emptied, for the next part of a
+    /// judge in parts: its event map and its largest group's counting
+    /// steps ([`Facts::spare_steps`]).
+    pub fn take_room(&mut self) -> (super::event_map::EventMap<EventFacts>, Vec<CountingStep>) {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        let mut steps = self
+            .groups
+            .values_mut()
+            .max_by_key(|g| g.counting_steps.capacity())
+            .map(|g| std::mem::take(&mut g.counting_steps))
+            .unwrap_or_default();
+        if steps.capacity() < self.spare_steps.capacity() {
+            steps = std::mem::take(&mut self.spare_steps);
+        }
+        steps.clear();
+        (events, steps)
     }
 
     /// Event id per counting op. Built on demand: counting steps do not
@@ -919,15 +960,24 @@ impl Facts {
                 if g.counting_steps.capacity() == 0 {
                     let (p, f) = &self.keys[key as usize];
                     let hint = self.ingest_hint.get(p).and_then(|m| m.get(f));
-                    g.counting_steps
-                        .reserve_exact(hint.map_or(0, |&n| n as usize));
+                    let n = hint.map_or(0, |&n| n as usize);
+                    let room = self.spare_steps.capacity();
+                    if n > 0 && n <= room && n >= room / 2 {
+                        g.counting_steps = std::mem::take(&mut self.spare_steps);
+                    } else {
+                        g.counting_steps.reserve_exact(n);
+                    }
+                }
+                if let Some(r) = i.read {
+                    let at = u32::try_from(g.counting_steps.len())
+                        .expect("fewer than 2^32 counting steps");
+                    g.reads.push((at, r));
                 }
                 g.counting_steps.push(CountingStep {
                     op: i.op,
                     op_start: i.t,
                     start,
                     end,
-                    read: i.read.map(Box::new),
                 });
             }
             if let Some(t) = i.acked_at.filter(|_| !(self.acked_unread && self.step_log)) {
@@ -951,6 +1001,61 @@ impl Facts {
             ResolveOutcome::Nothing => {}
         }
     }
+}
+
+/// Sorts a group's counting steps by start, ties kept in their order (as
+/// a stable sort does), in place: steps are recorded as their ops
+/// complete, so each lies at most a few places after its place by start,
+/// and moving each back there costs no scratch copy (a stable sort of a
+/// hot group's millions would take half as much again). A list further
+/// out of order than that is sorted by the stable sort, to the same order.
+fn sort_by_start(v: &mut [CountingStep]) {
+    let mut budget = v.len().saturating_mul(32);
+    for i in 1..v.len() {
+        let mut j = i;
+        while j > 0 && v[j - 1].start > v[j].start {
+            if budget == 0 {
+                v.sort_by_key(|s| s.start);
+                return;
+            }
+            budget -= 1;
+            v.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// [`sort_by_start`] of a group whose steps have reads: each read moves
+/// with its step (a stable sort of the pairs, to the same order).
+fn sort_with_reads(g: &mut GroupFacts) {
+    let (steps, reads) = with_reads_by_start(&g.counting_steps, &g.reads);
+    g.counting_steps = steps;
+    g.reads = reads;
+}
+
+/// Counting steps and their reads (by place) sorted by start, ties in
+/// their order, each read at its step's new place.
+pub(super) fn with_reads_by_start(
+    steps: &[CountingStep],
+    reads: &[(u32, ReadStep)],
+) -> (Vec<CountingStep>, Vec<(u32, ReadStep)>) {
+    let mut pairs: Vec<(CountingStep, Option<ReadStep>)> =
+        steps.iter().map(|s| (s.clone(), None)).collect();
+    for &(at, r) in reads {
+        if let Some(p) = pairs.get_mut(at as usize) {
+            p.1 = Some(r);
+        }
+    }
+    pairs.sort_by_key(|p| p.0.start);
+    let mut out = Vec::with_capacity(pairs.len());
+    let mut moved = Vec::with_capacity(reads.len());
+    for (i, (s, r)) in pairs.into_iter().enumerate() {
+        if let Some(r) = r {
+            moved.push((i as u32, r));
+        }
+        out.push(s);
+    }
+    (out, moved)
 }
 
 /// What the server answered to a request whose answer the proxy dropped.
@@ -1033,5 +1138,35 @@ mod tests {
             .events
             .or_default("e3")
             .in_table(super::super::event_map::Id::Text("e3"), &tables));
+    }
+
+    /// Steps a little out of order (as ops complete) and far out of
+    /// order (the stable sort's fallback): the same order as a stable
+    /// sort by start, ties in their recorded order.
+    #[test]
+    fn counting_steps_sort_by_start_as_a_stable_sort_does() {
+        let step = |op: u64, start: u64| CountingStep {
+            op,
+            op_start: 0,
+            start,
+            end: start + 1,
+        };
+        let mut x: u64 = 7;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for spread in [0u64, 3, 40, 100_000] {
+            let v: Vec<CountingStep> = (0..5000u64)
+                .map(|i| step(i, i / 2 + if spread == 0 { 0 } else { next() % spread }))
+                .collect();
+            let mut want = v.clone();
+            want.sort_by_key(|s| s.start);
+            let mut got = v;
+            sort_by_start(&mut got);
+            assert_eq!(got, want, "spread {spread}");
+        }
     }
 }

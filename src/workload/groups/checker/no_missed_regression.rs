@@ -52,10 +52,13 @@
 //! Layer: workload. May import the modules of its own layer and of the
 //! layers below it (core, model, config, engine and target and nemesis).
 
-use super::facts::{CountingStep, GroupFacts, Probe, ResolveFact, Span};
+use super::facts::{
+    with_reads_by_start, CountingStep, GroupFacts, Probe, ReadStep, ResolveFact, Span,
+};
 use super::{secs, Facts, Tables};
 use crate::verdict::{CheckResult, Evidence, Finding, GroupRef};
 use crate::workload::Value;
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -83,9 +86,15 @@ struct Index<'a> {
     /// Max end over resolves[..=i].
     resolve_max_end: Vec<u64>,
     first_start_by_count: HashMap<i64, u64>,
-    counting: Vec<&'a CountingStep>,
-    /// Min end over counting[i..].
-    counting_min_end: Vec<u64>,
+    /// By start (ties in the facts' order): the facts' own list, which
+    /// [`Facts::finish`] sorted so, or else a sorted copy. A hot group
+    /// of a long run has millions: no list of references beside it.
+    counting: Cow<'a, [CountingStep]>,
+    /// The steps' reads, by place in `counting`.
+    reads: Cow<'a, [(u32, ReadStep)]>,
+    /// Min end over counting[i..], where some step ends before it starts
+    /// (else found by [`Index::counting_min_end`] walking from i).
+    counting_min_end: Option<Vec<u64>>,
     /// Min end over resolves[i..] (never ended: `u64::MAX`).
     resolve_min_end: Vec<u64>,
 }
@@ -116,18 +125,53 @@ impl<'a> Index<'a> {
         for r in &resolves {
             first_start_by_count.entry(r.count).or_insert(r.span.start);
         }
-        let mut counting: Vec<_> = g.counting_steps.iter().collect();
-        counting.sort_by_key(|s| s.start);
-        let counting_min_end = suffix_min(counting.iter().map(|s| s.end));
+        let (counting, reads) = if g.counting_steps.is_sorted_by_key(|s| s.start) {
+            (
+                Cow::Borrowed(g.counting_steps.as_slice()),
+                Cow::Borrowed(g.reads.as_slice()),
+            )
+        } else {
+            let (steps, reads) = with_reads_by_start(&g.counting_steps, &g.reads);
+            (Cow::Owned(steps), Cow::Owned(reads))
+        };
+        let counting_min_end = counting
+            .iter()
+            .any(|s| s.end < s.start)
+            .then(|| suffix_min(counting.iter().map(|s| s.end)));
         let resolve_min_end = suffix_min(resolves.iter().map(|r| r.span.end.unwrap_or(u64::MAX)));
         Index {
             resolves,
             resolve_max_end,
             first_start_by_count,
             counting,
+            reads,
             counting_min_end,
             resolve_min_end,
         }
+    }
+
+    /// The read of `counting[i]`, if it has one.
+    fn read_at(&self, i: usize) -> Option<ReadStep> {
+        let k = self.reads.binary_search_by_key(&i, |r| r.0 as usize).ok()?;
+        Some(self.reads[k].1)
+    }
+
+    /// The min end over `counting[i..]` (`u64::MAX` if empty). Walked
+    /// from i: steps lie by start and none ends before it starts, so once
+    /// a step starts at or after the least end seen, it and every later
+    /// one end no earlier. Only the steps running at once are read.
+    fn counting_min_end(&self, i: usize) -> u64 {
+        if let Some(v) = &self.counting_min_end {
+            return v.get(i).copied().unwrap_or(u64::MAX);
+        }
+        let mut m = u64::MAX;
+        for s in self.counting.get(i..).unwrap_or(&[]) {
+            if s.start >= m {
+                break;
+            }
+            m = m.min(s.end);
+        }
+        m
     }
 
     /// Some successful resolve or counting step of G starts after `after`
@@ -139,7 +183,7 @@ impl<'a> Index<'a> {
         let i = self.resolves.partition_point(|r| r.span.start <= after);
         let j = self.counting.partition_point(|s| s.start <= after);
         (i < self.resolves.len() && self.resolve_min_end[i] < before)
-            || (j < self.counting.len() && self.counting_min_end[j] < before)
+            || (j < self.counting.len() && self.counting_min_end(j) < before)
     }
 }
 
@@ -340,7 +384,7 @@ fn judge(
             .filter_map(|q| q.span.end)
             .fold(idx.resolve_max_end[n_cand - 1], u64::max);
         let j = idx.counting.partition_point(|s| s.start <= t);
-        if open_ended || j == idx.counting.len() || idx.counting_min_end[j] >= ps {
+        if open_ended || j == idx.counting.len() || idx.counting_min_end(j) >= ps {
             None
         } else {
             idx.counting[j..]
@@ -368,7 +412,7 @@ fn judge(
             secs(ps)
         ),
     };
-    let evidence = evidence(names, idx, p, dirty_step.copied());
+    let evidence = evidence(names, idx, p, dirty_step);
     let expected = format!(
         "a successful resolve of {} that returned event_count = {c}",
         group.id
@@ -513,9 +557,9 @@ fn stale_read(
     let latest = candidates.iter().rev().take(3).copied();
     let found = first.into_iter().chain(latest).find_map(|m| {
         let m_end = m.span.end.unwrap_or(u64::MAX);
-        idx.counting.iter().find_map(|s| {
-            let rd = *s.read.as_deref()?;
-            (rd.start < m_end && s.end > m.span.start && s.end < pe).then_some((m, *s, rd))
+        idx.counting.iter().enumerate().find_map(|(k, s)| {
+            let rd = idx.read_at(k)?;
+            (rd.start < m_end && s.end > m.span.start && s.end < pe).then_some((m, s, rd))
         })
     });
     let Some((m, s, rd)) = found else {
@@ -583,7 +627,6 @@ fn evidence(
         .counting
         .iter()
         .filter(|s| (s.end > after && s.start < pe) || dirty.is_some_and(|d| d.op == s.op))
-        .copied()
         .collect();
     counted.truncate(10);
     for s in counted {

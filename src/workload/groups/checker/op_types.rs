@@ -122,11 +122,6 @@ pub struct CountingStep {
     pub start: u64,
     /// Step end, ns since run start.
     pub end: u64,
-    /// The op's last step before the counting step that returned rows and
-    /// changed none (a read whose value the counting step may have used).
-    /// Boxed: most designs have none, and a counting step is held per
-    /// event of the run.
-    pub read: Option<Box<ReadStep>>,
 }
 
 /// A step that read and changed nothing: its index and interval.
