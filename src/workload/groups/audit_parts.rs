@@ -99,12 +99,17 @@ pub fn judge(
 ) -> Result<Option<(Judged, String)>, AuditError> {
     let temp = |e: io::Error| AuditError::Unreadable(format!("a temp file of the audit: {e}"));
     let dir = tempfile::tempdir().map_err(temp)?;
+    // Where a long audit's time goes, phase by phase, for
+    // RUST_LOG=specstorm::workload::groups::audit_parts=debug.
+    let started = std::time::Instant::now();
+    let phase = |name: &str| tracing::debug!(phase = name, elapsed = ?started.elapsed(), "audit");
     let Some(routed) = audit_route::route(payloads, dir.path()).map_err(temp)? else {
         return Ok(None);
     };
     if !routed.ids.one_bucket_each().map_err(temp)? {
         return Ok(None);
     }
+    phase("route");
     let complete = completeness(routed.footer.is_some())?;
     let mut router = Router::new(dir.path()).map_err(temp)?;
     let source = read_rows(
@@ -121,6 +126,7 @@ pub fn judge(
         .map(SpillWriter::finish)
         .collect::<io::Result<Vec<_>>>()
         .map_err(temp)?;
+    phase("rows");
     let mut groups = router.groups;
     let mut per_key: Vec<HashMap<(String, String), u64>> = vec![HashMap::new(); BUCKETS];
     for (p, f, b, n) in router.per_key.keys {
@@ -162,6 +168,7 @@ pub fn judge(
             return Ok(None);
         };
         facts.completeness = complete;
+        phase("part facts");
         let mut t = Tables {
             event_rows: router.rows,
             ..Default::default()
@@ -181,7 +188,9 @@ pub fn judge(
         rows.sort_by_key(|(i, _)| *i);
         t.groups = rows.into_iter().map(|(_, g)| g).collect();
         tables(&mut t, routed.footer.as_ref(), routed.last_t);
+        phase("part tables");
         parts.push(judge_parts::judge(&facts, &t));
+        phase("part judged");
         room = facts.take_room();
     }
     let Some(merged) = judge_parts::merge(parts, min) else {
