@@ -154,6 +154,10 @@ fn doctored_tables_judged_in_parts_match_the_whole() {
          WHERE rowid = (SELECT min(rowid) FROM error_events)",
         "UPDATE error_groups SET event_count = event_count + 1 \
          WHERE id = (SELECT min(id) FROM error_groups)",
+        // Ids that are not text of hex digits: bytes that are not UTF-8,
+        // and a number (each read by the rows' slower path).
+        "UPDATE error_events SET id = X'FF00FE' WHERE rowid = (SELECT min(rowid) FROM error_events)",
+        "UPDATE error_events SET id = 12345 WHERE rowid = (SELECT max(rowid) FROM error_events)",
     ];
     for (i, sql) in doctorings.iter().enumerate() {
         let dir = tmp.path().join(format!("doctored-{i}"));

@@ -268,17 +268,30 @@ impl RowSink for Router {
     }
 
     fn event_text(&mut self, id: &str, project: &str, fingerprint: &str) {
+        match super::id_bits::bits(id) {
+            Some(bits) => self.event_bits(id.as_bytes(), bits, project, fingerprint),
+            None => {
+                self.rows += 1;
+                let b = self.per_key.count(project, fingerprint);
+                let done = self.present[b].record(id.as_bytes(), TEXT_ID);
+                if let Err(e) = done {
+                    self.err.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    fn event_bits(
+        &mut self,
+        _: &[u8],
+        (dashed, v): (bool, u128),
+        project: &str,
+        fingerprint: &str,
+    ) {
         self.rows += 1;
         let b = self.per_key.count(project, fingerprint);
-        let w = &mut self.present[b];
-        let done = match super::id_bits::bits(id) {
-            Some((dashed, v)) => {
-                let shape = if dashed { DASHED_ID } else { BITS_ID };
-                w.record(&v.to_le_bytes(), shape)
-            }
-            None => w.record(id.as_bytes(), TEXT_ID),
-        };
-        if let Err(e) = done {
+        let shape = if dashed { DASHED_ID } else { BITS_ID };
+        if let Err(e) = self.present[b].record(&v.to_le_bytes(), shape) {
             self.err.get_or_insert(e);
         }
     }

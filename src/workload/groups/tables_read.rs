@@ -67,11 +67,22 @@ pub fn read_rows_with(
                 // Text (or a blob) of UTF-8 is read where it lies: as
                 // Value::from would give it, with no copy per value.
                 let (id, project, fingerprint) = (r.get_ref(0)?, r.get_ref(1)?, r.get_ref(2)?);
-                if let (Some(i), Some(p), Some(f)) = (utf8(id), utf8(project), utf8(fingerprint)) {
-                    if namespace.is_empty() || p.starts_with(namespace) {
-                        t.event_text(i, p, f);
+                if let (Some(i), Some(p), Some(f)) = (bytes(id), utf8(project), utf8(fingerprint)) {
+                    // An id of hex digits is read once, as bits, and is
+                    // UTF-8 with no check; any other is checked as before.
+                    let read = match super::id_bits::bits_of(i) {
+                        Some(bits) => Some(Ok(bits)),
+                        None => std::str::from_utf8(i).ok().map(Err),
+                    };
+                    if let Some(read) = read {
+                        if namespace.is_empty() || p.starts_with(namespace) {
+                            match read {
+                                Ok(bits) => t.event_bits(i, bits, p, f),
+                                Err(text) => t.event_text(text, p, f),
+                            }
+                        }
+                        return Ok(());
                     }
-                    return Ok(());
                 }
                 let project = Value::from(r.get_ref(1)?);
                 if mine(&project) {
@@ -101,10 +112,13 @@ pub fn read_rows_with(
 /// A value's text where it is text or a blob of UTF-8 (as
 /// [`Value::from`] reads both), else None.
 fn utf8(v: rusqlite::types::ValueRef<'_>) -> Option<&str> {
+    bytes(v).and_then(|t| std::str::from_utf8(t).ok())
+}
+
+/// The bytes of a text or a blob, not yet checked as UTF-8.
+fn bytes(v: rusqlite::types::ValueRef<'_>) -> Option<&[u8]> {
     match v {
-        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
-            std::str::from_utf8(t).ok()
-        }
+        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => Some(t),
         _ => None,
     }
 }

@@ -138,6 +138,17 @@ pub trait RowSink {
             &Value::Text(fingerprint.into()),
         );
     }
+    /// One `error_events` row whose id is the bytes `id`, hex digits (and
+    /// dashes) that [`crate::workload::groups::id_bits::bits_of`] read as
+    /// `bits`: as [`RowSink::event_text`], for a sink that keeps an id as
+    /// its bits and so needs neither the id's UTF-8 check nor a second
+    /// read of its digits (an audit reads one per event row).
+    fn event_bits(&mut self, id: &[u8], bits: (bool, u128), project: &str, fingerprint: &str) {
+        let _ = bits;
+        // Hex digits and dashes are ASCII: this never fails.
+        let id = std::str::from_utf8(id).expect("an id of hex digits is UTF-8");
+        self.event_text(id, project, fingerprint);
+    }
     /// One `error_groups` row.
     fn group(&mut self, row: GroupRow);
 }
