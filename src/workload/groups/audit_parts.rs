@@ -43,6 +43,7 @@ use crate::audit_error::AuditError;
 use crate::history::reader::Payloads;
 use crate::history::{codec, Footer, Header};
 use crate::workload::Value;
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -386,62 +387,66 @@ fn read_facts(
     // The facts' own index of each named triple pass 1 numbered.
     let mut named = vec![u32::MAX; routed.named.len()];
     let corrupt = |e: op_fact_codec::Corrupt| io::Error::new(io::ErrorKind::InvalidData, e);
-    loop {
-        let mut next: Option<u64> = None;
-        for r in &mut readers {
-            if let Some(s) = r.peek()? {
-                next = Some(next.map_or(s, |n| n.min(s)));
+    // The readers merged by their next record's number: each record
+    // costs a few comparisons, not a look at every bucket.
+    let mut heap = std::collections::BinaryHeap::with_capacity(readers.len());
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some(s) = r.peek()? {
+            heap.push(Reverse((s, i)));
+        }
+    }
+    let mut last: Option<u64> = None;
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse((seq, i)) = *top;
+        let r = &mut readers[i];
+        // Each record taken once, from the first bucket holding it (ties
+        // pop in bucket order), where it lies in that bucket's read buffer.
+        if last != Some(seq) {
+            last = Some(seq);
+            match r.current().split_first() {
+                Some((&audit_route::OP_FACT, rest)) => {
+                    let mut local = |facts: &mut Facts, n: &mut u32| {
+                        let local = &mut named[*n as usize];
+                        if *local == u32::MAX {
+                            let (p, f, g) = &routed.named[*n as usize];
+                            *local = facts.name(p, f, g);
+                        }
+                        *n = *local;
+                    };
+                    match op_fact_codec::decode_unboxed(rest).map_err(corrupt)? {
+                        Ok(mut ingest) => {
+                            local(&mut facts, &mut ingest.named);
+                            facts.apply_ingest(&ingest);
+                        }
+                        Err(mut fact) => {
+                            if let Some(n) = fact.named_mut() {
+                                local(&mut facts, n);
+                            }
+                            facts.apply(fact);
+                        }
+                    }
+                }
+                Some((_, record)) => {
+                    // A record the codec or the facts refuse: the
+                    // whole history's judge reports it.
+                    let ok = codec::decode(record)
+                        .ok()
+                        .is_some_and(|e| facts.add(e).is_ok());
+                    if !ok {
+                        return Ok(None);
+                    }
+                }
+                None => return Ok(None),
             }
         }
-        let Some(seq) = next else {
-            break;
-        };
-        // Each record taken once, from the first bucket holding it, where
-        // it lies in that bucket's read buffer.
-        let mut taken = false;
-        for r in &mut readers {
-            if r.peek()? != Some(seq) {
-                continue;
+        r.advance();
+        // The reader's next record takes its place: one sift, not a pop
+        // and a push.
+        match r.peek()? {
+            Some(s) => *top = Reverse((s, i)),
+            None => {
+                std::collections::binary_heap::PeekMut::pop(top);
             }
-            if !taken {
-                taken = true;
-                match r.current().split_first() {
-                    Some((&audit_route::OP_FACT, rest)) => {
-                        let mut local = |facts: &mut Facts, n: &mut u32| {
-                            let local = &mut named[*n as usize];
-                            if *local == u32::MAX {
-                                let (p, f, g) = &routed.named[*n as usize];
-                                *local = facts.name(p, f, g);
-                            }
-                            *n = *local;
-                        };
-                        match op_fact_codec::decode_unboxed(rest).map_err(corrupt)? {
-                            Ok(mut ingest) => {
-                                local(&mut facts, &mut ingest.named);
-                                facts.apply_ingest(&ingest);
-                            }
-                            Err(mut fact) => {
-                                if let Some(n) = fact.named_mut() {
-                                    local(&mut facts, n);
-                                }
-                                facts.apply(fact);
-                            }
-                        }
-                    }
-                    Some((_, record)) => {
-                        // A record the codec or the facts refuse: the
-                        // whole history's judge reports it.
-                        let ok = codec::decode(record)
-                            .ok()
-                            .is_some_and(|e| facts.add(e).is_ok());
-                        if !ok {
-                            return Ok(None);
-                        }
-                    }
-                    None => return Ok(None),
-                }
-            }
-            r.advance();
         }
     }
     facts.finish();

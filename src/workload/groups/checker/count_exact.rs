@@ -484,6 +484,28 @@ struct ProbeBounds {
     counted_before: Vec<u64>,
     ends: Vec<u64>,
     counted_by_end: Vec<u64>,
+    /// Where the key's last event fell in `starts` and in `ends`: the
+    /// events come in about the order they were counted, so the next one
+    /// of the key mostly falls there or just after.
+    near: (usize, usize),
+}
+
+/// `v.partition_point(pred)`, looked for first at `*near` and just after
+/// it (then left there).
+#[inline]
+fn partition_near(v: &[u64], near: &mut usize, pred: impl Fn(u64) -> bool) -> usize {
+    let h = (*near).min(v.len());
+    let i = if h > 0 && !pred(v[h - 1]) {
+        v[..h - 1].partition_point(|&x| pred(x))
+    } else if h == v.len() || !pred(v[h]) {
+        h
+    } else if h + 1 == v.len() || !pred(v[h + 1]) {
+        h + 1
+    } else {
+        h + 2 + v[h + 2..].partition_point(|&x| pred(x))
+    };
+    *near = i;
+    i
 }
 
 impl Bounds {
@@ -510,6 +532,7 @@ impl Bounds {
                 counted_by_end: vec![0; ends.len()],
                 starts,
                 ends,
+                near: (0, 0),
             });
         }
         Bounds { slot, keys, upper }
@@ -524,14 +547,14 @@ impl Bounds {
         let b = &mut self.keys[*s as usize];
         if let Some(t) = e.counted_by() {
             // Before every start after t.
-            let i = b.starts.partition_point(|&s| s <= t);
+            let i = partition_near(&b.starts, &mut b.near.0, |s| s <= t);
             if let Some(c) = b.counted_before.get_mut(i) {
                 *c += 1;
             }
         }
         if let Some(t) = e.count_from() {
             // By every end at or after t.
-            let i = b.ends.partition_point(|&end| end < t);
+            let i = partition_near(&b.ends, &mut b.near.1, |end| end < t);
             if let Some(c) = b.counted_by_end.get_mut(i) {
                 *c += 1;
             }
@@ -694,4 +717,36 @@ fn counted_twice(evs: Evs<'_>, cap: u64) -> (Option<(String, u32, Vec<u64>)>, Ve
         })
         .collect();
     (top, evidence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wherever it starts looking, it finds what a binary search finds.
+    #[test]
+    fn partition_near_finds_the_partition_point_from_any_start() {
+        let v: Vec<u64> = vec![2, 4, 4, 4, 7, 9, 12, 12, 30];
+        for t in 0..35u64 {
+            for start in 0..=v.len() + 2 {
+                let mut near = start;
+                let want = v.partition_point(|&s| s <= t);
+                assert_eq!(
+                    partition_near(&v, &mut near, |s| s <= t),
+                    want,
+                    "{t} {start}"
+                );
+                assert_eq!(near, want);
+                let mut near = start;
+                let want = v.partition_point(|&s| s < t);
+                assert_eq!(
+                    partition_near(&v, &mut near, |s| s < t),
+                    want,
+                    "{t} {start}"
+                );
+            }
+        }
+        let mut near = 3;
+        assert_eq!(partition_near(&[], &mut near, |s| s < 5), 0);
+    }
 }

@@ -286,25 +286,26 @@ impl<T: Default> EventMap<T> {
         }
     }
 
-    /// [`EventMap::get_mut_bits`], looking first near `*near` (and
-    /// leaving it past the id found): ids looked up in about the order
-    /// they were added are then found with no hash and no random read.
-    /// The ids held are distinct, so where it finds one it is the one.
+    /// [`EventMap::get_mut_bits`], looking first at the few ids just
+    /// after `*near` (and leaving it past the id found): ids looked up in
+    /// about the order they were added, one key bucket of a part after
+    /// another, are then found with no hash and no random read. Only a
+    /// few are read there: a part of many buckets interleaves their ids,
+    /// and a hash lookup costs less than a long walk. The ids held are
+    /// distinct, so where it finds one it is the one.
     pub(super) fn get_mut_bits_near(
         &mut self,
         v: u128,
         dashed: bool,
         near: &mut usize,
     ) -> Option<&mut T> {
-        /// How far behind and ahead of `near` it looks.
-        const BEHIND: usize = 16;
-        const AHEAD: usize = 48;
+        /// How many ids from `near` on it reads before it hashes.
+        const AHEAD: usize = 4;
         let i = match &self.ids {
             Ids::Bits(held, d) if *d == dashed => {
-                let from = near.saturating_sub(BEHIND).min(held.len());
-                let to = (*near + AHEAD).min(held.len());
-                match held[from..to].iter().position(|&x| x == v) {
-                    Some(k) => from + k,
+                let ahead = held.get(*near..).unwrap_or(&[]);
+                match ahead.iter().take(AHEAD).position(|&x| x == v) {
+                    Some(k) => *near + k,
                     None => {
                         let hash = self.hasher.hash_one(v);
                         *self.index.find(hash, |&i| held[i as usize] == v)? as usize

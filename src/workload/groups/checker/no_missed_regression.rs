@@ -85,7 +85,7 @@ struct Index<'a> {
     resolves: Vec<&'a ResolveFact>,
     /// Max end over resolves[..=i].
     resolve_max_end: Vec<u64>,
-    first_start_by_count: HashMap<i64, u64>,
+    first_start_by_count: HashMap<i64, u64, foldhash::fast::RandomState>,
     /// By start (ties in the facts' order): the facts' own list, which
     /// [`Facts::finish`] sorted so, or else a sorted copy. A hot group
     /// of a long run has millions: no list of references beside it.
@@ -121,7 +121,7 @@ impl<'a> Index<'a> {
                 max
             })
             .collect();
-        let mut first_start_by_count = HashMap::new();
+        let mut first_start_by_count = HashMap::default();
         for r in &resolves {
             first_start_by_count.entry(r.count).or_insert(r.span.start);
         }
