@@ -401,6 +401,9 @@ fn read_facts(
         let r = &mut readers[i];
         // Each record taken once, from the first bucket holding it (ties
         // pop in bucket order), where it lies in that bucket's read buffer.
+        // A number is in a bucket once at most (pass 1 numbers each entry
+        // and each unfinished op, and writes it once per bucket), so an
+        // equal number popped again is the same record in another bucket.
         if last != Some(seq) {
             last = Some(seq);
             match r.current().split_first() {
