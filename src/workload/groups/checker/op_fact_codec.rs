@@ -199,10 +199,18 @@ fn ingest(i: &IngestOp, out: &mut Vec<u8>) {
     w.bytes(&[effect_byte(i.effect)]);
     let t = i.t;
     w.near(t, i.start);
-    for x in [i.count_from, i.counted_by, pending_at, i.decided]
-        .into_iter()
-        .flatten()
-    {
+    // One by one, not as an array of four iterated: a dozen numbers an
+    // op, one op an event.
+    if let Some(x) = i.count_from {
+        w.near(t, x);
+    }
+    if let Some(x) = i.counted_by {
+        w.near(t, x);
+    }
+    if let Some(x) = pending_at {
+        w.near(t, x);
+    }
+    if let Some(x) = i.decided {
         w.near(t, x);
     }
     if let Some(s) = i.stop {
