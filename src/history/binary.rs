@@ -16,10 +16,19 @@ use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 /// The entries of a binary history, read from its first `len` bytes.
 pub struct Entries {
-    input: BufReader<io::Take<File>>,
+    file: io::Take<File>,
+    /// The bytes read from the file; `input[in_at..in_end]` not yet
+    /// taken. A chunk that lies whole in it is decompressed where it
+    /// lies (no copy of its own).
+    input: Vec<u8>,
+    in_at: usize,
+    in_end: usize,
+    /// The file has no more bytes (within `len`).
+    eof: bool,
     /// The file's name, for errors.
     display: String,
     dec: Decoder<'static>,
+    /// A chunk larger than `input`, gathered whole.
     chunk: Vec<u8>,
     /// The records of the chunk read last, and how far they were read.
     records: Vec<u8>,
@@ -30,6 +39,10 @@ pub struct Entries {
     done: bool,
 }
 
+/// Bytes of [`Entries::input`]: a chunk's bytes (a few tens of KiB) lie
+/// whole in it.
+const INPUT: usize = 1 << 20;
+
 /// Opens a binary history (its [`MAGIC`] already checked) for reading
 /// its first `len` bytes. Errors: it cannot be opened.
 pub fn open(path: &Path, len: u64) -> io::Result<Entries> {
@@ -37,7 +50,11 @@ pub fn open(path: &Path, len: u64) -> io::Result<Entries> {
     file.seek(SeekFrom::Start(MAGIC.len() as u64))?;
     let left = len.saturating_sub(MAGIC.len() as u64);
     Ok(Entries {
-        input: BufReader::with_capacity(1 << 20, file.take(left)),
+        file: file.take(left),
+        input: vec![0; INPUT],
+        in_at: 0,
+        in_end: 0,
+        eof: false,
         display: path.display().to_string(),
         dec: Decoder::new()?,
         chunk: Vec::new(),
@@ -103,12 +120,53 @@ impl Entries {
         anyhow::anyhow!("{}: chunk at byte {}: {what}", self.display, self.start)
     }
 
+    /// Reads until `want` bytes (at most [`INPUT`]) are not yet taken
+    /// or the file ends.
+    fn fill(&mut self, want: usize) -> io::Result<()> {
+        while self.in_end - self.in_at < want && !self.eof {
+            if self.in_at + want > self.input.len() {
+                self.input.copy_within(self.in_at..self.in_end, 0);
+                self.in_end -= self.in_at;
+                self.in_at = 0;
+            }
+            match self.file.read(&mut self.input[self.in_end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.in_end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The length at the start of the next chunk, taken: as
+    /// [`chunk_len`]'s.
+    fn chunk_head(&mut self) -> io::Result<Option<(u64, usize)>> {
+        self.fill(10)?;
+        let ahead = &self.input[self.in_at..self.in_end];
+        if ahead.is_empty() {
+            return Ok(None);
+        }
+        match varint(ahead) {
+            Some((n, head)) => {
+                self.in_at += head;
+                Ok(Some((n, head)))
+            }
+            // Ten bytes, each with more to come.
+            None if ahead.len() >= 10 => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "a chunk length runs on",
+            )),
+            None => Err(io::ErrorKind::UnexpectedEof.into()),
+        }
+    }
+
     /// Reads and decompresses the next chunk; false at the end of the
     /// input.
     fn next_chunk(&mut self) -> anyhow::Result<bool> {
         let cut = "cut short (its writer stopped in the middle of it)";
         self.start = self.offset;
-        let (len, head) = match chunk_len(&mut self.input) {
+        let (len, head) = match self.chunk_head() {
             Ok(None) => return Ok(false),
             Ok(Some(l)) => l,
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(self.fail(cut)),
@@ -122,41 +180,42 @@ impl Entries {
                 self.display, self.offset
             ))));
         }
-        self.chunk.resize(len as usize, 0);
-        if let Err(e) = self.input.read_exact(&mut self.chunk) {
-            return Err(match e.kind() {
-                io::ErrorKind::UnexpectedEof => self.fail(cut),
-                _ => self.fail(e),
-            });
-        }
-        if let Err(e) = self.inflate() {
+        let n = len as usize;
+        let inflated = if n <= self.input.len() {
+            if let Err(e) = self.fill(n) {
+                return Err(self.fail(e));
+            }
+            if self.in_end - self.in_at < n {
+                return Err(self.fail(cut));
+            }
+            let chunk = &self.input[self.in_at..self.in_at + n];
+            self.in_at += n;
+            inflate(&mut self.dec, chunk, &mut self.records)
+        } else {
+            // Rare: gathered whole first, what is read already then the
+            // rest.
+            self.chunk.clear();
+            self.chunk
+                .extend_from_slice(&self.input[self.in_at..self.in_end]);
+            self.in_at = self.in_end;
+            let had = self.chunk.len();
+            self.chunk.resize(n, 0);
+            if let Err(e) = self.file.read_exact(&mut self.chunk[had..]) {
+                return Err(match e.kind() {
+                    io::ErrorKind::UnexpectedEof => self.fail(cut),
+                    _ => self.fail(e),
+                });
+            }
+            let r = inflate(&mut self.dec, &self.chunk, &mut self.records);
+            self.chunk = Vec::new();
+            r
+        };
+        self.at = 0;
+        if let Err(e) = inflated {
             return Err(self.fail(format!("cannot decompress it: {e}")));
         }
         self.offset += head as u64 + len;
         Ok(true)
-    }
-
-    /// Decompresses the chunk into [`Entries::records`].
-    fn inflate(&mut self) -> io::Result<()> {
-        self.records.clear();
-        self.at = 0;
-        let mut input = InBuffer::around(&self.chunk);
-        loop {
-            let len = self.records.len();
-            self.records.reserve((self.chunk.len() * 4).max(64 << 10));
-            let mut out = OutBuffer::around_pos(&mut self.records, len);
-            self.dec.run(&mut input, &mut out)?;
-            let full = out.pos() == out.capacity();
-            if input.pos() == self.chunk.len() && !full {
-                return Ok(());
-            }
-            if self.records.len() as u64 > 2 * crate::input::HISTORY_LINE.bytes {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "it decompresses to more than a chunk holds",
-                ));
-            }
-        }
     }
 
     /// Where the payload of the record at [`Entries::at`] lies in
@@ -182,7 +241,27 @@ impl Entries {
 
     /// The next record's payload undecoded (what [`codec::decode`] takes),
     /// None at the end; errors as [`Iterator::next`]'s but a record's own.
+    /// Inlined, a record of under 128 bytes in the chunk read: one per
+    /// record of the history.
+    #[inline]
     pub fn next_payload(&mut self) -> Option<anyhow::Result<&[u8]>> {
+        if !self.done {
+            if let Some(&len) = self.records.get(self.at) {
+                let start = self.at + 1;
+                let end = start + usize::from(len);
+                if len < 0x80 && end <= self.records.len() {
+                    self.at = end;
+                    return Some(Ok(&self.records[start..end]));
+                }
+            }
+        }
+        self.next_payload_slow()
+    }
+
+    /// [`Entries::next_payload`] of any record, the next chunk read if
+    /// need be.
+    #[inline(never)]
+    fn next_payload_slow(&mut self) -> Option<anyhow::Result<&[u8]>> {
         while !self.done {
             if self.at < self.records.len() {
                 return Some(match self.payload() {
@@ -197,6 +276,28 @@ impl Entries {
             }
         }
         None
+    }
+}
+
+/// Decompresses `chunk` into `records` (emptied first).
+fn inflate(dec: &mut Decoder<'static>, chunk: &[u8], records: &mut Vec<u8>) -> io::Result<()> {
+    records.clear();
+    let mut input = InBuffer::around(chunk);
+    loop {
+        let len = records.len();
+        records.reserve((chunk.len() * 4).max(64 << 10));
+        let mut out = OutBuffer::around_pos(records, len);
+        dec.run(&mut input, &mut out)?;
+        let full = out.pos() == out.capacity();
+        if input.pos() == chunk.len() && !full {
+            return Ok(());
+        }
+        if records.len() as u64 > 2 * crate::input::HISTORY_LINE.bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "it decompresses to more than a chunk holds",
+            ));
+        }
     }
 }
 

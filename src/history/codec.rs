@@ -35,12 +35,18 @@ pub enum DecodeError {
     Json(#[from] serde_json::Error),
 }
 
-const JSON: u8 = 0;
-const INVOKE: u8 = 1;
-const STEP: u8 = 2;
-const OK: u8 = 3;
-const FAIL: u8 = 4;
-const INFO: u8 = 5;
+/// A record's tag byte (its first): its entry in JSON.
+pub const JSON: u8 = 0;
+/// A record's tag byte: an invoke ([`invoke_raw`]).
+pub const INVOKE: u8 = 1;
+/// A record's tag byte: a step ([`step_raw`]).
+pub const STEP: u8 = 2;
+/// A record's tag byte: an `ok` completion ([`completion_view`]).
+pub const OK: u8 = 3;
+/// A record's tag byte: a `fail` completion.
+pub const FAIL: u8 = 4;
+/// A record's tag byte: an `info` completion.
+pub const INFO: u8 = 5;
 
 /// Appends `entry` as one record (its length first) to `out`.
 pub fn encode(entry: &Entry, out: &mut Vec<u8>) {
@@ -240,23 +246,8 @@ pub fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
     // A longer one (an instant: six bytes) that ends within eight bytes:
     // all at once, as the bytes of a u64.
     if let Some(eight) = bytes.first_chunk::<8>() {
-        let w = u64::from_le_bytes(*eight);
-        let ends = !w & 0x8080_8080_8080_8080;
-        if ends != 0 {
-            // The first byte with its top bit clear is the last.
-            let len = (ends.trailing_zeros() as usize + 1) / 8;
-            let kept = if len == 8 {
-                w
-            } else {
-                w & ((1u64 << (8 * len)) - 1)
-            };
-            // The seven low bits of each byte, packed: pairs, fours,
-            // then the two halves.
-            let x = kept & 0x7f7f_7f7f_7f7f_7f7f;
-            let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
-            let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
-            let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
-            return Some((x, len));
+        if let Some((n, len)) = eight_bytes(u64::from_le_bytes(*eight)) {
+            return Some((n, len));
         }
     }
     let mut n = 0u64;
@@ -269,13 +260,80 @@ pub fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
     None
 }
 
-/// Reads the fields of one record's payload in order.
-struct Fields<'a>(&'a [u8]);
+/// The varint that ends within the eight bytes of `w` (the first the
+/// lowest), and its length; None if none does.
+#[inline(always)]
+fn eight_bytes(w: u64) -> Option<(u64, usize)> {
+    let ends = !w & 0x8080_8080_8080_8080;
+    if ends == 0 {
+        return None;
+    }
+    // The first byte with its top bit clear is the last: it and the
+    // bytes before it kept, their seven low bits each.
+    let len = (ends.trailing_zeros() / 8 + 1) as usize;
+    let x = w & (ends ^ (ends - 1)) & 0x7f7f_7f7f_7f7f_7f7f;
+    // Packed: pairs, fours, then the two halves.
+    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+    let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+    Some((x, len))
+}
+
+/// Reads the fields of one record's payload in order: the bytes not yet
+/// read, and all of them (the record's, after its tag).
+struct Fields<'a>(&'a [u8], &'a [u8]);
 
 // Inlined: each record reads a dozen fields, each a call otherwise.
 impl<'a> Fields<'a> {
+    fn new(record: &'a [u8]) -> Self {
+        Fields(record, record)
+    }
+
+    /// A varint ([`varint`]): one byte read in place, a longer one
+    /// ([`Fields::long`]) too.
     #[inline(always)]
     fn num(&mut self) -> Result<u64, DecodeError> {
+        match self.0.first() {
+            Some(&b) if b < 0x80 => {
+                self.0 = &self.0[1..];
+                Ok(u64::from(b))
+            }
+            Some(_) => self.long(),
+            None => Err(DecodeError::Short),
+        }
+    }
+
+    /// [`Fields::num`] of a number longer than a byte: the eight bytes
+    /// from where it starts read as a u64 at once; where fewer are left,
+    /// the record's last eight moved down, so that the bytes past the
+    /// record read as zeros (each ends a varint: one that ends there is
+    /// cut short, as [`varint`] finds it).
+    #[inline(always)]
+    fn long(&mut self) -> Result<u64, DecodeError> {
+        let left = self.0.len();
+        let w = if let Some(eight) = self.0.first_chunk::<8>() {
+            u64::from_le_bytes(*eight)
+        } else if let Some(last) = self.1.last_chunk::<8>() {
+            // `self.0` ends where the record does, 1 to 7 bytes before.
+            u64::from_le_bytes(*last) >> (8 * (8 - left))
+        } else {
+            return self.longest();
+        };
+        match eight_bytes(w) {
+            Some((n, len)) if len <= left => {
+                self.0 = &self.0[len..];
+                Ok(n)
+            }
+            Some(_) => Err(DecodeError::Short),
+            None => self.longest(),
+        }
+    }
+
+    /// [`Fields::num`] of a number of more than eight bytes (or one in a
+    /// record of fewer).
+    #[cold]
+    #[inline(never)]
+    fn longest(&mut self) -> Result<u64, DecodeError> {
         let (n, len) = varint(self.0).ok_or(DecodeError::Short)?;
         self.0 = &self.0[len..];
         Ok(n)
@@ -344,7 +402,7 @@ fn has(flags: u64, n: u32) -> bool {
 /// The entry of one record's payload (its length already taken off).
 pub fn decode(payload: &[u8]) -> Result<Entry, DecodeError> {
     let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
-    let mut f = Fields(rest);
+    let mut f = Fields::new(rest);
     match tag {
         JSON => Ok(serde_json::from_slice(rest)?),
         INVOKE => decode_invoke(&mut f).map(Entry::Invoke),
@@ -476,7 +534,7 @@ pub fn invoke_view(payload: &[u8]) -> Result<Option<InvokeView<'_>>, DecodeError
     if tag != INVOKE {
         return Ok(None);
     }
-    invoke_fields(&mut Fields(rest)).map(Some)
+    invoke_fields(&mut Fields::new(rest)).map(Some)
 }
 
 /// [`InvokeView`] with its texts as bytes not yet checked as UTF-8
@@ -513,12 +571,13 @@ pub struct InvokeRaw<'a> {
 /// UTF-8 is where decode would fail, so a caller that accepts a text must
 /// know it is UTF-8 (checked, or equal to one checked before). A reader
 /// of millions of invokes naming a few keys checks each key once.
+#[inline]
 pub fn invoke_raw(payload: &[u8]) -> Result<Option<InvokeRaw<'_>>, DecodeError> {
     let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
     if tag != INVOKE {
         return Ok(None);
     }
-    let f = &mut Fields(rest);
+    let f = &mut Fields::new(rest);
     let (t, op, _worker, kind) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
     let flags = f.num()?;
     if has(flags, 0) {
@@ -637,10 +696,10 @@ pub fn step_view(payload: &[u8]) -> Result<Option<StepView<'_>>, DecodeError> {
     if tag != STEP {
         return Ok(None);
     }
-    let (view, returned) = step_fields(&mut Fields(rest))?;
+    let (view, returned) = step_fields(&mut Fields::new(rest))?;
     // Checked as decoding parses it, so that the two agree on every record.
     if let Some(r) = returned {
-        serde_json::from_str::<Vec<SqlScalar>>(r).map_err(DecodeError::Json)?;
+        check_returned(r)?;
     }
     Ok(Some(view))
 }
@@ -676,19 +735,20 @@ pub struct StepRaw<'a> {
 /// checks it, and a name or error that is not UTF-8 is where decode
 /// would fail, so a caller that accepts one must know it is UTF-8
 /// (checked, or equal to one checked before).
+#[inline]
 pub fn step_raw(payload: &[u8]) -> Result<Option<StepRaw<'_>>, DecodeError> {
     let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
     if tag != STEP {
         return Ok(None);
     }
-    let f = &mut Fields(rest);
+    let f = &mut Fields::new(rest);
     let (op, idx, step, start) = (f.num()?, f.u32()?, f.raw()?, f.num()?);
     let flags = f.num()?;
     let end = f.opt(has(flags, 0), Fields::num)?;
     let (changes, rows) = (f.num()?, f.num()?);
     let error = f.opt(has(flags, 1), Fields::raw)?;
     if let Some(r) = f.opt(has(flags, 5), Fields::str)? {
-        serde_json::from_str::<Vec<SqlScalar>>(r).map_err(DecodeError::Json)?;
+        check_returned(r)?;
     }
     Ok(Some(StepRaw {
         op,
@@ -719,7 +779,65 @@ pub fn step_view_peeked(payload: &[u8]) -> Result<Option<StepView<'_>>, DecodeEr
     if tag != STEP {
         return Ok(None);
     }
-    step_fields(&mut Fields(rest)).map(|(view, _)| Some(view))
+    step_fields(&mut Fields::new(rest)).map(|(view, _)| Some(view))
+}
+
+/// What a step returned (its JSON text) checked as decoding parses it
+/// ([`SqlScalar`]): the common text (a few integers and words, no space)
+/// read by hand ([`plain_returned`]), any other by serde_json.
+#[inline]
+fn check_returned(r: &str) -> Result<(), DecodeError> {
+    if plain_returned(r.as_bytes()) {
+        return Ok(());
+    }
+    serde_json::from_str::<Vec<SqlScalar>>(r).map_err(DecodeError::Json)?;
+    Ok(())
+}
+
+/// Whether `b` is a JSON array, with no space, of nulls, integers of at
+/// most 18 digits and strings of printable ASCII with no escape: text
+/// serde_json reads as a `Vec<SqlScalar>` every time. False says
+/// nothing (serde_json decides).
+fn plain_returned(b: &[u8]) -> bool {
+    let [b'[', inner @ .., b']'] = b else {
+        return false;
+    };
+    let mut rest = inner;
+    if rest.is_empty() {
+        return true;
+    }
+    loop {
+        let len = match rest {
+            [b'"', after @ ..] => match after.iter().position(|&c| c == b'"') {
+                Some(n)
+                    if after[..n]
+                        .iter()
+                        .all(|&c| (0x20..0x7f).contains(&c) && c != b'\\') =>
+                {
+                    n + 2
+                }
+                _ => return false,
+            },
+            [b'n', b'u', b'l', b'l', ..] => 4,
+            _ => {
+                let sign = usize::from(rest.first() == Some(&b'-'));
+                let digits = rest[sign..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
+                // No leading zero but a lone one.
+                if digits == 0 || digits > 18 || (digits > 1 && rest[sign] == b'0') {
+                    return false;
+                }
+                sign + digits
+            }
+        };
+        match &rest[len..] {
+            [] => return true,
+            [b',', after @ ..] => rest = after,
+            _ => return false,
+        }
+    }
 }
 
 /// One element of what a step returned, checked and not kept: exactly
@@ -855,6 +973,7 @@ impl<'a> CompletionView<'a> {
 /// read where it lies (no owned entry built); None for a record of any
 /// other kind (a rare completion written as JSON among them). Checked as
 /// [`decode`] checks it: it fails exactly where decode would.
+#[inline]
 pub fn completion_view(
     payload: &[u8],
 ) -> Result<Option<(CompletionType, CompletionView<'_>)>, DecodeError> {
@@ -865,7 +984,7 @@ pub fn completion_view(
         INFO => CompletionType::Info,
         _ => return Ok(None),
     };
-    let f = &mut Fields(rest);
+    let f = &mut Fields::new(rest);
     let (t, op, _worker, kind_f) = (f.num()?, f.num()?, f.u32()?, f.kind()?);
     let flags = f.num()?;
     // The common record (an ingest's answer) has no optional field.
@@ -934,7 +1053,7 @@ pub enum Peek<'a> {
 /// would), without building the entry; a JSON record is not read.
 pub fn peek(payload: &[u8]) -> Result<Peek<'_>, DecodeError> {
     let (&tag, rest) = payload.split_first().ok_or(DecodeError::Short)?;
-    let mut f = Fields(rest);
+    let mut f = Fields::new(rest);
     match tag {
         JSON => Ok(Peek::Json),
         INVOKE => {

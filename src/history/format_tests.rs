@@ -485,8 +485,39 @@ fn a_step_view_checks_what_a_step_returned_as_decoding_does() {
         r#"[1] x"#,
         r#"["unterminated]"#,
         r#"["\ud800"]"#,
+        r#"["resolved",37237]"#,
+        r#"[1,null,"",-0,0]"#,
+        r#"[01]"#,
+        r#"[-]"#,
+        r#"[123456789012345678,-123456789012345678]"#,
+        r#"[1234567890123456789012]"#,
+        r#"["a\"b"]"#,
+        r#"["a",]"#,
+        r#"[nul]"#,
+        r#"[nulls]"#,
+        r#"[1.5]"#,
     ];
-    for text in returned {
+    // Texts of the bytes the hand reading reads, and others, at random.
+    let mut r = ChaCha8Rng::seed_from_u64(17);
+    let alphabet = b"[]\",-019nul.e \\\tx";
+    let random: Vec<String> = (0..20000)
+        .map(|_| {
+            let len = r.random_range(0..12);
+            let mut t: Vec<u8> = (0..len)
+                .map(|_| alphabet[r.random_range(0..alphabet.len())])
+                .collect();
+            if r.random::<bool>() {
+                t.insert(0, b'[');
+                t.push(b']');
+            }
+            String::from_utf8(t).unwrap()
+        })
+        .collect();
+    for text in returned
+        .iter()
+        .copied()
+        .chain(random.iter().map(String::as_str))
+    {
         // A step record (tag 2) with an end and this JSON text as what
         // it returned, as the writer lays it out.
         let mut rec = Vec::new();

@@ -393,21 +393,19 @@ fn step_fact(names: &mut Vec<Box<str>>, s: &codec::StepRaw<'_>) -> Option<StepFa
 }
 
 /// An op's summary ([`OpAssembly::complete_with`]) written to its
-/// bucket's file `out` (nothing for no fact), encoded in `scratch`.
-fn write_fact(
-    out: &mut SpillWriter,
-    scratch: &mut Vec<u8>,
-    fact: &Result<IngestOp, OpFact>,
-    seq: u64,
-) -> io::Result<()> {
-    scratch.clear();
-    scratch.push(OP_FACT);
+/// bucket's file `out` (nothing for no fact), encoded in place.
+fn write_fact(out: &mut SpillWriter, fact: &Result<IngestOp, OpFact>, seq: u64) -> io::Result<()> {
     match fact {
-        Ok(i) => op_fact_codec::encode_ingest(i, scratch),
-        Err(OpFact::Nothing) => return Ok(()),
-        Err(f) => op_fact_codec::encode(f, scratch),
+        Err(OpFact::Nothing) => Ok(()),
+        Ok(i) => out.record_with(seq, |buf| {
+            buf.push(OP_FACT);
+            op_fact_codec::encode_ingest(i, buf);
+        }),
+        Err(f) => out.record_with(seq, |buf| {
+            buf.push(OP_FACT);
+            op_fact_codec::encode(f, buf);
+        }),
     }
-    out.record(scratch, seq)
 }
 
 /// Whether two short texts (a step's name) are the same bytes: compared
@@ -466,10 +464,12 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
         let this = seq;
         seq += 1;
         // The common records read where they lie, each checked as
-        // decoding checks it.
-        match codec::step_raw(payload) {
-            Err(_) => return Ok(None),
-            Ok(Some(s)) => {
+        // decoding checks it; which one, told by its tag byte once.
+        match payload.first() {
+            Some(&codec::STEP) => {
+                let Ok(Some(s)) = codec::step_raw(payload) else {
+                    return Ok(None);
+                };
                 last_t = last_t.max(s.end.unwrap_or(s.start).max(s.start));
                 let Some(fact) = step_fact(&mut r.step_names, &s) else {
                     return Ok(None);
@@ -479,33 +479,30 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                 }
                 continue;
             }
-            Ok(None) => {}
-        }
-        match codec::invoke_raw(payload) {
-            Err(_) => return Ok(None),
-            Ok(Some(i)) => {
+            Some(&codec::INVOKE) => {
+                let Ok(Some(i)) = codec::invoke_raw(payload) else {
+                    return Ok(None);
+                };
                 last_t = last_t.max(i.t.max(i.intended.unwrap_or(0)));
                 if r.invoke_raw(&i)?.is_none() {
                     return Ok(None);
                 }
                 continue;
             }
-            Ok(None) => {}
-        }
-        match codec::completion_view(payload) {
-            Err(_) => return Ok(None),
-            Ok(Some((kind, c))) => {
+            Some(&(codec::OK | codec::FAIL | codec::INFO)) => {
+                let Ok(Some((kind, c))) = codec::completion_view(payload) else {
+                    return Ok(None);
+                };
                 last_t = last_t.max(c.t);
                 let Router {
                     asm,
                     out,
-                    scratch,
                     op_bucket,
                     ..
                 } = &mut r;
                 let b = op_bucket.get(c.op).unwrap_or(0);
                 let written = asm.complete_with(kind, &c, |fact| {
-                    write_fact(&mut out[b as usize], scratch, &fact, this)
+                    write_fact(&mut out[b as usize], &fact, this)
                 });
                 match written {
                     Err(_) => return Ok(None),
@@ -513,7 +510,7 @@ pub fn route(mut payloads: Payloads, dir: &Path) -> io::Result<Option<Routed>> {
                 }
                 continue;
             }
-            Ok(None) => {}
+            _ => {}
         }
         let Ok(e) = codec::decode(payload) else {
             return Ok(None);

@@ -56,6 +56,26 @@ impl SpillWriter {
         self.spill()
     }
 
+    /// [`SpillWriter::record`] of the bytes `put` appends to the buffer:
+    /// a record made where it is written, with no copy of its own.
+    #[inline]
+    pub fn record_with(&mut self, n: u64, put: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let at = self.buf.len();
+        // Room for a one-byte length; a longer one is made room for below.
+        self.buf.push(0);
+        put(&mut self.buf);
+        let len = self.buf.len() - at - 1;
+        if len < 0x80 {
+            self.buf[at] = len as u8;
+        } else {
+            let mut head = Vec::with_capacity(10);
+            codec::put(&mut head, len as u64);
+            self.buf.splice(at..at + 1, head);
+        }
+        codec::put(&mut self.buf, n);
+        self.spill()
+    }
+
     /// [`SpillWriter::record`] of the bytes of `parts`, one after another.
     pub fn record_parts(&mut self, parts: &[&[u8]], n: u64) -> io::Result<()> {
         codec::put(&mut self.buf, parts.iter().map(|p| p.len() as u64).sum());
