@@ -237,6 +237,14 @@ fn text(out: &mut Vec<u8>, s: &str) {
 /// ends inside it (or it is longer than a u64's).
 #[inline]
 pub fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    varint_inlined(bytes)
+}
+
+/// [`varint`], inlined at every call: for a reader of records of many
+/// numbers of several bytes (an ingest's summary holds half a dozen
+/// instants), where a call per number was most of a decode.
+#[inline(always)]
+pub fn varint_inlined(bytes: &[u8]) -> Option<(u64, usize)> {
     // Most numbers of a record are one byte.
     match bytes.first() {
         Some(&b) if b < 0x80 => return Some((u64::from(b), 1)),

@@ -9,7 +9,7 @@
 
 use super::op_fact::{HeldId, IngestOp, OpFact, ResolveOp, ResolveOutcome};
 use super::op_types::{Effect, Probe, ReadStep, ResolveFact, Span, UnknownResolve};
-use crate::history::codec::put;
+use crate::history::codec::{put, varint_inlined};
 
 /// A temp record that does not read back: the file was cut or changed.
 #[derive(Debug, thiserror::Error)]
@@ -292,48 +292,6 @@ fn resolve(r: &ResolveOp, out: &mut Vec<u8>) {
     }
 }
 
-/// [`varint`](crate::history::codec::varint), inlined where a record is
-/// read: the history's own is
-/// called out of line, and an ingest's record holds half a dozen numbers
-/// of several bytes (its instants), so the call was most of a decode.
-/// The same value and length as the history's for every input.
-#[inline(always)]
-fn varint_inline(bytes: &[u8]) -> Option<(u64, usize)> {
-    match bytes.first() {
-        Some(&b) if b < 0x80 => return Some((u64::from(b), 1)),
-        None => return None,
-        Some(_) => {}
-    }
-    if let Some(eight) = bytes.first_chunk::<8>() {
-        let w = u64::from_le_bytes(*eight);
-        let ends = !w & 0x8080_8080_8080_8080;
-        if ends != 0 {
-            // As the history's: the first byte with its top bit clear is the
-            // last, and the seven low bits of each are packed.
-            let len = (ends.trailing_zeros() as usize + 1) / 8;
-            let kept = if len == 8 {
-                w
-            } else {
-                w & ((1u64 << (8 * len)) - 1)
-            };
-            let x = kept & 0x7f7f_7f7f_7f7f_7f7f;
-            let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
-            let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
-            let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
-            return Some((x, len));
-        }
-    }
-    // Near a record's end (fewer than eight bytes left), or longer.
-    let mut n = 0u64;
-    for (i, &b) in bytes.iter().enumerate().take(10) {
-        n |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Some((n, i + 1));
-        }
-    }
-    None
-}
-
 /// Reads the fields of one record in order. Each read is inlined: an
 /// ingest's record is a dozen of them, read once per op of the audit.
 struct Fields<'a>(&'a [u8]);
@@ -341,7 +299,7 @@ struct Fields<'a>(&'a [u8]);
 impl<'a> Fields<'a> {
     #[inline(always)]
     fn num(&mut self) -> Result<u64, Corrupt> {
-        let (n, len) = varint_inline(self.0).ok_or(Corrupt)?;
+        let (n, len) = varint_inlined(self.0).ok_or(Corrupt)?;
         self.0 = self.0.get(len..).ok_or(Corrupt)?;
         Ok(n)
     }
@@ -537,7 +495,6 @@ fn decode_resolve(f: &mut Fields<'_>) -> Result<ResolveOp, Corrupt> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::codec::varint;
 
     /// A staged number is the varint [`put`] writes, at every length.
     #[test]
@@ -597,34 +554,6 @@ mod tests {
                 end: 4,
             }),
             acked_at: some(2_000_000),
-        }
-    }
-
-    /// The inlined varint reads every number, cut or overlong input as
-    /// the history's own does.
-    #[test]
-    fn the_inlined_varint_reads_as_the_histories_does() {
-        let mut inputs: Vec<Vec<u8>> = vec![vec![], vec![0x80], vec![0xff; 12]];
-        for shift in 0..64 {
-            for n in [1u64 << shift, (1u64 << shift) - 1, u64::MAX >> shift] {
-                let mut b = Vec::new();
-                put(&mut b, n);
-                for tail in [0usize, 1, 9] {
-                    let mut x = b.clone();
-                    x.extend(std::iter::repeat_n(0x81, tail));
-                    inputs.push(x.clone());
-                    // Cut inside the number.
-                    x.truncate(b.len() - 1);
-                    inputs.push(x);
-                }
-            }
-        }
-        for mut x in (0..10).map(|k| vec![0x80u8; k]) {
-            x.extend([0x05, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07]);
-            inputs.push(x);
-        }
-        for x in &inputs {
-            assert_eq!(varint_inline(x), varint(x), "{x:?}");
         }
     }
 
