@@ -7,7 +7,7 @@
 # script stops with exit 1. Usage:
 #   bench/audit-scale.sh RUN_DIR BINARY_A [BINARY_B] [PAIRS]
 # PAIRS defaults to 3. Without RUN_DIR, it is made first (EVENTS, default
-# 10000000, of scenarios/groups-atomic.toml; about 40 min and 2.3 GB of disk
+# 10000000, of scenarios/groups-atomic.toml; about 16 min and 2.3 GB of disk
 # for 10M events on a 2-core machine):
 #   EVENTS=1000000 bench/audit-scale.sh /tmp/r1m target/release/specstorm
 # Needs GNU time (/usr/bin/time) and python3.
