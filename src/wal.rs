@@ -29,6 +29,24 @@
 //! ([`crate::target::sqlite::client::JOURNAL_SIZE_LIMIT`]) cuts
 //! back a WAL that overshot when it starts again.
 //!
+//! For the in-process target the keeper also runs the PASSIVE checkpoints
+//! ([`WalKeeper::start_checkpointing`]): the workers' connections have
+//! SQLite's automatic one off ([`leave_checkpoints_to_keeper`]). The
+//! automatic checkpoint runs after any commit that leaves more than 1000
+//! frames in the WAL, and as the WAL never starts again by itself under a
+//! load of many connections, that was after every commit once it passed
+//! 1000 frames: each worker's commit copied the frames of the commits
+//! before it into the database and synced the file (a fifth of the load's
+//! CPU, measured with perf, where one connection alone checkpoints once
+//! per 1000 frames and starts the WAL again). The keeper runs one every
+//! [`SAMPLE`] on its own connection instead. A PASSIVE checkpoint takes
+//! no lock a writer or a reader waits for, so it is not a `bench` entry.
+//! Under `synchronous = normal` a commit is not synced; a checkpoint syncs
+//! the WAL, which made the commits before it durable at the next commit
+//! and now does within a sample (the bench injects no power loss). The
+//! spawned reference server's connections are its own, so over HTTP
+//! SQLite's automatic checkpoint stays.
+//!
 //! Layer: target and nemesis. May import the modules of its own layer and
 //! of the layers below it (core, model, config and engine).
 
@@ -63,6 +81,7 @@ pub use crate::summary::WalReport;
 pub struct WalKeeper {
     done: Arc<AtomicBool>,
     thread: Option<JoinHandle<WalReport>>,
+    checkpoints: bool,
 }
 
 impl WalKeeper {
@@ -70,20 +89,64 @@ impl WalKeeper {
     /// of its own (`target`'s pragmas). Checkpoints are recorded in `sink` on `clock`. For
     /// `journal_mode = wal` only; otherwise the keeper watches nothing.
     pub fn start(db: PathBuf, target: &SqliteTarget, sink: HistorySink, clock: Clock) -> Self {
+        Self::spawn(db, target, sink, clock, false)
+    }
+
+    /// [`WalKeeper::start`], and the keeper also runs a PASSIVE checkpoint
+    /// every [`SAMPLE`] and once as it stops, for workers whose connections
+    /// leave them to it ([`leave_checkpoints_to_keeper`]; see the module's
+    /// doc). Check [`WalKeeper::checkpoints`] before turning theirs off.
+    pub fn start_checkpointing(
+        db: PathBuf,
+        target: &SqliteTarget,
+        sink: HistorySink,
+        clock: Clock,
+    ) -> Self {
+        Self::spawn(db, target, sink, clock, true)
+    }
+
+    fn spawn(
+        db: PathBuf,
+        target: &SqliteTarget,
+        sink: HistorySink,
+        clock: Clock,
+        passive: bool,
+    ) -> Self {
         let done = Arc::new(AtomicBool::new(false));
         if !target.journal_mode.eq_ignore_ascii_case("wal") {
-            return WalKeeper { done, thread: None };
+            return WalKeeper {
+                done,
+                thread: None,
+                checkpoints: false,
+            };
         }
-        let target = target.clone();
+        // Opened here, not in its thread, so that the caller knows whether
+        // the keeper can checkpoint before it leaves checkpoints to it.
+        let conn = open(&db, target)
+            .and_then(|c| {
+                let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+                Ok((c, page.max(512) as u64))
+            })
+            .inspect_err(|e| tracing::warn!("WAL keeper: cannot open {}: {e}", db.display()))
+            .ok();
+        let checkpoints = passive && conn.is_some();
         let stop = done.clone();
         let thread = std::thread::Builder::new()
             .name("wal-keeper".into())
-            .spawn(move || keep(&db, &target, &sink, clock, &stop))
+            .spawn(move || keep(&db, conn, checkpoints, &sink, clock, &stop))
             .expect("spawn the WAL keeper");
         WalKeeper {
             done,
             thread: Some(thread),
+            checkpoints,
         }
+    }
+
+    /// Whether this keeper runs the PASSIVE checkpoints: started with
+    /// [`WalKeeper::start_checkpointing`] on a WAL database whose
+    /// connection it could open.
+    pub fn checkpoints(&self) -> bool {
+        self.checkpoints
     }
 
     /// Stops the keeper (its connection is closed) and returns what it saw;
@@ -108,6 +171,15 @@ impl Drop for WalKeeper {
 }
 
 pub use crate::scenario::figures::watched;
+
+/// Turns SQLite's automatic checkpoint off on a worker's connection: a
+/// keeper that [`WalKeeper::checkpoints`] runs them instead (see the
+/// module's doc). Errors: SQLite refused the pragma or kept another value.
+pub fn leave_checkpoints_to_keeper(conn: &rusqlite::Connection) -> anyhow::Result<()> {
+    let pages: i64 = conn.query_row("PRAGMA wal_autocheckpoint = 0", [], |r| r.get(0))?;
+    anyhow::ensure!(pages == 0, "SQLite kept wal_autocheckpoint = {pages}");
+    Ok(())
+}
 
 /// The `-wal` file of the database at `db`.
 pub fn wal_path(db: &Path) -> PathBuf {
@@ -139,9 +211,15 @@ fn checkpoint(conn: &rusqlite::Connection, mode: &str) -> rusqlite::Result<(bool
     })
 }
 
+/// The keeper's loop. `conn`, open from the start: besides checkpointing,
+/// it keeps the WAL from being removed when the workers' connections
+/// close, so that the last sample sees it as the load left it (a run
+/// shorter than a sample has a peak too). It holds no read transaction:
+/// it keeps nothing from being checkpointed.
 fn keep(
     db: &Path,
-    target: &SqliteTarget,
+    conn: Option<(rusqlite::Connection, u64)>,
+    passive: bool,
     sink: &HistorySink,
     clock: Clock,
     done: &AtomicBool,
@@ -150,17 +228,13 @@ fn keep(
     let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
     let mut report = WalReport::default();
     let mut held_ns = 0u64;
-    // Open from the start: besides checkpointing, it keeps the WAL from
-    // being removed when the workers' connections close, so that the
-    // last sample sees it as the load left it (a run shorter than a
-    // sample has a peak too). It holds no read transaction: it keeps
-    // nothing from being checkpointed.
-    let conn = open(db, target)
-        .and_then(|c| {
-            let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-            Ok((c, page.max(512) as u64))
-        })
-        .inspect_err(|e| tracing::warn!("WAL keeper: cannot open {}: {e}", db.display()));
+    // Busy (another checkpoint runs) or failed, it is tried again at the
+    // next sample; the RESTART below bounds the WAL either way.
+    let copy = |c: &rusqlite::Connection| {
+        if passive {
+            let _ = checkpoint(c, "PASSIVE");
+        }
+    };
     loop {
         let stopping = done.load(Ordering::Acquire);
         let bytes = size();
@@ -168,13 +242,20 @@ fn keep(
         if stopping {
             break;
         }
-        if let (true, Ok((c, page))) = (bytes > CHECKPOINT_ABOVE, &conn) {
-            if let Some(ns) = bound(c, *page, CHECKPOINT_ABOVE, bytes, sink, &clock, done) {
-                report.checkpoints += 1;
-                held_ns += ns;
+        if let Some((c, page)) = &conn {
+            copy(c);
+            if bytes > CHECKPOINT_ABOVE {
+                if let Some(ns) = bound(c, *page, CHECKPOINT_ABOVE, bytes, sink, &clock, done) {
+                    report.checkpoints += 1;
+                    held_ns += ns;
+                }
             }
         }
         std::thread::park_timeout(SAMPLE);
+    }
+    // What the last commits wrote, copied before the final read.
+    if let Some((c, _)) = &conn {
+        copy(c);
     }
     report.checkpoint_s = (held_ns as f64 / 1e6).round() / 1e3;
     report
@@ -324,6 +405,83 @@ mod tests {
         let before = frames(&w);
         w.execute("INSERT INTO t VALUES (1000, 1)", []).unwrap();
         assert!(frames(&w) > before, "{} <= {before}", frames(&w));
+    }
+
+    /// (frames in the WAL, frames copied into the database) of `c`'s.
+    fn copied(c: &Connection) -> (i64, i64) {
+        let (_, log, done) = checkpoint(c, "NOOP").unwrap();
+        (log, done)
+    }
+
+    /// A keeper started with `start` (if any) on a fresh database, after
+    /// 400 commits of a 4 KiB row each by a worker that left its
+    /// checkpoints to keepers (more than the automatic checkpoint's 1000
+    /// frames), and stopped: whether it checkpoints, what the WAL holds
+    /// and what was copied.
+    fn after_a_load(
+        start: Option<fn(PathBuf, &SqliteTarget, HistorySink, Clock) -> WalKeeper>,
+    ) -> (bool, i64, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let w = sqlite::open(&db, &target()).unwrap();
+        w.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)")
+            .unwrap();
+        leave_checkpoints_to_keeper(&w).unwrap();
+        let writer = HistoryWriter::create(&dir.path().join("history.bin")).unwrap();
+        let keeper = start.map(|start| start(db.clone(), &target(), writer.sink(), Clock::start()));
+        let owns = keeper.as_ref().is_some_and(WalKeeper::checkpoints);
+        for i in 0..400 {
+            w.execute("INSERT INTO t VALUES (?1, zeroblob(4096))", [i])
+                .unwrap();
+        }
+        if let Some(k) = keeper {
+            k.stop().unwrap();
+        }
+        let (log, done) = copied(&w);
+        (owns, log, done)
+    }
+
+    /// The premise of leaving them to the keeper: a worker's commits past
+    /// 1000 frames checkpoint nothing themselves.
+    #[test]
+    fn a_worker_that_leaves_checkpoints_to_the_keeper_copies_nothing() {
+        let (_, log, done) = after_a_load(None);
+        assert!(log > 1000, "{log} frames");
+        assert_eq!(done, 0);
+    }
+
+    #[test]
+    fn a_checkpointing_keeper_copies_every_frame_by_the_time_it_stops() {
+        let (owns, log, done) = after_a_load(Some(WalKeeper::start_checkpointing));
+        assert!(owns);
+        assert!(log > 1000, "{log} frames");
+        assert_eq!(done, log);
+    }
+
+    /// Over HTTP the server's connections checkpoint for themselves: the
+    /// keeper copies nothing.
+    #[test]
+    fn a_watching_keeper_copies_nothing() {
+        let (owns, log, done) = after_a_load(Some(WalKeeper::start));
+        assert!(!owns);
+        assert!(log > 1000, "{log} frames");
+        assert_eq!(done, 0);
+    }
+
+    #[test]
+    fn a_keeper_of_a_database_without_a_wal_checkpoints_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = HistoryWriter::create(&dir.path().join("history.bin")).unwrap();
+        let mut t = target();
+        t.journal_mode = "delete".into();
+        let keeper = WalKeeper::start_checkpointing(
+            dir.path().join("t.db"),
+            &t,
+            writer.sink(),
+            Clock::start(),
+        );
+        assert!(!keeper.checkpoints());
+        assert_eq!(keeper.stop(), None);
     }
 
     #[test]

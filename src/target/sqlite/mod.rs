@@ -1,7 +1,8 @@
 //! The in-process SQLite target: the run's database (`target.path`, or
 //! the run folder's `target.db`) with the workload's schema applied and
 //! checked against its statement file, one connection per worker, the
-//! lock nemesis and the WAL keeper beside the load, the final tables read
+//! lock nemesis and the WAL keeper beside the load (which runs the WAL's
+//! checkpoints in the workers' stead: [`crate::wal`]), the final tables read
 //! on a connection of their own (and, for a database that lives
 //! elsewhere, copied into the run folder as audited).
 //!
@@ -106,6 +107,18 @@ impl Target for SqliteTarget {
                 TargetError::Target(format!("cannot open {}: {e}", self.db.display()))
             })?);
         }
+        let keeper = WalKeeper::start_checkpointing(
+            self.db.clone(),
+            &self.pragmas,
+            self.sink.clone(),
+            self.clock,
+        );
+        if keeper.checkpoints() {
+            for c in &conns {
+                crate::wal::leave_checkpoints_to_keeper(c)
+                    .map_err(|e| TargetError::Target(format!("{}: {e}", self.db.display())))?;
+            }
+        }
         let locks = LockNemesis::start(
             self.db.clone(),
             self.pragmas.clone(),
@@ -113,12 +126,6 @@ impl Target for SqliteTarget {
             self.nemesis.clone(),
             self.clock.now(),
             self.control.clone(),
-        );
-        let keeper = WalKeeper::start(
-            self.db.clone(),
-            &self.pragmas,
-            self.sink.clone(),
-            self.clock,
         );
         let out = load(conns);
         locks.stop();
