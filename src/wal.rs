@@ -413,14 +413,16 @@ mod tests {
         (log, done)
     }
 
+    /// How a keeper is started: [`WalKeeper::start`] or
+    /// [`WalKeeper::start_checkpointing`].
+    type Start = fn(PathBuf, &SqliteTarget, HistorySink, Clock) -> WalKeeper;
+
     /// A keeper started with `start` (if any) on a fresh database, after
     /// 400 commits of a 4 KiB row each by a worker that left its
     /// checkpoints to keepers (more than the automatic checkpoint's 1000
     /// frames), and stopped: whether it checkpoints, what the WAL holds
     /// and what was copied.
-    fn after_a_load(
-        start: Option<fn(PathBuf, &SqliteTarget, HistorySink, Clock) -> WalKeeper>,
-    ) -> (bool, i64, i64) {
+    fn after_a_load(start: Option<Start>) -> (bool, i64, i64) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("t.db");
         let w = sqlite::open(&db, &target()).unwrap();

@@ -21,6 +21,7 @@ mod outbox_parity;
 mod outbox_shard_merge;
 mod outbox_tools;
 mod replay;
+mod run_judge_parts;
 mod seeds;
 mod shard_merge;
 mod validate;

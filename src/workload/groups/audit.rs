@@ -163,8 +163,57 @@ fn whole(
         footer: read.footer,
         ops: read.facts.ops,
         unfinished: read.facts.unfinished,
+        acked: read.facts.events.values().filter(|e| e.acked).count() as u64,
+        parts: 0,
     };
     Ok((j, source, read.cut_line_bytes))
+}
+
+/// A run's own judge of its history in parts ([`super::audit_parts`]),
+/// once its folder holds the history and the final tables as `specstorm
+/// audit` reads them (`target.db`, `export.json`, a service database's
+/// copy): the history of `run_dir` at `history`, judged as [`judge`]
+/// judges that folder. None where the whole history is to be judged: a
+/// history below `budget.whole_below_bytes`, or no exact judge in parts.
+/// The run read these tables itself, so no cap on the database's size or
+/// the queries' work applies. Errors: as [`judge`]'s.
+pub(crate) fn judge_run_in_parts(
+    run_dir: &Path,
+    history: &Path,
+    p: &super::prepare::Prepared,
+    budget: Budget,
+) -> Result<Option<Judged>, AuditError> {
+    let len = std::fs::metadata(history).map_or(0, |m| m.len());
+    if len < budget.whole_below_bytes {
+        return Ok(None);
+    }
+    let scenario = run_dir.join("scenario.toml");
+    let f = AuditFolder {
+        run_dir,
+        history,
+        scenario: &scenario,
+        killed: false,
+        limits: RUN_OWN,
+    };
+    Ok(in_parts(&f, p, budget)?.map(|(j, _, _)| j))
+}
+
+/// The bounds of a run's read of its own final tables: none.
+const RUN_OWN: Limits = Limits {
+    max_steps: u64::MAX,
+    max_db_bytes: u64::MAX,
+};
+
+/// The final tables of run folder `run_dir` (its rows of `namespace`),
+/// read again as [`judge_run_in_parts`] reads them, for a run whose judge
+/// in parts gave way to the whole judge; the read's interval is left to
+/// the caller. Errors: as [`judge`]'s.
+pub(crate) fn run_final_tables(
+    run_dir: &Path,
+    p: &super::prepare::Prepared,
+    namespace: &str,
+) -> Result<Tables, AuditError> {
+    Ok(final_tables(run_dir, p, namespace, false, false, RUN_OWN)?.0)
 }
 
 /// The history judged in parts, or None where that would not give the

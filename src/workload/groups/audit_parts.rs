@@ -78,6 +78,10 @@ pub struct Judged {
     pub ops: u64,
     /// Ops never completed.
     pub unfinished: u64,
+    /// Events acknowledged (an ingest answered ok) at least once.
+    pub acked: u64,
+    /// Parts judged (0: the whole history at once).
+    pub parts: u64,
 }
 
 /// Where the final rows come from: fills a sink, returns where they were
@@ -140,6 +144,7 @@ pub fn judge(
         }
     }
     let mut parts = Vec::new();
+    let mut acked = 0u64;
     let ranges = ranges(&routed.ops, budget.part_ops);
     let ingests = |r: &std::ops::Range<usize>| {
         routed.ingests[r.clone()]
@@ -169,6 +174,7 @@ pub fn judge(
             return Ok(None);
         };
         facts.completeness = complete;
+        acked += facts.events.values().filter(|e| e.acked).count() as u64;
         phase("part facts");
         let mut t = Tables {
             event_rows: router.rows,
@@ -194,6 +200,7 @@ pub fn judge(
         phase("part judged");
         room = facts.take_room();
     }
+    let parts_judged = parts.len() as u64;
     let Some(merged) = judge_parts::merge(parts, min) else {
         return Ok(None);
     };
@@ -203,6 +210,8 @@ pub fn judge(
         footer: routed.footer,
         ops: routed.op_count,
         unfinished: routed.unfinished,
+        acked,
+        parts: parts_judged,
     };
     Ok(Some((judged, source)))
 }

@@ -121,8 +121,17 @@ struct GroupsRun {
 
 /// What the audit read and found, for the summary.
 struct Judged {
-    facts: Facts,
-    tables: Tables,
+    /// Events acknowledged at least once.
+    accepted: u64,
+    coverage: crate::summary::Coverage,
+    /// Ops invoked, and those never completed.
+    ops: u64,
+    unfinished: u64,
+    /// Rows of the final tables.
+    event_rows: u64,
+    group_rows: u64,
+    /// Parts the history was judged in (0: whole).
+    parts: u64,
     stranded: crate::workload::groups::checker::stranded::Stranded,
     evidence: crate::workload::groups::checker::evidence::EvidenceReport,
     ambiguous: crate::report::precision::AmbiguousOps,
@@ -255,6 +264,9 @@ impl WorkloadRun for GroupsRun {
         feed: &mut dyn FnMut(&Entry),
         target_error: Option<&str>,
     ) -> Result<Vec<CheckResult>, RunError> {
+        if let Some(results) = self.judge_in_parts(history, feed)? {
+            return Ok(results);
+        }
         let mut ambiguous = crate::report::precision::AmbiguousOps::default();
         let facts = Facts::from_entries(crate::history::reader::read(history)?.inspect(|e| {
             if let Ok(e) = e {
@@ -283,8 +295,13 @@ impl WorkloadRun for GroupsRun {
                 None => (results, stranded),
             };
         self.judged = Some(Judged {
-            facts,
-            tables,
+            accepted: facts.events.values().filter(|e| e.acked).count() as u64,
+            coverage: super::coverage::of(&facts, &tables),
+            ops: facts.ops,
+            unfinished: facts.unfinished,
+            event_rows: tables.event_rows,
+            group_rows: tables.groups.len() as u64,
+            parts: 0,
             stranded,
             evidence,
             ambiguous,
@@ -296,8 +313,8 @@ impl WorkloadRun for GroupsRun {
         let sc = &self.p.scenario;
         let load = self.outcome.as_ref().expect("judged after the load");
         let j = self.judged.take().expect("filled after the audit");
-        let accepted = j.facts.events.values().filter(|e| e.acked).count() as u64;
-        let mut coverage = super::coverage::of(&j.facts, &j.tables);
+        let accepted = j.accepted;
+        let mut coverage = j.coverage;
         let resolves_sent: u64 = CompletionType::ALL
             .iter()
             .map(|&c| cx.stats.count(OpKind::Resolve, c))
@@ -341,20 +358,18 @@ impl WorkloadRun for GroupsRun {
             .is_some_and(|g| g.resolve.status.is_empty() || g.resolve.event_count.is_empty());
         s.precision = crate::report::precision::losses(sc, &j.ambiguous, unprobed);
         s.history.extend([
-            ("ops".to_string(), serde_json::json!(j.facts.ops)),
+            ("ops".to_string(), serde_json::json!(j.ops)),
             (
                 "unfinished_ops".to_string(),
-                serde_json::json!(j.facts.unfinished),
+                serde_json::json!(j.unfinished),
             ),
-            (
-                "event_rows".to_string(),
-                serde_json::json!(j.tables.event_rows),
-            ),
-            (
-                "group_rows".to_string(),
-                serde_json::json!(j.tables.groups.len()),
-            ),
+            ("event_rows".to_string(), serde_json::json!(j.event_rows)),
+            ("group_rows".to_string(), serde_json::json!(j.group_rows)),
         ]);
+        if j.parts > 0 {
+            s.history
+                .insert("judge_parts".to_string(), serde_json::json!(j.parts));
+        }
     }
 
     fn stranded(&self, s: &Summary) -> Option<u64> {
@@ -371,4 +386,96 @@ fn unjudged(why: &str) -> Vec<CheckResult> {
         "none",
         &format!("not judged: the final tables could not be read ({why})"),
     )
+}
+
+impl GroupsRun {
+    /// The run's judge of a long history in parts, as `specstorm audit`
+    /// judges it ([`super::audit::judge_run_in_parts`]), so that the
+    /// run's memory at the end does not grow with its length: the final
+    /// tables the load read are dropped first (only their row counts are
+    /// kept) and read again, key by key, from the run folder, and the
+    /// history is read once more for `feed` (the latency log) and the
+    /// ambiguous ops. None where the whole history is judged at once: the
+    /// final tables could not be read, the history is short, or no exact
+    /// judge in parts exists (an error of the judge in parts says so at
+    /// debug level; the whole judge then reports what it finds).
+    fn judge_in_parts(
+        &mut self,
+        history: &Path,
+        feed: &mut dyn FnMut(&Entry),
+    ) -> Result<Option<Vec<CheckResult>>, RunError> {
+        let (Some(tables), Some(run_dir)) = (&self.tables, history.parent()) else {
+            return Ok(None);
+        };
+        let budget = parts_budget();
+        if std::fs::metadata(history).map_or(0, |m| m.len()) < budget.whole_below_bytes {
+            return Ok(None);
+        }
+        let rows = (tables.event_rows, tables.groups.len() as u64);
+        let read = (tables.read_start, tables.read_end, tables.events_pruned);
+        let kept = self.tables.take();
+        drop(kept);
+        let j = match super::audit::judge_run_in_parts(run_dir, history, &self.p, budget) {
+            Ok(Some(j)) => j,
+            other => {
+                match other {
+                    Err(e) => {
+                        tracing::debug!("no judge in parts: {e}; the whole history is judged")
+                    }
+                    _ => tracing::debug!("no exact judge in parts: the whole history is judged"),
+                }
+                // The whole judge takes the tables the load read: read
+                // again from where the judge in parts read them.
+                let mut t = super::audit::run_final_tables(run_dir, &self.p, &self.namespace)
+                    .map_err(|e| {
+                        RunError::Target(format!("the final tables could not be read again: {e}"))
+                    })?;
+                (t.read_start, t.read_end, t.events_pruned) = read;
+                self.tables = Some(t);
+                return Ok(None);
+            }
+        };
+        let mut ambiguous = crate::report::precision::AmbiguousOps::default();
+        for e in crate::history::reader::read(history)?.flatten() {
+            feed(&e);
+            ambiguous.feed(&e);
+        }
+        let (results, stranded, evidence, coverage) = j.merged;
+        let (results, stranded) =
+            match crate::workload::groups::checker::sharded::shard_verdicts(self.shard) {
+                Some(r) => (r, Default::default()),
+                None => (results, stranded),
+            };
+        self.judged = Some(Judged {
+            accepted: j.acked,
+            coverage,
+            ops: j.ops,
+            unfinished: j.unfinished,
+            event_rows: rows.0,
+            group_rows: rows.1,
+            parts: j.parts,
+            stranded,
+            evidence,
+            ambiguous,
+        });
+        Ok(Some(results))
+    }
+}
+
+/// The run's budget for a judge in parts: the audit's
+/// ([`super::audit_parts::Budget::DEFAULT`]), unless the environment
+/// gives another: `SPECSTORM_JUDGE_PARTS_ABOVE`, the history size in
+/// bytes from which the run's judge goes in parts, and
+/// `SPECSTORM_JUDGE_PART_OPS`, the ops of a part (tests judge short runs
+/// in many parts with them).
+fn parts_budget() -> super::audit_parts::Budget {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+    let mut b = super::audit_parts::Budget::DEFAULT;
+    if let Some(bytes) = var("SPECSTORM_JUDGE_PARTS_ABOVE") {
+        b.whole_below_bytes = bytes;
+    }
+    if let Some(ops) = var("SPECSTORM_JUDGE_PART_OPS") {
+        b.part_ops = ops;
+    }
+    b
 }
