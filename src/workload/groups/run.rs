@@ -396,8 +396,8 @@ impl GroupsRun {
     /// kept) and read again, key by key, from the run folder, and the
     /// history is read once more for `feed` (the latency log) and the
     /// ambiguous ops. None where the whole history is judged at once: the
-    /// final tables could not be read, the history is short, or no exact
-    /// judge in parts exists (an error of the judge in parts says so at
+    /// final tables could not be read, the run is a shard of several, the
+    /// history is short, or no exact judge in parts exists (an error of the judge in parts says so at
     /// debug level; the whole judge then reports what it finds).
     fn judge_in_parts(
         &mut self,
@@ -407,6 +407,13 @@ impl GroupsRun {
         let (Some(tables), Some(run_dir)) = (&self.tables, history.parent()) else {
             return Ok(None);
         };
+        // A shard of several shares its namespace with the other shards,
+        // whose rows no op of its history inserted: no part could be
+        // judged exactly (and its verdicts are not its own anyway).
+        let sharded = crate::workload::groups::checker::sharded::shard_verdicts(self.shard);
+        if sharded.is_some() {
+            return Ok(None);
+        }
         let budget = parts_budget();
         if std::fs::metadata(history).map_or(0, |m| m.len()) < budget.whole_below_bytes {
             return Ok(None);
