@@ -163,7 +163,7 @@ fn whole(
         footer: read.footer,
         ops: read.facts.ops,
         unfinished: read.facts.unfinished,
-        acked: read.facts.events.values().filter(|e| e.acked).count() as u64,
+        acked: read.facts.acked_events(),
         parts: 0,
     };
     Ok((j, source, read.cut_line_bytes))
@@ -173,20 +173,15 @@ fn whole(
 /// once its folder holds the history and the final tables as `specstorm
 /// audit` reads them (`target.db`, `export.json`, a service database's
 /// copy): the history of `run_dir` at `history`, judged as [`judge`]
-/// judges that folder. None where the whole history is to be judged: a
-/// history below `budget.whole_below_bytes`, or no exact judge in parts.
-/// The run read these tables itself, so no cap on the database's size or
-/// the queries' work applies. Errors: as [`judge`]'s.
+/// judges that folder, whatever its size. None where no exact judge in
+/// parts exists. The run read these tables itself, so no cap on the
+/// database's size or the queries' work applies. Errors: as [`judge`]'s.
 pub(crate) fn judge_run_in_parts(
     run_dir: &Path,
     history: &Path,
     p: &super::prepare::Prepared,
     budget: Budget,
 ) -> Result<Option<Judged>, AuditError> {
-    let len = std::fs::metadata(history).map_or(0, |m| m.len());
-    if len < budget.whole_below_bytes {
-        return Ok(None);
-    }
     let scenario = run_dir.join("scenario.toml");
     let f = AuditFolder {
         run_dir,

@@ -174,7 +174,7 @@ pub fn judge(
             return Ok(None);
         };
         facts.completeness = complete;
-        acked += facts.events.values().filter(|e| e.acked).count() as u64;
+        acked += facts.acked_events();
         phase("part facts");
         let mut t = Tables {
             event_rows: router.rows,

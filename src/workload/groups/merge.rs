@@ -132,7 +132,7 @@ impl ShardMerge for GroupsMerge {
         let duration_s = m.duration_s();
         let fig = m.figures(&crate::workload::groups::figures::OP_KINDS, duration_s);
         let sum_maps = |f: &dyn Fn(&Summary) -> Option<&BTreeMap<String, u64>>| m.sum_maps(f);
-        let accepted = h.facts.events.values().filter(|e| e.acked).count() as u64;
+        let accepted = h.facts.acked_events();
         let mut resolved_scenario = s0.resolved_scenario.clone();
         resolved_scenario["stop"]["events"] = serde_json::json!(m.scenario.stop.events);
         resolved_scenario["load"]["rate"] = serde_json::json!(m.scenario.load().rate);

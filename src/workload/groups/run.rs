@@ -295,7 +295,7 @@ impl WorkloadRun for GroupsRun {
                 None => (results, stranded),
             };
         self.judged = Some(Judged {
-            accepted: facts.events.values().filter(|e| e.acked).count() as u64,
+            accepted: facts.acked_events(),
             coverage: super::coverage::of(&facts, &tables),
             ops: facts.ops,
             unfinished: facts.unfinished,

@@ -428,6 +428,11 @@ pub struct FaultWindow {
 }
 
 impl Facts {
+    /// Events acknowledged (an ingest answered ok) at least once.
+    pub fn acked_events(&self) -> u64 {
+        self.events.values().filter(|e| e.acked).count() as u64
+    }
+
     /// Facts of a history given as entries in file order.
     /// Errors: an entry out of place (a step or completion of an unknown op,
     /// two headers): the history is not one a run wrote.
